@@ -1,0 +1,53 @@
+"""The ``sharpness`` command: one entry point whose subcommands the workflow rules call.
+
+Subcommands live in :mod:`sharpness.commands`; every module there that defines
+``register(subparsers)`` is picked up, so a new experiment adds a module and touches nothing
+else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+import sharpness
+import sharpness.commands
+from sharpness.errors import SharpnessError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every discovered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="sharpness",
+        description="Replication pipeline for three papers on sharpness (minorfirst, lesam, "
+                    "eos). The workflow rules call these subcommands; so can you.")
+    parser.add_argument("--version", action="version", version=sharpness.__version__)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(sharpness.commands.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"sharpness.commands.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the chosen subcommand; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(func(args) or 0)
+    except SharpnessError as exc:
+        print(f"sharpness {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

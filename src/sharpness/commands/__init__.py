@@ -1,0 +1,1 @@
+"""Subcommands of ``sharpness``; each module defines ``register(subparsers)``."""

@@ -1,0 +1,157 @@
+"""The data sets the catalog needs: where each comes from and how to recognise a good copy.
+
+Checksums are of the files as the loaders read them (for MNIST, the decompressed IDX files),
+so a copy is recognised whichever source it came from. Where the official publisher gives only
+an MD5 (torchvision's archive checksums), the MD5 is used and the record says so; ImageNet,
+PACS and VLCS are checked by layout because no checksum of them is published.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    """One file of a data set, relative to ``data/<name>/``, with its checksum."""
+
+    path: str
+    sha256: str | None = None
+    md5: str | None = None
+    #: name of the file at the download URL / in a mirror when it differs (e.g. ``.gz``)
+    remote: str | None = None
+    #: how to turn the fetched file into ``path``: ``gunzip``, ``untar`` or ``copy``
+    unpack: str = "copy"
+    #: checksum of the fetched file itself (an archive), when only that one is published
+    remote_md5: str | None = None
+    remote_sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A data set: source, expected files, licence and what the user must do if absent."""
+
+    name: str
+    title: str
+    source: str
+    files: tuple[FileSpec, ...] = ()
+    urls: tuple[str, ...] = ()
+    #: paths tried, in order, inside a mirror folder (relative); ``{remote}`` is the file name
+    mirror_layouts: tuple[str, ...] = ("{name}/{remote}", "{remote}")
+    licence: str = ""
+    citation: str = ""
+    user_provided: bool = False
+    #: for layout-checked sets: sub-folders that must exist
+    required_dirs: tuple[str, ...] = ()
+    notes: str = ""
+    stand_in: str | None = field(default=None)
+
+
+_MNIST_BASE = ("https://ossci-datasets.s3.amazonaws.com/mnist/",
+               "http://yann.lecun.com/exdb/mnist/")
+
+
+def _mnist_files() -> tuple[FileSpec, ...]:
+    sums = {
+        "train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+        "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+        "t10k-images-idx3-ubyte": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+        "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+    }
+    return tuple(FileSpec(f"MNIST/raw/{n}", sha256=s, remote=f"{n}.gz", unpack="gunzip")
+                 for n, s in sums.items())
+
+
+DATASETS: dict[str, DatasetSpec] = {}
+
+
+def _add(spec: DatasetSpec) -> None:
+    DATASETS[spec.name] = spec
+
+
+_add(DatasetSpec(
+    name="mnist", title="MNIST (60k train / 10k test)", source="torchvision.datasets.MNIST",
+    files=_mnist_files(), urls=_MNIST_BASE,
+    mirror_layouts=("MNIST/raw/{remote}", "mnist/MNIST/raw/{remote}", "{remote}"),
+    licence="CC BY-SA 3.0", citation="LeCun, Cortes, Burges. The MNIST database (1998)."))
+_add(DatasetSpec(
+    name="cifar10", title="CIFAR-10 (50k train / 10k test)", source="torchvision.datasets.CIFAR10",
+    files=(FileSpec("cifar-10-batches-py/batches.meta", remote="cifar-10-python.tar.gz",
+                    unpack="untar", remote_md5="c58f30108f718f92721af3b95e9d43e1"),),
+    urls=("https://www.cs.toronto.edu/~kriz/",),
+    licence="research use", citation="Krizhevsky. Learning multiple layers of features from "
+    "tiny images (2009).",
+    notes="archive md5 c58f30108f718f92721af3b95e9d43e1 (torchvision)"))
+_add(DatasetSpec(
+    name="cifar10_jpeg", title="CIFAR-10 as JPEG q75 image folders (lossy copy)",
+    source="torchvision.datasets.ImageFolder",
+    files=(FileSpec("train/airplane/0000.jpg", remote="cifar10_imagefolder_jpeg_q75.tar.gz",
+                    unpack="untar", remote_sha256="0bfcb68717a0ecb0d51ed61034906a773d48d4"
+                    "24d94b766a46d7d1c55702a4d9"),),
+    mirror_layouts=("cifar10/{remote}", "{remote}"),
+    licence="research use", citation="Krizhevsky (2009); JPEG-recompressed copy",
+    notes="lossy (about 30 dB PSNR): never a substitute for CIFAR-10 in the paper profile",
+    stand_in="CIFAR-10 JPEG q75 (lossy) for CIFAR-10"))
+_add(DatasetSpec(
+    name="cifar100", title="CIFAR-100 (50k train / 10k test)",
+    source="torchvision.datasets.CIFAR100",
+    files=(FileSpec("cifar-100-python/meta", remote="cifar-100-python.tar.gz",
+                    unpack="untar", remote_md5="eb9058c3a382ffc7106e4002c42a8d85"),),
+    urls=("https://www.cs.toronto.edu/~kriz/",), licence="research use",
+    citation="Krizhevsky (2009).", notes="archive md5 as published with torchvision"))
+_add(DatasetSpec(
+    name="svhn", title="SVHN cropped digits (73k train / 26k test)",
+    source="torchvision.datasets.SVHN",
+    files=(FileSpec("train_32x32.mat", md5="e26dedcc434d2e4c54c9b2d4a06d8373"),
+           FileSpec("test_32x32.mat", md5="eb5a983be6a315427106f1b164d9cef3")),
+    urls=("http://ufldl.stanford.edu/housenumbers/",), licence="non-commercial use",
+    citation="Netzer et al. Reading digits in natural images with unsupervised feature "
+    "learning (2011)."))
+_add(DatasetSpec(
+    name="imagenet", title="ImageNet ILSVRC-2012", source="torchvision.datasets.ImageFolder",
+    user_provided=True, required_dirs=("train", "val"), licence="ImageNet terms of access",
+    citation="Russakovsky et al. ImageNet Large Scale Visual Recognition Challenge (2015).",
+    notes="set `data.imagenet` in the config (or SHARPNESS_IMAGENET) to a folder with "
+    "train/<wnid>/*.JPEG and val/<wnid>/*.JPEG"))
+_add(DatasetSpec(
+    name="pacs", title="PACS (photo, art painting, cartoon, sketch)",
+    source="torchvision.datasets.ImageFolder per domain",
+    required_dirs=("photo", "art_painting", "cartoon", "sketch"),
+    urls=("https://drive.google.com/uc?id=1JFr8f805nMUelQWWmfnJR3y4_SYoN5Pd",),
+    licence="research use", citation="Li et al. Deeper, broader and artier domain "
+    "generalization (ICCV 2017).", user_provided=True,
+    notes="the official copy is on Google Drive (the id DomainBed's download script uses); "
+    "unpack so that data/pacs/<domain>/<class>/*.jpg exists"))
+_add(DatasetSpec(
+    name="vlcs", title="VLCS (VOC2007, LabelMe, Caltech101, SUN09)",
+    source="torchvision.datasets.ImageFolder per domain",
+    required_dirs=("VOC2007", "LabelMe", "Caltech101", "SUN09"),
+    urls=("https://drive.google.com/uc?id=1skwblH1_okBwxWxmRsp9_qi15hyPpxg8",),
+    licence="research use", citation="Fang, Xu, Rockmore. Unbiased metric learning (ICCV "
+    "2013).", user_provided=True,
+    notes="unpack so that data/vlcs/<domain>/<class>/*.jpg exists"))
+_add(DatasetSpec(
+    name="mnist_embedded", title="MNIST, first 5,000 train and 1,000 test images (exact)",
+    source="committed in data/embedded/",
+    files=(FileSpec("mnist_train5000_test1000.npz",
+                    sha256="c06e7cf3c1588c3525e6a37896c99c4cce89051ffd89aa736f8b7bc7c6c65de4"),),
+    mirror_layouts=("embedded/{remote}", "{remote}"),
+    licence="CC BY-SA 3.0", citation="LeCun, Cortes, Burges (1998)."))
+_add(DatasetSpec(
+    name="cifar10_embedded", title="CIFAR-10, first 4,000 train and 1,000 test images (exact)",
+    source="committed in data/embedded/",
+    files=(FileSpec("cifar10_train4000_test1000.npz",
+                    sha256="5e81f99fe5af185b32d0cb5efbf72c956a858f8e684fdfba6995f9e197878f5c"),),
+    mirror_layouts=("embedded/{remote}", "{remote}"),
+    licence="research use", citation="Krizhevsky (2009)."))
+
+
+def get_spec(name: str) -> DatasetSpec:
+    """The registry entry for ``name``; unknown names list the known ones."""
+    try:
+        return DATASETS[name]
+    except KeyError:
+        from sharpness.errors import DataError
+
+        raise DataError(f"unknown data set {name!r}; known: {', '.join(sorted(DATASETS))}") \
+            from None

@@ -1,0 +1,278 @@
+"""Provenance records: where every run, figure and table came from.
+
+A *run* (a training run, a flow integration, a sweep) writes ``provenance.json`` into its
+directory; a *figure* or *table* writes a sidecar ``<stem>.provenance.json`` listing the runs and
+files it was drawn from. Each record carries the code version (git commit and whether the tree
+was dirty), the resolved parameters, seeds, data sets with checksums, package versions, device,
+start/end time and command, so ``sharpness audit FILE`` can walk any number back to its origin.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import hashlib
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from sharpness.io import atomic_write_json, read_json, to_json
+
+PROVENANCE_NAME = "provenance.json"
+SIDECAR_SUFFIX = ".provenance.json"
+TRACKED_PACKAGES = ("sharpness", "torch", "torchvision", "numpy", "scipy", "matplotlib",
+                    "seaborn", "snakemake", "grad-cam")
+
+
+def now_iso() -> str:
+    """Current UTC time as an ISO-8601 string."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> dict[str, Any]:
+    """Git commit and dirtiness of the checkout the package runs from (or the version only)."""
+    here = Path(__file__).resolve().parent
+    info: dict[str, Any] = {"package_version": _version("sharpness"), "git_commit": None,
+                            "dirty": None}
+    try:
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], check=True,
+                                capture_output=True, text=True, timeout=10).stdout.strip()
+        status = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
+                                 "--untracked-files=no"], check=True, capture_output=True,
+                                text=True, timeout=10).stdout
+        info.update(git_commit=commit, dirty=bool(status.strip()))
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def package_versions() -> dict[str, str | None]:
+    """Versions of the packages whose behaviour decides the numbers."""
+    return {name: _version(name) for name in TRACKED_PACKAGES}
+
+
+def device_info() -> dict[str, Any]:
+    """The device the numbers were computed on (CPU model / CUDA device, thread count)."""
+    info: dict[str, Any] = {"host": socket.gethostname(), "platform": platform.platform(),
+                            "python": platform.python_version(), "cpu": platform.processor()
+                            or platform.machine(), "cpu_count": os.cpu_count()}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        info["torch_threads"] = torch.get_num_threads()
+        if torch.cuda.is_available():
+            info["cuda"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def params_id(obj: Any) -> str:
+    """A short stable hash of a JSON-able object (same settings, same id)."""
+    return hashlib.sha256(to_json(obj).encode()).hexdigest()[:12]
+
+
+def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file, streamed."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
+                data: Sequence[dict[str, Any]] = (), stand_ins: Sequence[str] = (),
+                command: Sequence[str] | None = None) -> dict[str, Any]:
+    """The fields every provenance record has."""
+    params = dict(params or {})
+    code = code_version()
+    return {
+        "id": params_id({"kind": kind, "params": params, "seed": seed,
+                         "commit": code.get("git_commit")}),
+        "kind": kind,
+        "code": code,
+        "params": params,
+        "seed": seed,
+        "data": list(data),
+        "stand_ins": list(stand_ins),
+        "packages": package_versions(),
+        "device": device_info(),
+        "command": list(command if command is not None else sys.argv),
+        "cwd": os.getcwd(),
+        "started": now_iso(),
+    }
+
+
+def write_run_provenance(run_dir: str | os.PathLike[str], *, params: dict[str, Any],
+                         seed: int | None = None, data: Sequence[dict[str, Any]] = (),
+                         stand_ins: Sequence[str] = (), status: str = "ok",
+                         extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write ``run_dir/provenance.json`` for a finished run and return the record."""
+    record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins)
+    record.update(status=status, ended=now_iso(), **(extra or {}))
+    atomic_write_json(Path(run_dir) / PROVENANCE_NAME, record)
+    return record
+
+
+class RunRecord:
+    """Context manager for a run's provenance: written at start, completed at the end.
+
+    The status is ``running`` while the block executes, ``ok`` when it ends normally,
+    ``failed`` (with the error) when it raises; code inside may call :meth:`set_status` (e.g.
+    ``diverged`` with the step) and :meth:`update` to add result fields.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike[str], *, params: dict[str, Any],
+                 seed: int | None = None, data: Sequence[dict[str, Any]] = (),
+                 stand_ins: Sequence[str] = ()) -> None:
+        self.path = Path(run_dir) / PROVENANCE_NAME
+        self.record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins)
+        self.record["status"] = "running"
+        self._status_set = False
+
+    def set_status(self, status: str, **fields: Any) -> None:
+        """Record a final status (``ok``, ``diverged``, ``failed``) and any detail fields."""
+        self.record["status"] = status
+        self.record.update(fields)
+        self._status_set = True
+
+    def update(self, **fields: Any) -> None:
+        """Add result fields to the record."""
+        self.record.update(fields)
+
+    def __enter__(self) -> RunRecord:
+        atomic_write_json(self.path, self.record)
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        if exc is not None:
+            self.record.update(status="failed", error=f"{exc_type.__name__}: {exc}")
+        elif not self._status_set:
+            self.record["status"] = "ok"
+        self.record["ended"] = now_iso()
+        atomic_write_json(self.path, self.record)
+
+
+def sidecar_path(artifact: str | os.PathLike[str]) -> Path:
+    """The provenance sidecar of a figure or table: ``<stem>.provenance.json``."""
+    artifact = Path(artifact)
+    return artifact.with_name(artifact.stem + SIDECAR_SUFFIX)
+
+
+def find_provenance(path: str | os.PathLike[str]) -> Path | None:
+    """The provenance file that describes ``path`` (a run dir, a file in one, or an artifact)."""
+    path = Path(path)
+    if path.name == PROVENANCE_NAME or path.name.endswith(SIDECAR_SUFFIX):
+        return path if path.exists() else None
+    if path.is_dir():
+        candidate = path / PROVENANCE_NAME
+        return candidate if candidate.exists() else None
+    side = sidecar_path(path)
+    if side.exists():
+        return side
+    for parent in path.parents:
+        candidate = parent / PROVENANCE_NAME
+        if candidate.exists():
+            return candidate
+        if (parent / ".git").exists() or parent == parent.parent:
+            break
+    return None
+
+
+def input_entry(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Describe one input of an artifact: its path and the id of the record behind it."""
+    prov = find_provenance(path)
+    entry: dict[str, Any] = {"path": str(path)}
+    if prov is not None:
+        try:
+            record = read_json(prov)
+            entry.update(id=record.get("id"), provenance=str(prov),
+                         status=record.get("status"))
+        except (OSError, json.JSONDecodeError):
+            entry["provenance"] = str(prov)
+    return entry
+
+
+def write_artifact_provenance(artifact: str | os.PathLike[str], *, kind: str,
+                              inputs: Sequence[str | os.PathLike[str]] = (),
+                              params: dict[str, Any] | None = None,
+                              caption: str | None = None, stand_ins: Sequence[str] = (),
+                              data: Sequence[dict[str, Any]] = (),
+                              outputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
+    """Write the sidecar of a figure or table and return its record (``id`` included)."""
+    record = base_record(kind, params, data=data, stand_ins=stand_ins)
+    record.update(
+        artifact=str(artifact),
+        outputs=[str(p) for p in outputs],
+        inputs=[input_entry(p) for p in inputs],
+        caption=caption,
+        status="ok",
+        ended=now_iso(),
+    )
+    atomic_write_json(sidecar_path(artifact), record)
+    return record
+
+
+def audit_lines(path: str | os.PathLike[str], depth: int = 0, seen: set[str] | None = None,
+                max_depth: int = 6) -> list[str]:
+    """Human-readable provenance chain of ``path``: the record and, recursively, its inputs."""
+    seen = set() if seen is None else seen
+    pad = "  " * depth
+    prov = find_provenance(path)
+    if prov is None:
+        return [f"{pad}{path}: no provenance record found"]
+    key = str(prov.resolve())
+    if key in seen:
+        return [f"{pad}{path}: (see above, {prov})"]
+    seen.add(key)
+    record = read_json(prov)
+    code = record.get("code", {})
+    commit = code.get("git_commit") or "unknown"
+    dirty = " (dirty tree)" if code.get("dirty") else ""
+    lines = [
+        f"{pad}{record.get('kind', '?')} {record.get('id', '?')}: {path}",
+        f"{pad}  record:   {prov}",
+        f"{pad}  status:   {record.get('status')}   {record.get('started')} -> "
+        f"{record.get('ended')}",
+        f"{pad}  code:     {commit}{dirty}  sharpness {code.get('package_version')}",
+    ]
+    if record.get("seed") is not None:
+        lines.append(f"{pad}  seed:     {record['seed']}")
+    if record.get("params"):
+        lines.append(f"{pad}  params:   {json.dumps(record['params'], sort_keys=True)}")
+    for item in record.get("data", []):
+        lines.append(f"{pad}  data:     {item.get('name')} sha256={item.get('sha256', '-')}"
+                     f"{' (' + item['note'] + ')' if item.get('note') else ''}")
+    for stand_in in record.get("stand_ins", []):
+        lines.append(f"{pad}  STAND-IN: {stand_in}")
+    dev = record.get("device", {})
+    lines.append(f"{pad}  device:   {dev.get('cuda') or dev.get('cpu')} on {dev.get('host')}, "
+                 f"torch threads {dev.get('torch_threads', '-')}")
+    pk = record.get("packages", {})
+    lines.append(f"{pad}  packages: " + ", ".join(f"{k} {v}" for k, v in pk.items() if v))
+    if record.get("command"):
+        lines.append(f"{pad}  command:  {' '.join(record['command'])}")
+    inputs = record.get("inputs", [])
+    if inputs:
+        lines.append(f"{pad}  inputs ({len(inputs)}):")
+        if depth >= max_depth:
+            lines.append(f"{pad}    ... (depth limit)")
+        else:
+            for entry in inputs:
+                lines.extend(audit_lines(entry["path"], depth + 2, seen, max_depth))
+    return lines
