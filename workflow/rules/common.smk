@@ -1,0 +1,28 @@
+# Helpers shared by all rule files (settings as JSON for the `sharpness` CLI, data options).
+import json
+import os
+import sys
+
+# Rules call the `sharpness` command installed beside the Python running Snakemake, so
+# `.venv/bin/snakemake ...` works without activating the environment first.
+shell.prefix(f'export PATH="{os.path.dirname(sys.executable)}:$PATH"; ')
+
+
+def as_json(obj):
+    """A config section as a compact JSON string for a `--params` option."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def section(*keys):
+    """The config entry at `keys` (e.g. section("minorfirst", "slice"))."""
+    node = config
+    for key in keys:
+        node = node[key]
+    return node
+
+
+DATA_ARGS = (
+    f"--root {config['data']['root']}"
+    + (f" --mirror {config['data']['mirror']}" if config["data"].get("mirror") else "")
+    + ("" if config["data"].get("download", True) else " --no-download")
+)

@@ -1,0 +1,22 @@
+# Data sets are prepared once, by one job each, for every rule that needs them.
+# The embedded subsets are committed and verified by checksum; the others resolve as
+# DESIGN.md says: verified local copy -> mirror -> official download -> clear error.
+
+
+rule data_prepare:
+    output:
+        "results/data/{dataset}.json",
+    log:
+        "logs/data/{dataset}.log",
+    benchmark:
+        "benchmarks/results/data/{dataset}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    conda:
+        "../../envs/environment.yaml"
+    params:
+        data_args=DATA_ARGS,
+    shell:
+        "sharpness data prepare {wildcards.dataset} {params.data_args} --out {output} > {log} 2>&1"
