@@ -1,0 +1,97 @@
+"""Vision transformers from torchvision: ViT-B/16 and a small ViT for 32x32 images.
+
+Both are ``torchvision.models.VisionTransformer``. ViT-B/16 can load torchvision's
+ImageNet weights (``pretrained=True``); offline, when the weight file is not already in the
+torch hub cache, that raises :class:`PretrainedWeightsUnavailable` saying which file to place
+where. With pretrained weights the classification head is replaced by a fresh one with
+``num_classes`` outputs and the position embeddings are interpolated to ``image_size``
+(torchvision's own helper), as is usual for fine-tuning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch import nn
+from torchvision.models.vision_transformer import (
+    VisionTransformer,
+    ViT_B_16_Weights,
+    interpolate_embeddings,
+)
+
+from sharpness.models.common import scaled
+
+
+class PretrainedWeightsUnavailable(RuntimeError):
+    """Pretrained weights were asked for but cannot be loaded (no network, no cached file)."""
+
+
+def _heads_dim(hidden: int, heads: int) -> int:
+    """Round ``hidden`` to a multiple of ``heads`` (multi-head attention needs it)."""
+    return max(heads, int(round(hidden / heads)) * heads)
+
+
+def vit_b_16(num_classes: int, in_channels: int, image_size: int, width: float = 1.0,
+             pretrained: bool = False, patch_size: int = 16) -> VisionTransformer:
+    """ViT-B/16 (12 layers, 12 heads, hidden 768, MLP 3072; width scales hidden and MLP)."""
+    if in_channels != 3:
+        raise ValueError("vit_b_16 expects 3-channel images")
+    if image_size % patch_size:
+        raise ValueError(f"image_size {image_size} is not a multiple of patch {patch_size}")
+    if pretrained:
+        if width != 1.0 or patch_size != 16:
+            raise ValueError("pretrained ViT-B/16 needs width=1.0 and patch_size=16")
+        return _pretrained_vit_b_16(num_classes, image_size)
+    hidden = _heads_dim(scaled(768, width), 12)
+    return VisionTransformer(image_size=image_size, patch_size=patch_size, num_layers=12,
+                             num_heads=12, hidden_dim=hidden, mlp_dim=4 * hidden,
+                             num_classes=num_classes)
+
+
+def _pretrained_vit_b_16(num_classes: int, image_size: int) -> VisionTransformer:
+    weights = ViT_B_16_Weights.IMAGENET1K_V1
+    file_name = Path(weights.url).name
+    cache = Path(torch.hub.get_dir()) / "checkpoints" / file_name
+    try:
+        state = weights.get_state_dict(progress=False, check_hash=True)
+    except Exception as exc:  # URLError, socket errors, hash mismatch...
+        raise PretrainedWeightsUnavailable(
+            f"could not load torchvision's ViT-B/16 ImageNet weights ({type(exc).__name__}: "
+            f"{exc}). Offline, download {weights.url} elsewhere and put it at {cache} "
+            f"(or set TORCH_HOME), or train without `pretrained`.") from exc
+    model = VisionTransformer(image_size=224, patch_size=16, num_layers=12, num_heads=12,
+                              hidden_dim=768, mlp_dim=3072)
+    model.load_state_dict(state)
+    if image_size != 224:
+        new_state = interpolate_embeddings(image_size, 16, model.state_dict())
+        model = VisionTransformer(image_size=image_size, patch_size=16, num_layers=12,
+                                  num_heads=12, hidden_dim=768, mlp_dim=3072)
+        model.load_state_dict(new_state)
+    model.heads = nn.Sequential(nn.Linear(768, num_classes))
+    nn.init.zeros_(model.heads[0].weight)
+    nn.init.zeros_(model.heads[0].bias)
+    return model
+
+
+def vit_small(num_classes: int, in_channels: int, image_size: int, width: float = 1.0,
+              patch_size: int = 4, depth: int = 6, heads: int = 8,
+              hidden: int = 256) -> VisionTransformer:
+    """A small ViT for 32x32 images: patch 4, 6 layers, 8 heads, hidden 256, MLP 2x hidden.
+
+    ``in_channels`` other than 3 are handled by replacing the patch projection.
+    """
+    if image_size % patch_size:
+        raise ValueError(f"image_size {image_size} is not a multiple of patch {patch_size}")
+    dim = _heads_dim(scaled(hidden, width), heads)
+    model = VisionTransformer(image_size=image_size, patch_size=patch_size, num_layers=depth,
+                              num_heads=heads, hidden_dim=dim, mlp_dim=2 * dim,
+                              num_classes=num_classes)
+    if in_channels != 3:
+        old = model.conv_proj
+        model.conv_proj = nn.Conv2d(in_channels, dim, kernel_size=patch_size, stride=patch_size)
+        nn.init.trunc_normal_(model.conv_proj.weight,
+                              std=(1.0 / (in_channels * patch_size * patch_size)) ** 0.5)
+        nn.init.zeros_(model.conv_proj.bias)
+        del old
+    return model
