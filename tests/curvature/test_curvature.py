@@ -90,7 +90,9 @@ def test_power_iteration_finds_dominant_eigenvalue():
     eig = torch.linspace(0.1, 1.0, 30, dtype=torch.float64)
     eig[-1] = 3.0
     matrix = q @ torch.diag(eig) @ q.T
-    res = power_iteration(lambda v: matrix @ v, torch.randn(30, dtype=torch.float64), max_iters=500, rtol=1e-12)
+    res = power_iteration(
+        lambda v: matrix @ v, torch.randn(30, dtype=torch.float64), max_iters=500, rtol=1e-12
+    )
     assert res.converged
     assert res.eigenvalue == pytest.approx(3.0, rel=1e-8)
 
@@ -121,7 +123,9 @@ def test_curvature_term_exact_on_quadratic():
         before = float(model(None))
         model.w += eps
         after = float(model(None))
-    assert after - before == pytest.approx(first_order_term(grad, eps) + curvature_term(a, eps), rel=1e-10)
+    assert after - before == pytest.approx(
+        first_order_term(grad, eps) + curvature_term(a, eps), rel=1e-10
+    )
 
 
 def test_train_mode_leaves_batchnorm_stats_and_mode_alone():

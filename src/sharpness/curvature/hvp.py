@@ -64,7 +64,9 @@ def hvp_from_loss(
     extra backward pass. Parameters the loss does not depend on get zero rows.
     """
     grads = torch.autograd.grad(loss, params, create_graph=True, allow_unused=True)
-    grads = tuple(torch.zeros_like(p) if g is None else g for g, p in zip(grads, params, strict=True))
+    grads = tuple(
+        torch.zeros_like(p) if g is None else g for g, p in zip(grads, params, strict=True)
+    )
     flat_grad = flatten(grads)
 
     def product(vector: Tensor) -> Tensor:
@@ -78,7 +80,11 @@ def hvp_from_loss(
 
 def _as_batches(data: Batch | Iterable[Batch]) -> tuple[bool, Batch | Iterable[Batch]]:
     """Tell a single ``(inputs, targets)`` pair apart from an iterable of batches."""
-    if isinstance(data, tuple | list) and len(data) == 2 and all(isinstance(t, Tensor) for t in data):
+    if (
+        isinstance(data, tuple | list)
+        and len(data) == 2
+        and all(isinstance(t, Tensor) for t in data)
+    ):
         return True, (data[0], data[1])
     return False, data
 
@@ -159,7 +165,10 @@ class HessianOperator:
             for batch in self._iter_batches():
                 loss, n = self._batch_loss(batch)
                 grads = torch.autograd.grad(loss, self.params, allow_unused=True)
-                grads = [torch.zeros_like(p) if g is None else g for g, p in zip(grads, self.params, strict=True)]
+                grads = [
+                    torch.zeros_like(p) if g is None else g
+                    for g, p in zip(grads, self.params, strict=True)
+                ]
                 total_grad += n * flatten(grads)
                 total_loss += n * float(loss.detach())
                 total_n += n
@@ -172,7 +181,9 @@ class HessianOperator:
         """``H v`` for a flat vector ``v`` (any dtype/device; the result matches the params)."""
         vector = vector.to(device=self.device, dtype=self.dtype).reshape(-1)
         if vector.numel() != self.dim:
-            raise ValueError(f"vector has {vector.numel()} entries, operator dimension is {self.dim}")
+            raise ValueError(
+                f"vector has {vector.numel()} entries, operator dimension is {self.dim}"
+            )
         self.num_hvps += 1
         if self.single_batch:
             _, _, product = self._single_batch_product()

@@ -138,7 +138,10 @@ def top_eigenvalue_on_data(
     if batch_size is None or batch_size >= n:
         data: object = (inputs, targets)
     else:
-        data = [(inputs[i : i + batch_size], targets[i : i + batch_size]) for i in range(0, n, batch_size)]
+        data = [
+            (inputs[i : i + batch_size], targets[i : i + batch_size])
+            for i in range(0, n, batch_size)
+        ]
     operator = HessianOperator(model, criterion, data, mode=mode)  # type: ignore[arg-type]
     result = top_eigenvalues(operator, k=k, tol=tol, seed=seed)
     operator.release()

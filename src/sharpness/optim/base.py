@@ -1,0 +1,229 @@
+"""The wrapper every optimizer of :mod:`sharpness.optim` shares.
+
+A :class:`SharpnessOptimizer` wraps a base ``torch.optim`` optimizer (which owns the learning
+rate, momentum and weight decay) and adds the two-pass step of sharpness-aware minimization
+(Foret et al., ICLR 2021; the first/second-step split follows the widely used davda54/sam
+interface):
+
+1. clean pass at ``theta``: ``g = grad L(theta)`` (BatchNorm running statistics updated),
+2. ``first_step``: compute the perturbation ``eps`` from ``g`` (the subclass's rule), save
+   ``theta``, move to ``theta + eps``,
+3. perturbed pass: ``grad L(theta + eps)`` on the same batch, with BatchNorm running
+   statistics frozen (they must see each batch once),
+4. ``second_step``: restore ``theta`` exactly (copy, not subtraction) and let the base
+   optimizer step with the perturbed gradient.
+
+Plain GD/SGD is the same object with one pass and ``eps = 0``, so that training code, logs and
+checkpoints are identical across optimizers.
+
+After each step :attr:`diagnostics` holds floats for the logs: ``loss`` (clean), ``grad_norm``
+(``||g||_2`` over all parameters), ``radius`` (``||eps||_2``), ``g_dot_eps`` (first-order loss
+rise ``<g, eps>``), ``perturbed_loss`` (``L(theta + eps)`` as the closure returned it), plus
+optimizer-specific entries.
+
+Randomness (ESAM's masks, Eigen-SAM's start vector) comes from the optimizer's own
+``torch.Generator`` seeded by ``seed``, saved in :meth:`state_dict`: a resumed run continues
+bit-identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor, nn
+
+from sharpness.curvature.modes import frozen_bn_stats
+
+Closure = Callable[..., Any]
+_TINY = 1e-12
+
+
+def _to_float(value: Any) -> float:
+    if isinstance(value, Tensor):
+        return float(value.detach().float().mean()) if value.numel() != 1 else float(value.detach())
+    return float(value)
+
+
+class SharpnessOptimizer(torch.optim.Optimizer):
+    """Base class: a two-pass (SAM-type) or one-pass (SGD) wrapper around ``base_optimizer``.
+
+    Subclasses set :attr:`name`, :attr:`hparam_defaults` and implement :meth:`_perturbation`.
+    Unknown hyper-parameters raise ``ValueError`` naming them.
+    """
+
+    name: ClassVar[str] = "base"
+    hparam_defaults: ClassVar[dict[str, Any]] = {}
+    two_pass: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        model: nn.Module,
+        base_optimizer: torch.optim.Optimizer,
+        *,
+        seed: int = 0,
+        total_steps: int | None = None,
+        **hparams: Any,
+    ) -> None:
+        unknown = sorted(set(hparams) - set(self.hparam_defaults))
+        if unknown:
+            known = ", ".join(sorted(self.hparam_defaults)) or "none"
+            raise ValueError(
+                f"optimizer {self.name!r}: unknown hyper-parameter(s) {', '.join(unknown)} "
+                f"(known: {known})"
+            )
+        self.hparams: dict[str, Any] = {**self.hparam_defaults, **hparams}
+        self.model = model
+        self.base_optimizer = base_optimizer
+        self.total_steps = total_steps
+        self.seed = int(seed)
+        super().__init__(base_optimizer.param_groups, dict(base_optimizer.defaults))
+        self.param_groups = base_optimizer.param_groups
+        device = self._all_params[0].device if self._all_params else torch.device("cpu")
+        self.generator = torch.Generator(device=device).manual_seed(self.seed)
+        self.step_count = 0
+        self.diagnostics: dict[str, float] = {}
+        self._backup: list[Tensor] | None = None
+        self._perturbed_params: list[Tensor] = []
+        self.last_eps: list[Tensor] = []
+        self._validate()
+
+    # -- to be specialised ---------------------------------------------------------------
+    def _validate(self) -> None:
+        """Check hyper-parameter values (subclasses extend)."""
+        rho = self.hparams.get("rho")
+        if rho is not None and rho < 0:
+            raise ValueError(f"optimizer {self.name!r}: rho must be non-negative, got {rho}")
+
+    def _perturbation(
+        self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
+    ) -> list[Tensor]:
+        """``eps`` for each parameter that has a gradient (new tensors, not views of grads)."""
+        raise NotImplementedError
+
+    def _extra_state(self) -> dict[str, Any]:
+        """Subclass state for checkpoints (EMA buffers, eigenvectors, schedules)."""
+        return {}
+
+    def _load_extra_state(self, state: dict[str, Any]) -> None:
+        del state
+
+    def _before_perturbation(self, closure: Closure) -> None:
+        """Hook between the clean pass and :meth:`first_step` (Eigen-SAM's power iteration)."""
+        del closure
+
+    def _clean_pass(self, closure: Closure) -> Any:
+        return closure()
+
+    def _perturbed_pass(self, closure: Closure) -> Any:
+        return closure()
+
+    # -- helpers ---------------------------------------------------------------------------
+    @property
+    def _all_params(self) -> list[Tensor]:
+        return [p for group in self.param_groups for p in group["params"]]
+
+    def _params_with_grad(self) -> tuple[list[Tensor], list[Tensor]]:
+        params = [p for p in self._all_params if p.grad is not None]
+        return params, [p.grad for p in params]  # type: ignore[misc]
+
+    @staticmethod
+    def _global_norm(tensors: list[Tensor]) -> Tensor:
+        if not tensors:
+            return torch.zeros(())
+        return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(tensors)))
+
+    @staticmethod
+    def _dot(a: list[Tensor], b: list[Tensor]) -> Tensor:
+        if not a:
+            return torch.zeros(())
+        return torch.stack([(x * y).sum() for x, y in zip(a, b, strict=True)]).sum()
+
+    # -- the step ---------------------------------------------------------------------------
+    @torch.no_grad()
+    def first_step(self, zero_grad: bool = False) -> None:
+        """From the gradients in ``.grad``: record diagnostics, perturb to ``theta + eps``."""
+        params, grads = self._params_with_grad()
+        grad_norm = self._global_norm(grads)
+        self.diagnostics["grad_norm"] = float(grad_norm)
+        if not self.two_pass:
+            self.diagnostics.update(radius=0.0, g_dot_eps=0.0)
+            self.last_eps = []
+            return
+        eps = self._perturbation(params, grads, grad_norm)
+        self.diagnostics["radius"] = float(self._global_norm(eps))
+        self.diagnostics["g_dot_eps"] = float(self._dot(grads, eps))
+        self.last_eps = eps
+        self._perturbed_params = params
+        self._backup = [p.detach().clone() for p in params]
+        if params:
+            torch._foreach_add_(params, eps)
+        if zero_grad:
+            self.zero_grad(set_to_none=True)
+
+    @torch.no_grad()
+    def second_step(self, zero_grad: bool = False) -> None:
+        """Restore ``theta`` exactly and take the base optimizer's step with the current grads."""
+        if self._backup is not None:
+            torch._foreach_copy_(self._perturbed_params, self._backup)
+            self._backup = None
+            self._perturbed_params = []
+        self.base_optimizer.step()
+        self.step_count += 1
+        self._after_step()
+        if zero_grad:
+            self.zero_grad(set_to_none=True)
+
+    def _after_step(self) -> None:
+        """Hook after the base step (LE-SAM advances its schedule)."""
+
+    def step(self, closure: Closure | None = None) -> Tensor:  # type: ignore[override]
+        """One full step on the batch the closure evaluates; returns the clean loss.
+
+        The closure must re-evaluate the loss on the same batch and call ``backward``; the
+        optimizer zeroes gradients itself.
+        """
+        if closure is None:
+            raise ValueError(f"optimizer {self.name!r} needs a closure that re-evaluates the loss")
+        self.diagnostics = {}
+        self.zero_grad(set_to_none=True)
+        with torch.enable_grad():
+            loss = self._clean_pass(closure)
+        self.diagnostics["loss"] = _to_float(loss)
+        self._before_perturbation(closure)
+        self.first_step(zero_grad=self.two_pass)
+        if self.two_pass:
+            with frozen_bn_stats(self.model), torch.enable_grad():
+                perturbed = self._perturbed_pass(closure)
+            if perturbed is not None:
+                self.diagnostics["perturbed_loss"] = _to_float(perturbed)
+        self.second_step(zero_grad=False)
+        return loss
+
+    # -- checkpoints -------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:  # type: ignore[override]
+        """Everything needed for an exact resume: base optimizer, counters, RNG, extra state."""
+        return {
+            "name": self.name,
+            "hparams": dict(self.hparams),
+            "base": self.base_optimizer.state_dict(),
+            "step_count": self.step_count,
+            "generator": self.generator.get_state(),
+            "extra": self._extra_state(),
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:  # type: ignore[override]
+        if state_dict.get("name") != self.name:
+            raise ValueError(
+                f"state dict is for optimizer {state_dict.get('name')!r}, not {self.name!r}"
+            )
+        self.base_optimizer.load_state_dict(state_dict["base"])
+        self.param_groups = self.base_optimizer.param_groups
+        self.step_count = int(state_dict["step_count"])
+        self.generator.set_state(state_dict["generator"])
+        self._load_extra_state(state_dict["extra"])
+
+    def __repr__(self) -> str:
+        settings = ", ".join(f"{k}={v}" for k, v in self.hparams.items())
+        return f"{type(self).__name__}({settings}; base={type(self.base_optimizer).__name__})"

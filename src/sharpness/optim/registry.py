@@ -1,0 +1,51 @@
+"""Build any optimizer of the project by name: the one entry point training code uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from sharpness.optim.base import SharpnessOptimizer
+from sharpness.optim.eigensam import EigenSAM
+from sharpness.optim.esam import ESAM
+from sharpness.optim.fsam import FriendlySAM
+from sharpness.optim.lesam import LESAM
+from sharpness.optim.sam import ASAM, SAM, GradientDescent, LinfSAM
+
+OPTIMIZERS: dict[str, type[SharpnessOptimizer]] = {
+    cls.name: cls
+    for cls in (GradientDescent, SAM, LinfSAM, ASAM, ESAM, FriendlySAM, EigenSAM, LESAM)
+}
+
+
+def build_optimizer(
+    name: str,
+    model: nn.Module,
+    lr: float = 0.1,
+    momentum: float = 0.9,
+    weight_decay: float = 5e-4,
+    nesterov: bool = False,
+    total_steps: int = 1000,
+    *,
+    seed: int = 0,
+    base_optimizer: torch.optim.Optimizer | None = None,
+    **hparams: Any,
+) -> SharpnessOptimizer:
+    """The optimizer ``name`` (a key of :data:`OPTIMIZERS`) over ``model``'s trainable params.
+
+    The base optimizer is ``torch.optim.SGD(lr, momentum, weight_decay, nesterov)`` unless one
+    is given (then ``lr``/``momentum``/``weight_decay``/``nesterov`` are ignored). Weight decay
+    lives in the base optimizer, so it is applied once per step at ``theta`` and never enters
+    the perturbation. ``hparams`` are the optimizer's own (``rho``, ``sigma``, ...); an unknown
+    one raises ``ValueError`` naming it. ``total_steps`` drives LE-SAM's sigma schedule.
+    """
+    if name not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
+    if base_optimizer is None:
+        params = [p for p in model.parameters() if p.requires_grad]
+        base_optimizer = torch.optim.SGD(
+            params, lr=lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov
+        )
+    return OPTIMIZERS[name](model, base_optimizer, seed=seed, total_steps=total_steps, **hparams)
