@@ -121,7 +121,7 @@ def download_url(url: str, dest: Path, desc: str | None = None, timeout: float =
         with urllib.request.urlopen(url, timeout=timeout) as response, os.fdopen(fd, "wb") as out:
             total = int(response.headers.get("Content-Length") or 0) or None
             with tqdm(total=total, unit="B", unit_scale=True, desc=desc or dest.name,
-                      disable=None) as bar:
+                      mininterval=1.0) as bar:
                 while block := response.read(1 << 16):
                     out.write(block)
                     bar.update(len(block))

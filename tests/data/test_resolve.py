@@ -1,0 +1,158 @@
+"""Data resolution: verified local copy -> mirror -> download -> clear error."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import io
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+
+from sharpness.data import DATASETS, DatasetSpec, FileSpec, resolve
+from sharpness.data.fetch import download_url
+from sharpness.errors import DataError
+
+PAYLOAD = b"tiny data set\n" * 100
+
+
+def _archive() -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo("toy/values.txt")
+        info.size = len(PAYLOAD)
+        tar.addfile(info, io.BytesIO(PAYLOAD))
+    return buf.getvalue()
+
+
+ARCHIVE = _archive()
+
+
+@pytest.fixture
+def toy_spec(monkeypatch):
+    """A registry entry for a tiny archive, checked by the SHA-256 of the unpacked file."""
+    def make(urls=()):
+        spec = DatasetSpec(
+            name="toyset", title="toy", source="test",
+            files=(FileSpec("toy/values.txt", sha256=hashlib.sha256(PAYLOAD).hexdigest(),
+                            remote="toy.tar.gz", unpack="untar",
+                            remote_sha256=hashlib.sha256(ARCHIVE).hexdigest()),),
+            urls=tuple(urls))
+        monkeypatch.setitem(DATASETS, "toyset", spec)
+        return spec
+    return make
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """A local HTTP server on 127.0.0.1 serving ``tmp_path/served``."""
+    served = tmp_path / "served"
+    served.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a, **k: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield served, f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_mirror_is_used_when_set(tmp_path, toy_spec):
+    toy_spec()
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "toy.tar.gz").write_bytes(ARCHIVE)
+    folder = resolve("toyset", tmp_path / "data", mirror=mirror, download=False)
+    assert (folder / "toy/values.txt").read_bytes() == PAYLOAD
+
+
+def test_mirror_from_environment(tmp_path, toy_spec, monkeypatch):
+    toy_spec()
+    mirror = tmp_path / "envmirror"
+    (mirror / "toyset").mkdir(parents=True)
+    (mirror / "toyset" / "toy.tar.gz").write_bytes(ARCHIVE)
+    monkeypatch.setenv("SHARPNESS_DATA_MIRROR", str(mirror))
+    folder = resolve("toyset", tmp_path / "data", download=False)
+    assert (folder / "toy/values.txt").exists()
+
+
+def test_corrupted_local_copy_is_rejected_and_refetched(tmp_path, toy_spec, caplog):
+    toy_spec()
+    bad = tmp_path / "data" / "toyset" / "toy" / "values.txt"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"corrupted")
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "toy.tar.gz").write_bytes(ARCHIVE)
+    folder = resolve("toyset", tmp_path / "data", mirror=mirror, download=False)
+    assert (folder / "toy/values.txt").read_bytes() == PAYLOAD
+    assert "rejected" in caplog.text
+
+
+def test_corrupted_mirror_is_never_used(tmp_path, toy_spec):
+    toy_spec()
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "toy.tar.gz").write_bytes(ARCHIVE[:-10] + b"0123456789")
+    with pytest.raises(DataError):
+        resolve("toyset", tmp_path / "data", mirror=mirror, download=False)
+    assert not (tmp_path / "data" / "toyset" / "toy" / "values.txt").exists()
+
+
+def test_missing_data_set_says_what_to_put_where(tmp_path, toy_spec):
+    toy_spec()
+    with pytest.raises(DataError) as err:
+        resolve("toyset", tmp_path / "data", download=False)
+    text = str(err.value)
+    assert "toyset" in text
+    assert "toy/values.txt" in text
+    assert str(tmp_path / "data" / "toyset") in text
+    assert "SHARPNESS_DATA_MIRROR" in text and "data.mirror" in text
+
+
+def test_download_from_local_http_server(tmp_path, toy_spec, http_server, capsys):
+    served, url = http_server
+    (served / "toy.tar.gz").write_bytes(ARCHIVE)
+    toy_spec(urls=[url])
+    folder = resolve("toyset", tmp_path / "data")
+    assert (folder / "toy/values.txt").read_bytes() == PAYLOAD
+    assert "toy.tar.gz" in capsys.readouterr().err  # the progress bar names the file
+
+
+def test_download_with_wrong_checksum_is_rejected(tmp_path, toy_spec, http_server):
+    served, url = http_server
+    (served / "toy.tar.gz").write_bytes(_archive()[:-4] + b"oops")
+    toy_spec(urls=[url])
+    with pytest.raises(DataError):
+        resolve("toyset", tmp_path / "data")
+
+
+def test_download_progress_reports_size(tmp_path, http_server, capsys):
+    served, url = http_server
+    (served / "blob.bin").write_bytes(b"x" * 300_000)
+    out = download_url(url + "blob.bin", tmp_path / "blob.bin")
+    assert out.read_bytes() == b"x" * 300_000
+    err = capsys.readouterr().err
+    assert "100%" in err and "300k" in err
+
+
+def test_unreachable_download_leaves_no_partial_file(tmp_path, toy_spec):
+    toy_spec(urls=["http://127.0.0.1:9/"])
+    with pytest.raises(DataError):
+        resolve("toyset", tmp_path / "data")
+    leftovers = [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
+    assert leftovers == []
+
+
+def test_verified_copy_is_used_without_mirror(tmp_path, toy_spec):
+    toy_spec()
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "toy.tar.gz").write_bytes(ARCHIVE)
+    resolve("toyset", tmp_path / "data", mirror=mirror, download=False)
+    (mirror / "toy.tar.gz").unlink()
+    assert resolve("toyset", tmp_path / "data", download=False) == Path(tmp_path / "data/toyset")

@@ -1,0 +1,36 @@
+"""Running the workflow on a copy of itself in a temporary directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import yaml
+
+
+def copy_workflow(repo: Path, dest: Path) -> Path:
+    """Copy the Snakefile, workflow/ and envs/ (not results) into ``dest``."""
+    shutil.copy(repo / "Snakefile", dest / "Snakefile")
+    for folder in ("workflow", "envs"):
+        shutil.copytree(repo / folder, dest / folder)
+    return dest
+
+
+def write_config(dest: Path, overrides: dict) -> Path:
+    """Write an override config file merged over the default one by Snakemake."""
+    path = dest / "test-config.yaml"
+    path.write_text(yaml.safe_dump(overrides))
+    return path
+
+
+def snakemake(bin_dir: Path, workdir: Path, *args: str, timeout: float = 600,
+              check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the environment's snakemake in ``workdir`` and return the finished process."""
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    proc = subprocess.run([str(bin_dir / "snakemake"), *args], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
