@@ -1,0 +1,26 @@
+"""Training engine: mini-batch and full-batch loops, exact checkpoint/resume, metrics.
+
+>>> from sharpness.train import train, TrainHooks
+>>> final = train({"dataset": "mnist_embedded", "model": "cnn", "optimizer": "sam",
+...                "opt_hparams": {"rho": 0.05}, "epochs": 2, "lr": 0.05}, "results/run1")
+
+See :mod:`sharpness.train.config` for the keys and :mod:`sharpness.train.engine` for the
+files a run writes.
+"""
+
+from sharpness.train.augment import apply_params, augment_batch, draw_params
+from sharpness.train.config import DEFAULTS, validate_config
+from sharpness.train.engine import (
+    InputNormalization,
+    StepInfo,
+    TrainHooks,
+    evaluate,
+    load_trained_model,
+    lr_at,
+    per_example_loss,
+    train,
+)
+
+__all__ = ["DEFAULTS", "InputNormalization", "StepInfo", "TrainHooks", "apply_params",
+           "augment_batch", "draw_params", "evaluate", "load_trained_model", "lr_at",
+           "per_example_loss", "train", "validate_config"]

@@ -1,0 +1,239 @@
+"""The run configuration of a training run: a plain dict, validated with errors naming the key.
+
+A run is data (design principle 2): the workflow puts one dict a run in the config, and
+:func:`validate_config` fills the defaults and checks every key, so a typo or a bad value stops
+the run at load with ``ConfigError: train config key 'lr': ...`` instead of hours later.
+
+Keys (defaults in :data:`DEFAULTS`):
+
+data
+    ``dataset`` (registry name, e.g. ``cifar10_embedded``), ``data_root``, ``train_size`` /
+    ``test_size`` (first N examples), ``classes`` (keep only these labels, relabelled 0..k-1),
+    ``normalize`` (per-channel standardisation with train-set statistics, done inside the
+    model so saved models take raw [0, 1] images, as Grad-CAM and PGD want), ``stand_ins``
+    (labels such as ``"MNIST-on-CIFAR crops for SVHN"``, copied into the provenance).
+model
+    ``model`` (name in :data:`sharpness.models.MODELS`), ``width``, ``model_kwargs``,
+    ``init_from`` (a run's ``model.pt``: parameters of matching name and shape are loaded
+    after the seeded init, the rest, e.g. a new head, keep theirs; for fine-tuning).
+optimizer
+    ``optimizer`` (name in :data:`sharpness.optim.OPTIMIZERS`), ``lr``, ``momentum``,
+    ``weight_decay``, ``nesterov``, ``opt_hparams`` (``rho``, ``sigma``, ...).
+schedule and loss
+    ``mode``: ``minibatch`` (epochs over shuffled batches) or ``fullbatch`` (GD on the whole
+    train set until ``loss_goal`` or ``max_steps``); ``epochs``, ``batch_size``, ``drop_last``,
+    ``max_steps``, ``loss_goal``, ``lr_schedule`` (``cosine``/``constant``, per step;
+    default cosine for mini-batch, constant for full-batch),
+    ``warmup_steps``, ``loss`` (``ce``/``mse``), ``label_smoothing``, ``augment``
+    (``crop`` padding, ``flip``, ``cutout`` size; mini-batch only).
+logging and checkpoints
+    ``log_every`` (steps between step rows in metrics.jsonl; default 0 = none in mini-batch
+    mode, 1 in full-batch mode), ``eval_every`` (test evaluation every N epochs / steps;
+    default 1 epoch / 0 = only at the end), ``sharpness_every`` (epochs / steps; needs a
+    sharpness hook), ``checkpoint_every`` (default 1 epoch / 500 steps), ``fullbatch_chunk`` (examples a forward pass in
+    full-batch mode; gradients are summed exactly), ``diverge_loss`` (loss above it counts as
+    divergence, besides NaN/inf).
+run
+    ``seed``, ``device`` (``auto``/``cpu``/``cuda``), ``bf16`` (autocast on CUDA),
+    ``deterministic``, ``sharpness_fn`` / ``metrics_fn`` (``module:function`` of hooks the
+    CLI can load).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from sharpness.errors import ConfigError
+
+DEFAULTS: dict[str, Any] = {
+    # data
+    "dataset": None,
+    "data_root": "data",
+    "train_size": None,
+    "test_size": None,
+    "classes": None,
+    "normalize": True,
+    "stand_ins": [],
+    # model
+    "model": None,
+    "width": 1.0,
+    "model_kwargs": {},
+    "init_from": None,
+    # optimizer
+    "optimizer": "sgd",
+    "lr": 0.1,
+    "momentum": 0.9,
+    "weight_decay": 5e-4,
+    "nesterov": False,
+    "opt_hparams": {},
+    # schedule and loss
+    "mode": "minibatch",
+    "epochs": 1,
+    "batch_size": 128,
+    "drop_last": False,
+    "max_steps": 1000,
+    "loss_goal": None,
+    "lr_schedule": None,
+    "warmup_steps": 0,
+    "loss": "ce",
+    "label_smoothing": 0.0,
+    "augment": {"crop": 0, "flip": False, "cutout": 0},
+    # logging and checkpoints
+    "log_every": None,
+    "eval_every": None,
+    "sharpness_every": 0,
+    "checkpoint_every": None,
+    "fullbatch_chunk": None,
+    "diverge_loss": None,
+    # run
+    "seed": 0,
+    "device": "auto",
+    "bf16": False,
+    "deterministic": True,
+    "sharpness_fn": None,
+    "metrics_fn": None,
+}
+
+REQUIRED = ("dataset", "model")
+AUGMENT_KEYS = {"crop": 0, "flip": False, "cutout": 0}
+
+
+def _fail(key: str, reason: str) -> ConfigError:
+    return ConfigError(f"train config key {key!r}: {reason}")
+
+
+def _check_type(cfg: dict[str, Any], key: str, types: tuple[type, ...], *,
+                optional: bool = False) -> None:
+    value = cfg[key]
+    if value is None and optional:
+        return
+    if isinstance(value, bool) and bool not in types:
+        raise _fail(key, f"expected {' or '.join(t.__name__ for t in types)}, got bool {value}")
+    if not isinstance(value, types):
+        raise _fail(key, f"expected {' or '.join(t.__name__ for t in types)}"
+                         f"{' or null' if optional else ''}, got {type(value).__name__} "
+                         f"{value!r}")
+
+
+def _check(cfg: dict[str, Any], key: str, ok: Callable[[Any], bool], reason: str) -> None:
+    if cfg[key] is not None and not ok(cfg[key]):
+        raise _fail(key, f"{reason}, got {cfg[key]!r}")
+
+
+def validate_config(config: dict[str, Any]) -> dict[str, Any]:
+    """Return ``config`` with defaults filled in, or raise ``ConfigError`` naming the key.
+
+    The model and optimizer names are checked against their registries, and the model's own
+    options against the builder's signature, so every typo fails here.
+    """
+    if not isinstance(config, dict):
+        raise ConfigError(f"train config must be a JSON object, got {type(config).__name__}")
+    unknown = sorted(set(config) - set(DEFAULTS))
+    if unknown:
+        raise ConfigError(f"train config has unknown key(s) {', '.join(map(repr, unknown))}; "
+                          f"known keys: {', '.join(sorted(DEFAULTS))}")
+    cfg = copy.deepcopy(DEFAULTS)
+    cfg.update(copy.deepcopy(config))
+    for key in REQUIRED:
+        if cfg[key] is None:
+            raise _fail(key, "is required")
+    num = (int, float)
+    _check_type(cfg, "dataset", (str,))
+    _check_type(cfg, "data_root", (str,))
+    for key in ("train_size", "test_size"):
+        _check_type(cfg, key, (int,), optional=True)
+        _check(cfg, key, lambda v: v > 0, "must be positive")
+    _check_type(cfg, "classes", (list,), optional=True)
+    if cfg["classes"] is not None and (not cfg["classes"] or not all(
+            isinstance(c, int) and not isinstance(c, bool) for c in cfg["classes"])
+            or len(set(cfg["classes"])) != len(cfg["classes"])):
+        raise _fail("classes", f"must be a non-empty list of distinct ints, got {cfg['classes']!r}")
+    _check_type(cfg, "normalize", (bool,))
+    _check_type(cfg, "stand_ins", (list,))
+    if not all(isinstance(v, str) for v in cfg["stand_ins"]):
+        raise _fail("stand_ins", "must be a list of strings")
+    _check_type(cfg, "init_from", (str,), optional=True)
+    _check_type(cfg, "model", (str,))
+    _check_type(cfg, "width", num)
+    _check(cfg, "width", lambda v: v > 0, "must be positive")
+    _check_type(cfg, "model_kwargs", (dict,))
+    _check_type(cfg, "optimizer", (str,))
+    for key in ("lr", "momentum", "weight_decay"):
+        _check_type(cfg, key, num)
+        _check(cfg, key, lambda v: v >= 0, "must be non-negative")
+    _check_type(cfg, "nesterov", (bool,))
+    _check_type(cfg, "opt_hparams", (dict,))
+    _check(cfg, "mode", lambda v: v in ("minibatch", "fullbatch"), "must be 'minibatch' or "
+           "'fullbatch'")
+    for key in ("epochs", "batch_size", "max_steps"):
+        _check_type(cfg, key, (int,))
+        _check(cfg, key, lambda v: v > 0, "must be positive")
+    _check_type(cfg, "drop_last", (bool,))
+    _check_type(cfg, "loss_goal", num, optional=True)
+    _check(cfg, "loss_goal", lambda v: v > 0, "must be positive")
+    if cfg["lr_schedule"] is None:
+        cfg["lr_schedule"] = "cosine" if cfg["mode"] == "minibatch" else "constant"
+    _check(cfg, "lr_schedule", lambda v: v in ("cosine", "constant"),
+           "must be 'cosine' or 'constant'")
+    _check_type(cfg, "warmup_steps", (int,))
+    _check(cfg, "warmup_steps", lambda v: v >= 0, "must be non-negative")
+    _check(cfg, "loss", lambda v: v in ("ce", "mse"), "must be 'ce' or 'mse'")
+    _check_type(cfg, "label_smoothing", num)
+    _check(cfg, "label_smoothing", lambda v: 0 <= v < 1, "must be in [0, 1)")
+    if cfg["label_smoothing"] and cfg["loss"] != "ce":
+        raise _fail("label_smoothing", "only applies to loss 'ce'")
+    _check_type(cfg, "augment", (dict,))
+    bad = sorted(set(cfg["augment"]) - set(AUGMENT_KEYS))
+    if bad:
+        raise _fail("augment", f"unknown option(s) {', '.join(bad)}; known: crop, flip, cutout")
+    cfg["augment"] = {**AUGMENT_KEYS, **cfg["augment"]}
+    for key in ("crop", "cutout"):
+        value = cfg["augment"][key]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise _fail("augment", f"{key} must be a non-negative int, got {value!r}")
+    if not isinstance(cfg["augment"]["flip"], bool):
+        raise _fail("augment", f"flip must be true/false, got {cfg['augment']['flip']!r}")
+    mini = cfg["mode"] == "minibatch"
+    for key, mini_default, full_default in (("log_every", 0, 1), ("eval_every", 1, 0),
+                                            ("checkpoint_every", 1, 500)):
+        if cfg[key] is None:
+            cfg[key] = mini_default if mini else full_default
+    for key in ("log_every", "eval_every", "sharpness_every", "checkpoint_every"):
+        _check_type(cfg, key, (int,))
+        _check(cfg, key, lambda v: v >= 0, "must be non-negative (0 = never)")
+    _check_type(cfg, "fullbatch_chunk", (int,), optional=True)
+    _check(cfg, "fullbatch_chunk", lambda v: v > 0, "must be positive")
+    _check_type(cfg, "diverge_loss", num, optional=True)
+    _check_type(cfg, "seed", (int,))
+    _check(cfg, "device", lambda v: v in ("auto", "cpu", "cuda") or str(v).startswith("cuda:"),
+           "must be 'auto', 'cpu' or 'cuda[:N]'")
+    _check_type(cfg, "bf16", (bool,))
+    _check_type(cfg, "deterministic", (bool,))
+    for key in ("sharpness_fn", "metrics_fn"):
+        _check_type(cfg, key, (str,), optional=True)
+        _check(cfg, key, lambda v: ":" in v, "must be 'module:function'")
+    _check_registries(cfg)
+    return cfg
+
+
+def _check_registries(cfg: dict[str, Any]) -> None:
+    from sharpness.models import MODELS, model_options
+    from sharpness.optim import OPTIMIZERS
+
+    if cfg["model"] not in MODELS:
+        raise _fail("model", f"unknown model {cfg['model']!r}; known: {', '.join(sorted(MODELS))}")
+    allowed = model_options(cfg["model"])
+    bad = sorted(set(cfg["model_kwargs"]) - set(allowed))
+    if bad:
+        raise _fail("model_kwargs", f"model {cfg['model']!r} has no option(s) {', '.join(bad)}; "
+                                    f"accepted: {', '.join(sorted(allowed))}")
+    if cfg["optimizer"] not in OPTIMIZERS:
+        raise _fail("optimizer", f"unknown optimizer {cfg['optimizer']!r}; known: "
+                                 f"{', '.join(OPTIMIZERS)}")
+    known = OPTIMIZERS[cfg["optimizer"]].hparam_defaults
+    bad = sorted(set(cfg["opt_hparams"]) - set(known))
+    if bad:
+        raise _fail("opt_hparams", f"optimizer {cfg['optimizer']!r} has no hyper-parameter(s) "
+                                   f"{', '.join(bad)}; known: {', '.join(sorted(known)) or 'none'}")
