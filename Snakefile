@@ -22,6 +22,9 @@ ALL_TARGETS = []
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/minorfirst.smk"
+include: "workflow/rules/gradcam.smk"
+include: "workflow/rules/lesam.smk"
+include: "workflow/rules/eos.smk"
 
 
 rule all:

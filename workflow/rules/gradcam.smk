@@ -1,0 +1,1 @@
+# Paper `minorfirst`, real images: GD vs SAM attention with Grad-CAM (catalog item `gradcam`).
