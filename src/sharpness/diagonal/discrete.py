@@ -124,7 +124,12 @@ def simulate(
     with np.errstate(over="ignore", invalid="ignore"):
         for it in range(1, steps + 1):
             new, ds = sam_step(theta, data, method, rho, eta_b, clock)
-            ok = np.all(np.isfinite(new), axis=(-2, -1)) & np.isfinite(ds) & ~diverged
+            ok = (
+                np.all(np.isfinite(new), axis=(-2, -1))
+                & np.all(np.isfinite(predictor(new)), axis=-1)
+                & np.isfinite(ds)
+                & ~diverged
+            )
             bad = ~ok & ~diverged
             div_step[bad] = it
             diverged |= bad

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp
+from scipy.special import expit, log_expit
 
 Clock = Literal["original", "rescaled"]
 Method = Literal["gd", "l2", "linf"]
@@ -45,6 +45,7 @@ class Dataset:
             raise ValueError("labels must be -1 or +1")
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", y)
+        object.__setattr__(self, "_Z", y[:, None] * X)
 
     @property
     def n(self) -> int:
@@ -59,7 +60,7 @@ class Dataset:
     @property
     def Z(self) -> np.ndarray:
         """Signed examples ``y_i x_i`` (rows); the margin of ``beta`` on example i is ``Z[i] @ beta``."""
-        return self.y[:, None] * self.X
+        return self._Z  # type: ignore[attr-defined]
 
 
 def single_example(mu: np.ndarray | list[float]) -> Dataset:
@@ -120,6 +121,10 @@ def predictor(theta: np.ndarray) -> np.ndarray:
 def _prod_except(theta: np.ndarray) -> np.ndarray:
     """``prod_{k != l} w^(k)`` for every layer l (prefix/suffix products, exact at zeros)."""
     L = theta.shape[-2]
+    if L == 1:
+        return np.ones_like(theta)
+    if L == 2:
+        return theta[..., ::-1, :]
     ones = np.ones_like(theta[..., :1, :])
     prefix = np.concatenate([ones, np.cumprod(theta, axis=-2)[..., :-1, :]], axis=-2)
     rev = theta[..., ::-1, :]
@@ -149,7 +154,8 @@ def margin_weights(u: np.ndarray, clock: Clock) -> np.ndarray:
         return expit(-u) / u.shape[-1]
     if clock == "rescaled":
         logw = log_expit(-u)
-        return np.exp(logw - logsumexp(logw, axis=-1, keepdims=True))
+        w = np.exp(logw - logw.max(axis=-1, keepdims=True))
+        return w / w.sum(axis=-1, keepdims=True)
     raise ValueError(f"unknown clock {clock!r}")
 
 
