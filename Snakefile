@@ -15,6 +15,9 @@ configfile: "workflow/config/quick.yaml"
 
 validate(config, "workflow/config/config.schema.yaml")
 
+
+report: "workflow/report/workflow.rst"
+
 # Each rule file appends the final outputs it owns; `all` asks for every one of them.
 ALL_TARGETS = []
 

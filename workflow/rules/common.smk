@@ -26,3 +26,29 @@ DATA_ARGS = (
     + (f" --mirror {config['data']['mirror']}" if config["data"].get("mirror") else "")
     + ("" if config["data"].get("download", True) else " --no-download")
 )
+
+
+def provenance_labels(path):
+    """Report labels for a figure or table: its id and the provenance id read at report time."""
+
+    def labels(wildcards):
+        target = path.format(**wildcards)
+        stem = target.rsplit(".", 1)[0]
+        try:
+            with open(f"{stem}.provenance.json") as handle:
+                prov = json.load(handle).get("id", "missing")
+        except OSError:
+            prov = "missing"
+        return {"item": os.path.basename(stem), "provenance": prov}
+
+    return labels
+
+
+def paper_report(path, paper, item):
+    """Mark a figure or table for `snakemake --report`: caption, paper category, provenance id."""
+    return report(
+        path,
+        caption=f"../report/{paper}/{item}.rst",
+        category=paper,
+        labels=provenance_labels(path),
+    )

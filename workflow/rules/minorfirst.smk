@@ -27,7 +27,7 @@ rule minorfirst_slice_figure:
     input:
         rules.minorfirst_slice_run.output.traj,
     output:
-        pdf="figures/minorfirst/slice_l1_gd.pdf",
+        pdf=paper_report("figures/minorfirst/slice_l1_gd.pdf", "minorfirst", "slice_l1_gd"),
         png="figures/minorfirst/slice_l1_gd.png",
         csv="figures/minorfirst/slice_l1_gd.csv",
     log:
