@@ -1,0 +1,96 @@
+"""``sharpness train --config JSON_OR_PATH --out RUN_DIR``: one training run.
+
+The config is a JSON object (inline, as the rules pass ``json.dumps(config[...])``, or a path
+to a ``.json``/``.yaml`` file); keys in :mod:`sharpness.train.config`. ``--set key=value``
+overrides single keys (values parsed as JSON). The exit code is 0 for a finished run, also a
+diverged one (divergence is a result, recorded in ``final.json`` and ``provenance.json``); it
+is 2 for a bad config or missing data.
+
+Hooks named in the config (``sharpness_fn``, ``metrics_fn`` as ``module:function``) are
+imported here; ``sharpness_kwargs``-style settings belong in a small wrapper function in the
+module that defines the hook.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+from sharpness.errors import ConfigError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``train`` subcommand."""
+    parser = subparsers.add_parser(
+        "train", help="train one network (mini-batch or full-batch) into a run directory",
+        description="Train one network from a run config; resumes from RUN_DIR/checkpoint.pt "
+                    "when present. Writes metrics.jsonl, final.json, model.pt, checkpoint.pt "
+                    "and provenance.json.")
+    parser.add_argument("--config", required=True,
+                        help="run config: a JSON object or a path to a .json/.yaml file")
+    parser.add_argument("--out", required=True, help="run directory")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads (the rule's threads)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override one config key (VALUE parsed as JSON); repeatable")
+    parser.add_argument("--progress", action="store_true", help="show a tqdm progress bar")
+    parser.set_defaults(func=run)
+
+
+def load_config(text: str) -> dict[str, Any]:
+    """Parse ``--config``: inline JSON, or a JSON/YAML file."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--config is not valid JSON: {exc}") from None
+    path = Path(text)
+    if not path.is_file():
+        raise ConfigError(f"--config {text!r} is neither a JSON object nor an existing file")
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+
+        return yaml.safe_load(path.read_text())
+    return json.loads(path.read_text())
+
+
+def apply_overrides(cfg: dict[str, Any], items: list[str]) -> dict[str, Any]:
+    """Apply ``KEY=VALUE`` overrides (VALUE as JSON, else as a string)."""
+    cfg = dict(cfg)
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            cfg[key] = json.loads(value)
+        except json.JSONDecodeError:
+            cfg[key] = value
+    return cfg
+
+
+def _load_callable(spec: str | None) -> Any:
+    if not spec:
+        return None
+    module, _, name = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot load hook {spec!r}: {exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate, train (or resume), print the summary line."""
+    from sharpness.train import TrainHooks, train, validate_config
+
+    cfg = validate_config(apply_overrides(load_config(args.config), args.set))
+    hooks = TrainHooks(sharpness=_load_callable(cfg["sharpness_fn"]),
+                       metrics=_load_callable(cfg["metrics_fn"]))
+    final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=args.progress)
+    acc = final.get("final_test_acc")
+    print(f"{args.out}: status={final['status']} reason={final['reason']} "
+          f"steps={final['steps']} test_acc={acc if acc is None else round(acc, 4)}")
+    return 0
