@@ -1,0 +1,1 @@
+"""Per-figure computations and plots of the ``minorfirst`` paper (SAM on diagonal networks)."""
