@@ -87,6 +87,7 @@ class SharpnessOptimizer(torch.optim.Optimizer):
         self._backup: list[Tensor] | None = None
         self._perturbed_params: list[Tensor] = []
         self.last_eps: list[Tensor] = []
+        self._last_eps_params: list[Tensor] = []
         self._validate()
 
     # -- to be specialised ---------------------------------------------------------------
@@ -149,12 +150,13 @@ class SharpnessOptimizer(torch.optim.Optimizer):
         self.diagnostics["grad_norm"] = float(grad_norm)
         if not self.two_pass:
             self.diagnostics.update(radius=0.0, g_dot_eps=0.0)
-            self.last_eps = []
+            self.last_eps, self._last_eps_params = [], []
             return
         eps = self._perturbation(params, grads, grad_norm)
         self.diagnostics["radius"] = float(self._global_norm(eps))
         self.diagnostics["g_dot_eps"] = float(self._dot(grads, eps))
         self.last_eps = eps
+        self._last_eps_params = params
         self._perturbed_params = params
         self._backup = [p.detach().clone() for p in params]
         if params:
@@ -200,6 +202,19 @@ class SharpnessOptimizer(torch.optim.Optimizer):
                 self.diagnostics["perturbed_loss"] = _to_float(perturbed)
         self.second_step(zero_grad=False)
         return loss
+
+    def perturbation_vector(self) -> Tensor:
+        """The last step's ``eps`` as one flat vector over all parameters (0 where no grad).
+
+        Its order is that of the optimizer's parameters, which for :func:`build_optimizer` is
+        ``model.parameters()`` restricted to trainable ones: the order of
+        :class:`sharpness.curvature.HessianOperator`, so ``curvature_term(op, opt.perturbation_vector())``
+        gives ``0.5 eps^T H eps`` for the ``fig_signal`` item.
+        """
+        eps_of = {id(p): e for p, e in zip(self._last_eps_params, self.last_eps, strict=True)}
+        return torch.cat(
+            [eps_of.get(id(p), torch.zeros_like(p)).reshape(-1) for p in self._all_params]
+        )
 
     # -- checkpoints -------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:  # type: ignore[override]
