@@ -273,7 +273,8 @@ def compute_deep_l(p: dict[str, Any]) -> tuple[Arrays, Summary]:
     summary: Summary = {"shares": [], "blowup": []}
     for L, alpha in zip(p["depths"], p["alphas"], strict=True):
         fr = integrate_flow(data, init_theta(alpha, L, mu.size), "l2", rho=p["rho"],
-                            t_max=p["s_max"], t_eval=np.linspace(0, p["s_max"], 600))
+                            t_max=p["s_max"], t_eval=np.linspace(0, p["s_max"], 600),
+                            blowup=p["blowup"], rtol=1e-7, atol=1e-10)
         info = classify_regime(fr.beta, major, collapsed=fr.status == "collapse")
         arrays[f"L{L}_s"] = fr.time
         arrays[f"L{L}_share"] = shares(fr.beta)
@@ -287,17 +288,20 @@ def compute_deep_l(p: dict[str, Any]) -> tuple[Arrays, Summary]:
     for L in p["blowup_depths"]:
         for alpha in p["blowup_alphas"]:
             alpha = np.asarray(alpha, float)
-            s_cf = linf_blowup_times(alpha, mu, p["rho"], L)
+            rho_b = p["blowup_rho"]
+            s_cf = linf_blowup_times(alpha, mu, rho_b, L)
             s_flow = np.full(mu.size, np.inf)
             for j in range(mu.size):  # each coordinate alone (the flow decouples)
                 if np.isfinite(s_cf[j]):
                     fj = integrate_flow(single_example(mu[j:j + 1]), init_theta(alpha[j:j + 1], L, 1),
-                                        "linf", rho=p["rho"], t_max=2 * s_cf[j], blowup=p["blowup"])
+                                        "linf", rho=rho_b, t_max=2 * s_cf[j], blowup=p["blowup"],
+                                        solver="RK45", rtol=1e-8)
                     s_flow[j] = fj.t_end if fj.status == "blowup" else np.inf
-            full = integrate_flow(data, init_theta(alpha, L, mu.size), "linf", rho=p["rho"],
-                                  t_max=2 * float(np.min(s_cf)), blowup=p["blowup"])
+            full = integrate_flow(data, init_theta(alpha, L, mu.size), "linf", rho=rho_b,
+                                  t_max=2 * float(np.min(s_cf)), blowup=p["blowup"],
+                                  solver="RK45", rtol=1e-8)
             first = int(np.argmax(np.abs(full.beta[-1])))
-            kind, jstar = linf_limit(alpha, mu, p["rho"], L)
+            kind, jstar = linf_limit(alpha, mu, rho_b, L)
             order_sim = np.argsort(s_flow).tolist()
             order_cf = np.argsort(s_cf).tolist()
             rows.append({"L": L, "alpha": alpha.tolist(), "s_closed": s_cf.tolist(),

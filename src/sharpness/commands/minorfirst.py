@@ -1,0 +1,68 @@
+"""``sharpness minorfirst run|plot ID``: compute a minorfirst figure's numbers, then draw them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sharpness.io import atomic_save_npz, atomic_write_json
+
+
+def _ids() -> list[str]:
+    from sharpness.minorfirst.compute import COMPUTE
+
+    return [*COMPUTE, "cnn_synthetic"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``minorfirst run`` and ``minorfirst plot``."""
+    parser = subparsers.add_parser("minorfirst", help="minorfirst paper: diagonal-network figures")
+    sub = parser.add_subparsers(dest="action", required=True)
+    run_p = sub.add_parser("run", help="compute one figure's numbers into a run directory")
+    run_p.add_argument("figure", help="figure id, e.g. l2_regimes")
+    run_p.add_argument("--params", default="{}", help="JSON object: the figure's config section")
+    run_p.add_argument("--out", required=True, help="run directory (data.npz, summary.json)")
+    run_p.add_argument("--threads", type=int, default=1, help="torch threads (cnn_synthetic)")
+    run_p.set_defaults(func=_run)
+    plot_p = sub.add_parser("plot", help="draw one figure from its run directory")
+    plot_p.add_argument("figure")
+    plot_p.add_argument("--run", required=True)
+    plot_p.add_argument("--out", required=True, help="figure path (.pdf; .png, .csv beside)")
+    plot_p.set_defaults(func=_plot)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from sharpness.provenance import RunRecord
+
+    if args.figure not in _ids():
+        raise SystemExit(f"unknown minorfirst figure {args.figure!r}; known: {_ids()}")
+    params = json.loads(args.params)
+    out = Path(args.out)
+    with RunRecord(out, params=params, seed=params.get("seed")) as record:
+        if args.figure == "cnn_synthetic":
+            from sharpness.minorfirst.cnn import compute_cnn_synthetic
+
+            arrays, summary = compute_cnn_synthetic(params, threads=args.threads)
+        else:
+            from sharpness.minorfirst.compute import COMPUTE
+
+            arrays, summary = COMPUTE[args.figure](params)
+        atomic_save_npz(out / "data.npz", **{k: np.asarray(v) for k, v in arrays.items()})
+        atomic_write_json(out / "summary.json", summary)
+        record.update(summary=summary)
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from sharpness.minorfirst.plots import PLOTS
+
+    run = Path(args.run)
+    with np.load(run / "data.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    summary = json.loads((run / "summary.json").read_text())
+    params = json.loads((run / "provenance.json").read_text())["params"]
+    PLOTS[args.figure](arrays, summary, params, args.out, inputs=[run])
+    return 0
