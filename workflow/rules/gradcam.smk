@@ -1,1 +1,106 @@
 # Paper `minorfirst`, real images: GD vs SAM attention with Grad-CAM (catalog item `gradcam`).
+#
+# One training job per (data set, optimizer) trains every init scale and seed (one process,
+# so the quick profile pays the torch import once per group, not once per run); one Grad-CAM
+# job per data set explains every model on the shared panel; one job draws the grid and table.
+# Training asks for a GPU unless the runs are pinned to the CPU (`gradcam.train.device: cpu`,
+# the quick profile), so the quick profile's jobs are not serialised on the global gpu=1.
+
+GRADCAM = config.get("gradcam")
+
+if GRADCAM:
+    GRADCAM_DATASETS = list(GRADCAM["datasets"])
+    GRADCAM_OPTIMIZERS = list(GRADCAM["optimizers"])
+    GRADCAM_GPU = 0 if GRADCAM["train"].get("device") == "cpu" else 1
+    GRADCAM_ROOT = "results/minorfirst/gradcam"
+
+    rule gradcam_train:
+        output:
+            runs=f"{GRADCAM_ROOT}/runs/{{dataset}}/{{optimizer}}/runs.json",
+        log:
+            "logs/minorfirst/gradcam/train_{dataset}_{optimizer}.log",
+        benchmark:
+            "benchmarks/results/minorfirst/gradcam/train_{dataset}_{optimizer}.tsv"
+        wildcard_constraints:
+            dataset="|".join(GRADCAM_DATASETS),
+            optimizer="|".join(GRADCAM_OPTIMIZERS),
+        threads: 1
+        resources:
+            mem_mb=3000,
+            runtime=240,
+            gpu=GRADCAM_GPU,
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            settings=as_json(GRADCAM),
+            outdir=subpath(output.runs, parent=True),
+        shell:
+            "sharpness gradcam train --params '{params.settings}' --dataset {wildcards.dataset}"
+            " --optimizer {wildcards.optimizer} --out {params.outdir} --threads {threads}"
+            " > {log} 2>&1"
+
+    rule gradcam_maps:
+        input:
+            runs=expand(
+                f"{GRADCAM_ROOT}/runs/{{{{dataset}}}}/{{optimizer}}/runs.json",
+                optimizer=GRADCAM_OPTIMIZERS,
+            ),
+        output:
+            maps=f"{GRADCAM_ROOT}/maps/{{dataset}}/maps.npz",
+        log:
+            "logs/minorfirst/gradcam/maps_{dataset}.log",
+        benchmark:
+            "benchmarks/results/minorfirst/gradcam/maps_{dataset}.tsv"
+        wildcard_constraints:
+            dataset="|".join(GRADCAM_DATASETS),
+        threads: 1
+        resources:
+            mem_mb=3000,
+            runtime=30,
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            settings=as_json(GRADCAM),
+            runs=lambda w, input: os.path.dirname(os.path.dirname(input.runs[0])),
+            outdir=subpath(output.maps, parent=True),
+            root=config["data"]["root"],
+        shell:
+            "sharpness gradcam maps --params '{params.settings}' --dataset {wildcards.dataset}"
+            " --runs {params.runs} --out {params.outdir} --root {params.root}"
+            " --threads {threads} > {log} 2>&1"
+
+    rule gradcam_figure:
+        input:
+            maps=expand(f"{GRADCAM_ROOT}/maps/{{dataset}}/maps.npz", dataset=GRADCAM_DATASETS),
+        output:
+            pdf="figures/minorfirst/gradcam.pdf",
+            png="figures/minorfirst/gradcam.png",
+            csv="figures/minorfirst/gradcam.csv",
+            table="figures/minorfirst/gradcam_table.md",
+            table_csv="figures/minorfirst/gradcam_table.csv",
+        log:
+            "logs/minorfirst/gradcam/figure.log",
+        benchmark:
+            "benchmarks/results/minorfirst/gradcam/figure.tsv"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            settings=as_json(GRADCAM),
+            maps=lambda w, input: " ".join(
+                f"{key}={os.path.dirname(path)}"
+                for key, path in zip(GRADCAM_DATASETS, input.maps)
+            ),
+        shell:
+            "sharpness gradcam figure --params '{params.settings}' --maps {params.maps}"
+            " --out {output.pdf} --table {output.table} > {log} 2>&1"
+
+    ALL_TARGETS.extend(
+        [
+            "figures/minorfirst/gradcam.pdf",
+            "figures/minorfirst/gradcam_table.md",
+        ]
+    )

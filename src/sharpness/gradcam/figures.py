@@ -1,0 +1,287 @@
+"""Figure grid and background-share table of the Grad-CAM study, with the claim computed.
+
+Inputs are the per-data-set ``maps.npz`` files of :func:`sharpness.gradcam.study.compute_maps`.
+Statistics:
+
+* a cell (data set, optimizer, init scale) pools the background shares of every panel image
+  under every seed (massless maps excluded and counted); it is reported as mean ± the
+  Student-t half-width (:func:`sharpness.gradcam.background.mean_ci`), with the per-seed means
+  beside it;
+* the paper's claim (SAM's background share exceeds GD's at the middle init on MNIST) is
+  tested with *paired* differences: the same panel image under the same seed (hence the same
+  initial weights and data order) trained by SAM and by GD. "Exceeds" means the mean paired
+  difference is positive and its confidence interval excludes 0; the caption says which of
+  exceeds / higher but not significant / does not exceed the data show.
+
+The middle init scale is the median of the configured ``alphas`` (sorted; the lower middle
+one for an even count).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sharpness.gradcam.background import mean_ci
+
+
+def load_maps(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """The arrays of one ``maps.npz`` (a folder or the file)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "maps.npz"
+    with np.load(path, allow_pickle=False) as data:
+        return {k: data[k] for k in data.files}
+
+
+def middle_index(alphas: Sequence[float]) -> int:
+    """Index (into ``alphas`` as given) of the middle init scale."""
+    order = np.argsort(np.asarray(alphas, float))
+    return int(order[(len(order) - 1) // 2])
+
+
+def optimizer_order(params: Mapping[str, Any], present: Sequence[str]) -> list[int]:
+    """Indices of ``present`` optimizers in display order: the claim's GD first, then the
+    others in config order (the workflow passes the config with sorted keys)."""
+    names = [str(o) for o in present]
+    gd = params.get("claim", {}).get("gd", "sgd")
+    ordered = ([gd] if gd in names else []) + [n for n in names if n != gd]
+    return [names.index(n) for n in ordered]
+
+
+def summary_rows(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.ndarray]],
+                 level: float = 0.95) -> list[dict[str, Any]]:
+    """One row per (data set, optimizer, init scale): share mean, CI, n, chance, accuracy."""
+    rows = []
+    for key, arr in maps.items():
+        spec = params["datasets"][key]
+        chance = float(np.mean(arr["masks"]))
+        for i in optimizer_order(params, arr["optimizers"]):
+            opt = arr["optimizers"][i]
+            ospec = params["optimizers"][str(opt)]
+            for j, alpha in enumerate(arr["alphas"]):
+                shares = arr["shares"][i, j]
+                mean, half, n = mean_ci(shares.reshape(-1), level)
+                per_seed = [float(np.nanmean(s)) if np.isfinite(s).any() else float("nan")
+                            for s in shares]
+                rows.append({
+                    "dataset": key, "dataset_label": spec["label"],
+                    "optimizer": str(opt), "optimizer_label": ospec["label"],
+                    "alpha": float(alpha), "share_mean": mean, "share_ci": half,
+                    "n_maps": n, "massless_maps": int(shares.size - n),
+                    "chance": chance, "test_acc": float(np.nanmean(arr["test_acc"][i, j])),
+                    "per_seed_means": " ".join(f"{v:.3f}" for v in per_seed),
+                })
+    return rows
+
+
+def paired_difference(arr: Mapping[str, np.ndarray], a: str, b: str, alpha_index: int,
+                      level: float = 0.95) -> dict[str, Any]:
+    """Mean and CI of share(a) - share(b), paired by (seed, panel image), at one init scale."""
+    opts = [str(o) for o in arr["optimizers"]]
+    sa = arr["shares"][opts.index(a), alpha_index].reshape(-1)
+    sb = arr["shares"][opts.index(b), alpha_index].reshape(-1)
+    mean, half, n = mean_ci(sa - sb, level)
+    ma, _, _ = mean_ci(sa, level)
+    mb, _, _ = mean_ci(sb, level)
+    if n >= 2 and np.isfinite(half) and mean - half > 0:
+        verdict = "exceeds"
+    elif np.isfinite(mean) and mean > 0:
+        verdict = "is higher but not significantly"
+    else:
+        verdict = "does not exceed"
+    return {"a": a, "b": b, "alpha": float(arr["alphas"][alpha_index]), "mean_a": ma,
+            "mean_b": mb, "diff": mean, "diff_ci": half, "n_pairs": n, "verdict": verdict}
+
+
+def claim_sentence(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.ndarray]],
+                   level: float = 0.95) -> tuple[str, list[dict[str, Any]]]:
+    """The caption's sentence on the paper's claim, computed from the data, and its numbers."""
+    claim = params.get("claim", {"dataset": "mnist", "gd": "sgd", "sam": ["sam", "sam_linf"]})
+    key = claim["dataset"]
+    if key not in maps:
+        return f"(claim data set {key!r} not in this figure)", []
+    arr = maps[key]
+    mid = middle_index(arr["alphas"])
+    sams = claim["sam"] if isinstance(claim["sam"], list) else [claim["sam"]]
+    results = [paired_difference(arr, s, claim["gd"], mid, level) for s in sams]
+    label = params["datasets"][key]["label"]
+    gd_label = params["optimizers"][claim["gd"]]["label"]
+    parts = []
+    for r in results:
+        s_label = params["optimizers"][r["a"]]["label"]
+        agrees = "as the paper claims" if r["verdict"] == "exceeds" else \
+            "so the paper's claim is not confirmed here"
+        parts.append(
+            f"{s_label}'s background share ({r['mean_a']:.3f}) {r['verdict']} {gd_label}'s "
+            f"({r['mean_b']:.3f}): paired difference {r['diff']:+.3f} ± {r['diff_ci']:.3f} "
+            f"({level:.0%} CI, {r['n_pairs']} image-seed pairs), {agrees}")
+    sentence = (f"On {label} at the middle init scale alpha = {results[0]['alpha']:g}: "
+                + "; ".join(parts) + ".")
+    return sentence, results
+
+
+def _overlay(ax: Any, image: np.ndarray, cam: np.ndarray | None) -> None:
+    if image.shape[0] == 1:
+        ax.imshow(image[0], cmap="gray", vmin=0, vmax=1)
+    else:
+        ax.imshow(np.transpose(image, (1, 2, 0)))
+    if cam is not None:
+        ax.imshow(cam, cmap="jet", alpha=0.45, vmin=0, vmax=1)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+
+
+def build_figure(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.ndarray]],
+                 rows: Sequence[Mapping[str, Any]], show: int, title: str
+                 ) -> tuple[Any, list[dict[str, Any]]]:
+    """The grid (data set x shown image rows; input + optimizer x init scale columns) and,
+    below it, background share vs init scale per data set. Returns the figure and the tidy
+    rows of every plotted number (one per map cell and one per share point)."""
+    import matplotlib.pyplot as plt
+
+    from sharpness.plots import optimizer_color
+
+    keys = list(maps)
+    first = maps[keys[0]]
+    order = optimizer_order(params, first["optimizers"])
+    opts = [str(first["optimizers"][i]) for i in order]
+    alphas = list(first["alphas"])
+    ncol = 1 + len(opts) * len(alphas)
+    nrow = len(keys) * show
+    fig = plt.figure(figsize=(1.05 * ncol + 0.6, 1.1 * nrow + 2.6))
+    grid = fig.add_gridspec(nrow + 2, ncol, height_ratios=[1] * nrow + [0.25, 2.2],
+                            hspace=0.08, wspace=0.05)
+    plotted: list[dict[str, Any]] = []
+    for d, key in enumerate(keys):
+        arr = maps[key]
+        label = params["datasets"][key]["label"]
+        for r in range(show):
+            row = d * show + r
+            ax = fig.add_subplot(grid[row, 0])
+            _overlay(ax, arr["images"][r], None)
+            ax.set_ylabel(f"{label}\n(label {int(arr['labels'][r])})" if r == 0
+                          else f"label {int(arr['labels'][r])}", fontsize=6)
+            if row == 0:
+                ax.set_title("input", fontsize=7)
+            for col, (i, opt) in enumerate(zip(order, opts, strict=True)):
+                for j, alpha in enumerate(alphas):
+                    share = float(arr["shares"][i, j, 0, r])
+                    cam = arr["maps"][i, j, 0, r] if np.isfinite(share) else None
+                    ax = fig.add_subplot(grid[row, 1 + col * len(alphas) + j])
+                    _overlay(ax, arr["images"][r], cam)
+                    ax.text(0.02, 0.02, "no mass" if cam is None else f"{share:.2f}",
+                            transform=ax.transAxes, fontsize=5, color="white",
+                            bbox={"facecolor": "black", "alpha": 0.5, "pad": 1, "lw": 0})
+                    if row == 0:
+                        ax.set_title(f"{params['optimizers'][opt]['label']}\nα={alpha:g}",
+                                     fontsize=6, color=optimizer_color(opt))
+                    plotted.append({"panel": "map", "dataset": key, "image": r,
+                                    "test_index": int(arr["indices"][r]), "optimizer": opt,
+                                    "alpha": float(alpha), "seed": int(arr["seeds"][0]),
+                                    "background_share": share})
+    ncols_bottom = len(keys)
+    sub = grid[nrow + 1, :].subgridspec(1, ncols_bottom, wspace=0.35)
+    for d, key in enumerate(keys):
+        ax = fig.add_subplot(sub[0, d])
+        chance = None
+        for i, opt in enumerate(opts):  # display order
+            pts = [r for r in rows if r["dataset"] == key and r["optimizer"] == opt]
+            xs = np.array([p["alpha"] for p in pts])
+            ys = np.array([p["share_mean"] for p in pts])
+            es = np.array([p["share_ci"] for p in pts])
+            offset = (i - (len(opts) - 1) / 2) * 0.04
+            ax.errorbar(xs * (1 + offset), ys, yerr=es, marker="o", capsize=2,
+                        color=optimizer_color(opt), label=params["optimizers"][opt]["label"])
+            chance = pts[0]["chance"] if pts else chance
+            for p in pts:
+                plotted.append({"panel": "share", "dataset": key, "optimizer": opt,
+                                "alpha": p["alpha"], "share_mean": p["share_mean"],
+                                "share_ci": p["share_ci"], "n_maps": p["n_maps"],
+                                "chance": p["chance"]})
+        if chance is not None:
+            ax.axhline(chance, color="0.4", ls="--", lw=1, label="uniform map")
+        ax.set_xscale("log")
+        ax.set_xticks(alphas, [f"{a:g}" for a in alphas])
+        ax.minorticks_off()
+        ax.set_xlabel("init scale α")
+        ax.set_title(params["datasets"][key]["label"], fontsize=8)
+        if d == 0:
+            ax.set_ylabel("background share")
+            ax.legend(fontsize=6)
+    fig.suptitle(title, fontsize=9)
+    return fig, plotted
+
+
+def format_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Table rows with the share as ``mean ± CI`` text."""
+    out = []
+    for r in rows:
+        ci = "n/a" if not np.isfinite(r["share_ci"]) else f"{r['share_ci']:.3f}"
+        out.append({"data set": r["dataset_label"], "optimizer": r["optimizer_label"],
+                    "alpha": r["alpha"], "background share": f"{r['share_mean']:.3f} ± {ci}",
+                    "chance": round(r["chance"], 3), "maps": r["n_maps"],
+                    "massless": r["massless_maps"], "per-seed means": r["per_seed_means"],
+                    "test acc": round(r["test_acc"], 3)})
+    return out
+
+
+TABLE_COLUMNS = ["data set", "optimizer", "alpha", "background share", "chance", "maps",
+                 "massless", "per-seed means", "test acc"]
+
+
+def make_outputs(params: Mapping[str, Any], map_dirs: Mapping[str, str | os.PathLike[str]],
+                 figure: str | os.PathLike[str], table: str | os.PathLike[str]) -> dict[str, Any]:
+    """Build and save the figure grid and the table (with CSV and provenance)."""
+    from sharpness.plots import figure_style, save_figure, save_table
+
+    maps = {key: load_maps(path) for key, path in map_dirs.items()}
+    level = float(params.get("ci_level", 0.95))
+    rows = summary_rows(params, maps, level)
+    sentence, results = claim_sentence(params, maps, level)
+    subs = [s for key in maps for s in ([params["datasets"][key]["stand_in"]]
+                                         if params["datasets"][key].get("stand_in") else [])]
+    inputs = [str(Path(p) / "maps.npz") if Path(p).is_dir() else str(p)
+              for p in map_dirs.values()]
+    bg = "; ".join(f"{params['datasets'][k]['label']}: {_rule_text(params['datasets'][k])}"
+                   for k in maps)
+    first = next(iter(maps.values()))
+    n_panel, n_seeds = len(first["labels"]), len(first["seeds"])
+    common = (f"Share of Grad-CAM mass on background pixels (sum of the map over background "
+              f"pixels / sum over all), mean ± {level:.0%} t-interval over {n_panel} panel "
+              f"test images x {n_seeds} seeds; 'chance' is the background pixel fraction (a "
+              f"uniform map's share); massless maps (all zero) are excluded and counted. "
+              f"Background: {bg}. {sentence}")
+    title = "Grad-CAM of CNNs trained by GD/SGD and SAM across init scales"
+    if subs:
+        title += "\n[stand-in: " + "; ".join(subs) + "]"
+    fig_caption = (f"Grad-CAM maps (first seed) of the same test images for every optimizer "
+                   f"and init scale (number: the map's background share); below, background "
+                   f"share vs init scale. {common}")
+    with figure_style():
+        fig, plotted = build_figure(params, maps, rows, int(params["panel"].get("show", 2)),
+                                    title)
+        fig_record = save_figure(fig, figure, rows=plotted, caption=fig_caption, inputs=inputs,
+                                 params=dict(params), stand_ins=subs)
+    table_record = save_table(table, rows=format_table_rows(rows), columns=TABLE_COLUMNS,
+                              caption=common, inputs=inputs, params=dict(params),
+                              stand_ins=subs)
+    return {"rows": rows, "claim": results, "sentence": sentence, "figure": fig_record,
+            "table": table_record}
+
+
+def _rule_text(spec: Mapping[str, Any]) -> str:
+    bg = spec["background"]
+    rule = bg["rule"]
+    if rule == "threshold":
+        return f"luma < {bg.get('threshold', 0.2):g}"
+    if rule == "below_median":
+        return "luma below the image's median"
+    return f"pixels off the pasted digit (digit intensity < {bg.get('threshold', 0.2):g})"

@@ -1,0 +1,180 @@
+"""The Grad-CAM study as data: expand the config section, train the grid, explain the panel.
+
+The ``gradcam`` config section (see ``workflow/config/quick.yaml``) names
+
+* ``datasets``: key -> ``{name, label, background, stand_in?, train_size?, test_size?}``;
+* ``optimizers``: key -> ``{name, label, hparams}`` (names of :mod:`sharpness.optim`);
+* ``alphas`` (init scales, passed to the model's ``alpha``) and ``seeds``;
+* ``train``: the shared :mod:`sharpness.train` run settings (model, epochs, lr, ...);
+* ``panel``: ``{per_class, seed, show}`` for :func:`sharpness.gradcam.panel.select_panel`.
+
+One training run per (data set, optimizer, init scale, seed) goes to
+``<root>/<dataset>/<optimizer>/alpha<a>_seed<s>/`` through :func:`sharpness.train.train` (so
+each has its metrics, model, resume and provenance). :func:`compute_maps` explains every model
+of a data set on the shared panel and stores maps, masks and background shares in one npz.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from sharpness.errors import ConfigError
+
+SHARES_FILE = "maps.npz"
+RUNS_FILE = "runs.json"
+
+
+def run_name(alpha: float, seed: int) -> str:
+    """Folder name of one run: ``alpha<a>_seed<s>`` (``a`` written with ``%g``)."""
+    return f"alpha{alpha:g}_seed{seed}"
+
+
+def dataset_spec(params: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The config entry of data set ``key`` (error naming the known keys)."""
+    try:
+        return dict(params["datasets"][key])
+    except KeyError:
+        raise ConfigError(f"gradcam: unknown data set {key!r}; known: "
+                          f"{', '.join(params['datasets'])}") from None
+
+
+def optimizer_spec(params: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The config entry of optimizer ``key`` (error naming the known keys)."""
+    try:
+        return dict(params["optimizers"][key])
+    except KeyError:
+        raise ConfigError(f"gradcam: unknown optimizer {key!r}; known: "
+                          f"{', '.join(params['optimizers'])}") from None
+
+
+def stand_ins(spec: Mapping[str, Any]) -> list[str]:
+    """``[stand_in]`` for a substituted data set, else ``[]``."""
+    return [spec["stand_in"]] if spec.get("stand_in") else []
+
+
+def run_config(params: Mapping[str, Any], dataset: str, optimizer: str, alpha: float,
+               seed: int) -> dict[str, Any]:
+    """The :mod:`sharpness.train` config of one run of the grid."""
+    ds, opt = dataset_spec(params, dataset), optimizer_spec(params, optimizer)
+    cfg = copy.deepcopy(dict(params["train"]))
+    cfg["model_kwargs"] = {**cfg.get("model_kwargs", {}), "alpha": float(alpha)}
+    cfg.update(dataset=ds["name"], optimizer=opt["name"], opt_hparams=dict(opt.get("hparams", {})),
+               seed=int(seed), stand_ins=stand_ins(ds))
+    for key in ("train_size", "test_size", "data_root"):
+        if ds.get(key) is not None:
+            cfg[key] = ds[key]
+    return cfg
+
+
+def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
+                out: str | os.PathLike[str], threads: int | None = None) -> dict[str, Any]:
+    """Train every (init scale, seed) run of one data set and optimizer under ``out``.
+
+    Finished runs are skipped and killed runs resume (the engine's behaviour). Returns the
+    summary written to ``out/runs.json``: one entry per run with its folder and final numbers.
+    """
+    from sharpness.io import atomic_write_json
+    from sharpness.train import train
+
+    out = Path(out)
+    entries = []
+    for alpha in params["alphas"]:
+        for seed in params["seeds"]:
+            cfg = run_config(params, dataset, optimizer, alpha, seed)
+            run_dir = out / run_name(alpha, seed)
+            final = train(cfg, run_dir, threads=threads)
+            entries.append({"alpha": float(alpha), "seed": int(seed), "dir": str(run_dir),
+                            "status": final["status"],
+                            "final_train_acc": final["final_train_acc"],
+                            "final_test_acc": final["final_test_acc"],
+                            "final_train_loss": final["final_train_loss"]})
+    summary = {"dataset": dataset, "optimizer": optimizer, "runs": entries}
+    atomic_write_json(out / RUNS_FILE, summary)
+    return summary
+
+
+def load_panel_data(params: Mapping[str, Any], dataset: str, root: str = "data"
+                    ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, np.ndarray, dict[str, Any]]:
+    """Panel images, labels, test-set indices, background masks and the data info."""
+    from sharpness.data import load_dataset
+    from sharpness.data.composite import NAME as COMPOSITE
+    from sharpness.data.composite import build_mnist_on_cifar
+    from sharpness.gradcam.background import mask_from_config
+    from sharpness.gradcam.panel import select_panel
+
+    spec = dataset_spec(params, dataset)
+    root = spec.get("data_root", root)
+    digits = None
+    if spec["name"] == COMPOSITE:
+        comp = build_mnist_on_cifar(root)
+        ds, digits = comp.dataset, comp.digit_test
+    else:
+        ds = load_dataset(spec["name"], root)
+    if spec.get("test_size"):
+        ds.x_test, ds.y_test = ds.x_test[:spec["test_size"]], ds.y_test[:spec["test_size"]]
+    panel = params["panel"]
+    idx = select_panel(ds.y_test, int(panel["per_class"]), int(panel.get("seed", 0)))
+    x, y = ds.x_test[idx], ds.y_test[idx]
+    masks = mask_from_config(x, spec["background"], digits[idx] if digits is not None else None)
+    return x, y, idx, masks, dict(ds.info)
+
+
+def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.PathLike[str],
+                 out: str | os.PathLike[str], root: str = "data",
+                 threads: int | None = None) -> dict[str, Any]:
+    """Explain every trained model of ``dataset`` on the shared panel; write ``out/maps.npz``.
+
+    Arrays: ``images`` (N, C, H, W), ``labels``, ``indices`` (into the test set), ``masks``
+    (N, H, W), ``maps`` (O, A, S, N, H, W) and ``shares`` (O, A, S, N) over optimizers x init
+    scales x seeds x panel images, ``test_acc`` (O, A, S). Also ``out/provenance.json``.
+    """
+    from sharpness.gradcam.background import background_share
+    from sharpness.gradcam.maps import gradcam_maps
+    from sharpness.io import atomic_save_npz, read_json
+    from sharpness.provenance import write_run_provenance
+    from sharpness.train import load_trained_model
+
+    if threads:
+        torch.set_num_threads(int(threads))
+    out = Path(out)
+    x, y, idx, masks, info = load_panel_data(params, dataset, root)
+    opts, alphas, seeds = list(params["optimizers"]), list(params["alphas"]), list(params["seeds"])
+    n, (h, w) = len(x), x.shape[2:]
+    maps = np.zeros((len(opts), len(alphas), len(seeds), n, h, w), np.float32)
+    shares = np.full((len(opts), len(alphas), len(seeds), n), np.nan)
+    test_acc = np.full((len(opts), len(alphas), len(seeds)), np.nan)
+    inputs = []
+    for i, opt in enumerate(opts):
+        group = Path(runs_root) / opt
+        for j, alpha in enumerate(alphas):
+            for k, seed in enumerate(seeds):
+                run_dir = group / run_name(alpha, seed)
+                final = read_json(run_dir / "final.json")
+                test_acc[i, j, k] = final["final_test_acc"]
+                inputs.append(str(run_dir))
+                model = load_trained_model(run_dir)
+                if final["status"] != "ok" or not all(
+                        torch.isfinite(p).all() for p in model.parameters()):
+                    continue  # a diverged model has no meaningful map: left NaN, counted
+                maps[i, j, k] = gradcam_maps(model, x, y)
+                shares[i, j, k] = background_share(maps[i, j, k], masks)
+    spec = dataset_spec(params, dataset)
+    atomic_save_npz(out / SHARES_FILE, images=x.numpy(), labels=y.numpy(), indices=idx,
+                    masks=masks, maps=maps, shares=shares, test_acc=test_acc,
+                    alphas=np.asarray(alphas, float), seeds=np.asarray(seeds),
+                    optimizers=np.asarray(opts))
+    write_run_provenance(out, params={"dataset": dataset, "spec": spec,
+                                      "panel": params["panel"], "alphas": alphas,
+                                      "seeds": seeds, "optimizers": params["optimizers"],
+                                      "runs": inputs},
+                         data=[info], stand_ins=stand_ins(spec),
+                         extra={"massless_maps": int(np.isnan(shares).sum()),
+                                "panel_size": n})
+    return {"shares": shares, "test_acc": test_acc}
