@@ -114,6 +114,9 @@ def load_dataset(name: str, root: str | os.PathLike[str] = "data", *,
         ds = load_embedded(name, root)
     elif name == "mnist":
         ds = load_mnist(root, mirror=mirror, download=download)
+    elif name == "mnist_on_cifar":  # the SVHN stand-in, built from the embedded subsets
+        from sharpness.data.composite import load_mnist_on_cifar
+        ds = load_mnist_on_cifar(root)
     else:
         ds = _load_torchvision(name, root, mirror=mirror, download=download)
     return subset(ds, train_size, test_size)
