@@ -1,0 +1,85 @@
+"""``sharpness bridges ...``: the figures that bridge the papers (LE-SAM on diagonal nets, SAM at EoS).
+
+::
+
+    sharpness bridges lesam-diagonal run  --params JSON --out RUN_DIR
+    sharpness bridges lesam-diagonal plot --run RUN_DIR --out figures/bridges/lesam_diagonal.pdf
+    sharpness bridges sam-eos run  --params JSON --out RUN_DIR [--threads N]
+    sharpness bridges sam-eos plot --run RUN_DIR --out figures/bridges/sam_eos.pdf
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from sharpness.io import atomic_save_npz, atomic_write_json, read_json
+from sharpness.provenance import RunRecord
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``bridges lesam-diagonal run|plot`` and ``bridges sam-eos run|plot``."""
+    parser = subparsers.add_parser("bridges", help="bridges between the papers")
+    sub = parser.add_subparsers(dest="figure", required=True)
+    for name, run, plot in (("lesam-diagonal", _lesam_run, _lesam_plot),
+                            ("sam-eos", _eos_run, _eos_plot)):
+        fig_p = sub.add_parser(name, help=f"figure bridges/{name.replace('-', '_')}")
+        act = fig_p.add_subparsers(dest="action", required=True)
+        run_p = act.add_parser("run", help="compute and write arrays.npz + summary.json")
+        run_p.add_argument("--params", default="{}", help="JSON object of settings")
+        run_p.add_argument("--out", required=True, help="run directory")
+        run_p.add_argument("--threads", type=int, default=None, help="torch threads")
+        run_p.set_defaults(func=run)
+        plot_p = act.add_parser("plot", help="draw the figure from a run directory")
+        plot_p.add_argument("--run", required=True, help="run directory written by `run`")
+        plot_p.add_argument("--out", required=True, help="figure path (.pdf; .png too)")
+        plot_p.set_defaults(func=plot)
+
+
+def _load(run: Path) -> tuple[dict[str, np.ndarray], dict, dict]:
+    with np.load(run / "arrays.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    summary = read_json(run / "summary.json")
+    params = read_json(run / "provenance.json")["params"]
+    return arrays, summary, params
+
+
+def _lesam_run(args: argparse.Namespace) -> int:
+    from sharpness.bridges.lesam_diagonal import LesamDiagonalParams, compute
+
+    params = LesamDiagonalParams.from_dict(json.loads(args.params))
+    out = Path(args.out)
+    with RunRecord(out, params=params.to_dict(), seed=None) as record:
+        arrays, summary = compute(params)
+        atomic_save_npz(out / "arrays.npz", **arrays)
+        atomic_write_json(out / "summary.json", summary)
+        record.update(maps={k: v["counts"] for k, v in summary["maps"].items()})
+    return 0
+
+
+def _lesam_plot(args: argparse.Namespace) -> int:
+    from sharpness.bridges.lesam_diagonal import LesamDiagonalParams
+    from sharpness.bridges.lesam_diagonal_plot import plot
+
+    run = Path(args.run)
+    arrays, summary, params = _load(run)
+    plot(arrays, summary, LesamDiagonalParams.from_dict(params), args.out, inputs=[run])
+    return 0
+
+
+def _eos_run(args: argparse.Namespace) -> int:
+    from sharpness.bridges.sam_eos import SamEosParams, run_sweep
+
+    params = SamEosParams.from_dict(json.loads(args.params))
+    run_sweep(params, Path(args.out), threads=args.threads)
+    return 0
+
+
+def _eos_plot(args: argparse.Namespace) -> int:
+    from sharpness.bridges.sam_eos_plot import plot
+
+    plot(Path(args.run), args.out)
+    return 0
