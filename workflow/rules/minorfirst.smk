@@ -47,3 +47,62 @@ rule minorfirst_slice_figure:
 
 
 ALL_TARGETS.extend(rules.minorfirst_slice_figure.output)
+
+
+# --- diagonal-network figures (issue 3): compute the numbers, then draw -------------------
+MINORFIRST_DIAGONAL = [
+    "l1_maxmargin", "linf_depth", "l2_sequential", "l2_regimes", "l2_limit", "deep_l",
+    "multi_example", "flow_vs_discrete",
+]
+
+
+rule minorfirst_diagonal_run:
+    output:
+        data="results/minorfirst/{fig}/data.npz",
+        summary="results/minorfirst/{fig}/summary.json",
+    wildcard_constraints:
+        fig="|".join(MINORFIRST_DIAGONAL),
+    log:
+        "logs/minorfirst/{fig}_run.log",
+    benchmark:
+        "benchmarks/results/minorfirst/{fig}_run.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
+    conda:
+        "../../envs/environment.yaml"
+    params:
+        settings=lambda wc: as_json(section("minorfirst", wc.fig)),
+        outdir=lambda wc, output: os.path.dirname(output.data),
+    shell:
+        "sharpness minorfirst run {wildcards.fig} --params '{params.settings}' --out {params.outdir} > {log} 2>&1"
+
+
+rule minorfirst_diagonal_figure:
+    input:
+        data="results/minorfirst/{fig}/data.npz",
+        summary="results/minorfirst/{fig}/summary.json",
+    output:
+        pdf=report("figures/minorfirst/{fig}.pdf", caption="../report/minorfirst/{fig}.rst", category="minorfirst"),
+        png="figures/minorfirst/{fig}.png",
+        csv="figures/minorfirst/{fig}.csv",
+    wildcard_constraints:
+        fig="|".join(MINORFIRST_DIAGONAL),
+    log:
+        "logs/minorfirst/{fig}_figure.log",
+    benchmark:
+        "benchmarks/results/minorfirst/{fig}_figure.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/environment.yaml"
+    params:
+        rundir=lambda wc, input: os.path.dirname(input.data),
+    shell:
+        "sharpness minorfirst plot {wildcards.fig} --run {params.rundir} --out {output.pdf} > {log} 2>&1"
+
+
+ALL_TARGETS.extend(expand("figures/minorfirst/{fig}.pdf", fig=MINORFIRST_DIAGONAL))

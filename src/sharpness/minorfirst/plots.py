@@ -118,7 +118,7 @@ def plot_linf_depth(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) ->
             ax.set_ylabel(r"$\alpha_2$")
             from matplotlib.patches import Patch
 
-            handles = [Patch(color=cmap(i), label=lab) for i, lab in enumerate(["$e_1$", "$e_2$", "$\\mathbf{0}$", "$\\rho^L\\mathbf{1}$"])]
+            handles = [Patch(color=cmap.colors[i], label=lab) for i, lab in enumerate(["$e_1$", "$e_2$", "$\\mathbf{0}$", "$\\rho^L\\mathbf{1}$"])]
             ax.legend(handles=handles + ax.get_legend_handles_labels()[0], fontsize=6, loc="upper left")
             for i, g1 in enumerate(grid):
                 for j, g2 in enumerate(grid):
@@ -348,7 +348,7 @@ def plot_flow_vs_discrete(a: A, s: dict, p: dict, out: str, inputs: Sequence[Pat
             ax.set_xlabel(r"step size $\eta$")
             ax.set_title(f"L={L}: reference = " + ("closed form (Lambert W)" if L == 1 else "solve_ivp flow"), fontsize=9)
             ax.legend(fontsize=7)
-        axes[0].set_ylabel(r"$\max_{t\le T}\|\beta_\eta(t)-\beta_{\rm flow}(t)\|_\infty$")
+        axes[0].set_ylabel(r"$\max_{t\leq T}\|\beta_\eta(t)-\beta_{\rm flow}(t)\|_\infty$")
         fig.suptitle("Discrete GD/SAM vs flow: first-order error", fontsize=10)
         cap = (f"Error between constant-step discrete GD, l2-SAM and l_inf-SAM (rho={p['rho']}) and the "
                f"corresponding flow in the original clock, max over t <= T={p['T']}, against the step "
