@@ -5,7 +5,6 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= all
-PROFILE ?= workflow/profiles/default
 STAMP  := $(VENV)/.installed
 
 .PHONY: all run test test-slow lint clean-results
@@ -21,7 +20,7 @@ $(STAMP): $(BIN)/python envs/requirements.txt pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --profile $(PROFILE)
+	$(BIN)/snakemake --cores $(CORES)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -q

@@ -11,10 +11,10 @@ import yaml
 
 
 def copy_workflow(repo: Path, dest: Path) -> Path:
-    """Copy the Snakefile, workflow/ and envs/ (not results) into ``dest``."""
+    """Copy the Snakefile, workflow/, envs/ and profiles/ (not results) into ``dest``."""
     shutil.copy(repo / "Snakefile", dest / "Snakefile")
-    for folder in ("workflow", "envs"):
-        shutil.copytree(repo / folder, dest / folder)
+    for folder in ("workflow", "envs", "profiles"):
+        shutil.copytree(repo / folder, dest / folder, symlinks=True)
     return dest
 
 
