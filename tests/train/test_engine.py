@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 # a small but complete mini-batch run: BatchNorm ResNet, SAM, crop/flip/Cutout, label
 # smoothing, cosine lr with warm-up, step rows: every source of state a resume must restore
 MINI = {
-    "dataset": "mnist_embedded", "data_root": str(REPO / "data"), "train_size": 192,
+    "dataset": "mnist_embedded", "data_root": str(REPO / "data"), "train_size": 96,
     "test_size": 64, "model": "resnet18", "width": 0.0625, "optimizer": "sam",
-    "opt_hparams": {"rho": 0.05}, "epochs": 3, "batch_size": 64, "lr": 0.05,
+    "opt_hparams": {"rho": 0.05}, "epochs": 3, "batch_size": 32, "lr": 0.05,
     "warmup_steps": 2, "label_smoothing": 0.1,
     "augment": {"crop": 2, "flip": True, "cutout": 6}, "log_every": 2, "seed": 3,
 }
@@ -190,6 +190,7 @@ def test_outputs_for_downstream_use(tmp_path):
     ({"mode": "online"}, "'mode'"),
     ({"epochs": 0}, "'epochs': must be positive"),
     ({"label_smoothing": 0.1, "loss": "mse"}, "'label_smoothing'"),
+    ({"loss_goal": 0.1}, "'loss_goal': only applies"),
 ])
 def test_config_errors_name_the_key(patch, match):
     with pytest.raises(ConfigError, match=match):

@@ -7,8 +7,8 @@ diverged one (divergence is a result, recorded in ``final.json`` and ``provenanc
 is 2 for a bad config or missing data.
 
 Hooks named in the config (``sharpness_fn``, ``metrics_fn`` as ``module:function``) are
-imported here; ``sharpness_kwargs``-style settings belong in a small wrapper function in the
-module that defines the hook.
+imported here and passed to the engine; a hook needing settings is a small function in its
+own module (e.g. a Lanczos call with its tolerance fixed).
 """
 
 from __future__ import annotations

@@ -173,6 +173,8 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     _check_type(cfg, "drop_last", (bool,))
     _check_type(cfg, "loss_goal", num, optional=True)
     _check(cfg, "loss_goal", lambda v: v > 0, "must be positive")
+    if cfg["loss_goal"] is not None and cfg["mode"] != "fullbatch":
+        raise _fail("loss_goal", "only applies to mode 'fullbatch'")
     if cfg["lr_schedule"] is None:
         cfg["lr_schedule"] = "cosine" if cfg["mode"] == "minibatch" else "constant"
     _check(cfg, "lr_schedule", lambda v: v in ("cosine", "constant"),
