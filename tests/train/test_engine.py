@@ -10,6 +10,7 @@ import torch
 
 from sharpness.errors import ConfigError
 from sharpness.io import read_json, read_jsonl
+from sharpness.optim import OPTIMIZERS
 from sharpness.train import TrainHooks, load_trained_model, train, validate_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -142,7 +143,7 @@ def test_fullbatch_max_steps_and_sharpness_hook(tmp_path):
 
     hook = partial(top_eigenvalue_on_data, mode="eval")
     cfg = dict(FULL, max_steps=6, sharpness_every=3, log_every=0, eval_every=0)
-    final = train(cfg, tmp_path, hooks=TrainHooks(sharpness=hook))
+    final = train(cfg, tmp_path, hooks=TrainHooks(sharpness=hook), progress=True)
     assert final["reason"] == "max_steps" and final["steps"] == 6
     rows = read_jsonl(tmp_path / "metrics.jsonl")
     assert [r["step"] for r in rows] == [0, 3, 6]
@@ -177,6 +178,20 @@ def test_outputs_for_downstream_use(tmp_path):
     ft = train(dict(cfg, classes=[0, 1], init_from=str(tmp_path / "model.pt")),
                tmp_path / "ft")
     assert ft["num_classes"] == 2
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_every_optimizer_trains_through_the_engine(tmp_path, name):
+    hp = {"eig_every": 1, "power_iters": 2} if name == "eigensam" else {}
+    cfg = dict(MINI, model="cnn", width=0.25, epochs=1, batch_size=48, optimizer=name,
+               opt_hparams=hp, log_every=1)
+    final = train(cfg, tmp_path)
+    assert final["status"] == "ok" and final["steps"] == 2
+    rows = read_jsonl(tmp_path / "metrics.jsonl")
+    assert [r["kind"] for r in rows] == ["step", "step", "epoch"]
+    assert all("opt_grad_norm" in r for r in rows)
+    if name != "sgd":
+        assert rows[0]["opt_radius"] > 0
 
 
 @pytest.mark.parametrize("patch,match", [

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="torch CPU threads (the rule's threads)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (VALUE parsed as JSON); repeatable")
-    parser.add_argument("--progress", action="store_true", help="show a tqdm progress bar")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="tqdm progress bar (default: when stderr is a terminal)")
     parser.set_defaults(func=run)
 
 
@@ -89,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = validate_config(apply_overrides(load_config(args.config), args.set))
     hooks = TrainHooks(sharpness=_load_callable(cfg["sharpness_fn"]),
                        metrics=_load_callable(cfg["metrics_fn"]))
-    final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=args.progress)
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=progress)
     acc = final.get("final_test_acc")
     print(f"{args.out}: status={final['status']} reason={final['reason']} "
           f"steps={final['steps']} test_acc={acc if acc is None else round(acc, 4)}")

@@ -293,8 +293,10 @@ def load_trained_model(run_dir: str | os.PathLike[str], map_location: str = "cpu
 
     blob = torch.load(Path(run_dir) / MODEL, map_location=map_location, weights_only=False)
     b = blob["build"]
+    # the weights come from the state dict: never fetch pretrained ones again
+    kwargs = {k: v for k, v in b["model_kwargs"].items() if k != "pretrained"}
     net = build_model(b["model"], b["num_classes"], b["in_channels"], b["image_size"],
-                      width=b["width"], **b["model_kwargs"])
+                      width=b["width"], **kwargs)
     model = InputNormalization(net, torch.zeros(b["in_channels"]), torch.ones(b["in_channels"]))
     model.load_state_dict(blob["state_dict"])
     return model.eval()
