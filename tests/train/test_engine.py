@@ -175,9 +175,19 @@ def test_outputs_for_downstream_use(tmp_path):
     prov = read_json(tmp_path / "provenance.json")
     assert prov["data"][0]["name"] == "mnist_embedded" and prov["data"][0]["sha256"]
     # fine-tuning from it: the body loads, the new head keeps its own init
-    ft = train(dict(cfg, classes=[0, 1], init_from=str(tmp_path / "model.pt")),
-               tmp_path / "ft")
+    ft = train(dict(cfg, classes=[0, 1], init_from=str(tmp_path / "model.pt"), epochs=1,
+                    lr=1e-9, weight_decay=0.0, momentum=0.0), tmp_path / "ft")
     assert ft["num_classes"] == 2
+    body = "net.conv1.weight"
+    tuned = load_trained_model(tmp_path / "ft").state_dict()
+    torch.testing.assert_close(tuned[body], model.state_dict()[body], rtol=0, atol=1e-6)
+    # excluded prefixes keep the fresh init (three classes again: the head shape matches)
+    ex = train(dict(cfg, init_from=str(tmp_path / "model.pt"), init_exclude=["net.fc"],
+                    lr=1e-9, weight_decay=0.0, momentum=0.0), tmp_path / "ex")
+    assert ex["status"] == "ok"
+    exm = load_trained_model(tmp_path / "ex").state_dict()
+    assert torch.allclose(exm[body], model.state_dict()[body], atol=1e-6)
+    assert not torch.allclose(exm["net.fc.weight"], model.state_dict()["net.fc.weight"])
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))

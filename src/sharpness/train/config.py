@@ -15,7 +15,9 @@ data
 model
     ``model`` (name in :data:`sharpness.models.MODELS`), ``width``, ``model_kwargs``,
     ``init_from`` (a run's ``model.pt``: parameters of matching name and shape are loaded
-    after the seeded init, the rest, e.g. a new head, keep theirs; for fine-tuning).
+    after the seeded init, the rest, e.g. a new head, keep theirs; for fine-tuning),
+    ``init_exclude`` (state-dict key prefixes never loaded, e.g. ``["net.heads"]`` for a fresh
+    ViT head, ``["net.fc"]`` for a ResNet's).
 optimizer
     ``optimizer`` (name in :data:`sharpness.optim.OPTIMIZERS`), ``lr``, ``momentum``,
     ``weight_decay``, ``nesterov``, ``opt_hparams`` (``rho``, ``sigma``, ...).
@@ -61,6 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "width": 1.0,
     "model_kwargs": {},
     "init_from": None,
+    "init_exclude": [],
     # optimizer
     "optimizer": "sgd",
     "lr": 0.1,
@@ -155,6 +158,9 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     if not all(isinstance(v, str) for v in cfg["stand_ins"]):
         raise _fail("stand_ins", "must be a list of strings")
     _check_type(cfg, "init_from", (str,), optional=True)
+    _check_type(cfg, "init_exclude", (list,))
+    if not all(isinstance(v, str) for v in cfg["init_exclude"]):
+        raise _fail("init_exclude", "must be a list of state-dict key prefixes (strings)")
     _check_type(cfg, "model", (str,))
     _check_type(cfg, "width", num)
     _check(cfg, "width", lambda v: v > 0, "must be positive")

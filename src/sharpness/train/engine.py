@@ -270,16 +270,19 @@ def build_run_model(cfg: dict[str, Any], data: PreparedData) -> InputNormalizati
         mean, std = torch.zeros(c), torch.ones(c)
     model = InputNormalization(net, mean, std)
     if cfg["init_from"]:
-        _init_from(model, Path(cfg["init_from"]))
+        _init_from(model, Path(cfg["init_from"]), tuple(cfg["init_exclude"]))
     return model.to(data.x_train.device)
 
 
-def _init_from(model: nn.Module, path: Path) -> None:
+def _init_from(model: nn.Module, path: Path, exclude: tuple[str, ...] = ()) -> None:
+    """Load a run's parameters where names and shapes match, except ``exclude`` prefixes.
+
+    The input statistics stay those of the new data."""
     state = torch.load(path, map_location="cpu", weights_only=False)["state_dict"]
     own = model.state_dict()
-    # the input statistics stay those of the new data; the rest loads where shapes match
     own.update({k: v for k, v in state.items()
-                if k in own and own[k].shape == v.shape and k not in ("mean", "std")})
+                if k in own and own[k].shape == v.shape and k not in ("mean", "std")
+                and not k.startswith(exclude)})
     model.load_state_dict(own)
 
 
