@@ -28,6 +28,7 @@ include: "workflow/rules/minorfirst.smk"
 include: "workflow/rules/gradcam.smk"
 include: "workflow/rules/lesam.smk"
 include: "workflow/rules/eos.smk"
+include: "workflow/rules/bridges.smk"
 
 
 rule all:

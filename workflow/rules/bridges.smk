@@ -1,0 +1,99 @@
+# Bridges between the papers (issue 10): LE-SAM on the minorfirst diagonal networks, and the
+# eos learning-rate sweep repeated with SAM and LE-SAM as the full-batch optimizer.
+
+BRIDGES = config.get("bridges")
+
+if BRIDGES:
+
+    rule bridges_lesam_diagonal_run:
+        output:
+            arrays="results/bridges/lesam_diagonal/arrays.npz",
+            summary="results/bridges/lesam_diagonal/summary.json",
+        log:
+            "logs/bridges/lesam_diagonal_run.log",
+        benchmark:
+            "benchmarks/results/bridges/lesam_diagonal_run.tsv"
+        threads: 1
+        resources:
+            mem_mb=1500,
+            runtime=20,
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            settings=as_json(section("bridges", "lesam_diagonal")),
+            outdir=subpath(output.arrays, parent=True),
+        shell:
+            "sharpness bridges lesam-diagonal run --params '{params.settings}'"
+            " --out {params.outdir} > {log} 2>&1"
+
+    rule bridges_lesam_diagonal_figure:
+        input:
+            rules.bridges_lesam_diagonal_run.output.arrays,
+        output:
+            pdf=paper_report("figures/bridges/lesam_diagonal.pdf", "bridges", "lesam_diagonal"),
+            png="figures/bridges/lesam_diagonal.png",
+            csv="figures/bridges/lesam_diagonal.csv",
+        log:
+            "logs/bridges/lesam_diagonal_figure.log",
+        benchmark:
+            "benchmarks/results/bridges/lesam_diagonal_figure.tsv"
+        threads: 1
+        resources:
+            mem_mb=1500,
+            runtime=10,
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            rundir=subpath(input[0], parent=True),
+        shell:
+            "sharpness bridges lesam-diagonal plot --run {params.rundir} --out {output.pdf}"
+            " > {log} 2>&1"
+
+    rule bridges_sam_eos_run:
+        output:
+            sweep="results/bridges/sam_eos/sweep.json",
+        log:
+            "logs/bridges/sam_eos_run.log",
+        benchmark:
+            "benchmarks/results/bridges/sam_eos_run.tsv"
+        threads: 2
+        resources:
+            mem_mb=3000,
+            runtime=60,
+            gpu=0 if BRIDGES["sam_eos"]["setting"].get("device") == "cpu" else 1,
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            settings=as_json(
+                {**section("bridges", "sam_eos"), "data_root": config["data"]["root"]}
+            ),
+            outdir=subpath(output.sweep, parent=True),
+        shell:
+            "sharpness bridges sam-eos run --params '{params.settings}' --out {params.outdir}"
+            " --threads {threads} > {log} 2>&1"
+
+    rule bridges_sam_eos_figure:
+        input:
+            rules.bridges_sam_eos_run.output.sweep,
+        output:
+            pdf=paper_report("figures/bridges/sam_eos.pdf", "bridges", "sam_eos"),
+            png="figures/bridges/sam_eos.png",
+            csv="figures/bridges/sam_eos.csv",
+        log:
+            "logs/bridges/sam_eos_figure.log",
+        benchmark:
+            "benchmarks/results/bridges/sam_eos_figure.tsv"
+        threads: 1
+        resources:
+            mem_mb=1500,
+            runtime=10,
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            rundir=subpath(input[0], parent=True),
+        shell:
+            "sharpness bridges sam-eos plot --run {params.rundir} --out {output.pdf} > {log} 2>&1"
+
+    ALL_TARGETS.extend(
+        [rules.bridges_lesam_diagonal_figure.output.pdf, rules.bridges_sam_eos_figure.output.pdf]
+    )
