@@ -74,6 +74,8 @@ def test_full_size_parameter_counts_match_the_literature():
     ours = build_model("resnet50", 1000, 3, 224)
     assert count_parameters(ours) == count_parameters(tv)
     ours.load_state_dict(tv.state_dict())  # same module tree as torchvision at width 1
+    x = torch.rand(1, 3, 64, 64)
+    torch.testing.assert_close(ours.eval()(x), tv.eval()(x), rtol=1e-4, atol=1e-5)
 
 
 def test_resnet_small_input_stem():

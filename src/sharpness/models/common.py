@@ -46,3 +46,16 @@ def scale_init(module: nn.Module, alpha: float) -> nn.Module:
             if name in ("weight", "bias"):
                 param.mul_(alpha)
     return module
+
+
+class GlobalAvgPool(nn.Module):
+    """Global average pooling as a mean (shape ``N, C, 1, 1``).
+
+    Same numbers as ``nn.AdaptiveAvgPool2d(1)``, but its backward is an expand, which is
+    deterministic on CUDA, while adaptive pooling's CUDA backward is not (PyTorch flags it
+    under ``torch.use_deterministic_algorithms``).
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Mean over the spatial dimensions, kept as 1x1."""
+        return x.mean(dim=(2, 3), keepdim=True)

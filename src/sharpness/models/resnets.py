@@ -13,7 +13,7 @@ from __future__ import annotations
 from torch import nn
 from torchvision.models.resnet import BasicBlock, Bottleneck, ResNet
 
-from sharpness.models.common import scaled
+from sharpness.models.common import GlobalAvgPool, scaled
 
 STAGE_PLANES = (64, 128, 256, 512)
 
@@ -43,7 +43,7 @@ class ScaledResNet(ResNet):
         self.layer2 = self._make_layer(block, planes[1], layers[1], stride=2)
         self.layer3 = self._make_layer(block, planes[2], layers[2], stride=2)
         self.layer4 = self._make_layer(block, planes[3], layers[3], stride=2)
-        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.avgpool = GlobalAvgPool()  # = AdaptiveAvgPool2d(1), deterministic on CUDA
         self.fc = nn.Linear(planes[3] * block.expansion, num_classes)
         # torchvision's init (kaiming-normal convs, unit BN), done by the same rules
         for m in self.modules():
