@@ -75,3 +75,17 @@ def test_rule_values_win_over_profile_defaults(jobs):
     figure = sbatch_options(sbatch_call(by_rule["minorfirst_slice_figure"]))
     assert figure["--gpus"] == "1" and figure["--mem"] == "1000"
     assert by_rule["all"].resources["mem_mb"] == 2000  # `all` says nothing: profile default
+
+
+@pytest.mark.slow
+def test_paper_profile_training_rules_request_gpus(tmp_path, repo, bin_dir):
+    """At paper scale the rules that train on a GPU say gpu=1, and sbatch gets --gpus=1."""
+    work = copy_workflow(repo, tmp_path)
+    proc = snakemake(bin_dir, work, "-n", "--workflow-profile", PROFILE,
+                     "--configfile", "workflow/config/paper.yaml", timeout=600)
+    jobs = parse_dry_run(proc.stdout + proc.stderr)
+    gpu_jobs = [job for job in jobs if job.resources["gpu"] > 0]
+    assert gpu_jobs, "no job of the paper profile asks for a GPU"
+    for job in gpu_jobs:
+        assert sbatch_options(sbatch_call(job))["--gpus"] == str(job.resources["gpu"])
+    print(sorted({job.rule for job in gpu_jobs}))
