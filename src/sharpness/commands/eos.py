@@ -1,0 +1,85 @@
+"""``sharpness eos toy|run|figure``: the edge-of-stability study (paper `eos`).
+
+* ``eos toy --params JSON --out DIR``: the diagonal toy (flow, GD sweep, minimisers) ->
+  ``DIR/toy.json``;
+* ``eos run --params JSON --out DIR``: one setting (gradient flow, then the GD sweep) ->
+  ``DIR/flow/``, ``DIR/runs/lr_*/`` and ``DIR/sweep.json``;
+* ``eos figure --id ID --inputs FILES... --out PDF``: draw one figure from those files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from sharpness.errors import ConfigError
+from sharpness.io import atomic_write_json
+from sharpness.provenance import RunRecord
+
+FIGURE_IDS = ("fig_diagonal", "fig_phase", "fig_test_vs_lr", "fig_trajectories",
+              "fig_measures", "fig_ablations")
+TOY_KEYS = {"x", "y", "w0", "lrs", "loss_goal", "max_steps", "d2_x", "d2_lrs"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``eos toy``, ``eos run`` and ``eos figure``."""
+    parser = subparsers.add_parser("eos", help="edge-of-stability study (paper eos)")
+    sub = parser.add_subparsers(dest="action", required=True)
+    toy = sub.add_parser("toy", help="diagonal toy: flow, GD sweep, minimisers -> toy.json")
+    toy.add_argument("--params", required=True, help="JSON object (x, y, w0, lrs, ...)")
+    toy.add_argument("--out", required=True, help="output directory")
+    toy.set_defaults(func=_toy)
+    run = sub.add_parser("run", help="one setting: gradient flow + GD learning-rate sweep")
+    run.add_argument("--params", required=True, help="JSON object of the setting")
+    run.add_argument("--out", required=True, help="output directory (sweep.json goes here)")
+    run.add_argument("--data-root", default="data", help="data folder (config data.root)")
+    run.add_argument("--threads", type=int, default=None, help="torch threads")
+    run.set_defaults(func=_run)
+    fig = sub.add_parser("figure", help="draw one eos figure from toy.json / sweep.json files")
+    fig.add_argument("--id", required=True, choices=FIGURE_IDS)
+    fig.add_argument("--inputs", nargs="+", required=True, help="toy.json or sweep.json files")
+    fig.add_argument("--out", required=True, help="figure path (.pdf; .png/.csv beside it)")
+    fig.set_defaults(func=_figure)
+
+
+def _toy(args: argparse.Namespace) -> int:
+    from sharpness.eos.toy import toy_study
+
+    params = json.loads(args.params)
+    unknown = sorted(set(params) - TOY_KEYS)
+    if unknown:
+        raise ConfigError(f"eos toy has unknown key(s) {unknown}; known: {sorted(TOY_KEYS)}")
+    out = Path(args.out)
+    with RunRecord(out, params=params, seed=None) as record:
+        result = toy_study(**params)
+        atomic_write_json(out / "toy.json", result)
+        record.update(s_gf=result["s_gf"], eta_c=result["eta_c"],
+                      first_diverged_eta=result["first_diverged_eta"])
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from sharpness.eos.sweep import resolve_setting, run_setting
+
+    setting = resolve_setting(json.loads(args.params))
+    out = Path(args.out)
+    with RunRecord(out, params=setting, seed=setting["seed"],
+                   stand_ins=setting["stand_ins"]) as record:
+        summary = run_setting(setting, out, data_root=args.data_root, threads=args.threads)
+        rows = summary["rows"]
+        record.update(s_gf=summary["s_gf"], eta_c=summary["eta_c"],
+                      flow_status=summary["flow"]["status"],
+                      runs={f"{r['lr']:.4g}": r["status"] for r in rows},
+                      diverged=sum(r["diverged"] for r in rows))
+    return 0
+
+
+def _figure(args: argparse.Namespace) -> int:
+    from sharpness.eos import figures
+
+    if args.id == "fig_diagonal":
+        figures.fig_diagonal(args.inputs[0], args.out)
+    else:
+        figures.FIGURES[args.id](args.inputs, args.out)
+    return 0

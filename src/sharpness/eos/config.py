@@ -1,0 +1,84 @@
+"""The `eos` config section expanded into named settings (main settings and ablation variants).
+
+``eos.defaults`` is merged under every entry of ``eos.settings``. ``eos.ablations`` names a
+``base`` setting and, per factor, the values to try; every value becomes a setting
+``abl_<factor>_<i>`` equal to the base with one key changed (a dotted key such as
+``model_kwargs.alpha`` reaches into a nested dict) and its own ``lr_factors``. The workflow
+and the CLI both call :func:`expand_settings`, so a setting's name always means the same
+parameters.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from sharpness.errors import ConfigError
+
+
+def _set_dotted(target: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = target
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"eos ablation key {key!r}: {part!r} is not a mapping")
+    node[parts[-1]] = value
+
+
+def main_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``eos.settings`` with ``eos.defaults`` merged under each (nested dicts merged too)."""
+    defaults = eos.get("defaults", {})
+    out = {}
+    for name, entry in eos.get("settings", {}).items():
+        merged = copy.deepcopy(defaults)
+        for key, value in entry.items():
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                merged[key] = {**merged[key], **value}
+            else:
+                merged[key] = copy.deepcopy(value)
+        merged.setdefault("label", name)
+        out[name] = merged
+    return out
+
+
+def ablation_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """One setting per (factor, value) of ``eos.ablations`` (empty when there is none)."""
+    abl = eos.get("ablations")
+    if not abl:
+        return {}
+    mains = main_settings(eos)
+    base_name = abl["base"]
+    if base_name not in mains:
+        raise ConfigError(f"eos.ablations.base {base_name!r} is not in eos.settings")
+    base = mains[base_name]
+    out = {}
+    for factor, spec in abl.get("factors", {}).items():
+        for i, value in enumerate(spec["values"]):
+            setting = copy.deepcopy(base)
+            for key, val in (value if isinstance(value, dict) else {spec["key"]: value}).items():
+                _set_dotted(setting, key, val)
+            setting["lrs"] = []
+            setting["lr_factors"] = list(abl.get("lr_factors", base.get("lr_factors", [])))
+            setting["label"] = f"{spec.get('label', factor)} = {_show(value, spec)}"
+            setting["ablation"] = {"factor": factor, "label": spec.get("label", factor),
+                                   "value": _show(value, spec), "index": i}
+            out[f"abl_{factor}_{i}"] = setting
+    return out
+
+
+def _show(value: Any, spec: dict[str, Any]) -> str:
+    names = spec.get("names")
+    if names:
+        return str(names[spec["values"].index(value)])
+    return str(value)
+
+
+def expand_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every named setting of the `eos` section: main settings, then ablation variants."""
+    out = main_settings(eos)
+    for name, setting in ablation_settings(eos).items():
+        if name in out:
+            raise ConfigError(f"eos setting name {name!r} is used twice")
+        out[name] = setting
+    return out

@@ -1,0 +1,272 @@
+"""One `eos` *setting*: gradient-flow reference, then a full-batch GD sweep over learning rates.
+
+A setting (one entry of the config's ``eos.settings``) fixes the data, model, loss, loss
+goal and seed; every run of the setting starts from the *same* initial parameters (the
+training engine seeds the model init with ``seed`` alone). :func:`run_setting`:
+
+1. builds the model exactly as the engine does and integrates gradient flow from its init
+   (:func:`sharpness.eos.flow.gradient_flow`), giving ``s_GF`` and ``eta_c = 2 / s_GF``;
+2. runs full-batch GD (``sgd`` with momentum 0 and no weight decay, through
+   :func:`sharpness.train.train`) for every learning rate of the grid, ``lrs`` (absolute) and
+   ``lr_factors`` (multiples of ``eta_c``), each until the loss goal, divergence (status
+   ``diverged``, not an error) or ``max_steps``; sharpness (Lanczos) every
+   ``sharpness_every`` steps and norms on every logged step;
+3. measures every final model: sharpness, l1/l2/nuclear norms, Hessian trace, worst-case,
+   adaptive and average sharpness, train and test loss and error;
+4. writes ``flow.json`` / ``flow.npz`` and ``sweep.json`` (one row per learning rate).
+
+Runs are resumable (the engine skips finished runs and continues from checkpoints), so a
+killed sweep restarts where it stopped.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from sharpness.eos.flow import gradient_flow
+from sharpness.eos.measures import all_measures
+from sharpness.eos.measures import sharpness as lanczos_sharpness
+from sharpness.eos.norms import parameter_norms
+from sharpness.errors import ConfigError
+from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
+
+#: Defaults of a setting; the config overrides any of them.
+SETTING_DEFAULTS: dict[str, Any] = {
+    "label": None,  # figure label, e.g. "MNIST-128 / FCN / MSE"
+    "ablation": None,  # set by sharpness.eos.config for ablation variants
+    "dataset": "mnist_embedded",
+    "train_size": 128,
+    "test_size": 500,
+    "classes": None,
+    "normalize": False,
+    "stand_ins": [],
+    "model": "fcn",
+    "width": 1.0,
+    "model_kwargs": {},
+    "loss": "mse",
+    "loss_goal": 0.01,
+    "seed": 0,
+    "lrs": [],
+    "lr_factors": [],
+    "max_steps": 5000,
+    "sharpness_every": 50,
+    "log_every": 10,
+    "checkpoint_every": 1000,
+    "diverge_loss": 1e4,
+    "fullbatch_chunk": None,
+    "device": "auto",
+    "flow": {},
+    "measures": {},
+    "lanczos_tol": 1e-3,
+}
+FLOW_DEFAULTS: dict[str, Any] = {"method": "RK45", "rtol": 1e-4, "atol": 1e-7, "t_max": 1e4,
+                                 "record_factor": 20.0, "record_growth": 0.05,
+                                 "max_evals": 200_000}
+MEASURE_DEFAULTS: dict[str, Any] = {"rho": 0.05, "adaptive_rho": 0.05, "sigma": 0.01,
+                                    "trace_samples": 20, "ascent_steps": 5, "avg_samples": 10}
+
+
+def resolve_setting(setting: dict[str, Any]) -> dict[str, Any]:
+    """``setting`` with defaults filled in; unknown keys raise ``ConfigError`` naming them."""
+    for name, known, given in (("setting", SETTING_DEFAULTS, setting),
+                               ("flow", FLOW_DEFAULTS, setting.get("flow", {})),
+                               ("measures", MEASURE_DEFAULTS, setting.get("measures", {}))):
+        unknown = sorted(set(given) - set(known))
+        if unknown:
+            raise ConfigError(f"eos {name} has unknown key(s) {unknown}; known: {sorted(known)}")
+    out = copy.deepcopy(SETTING_DEFAULTS)
+    out.update(copy.deepcopy(setting))
+    out["flow"] = {**FLOW_DEFAULTS, **out["flow"]}
+    out["measures"] = {**MEASURE_DEFAULTS, **out["measures"]}
+    if not out["lrs"] and not out["lr_factors"]:
+        raise ConfigError("eos setting needs 'lrs' (absolute) or 'lr_factors' (x eta_c)")
+    if out["loss"] not in ("mse", "ce"):
+        raise ConfigError(f"eos setting 'loss' must be 'mse' or 'ce', got {out['loss']!r}")
+    return out
+
+
+def engine_config(setting: dict[str, Any], lr: float, data_root: str) -> dict[str, Any]:
+    """The training-engine config of one GD run of ``setting`` at learning rate ``lr``."""
+    s = setting
+    return {
+        "dataset": s["dataset"], "data_root": data_root, "train_size": s["train_size"],
+        "test_size": s["test_size"], "classes": s["classes"], "normalize": s["normalize"],
+        "stand_ins": list(s["stand_ins"]), "model": s["model"], "width": s["width"],
+        "model_kwargs": dict(s["model_kwargs"]), "optimizer": "sgd", "lr": float(lr),
+        "momentum": 0.0, "weight_decay": 0.0, "mode": "fullbatch",
+        "max_steps": s["max_steps"], "loss_goal": s["loss_goal"], "loss": s["loss"],
+        "log_every": s["log_every"], "eval_every": 0, "sharpness_every": s["sharpness_every"],
+        "checkpoint_every": s["checkpoint_every"], "diverge_loss": s["diverge_loss"],
+        "fullbatch_chunk": s["fullbatch_chunk"], "seed": s["seed"], "device": s["device"],
+    }
+
+
+def mean_criterion(kind: str, num_classes: int) -> Any:
+    """Mean of the engine's per-example loss (``0.5 ||f - onehot||^2`` or cross-entropy)."""
+    from sharpness.train import per_example_loss
+
+    per = per_example_loss(kind, num_classes)
+
+    def criterion(out: Tensor, y: Tensor) -> Tensor:
+        return per(out, y).mean()
+    return criterion
+
+
+def build_initial(setting: dict[str, Any], data_root: str) -> tuple[nn.Module, Any, Any]:
+    """Model at its seeded init, the prepared data and the mean criterion - exactly as the
+    training engine builds them, so the flow and every GD run share one initial point."""
+    from sharpness.train.config import validate_config
+    from sharpness.train.engine import build_run_model, prepare_data, resolve_device
+
+    cfg = validate_config(engine_config(setting, 0.0, data_root))
+    device = resolve_device(cfg["device"])
+    data = prepare_data(cfg, device)
+    torch.manual_seed(cfg["seed"])
+    model = build_run_model(cfg, data)
+    return model, data, mean_criterion(cfg["loss"], data.num_classes)
+
+
+class _SharpnessHook:
+    """Engine hook: warm-started Lanczos sharpness (the previous eigenvector is the start)."""
+
+    def __init__(self, tol: float, seed: int) -> None:
+        self.v0: np.ndarray | None = None
+        self.tol, self.seed = tol, seed
+
+    def __call__(self, model: nn.Module, criterion: Any, x: Tensor, y: Tensor) -> dict[str, float]:
+        value, self.v0, hvps = lanczos_sharpness(model, criterion, x, y, mode="train",
+                                                 v0=self.v0, tol=self.tol, seed=self.seed)
+        return {"sharpness": value, "lanczos_hvps": float(hvps)}
+
+
+def _norm_hook(model: nn.Module) -> dict[str, float]:
+    return parameter_norms(model)
+
+
+def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root: str,
+             ) -> dict[str, Any]:
+    """Gradient flow of ``setting`` from its init; writes ``flow.json`` and ``flow.npz``."""
+    out = Path(out_dir)
+    summary_path = out / "flow.json"
+    if summary_path.exists():
+        return read_json(summary_path)
+    model, data, criterion = build_initial(setting, data_root)
+    f = setting["flow"]
+    result = gradient_flow(model, criterion, data.x_train, data.y_train,
+                           loss_goal=setting["loss_goal"], t_max=f["t_max"], method=f["method"],
+                           rtol=f["rtol"], atol=f["atol"], record_factor=f["record_factor"],
+                           record_growth=f["record_growth"], max_evals=f["max_evals"],
+                           lanczos_tol=setting["lanczos_tol"], seed=setting["seed"])
+    summary = result.summary()
+    from sharpness.train import evaluate, per_example_loss
+    test_loss, test_acc = evaluate(model, data.x_test, data.y_test,
+                                   per_example_loss(setting["loss"], data.num_classes))
+    summary.update(final_test_loss=test_loss, final_test_error=1.0 - test_acc,
+                   final_norms=parameter_norms(model), n_train=len(data.x_train),
+                   data=data.info)
+    atomic_save_npz(out / "flow.npz", **result.arrays())
+    atomic_write_json(summary_path, summary)
+    return summary
+
+
+def learning_rates(setting: dict[str, Any], eta_c: float) -> list[dict[str, Any]]:
+    """The sweep's grid: absolute ``lrs`` and ``lr_factors * eta_c``, sorted, deduplicated."""
+    grid = [{"lr": float(lr), "factor": None} for lr in setting["lrs"]]
+    grid += [{"lr": float(f) * eta_c, "factor": float(f)} for f in setting["lr_factors"]]
+    grid.sort(key=lambda g: g["lr"])
+    unique: list[dict[str, Any]] = []
+    for g in grid:
+        if not unique or not math.isclose(g["lr"], unique[-1]["lr"], rel_tol=1e-9):
+            unique.append(g)
+    return unique
+
+
+def run_name(lr: float) -> str:
+    """Directory name of the run at learning rate ``lr`` (stable, sortable)."""
+    return f"lr_{lr:.6e}"
+
+
+def _final_measures(setting: dict[str, Any], run_dir: Path, data_root: str,
+                    model_template: nn.Module, data: Any, criterion: Any) -> dict[str, Any]:
+    """Sharpness, norms and the other measures of a finished run's final model."""
+    blob = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=False)
+    model_template.load_state_dict(blob["state_dict"])
+    model = model_template
+    params = [p for p in model.parameters() if p.requires_grad]
+    finite = all(bool(torch.isfinite(p).all()) for p in params)
+    out: dict[str, Any] = {**parameter_norms(model)} if finite else {}
+    if not finite:
+        return out
+    with torch.no_grad():
+        train_loss = float(criterion(model(data.x_train), data.y_train))
+    if not math.isfinite(train_loss) or train_loss > setting["diverge_loss"]:
+        return out
+    s, _, _ = lanczos_sharpness(model, criterion, data.x_train, data.y_train, mode="train",
+                                tol=setting["lanczos_tol"], seed=setting["seed"])
+    out["sharpness"] = s
+    m = setting["measures"]
+    out.update(all_measures(model, criterion, data.x_train, data.y_train, rho=m["rho"],
+                            adaptive_rho=m["adaptive_rho"], sigma=m["sigma"],
+                            trace_samples=m["trace_samples"], ascent_steps=m["ascent_steps"],
+                            avg_samples=m["avg_samples"], seed=setting["seed"]))
+    return out
+
+
+def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
+              out_dir: str | os.PathLike[str], data_root: str,
+              threads: int | None = None) -> dict[str, Any]:
+    """GD at every learning rate of the grid; writes ``sweep.json`` (rows + flow summary)."""
+    from sharpness.train import TrainHooks, train
+
+    out = Path(out_dir)
+    eta_c = float(flow_summary["eta_c"])
+    model, data, criterion = build_initial(setting, data_root)
+    rows: list[dict[str, Any]] = []
+    for g in learning_rates(setting, eta_c):
+        lr = g["lr"]
+        run_dir = out / "runs" / run_name(lr)
+        hooks = TrainHooks(sharpness=_SharpnessHook(setting["lanczos_tol"], setting["seed"]),
+                           metrics=_norm_hook)
+        final = train(engine_config(setting, lr, data_root), run_dir, hooks=hooks,
+                      threads=threads)
+        row: dict[str, Any] = {
+            "lr": lr, "factor": g["factor"], "lr_over_eta_c": lr / eta_c,
+            "status": final["status"], "reason": final["reason"], "steps": final["steps"],
+            "converged": final["status"] == "ok" and final["reason"] == "loss_goal",
+            "diverged": final["status"] == "diverged",
+            "diverged_step": final.get("diverged_step"),
+            "train_loss": final["final_train_loss"], "train_error": 1 - final["final_train_acc"],
+            "test_loss": final["final_test_loss"], "test_error": 1 - final["final_test_acc"],
+            "run": str(run_dir),
+        }
+        row.update(_final_measures(setting, run_dir, data_root, model, data, criterion))
+        if "sharpness" in row:
+            row["eta_s_over_2"] = lr * row["sharpness"] / 2
+        rows.append(row)
+    summary = {"setting": setting, "flow": flow_summary, "eta_c": eta_c,
+               "s_gf": flow_summary["s_gf"], "rows": rows}
+    atomic_write_json(out / "sweep.json", summary)
+    return summary
+
+
+def run_setting(setting: dict[str, Any], out_dir: str | os.PathLike[str], *,
+                data_root: str = "data", threads: int | None = None) -> dict[str, Any]:
+    """Flow, then sweep, of one setting into ``out_dir`` (``flow/`` and ``sweep.json``)."""
+    if threads:
+        torch.set_num_threads(int(threads))
+    setting = resolve_setting(setting)
+    flow_summary = run_flow(setting, Path(out_dir) / "flow", data_root)
+    return run_sweep(setting, flow_summary, out_dir, data_root, threads)
+
+
+def load_trajectory(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The step rows of a GD run's ``metrics.jsonl`` (for the trajectory figure)."""
+    return [r for r in read_jsonl(Path(run_dir) / "metrics.jsonl") if r.get("kind") == "step"]
