@@ -70,8 +70,13 @@ def random_crops(images: torch.Tensor, count: int, rng: np.random.Generator, cro
     top = rng.integers(0, h - crop + 1, size=count)
     left = rng.integers(0, w - crop + 1, size=count)
     flip = rng.random(count) < 0.5
-    patches = torch.stack([images[i, :, t:t + crop, s:s + crop]
-                           for i, t, s in zip(which, top, left, strict=True)])
+    offsets = torch.arange(crop)
+    rows = torch.from_numpy(top)[:, None] + offsets          # (count, crop)
+    cols = torch.from_numpy(left)[:, None] + offsets
+    picked = images[torch.from_numpy(which)]                  # (count, C, H, W)
+    patches = picked[torch.arange(count)[:, None, None, None],
+                     torch.arange(picked.shape[1])[None, :, None, None],
+                     rows[:, None, :, None], cols[:, None, None, :]]
     if crop != size:
         patches = F.interpolate(patches, size=(size, size), mode="bilinear", align_corners=False)
     patches[torch.from_numpy(flip)] = patches[torch.from_numpy(flip)].flip(-1)
