@@ -1,0 +1,166 @@
+"""``sharpness lesam ...``: the steps of paper 002's (LE-SAM) tables and figures.
+
+All subcommands take ``--params``: the config's ``lesam`` section as JSON (the rules pass
+``as_json(section("lesam"))``), from which run settings are looked up by id.
+
+* ``lesam glmc --run ID --out DIR``: one long-tail GLMC run;
+* ``lesam signal --run LABEL --out DIR``: one ``fig_signal`` run with curvature probes;
+* ``lesam eval {robustness,domain_gen,flatness,cost} --out FILE``: evaluate finished runs;
+* ``lesam build ITEM --out PATH``: write a table (.md/.tex/.csv) or figure (.pdf/.png/.csv);
+* ``lesam check-imagenet --path P --out FILE``: stop with a clear message if ImageNet is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from sharpness.errors import ConfigError
+
+EVALS = ("robustness", "domain_gen", "flatness", "cost")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``lesam`` and its subcommands."""
+    parser = subparsers.add_parser("lesam", help="LE-SAM paper (002): runs, evaluations, "
+                                   "tables and figures")
+    sub = parser.add_subparsers(dest="lesam_command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--params", required=True, help="the config's lesam section as JSON")
+        p.add_argument("--out", required=True, help="output directory or file")
+        p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+        p.add_argument("--root", default=".", help="folder holding results/ (default .)")
+
+    p = sub.add_parser("glmc", help="one GLMC long-tail run")
+    p.add_argument("--run", required=True, help="run id, e.g. lt100-lesam-s0")
+    common(p)
+    p.set_defaults(func=_glmc)
+    p = sub.add_parser("signal", help="one fig_signal run (first-order vs curvature term)")
+    p.add_argument("--run", required=True, help="optimizer label in lesam.signal.optimizers")
+    common(p)
+    p.set_defaults(func=_signal)
+    p = sub.add_parser("eval", help="evaluate finished runs")
+    p.add_argument("what", choices=EVALS)
+    common(p)
+    p.set_defaults(func=_eval)
+    p = sub.add_parser("build", help="write one table or figure")
+    p.add_argument("item", help="catalog id, e.g. table_cifar or fig_signal")
+    common(p)
+    p.set_defaults(func=_build)
+    p = sub.add_parser("check-imagenet", help="fail clearly unless data.imagenet is usable")
+    p.add_argument("--path", default="", help="the value of data.imagenet")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_check_imagenet)
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        return json.loads(args.params)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--params is not valid JSON: {exc}") from None
+
+
+def _glmc(args: argparse.Namespace) -> int:
+    from sharpness.lesam.experiments import glmc_runs
+    from sharpness.lesam.glmc import run_glmc
+
+    runs = glmc_runs(_params(args))
+    if args.run not in runs:
+        raise ConfigError(f"lesam.glmc has no run {args.run!r}; known: {', '.join(runs)}")
+    final = run_glmc(runs[args.run]["config"], args.out, threads=args.threads)
+    print(f"{args.out}: test_acc={final['final_test_acc']:.4f}")
+    return 0
+
+
+def _signal(args: argparse.Namespace) -> int:
+    from sharpness.lesam.experiments import signal_runs
+    from sharpness.lesam.signal import run_signal
+
+    runs = signal_runs(_params(args))
+    if args.run not in runs:
+        raise ConfigError(f"lesam.signal has no optimizer {args.run!r}; known: {', '.join(runs)}")
+    spec = runs[args.run]
+    rows = run_signal(spec["config"], args.out, probe_every=spec["probe_every"],
+                      threads=args.threads)
+    print(f"{args.out}: {len(rows)} probes")
+    return 0
+
+
+def _eval(args: argparse.Namespace) -> int:
+    import torch
+
+    from sharpness.io import atomic_write_json
+    from sharpness.lesam import evaluate
+    from sharpness.lesam.experiments import RUNS_DIR, training_runs
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    section = _params(args)
+    spec = section["items"][{"robustness": "table_robustness", "domain_gen": "table_domain_gen",
+                             "flatness": "fig_flatness", "cost": "table_cost"}[args.what]]
+    root = Path(args.root)
+    runs = training_runs(section)
+
+    seeds = spec.get("seeds")
+
+    def dirs(group: str, labels: list[str] | None) -> list[Path]:
+        return [root / RUNS_DIR / rid for rid, r in runs.items()
+                if r["group"] == group and (labels is None or r["label"] in labels)
+                and (seeds is None or r["seed"] in seeds)]
+
+    if args.what == "robustness":
+        rows = evaluate.robustness_rows(dirs(spec["group"], spec.get("optimizers")),
+                                        radii=spec["radii"], steps=spec["steps"],
+                                        n_test=spec.get("n_test"))
+    elif args.what == "domain_gen":
+        rows = evaluate.rotation_rows(dirs(spec["group"], spec.get("optimizers")),
+                                      angles=spec["angles"])
+    elif args.what == "flatness":
+        rows = evaluate.flatness_rows(dirs(spec["group"], spec.get("optimizers")),
+                                      n_examples=spec["n_examples"], k=spec["k"],
+                                      trace_samples=spec["trace_samples"],
+                                      tol=spec.get("tol", 1e-3))
+    else:
+        from sharpness.lesam.experiments import _merge
+
+        config = _merge(section["base"], spec.get("overrides", {}))
+        opts = {name: section["optimizers"][name] for name in spec["optimizers"]}
+        rows = evaluate.cost_rows(config, opts, steps=spec["steps"], rounds=spec["rounds"],
+                                  threads=args.threads)
+    atomic_write_json(args.out, rows)
+    print(f"{args.out}: {len(rows)} rows")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    from sharpness.lesam.figures import FIGURES
+    from sharpness.lesam.tables import TABLES
+
+    builders = {**TABLES, **FIGURES}
+    if args.item not in builders:
+        raise ConfigError(f"unknown lesam item {args.item!r}; known: {', '.join(builders)}")
+    record = builders[args.item](_params(args), args.out, args.root)
+    print(f"{args.out}: provenance {record['id']}")
+    return 0
+
+
+def _check_imagenet(args: argparse.Namespace) -> int:
+    from sharpness.io import atomic_write_json
+
+    path = Path(args.path) if args.path else None
+    if path is None:
+        raise ConfigError("config key data.imagenet is not set: table_imagenet (paper profile) "
+                          "needs ImageNet ILSVRC-2012 in a folder with train/<wnid>/*.JPEG and "
+                          "val/<wnid>/*.JPEG; set data.imagenet to that folder (e.g. "
+                          "--config data='{imagenet: /data/imagenet}' or edit "
+                          "workflow/config/paper.yaml)")
+    missing = [d for d in ("train", "val") if not (path / d).is_dir()]
+    if missing:
+        raise ConfigError(f"config key data.imagenet = {str(path)!r}: missing sub-folder(s) "
+                          f"{', '.join(missing)}; expected train/<wnid>/*.JPEG and "
+                          "val/<wnid>/*.JPEG")
+    atomic_write_json(args.out, {"imagenet": str(path.resolve()), "ok": True})
+    return 0

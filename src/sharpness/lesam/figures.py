@@ -1,0 +1,182 @@
+"""The lesam figures, in the shared style, each with its tidy CSV and provenance."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from sharpness.io import read_json, read_jsonl
+from sharpness.lesam.experiments import RUNS_DIR, training_runs
+from sharpness.lesam.report import group_by, label, mean_std, read_final
+from sharpness.lesam.tables import EVAL_DIR, _item, _title
+from sharpness.plots import figure_style, optimizer_color, save_figure
+
+PathLike = str | os.PathLike[str]
+SIGNAL_DIR = "results/lesam/signal"
+
+
+def _runs_of(section: dict[str, Any], group: str, labels: list[str] | None = None
+             ) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for rid, r in training_runs(section).items():
+        if r["group"] == group and (labels is None or r["label"] in labels):
+            out.setdefault(r["label"], []).append(rid)
+    return out
+
+
+def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = "."
+                       ) -> dict[str, Any]:
+    """Test accuracy per epoch (mean over seeds, band = min..max) and the LE-SAM − SAM gap."""
+    spec = _item(section, "fig_dynamics")
+    runs = _runs_of(section, spec["group"], spec["optimizers"])
+    rows, inputs, curves = [], [], {}
+    for lab, rids in runs.items():
+        per_seed = []
+        for rid in rids:
+            path = Path(root) / RUNS_DIR / rid / "metrics.jsonl"
+            inputs.append(str(path))
+            ep = [r for r in read_jsonl(path) if r.get("kind") == "epoch" and "test_acc" in r]
+            per_seed.append({r["epoch"]: r["test_acc"] for r in ep})
+            rows += [{"optimizer": lab, "run": rid, "epoch": r["epoch"],
+                      "test_acc": r["test_acc"], "train_loss": r["train_loss"]} for r in ep]
+        epochs = sorted(set.intersection(*(set(p) for p in per_seed)))
+        acc = np.array([[p[e] for e in epochs] for p in per_seed]) * 100
+        curves[lab] = (np.array(epochs), acc)
+    with figure_style():
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+        for lab, (ep, acc) in curves.items():
+            c = optimizer_color(lab)
+            axes[0].plot(ep, acc.mean(0), marker="o", color=c, label=label(lab))
+            axes[0].fill_between(ep, acc.min(0), acc.max(0), color=c, alpha=0.2)
+        axes[0].set(xlabel="epoch", ylabel="test accuracy (%)")
+        axes[0].legend()
+        if "lesam" in curves and "sam" in curves:
+            ep = curves["sam"][0]
+            gap = curves["lesam"][1].mean(0) - curves["sam"][1].mean(0)
+            axes[1].bar(ep, gap, color=optimizer_color("lesam"))
+            axes[1].axhline(0, color="k", lw=0.8)
+            rows += [{"optimizer": "lesam-sam", "epoch": int(e), "gap": float(g)}
+                     for e, g in zip(ep, gap, strict=True)]
+        axes[1].set(xlabel="epoch", ylabel="LE-SAM − SAM (points)")
+        fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
+        caption = (f"{spec['title']}: test accuracy along training (mean over seeds, band = "
+                   f"range) and the LE-SAM − SAM gap per epoch. Data used: {spec['data_used']}.")
+        rec = save_figure(fig, out, rows=rows, caption=caption, inputs=inputs, params=spec,
+                          stand_ins=spec.get("stand_ins", []))
+        plt.close(fig)
+    return rec
+
+
+def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = "."
+                       ) -> dict[str, Any]:
+    """Hessian trace (Hutchinson, 95% CI) and top-k eigenvalues (Lanczos) per optimizer."""
+    spec = _item(section, "fig_flatness")
+    path = Path(root) / EVAL_DIR / "flatness.json"
+    evals = read_json(path)
+    groups = group_by(evals, "optimizer")
+    with figure_style():
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+        names = [key[0] for key in groups]
+        for i, (name, items) in enumerate(zip(names, groups.values(), strict=True)):
+            c = optimizer_color(name)
+            traces = [r["trace"] for r in items]
+            lows = [r["trace"] - r["trace_ci_low"] for r in items]
+            axes[0].errorbar([i] * len(traces), traces, yerr=lows, fmt="o", color=c, capsize=3)
+            k = len([key for key in items[0] if key.startswith("lambda_")])
+            lam = np.array([[r[f"lambda_{j + 1}"] for j in range(k)] for r in items])
+            axes[1].plot(np.arange(1, k + 1), lam.mean(0), marker="o", color=c,
+                         label=label(name))
+        axes[0].set_xticks(range(len(names)), [label(n) for n in names])
+        axes[0].set(ylabel="Hessian trace (Hutchinson)")
+        axes[1].set(xlabel="eigenvalue index", ylabel="top Hessian eigenvalues (Lanczos)")
+        axes[1].legend()
+        fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
+        n_ex = evals[0]["n_examples"] if evals else "?"
+        caption = (f"{spec['title']}: flatness of the final models, Hessian of the mean "
+                   f"cross-entropy on {n_ex} training images (eval mode); trace by Hutchinson "
+                   "(95% CI bars, one point per seed), top eigenvalues by Lanczos (mean over "
+                   f"seeds). Data used: {spec['data_used']}.")
+        rec = save_figure(fig, out, rows=evals, caption=caption, inputs=[path], params=spec,
+                          stand_ins=spec.get("stand_ins", []))
+        plt.close(fig)
+    return rec
+
+
+def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = "."
+                     ) -> dict[str, Any]:
+    """First-order term <g, eps> vs curvature term 0.5 eps^T H eps along SAM and LE-SAM."""
+    spec = _item(section, "fig_signal")
+    labels = list(section["signal"]["optimizers"])
+    labels = [lab if isinstance(lab, str) else lab["label"] for lab in labels]
+    rows, inputs = [], []
+    with figure_style():
+        fig, axes = plt.subplots(1, len(labels), figsize=(4.5 * len(labels), 3.4),
+                                 squeeze=False)
+        for ax, lab in zip(axes[0], labels, strict=True):
+            path = Path(root) / SIGNAL_DIR / lab / "signal.jsonl"
+            inputs.append(str(path))
+            sig = read_jsonl(path)
+            rows += [{"optimizer": lab, **r} for r in sig]
+            step = [r["step"] for r in sig]
+            ax.plot(step, [r["g_dot_eps"] for r in sig], color=optimizer_color(lab),
+                    label=r"first order $\langle g,\epsilon\rangle$")
+            ax.plot(step, [abs(r["curvature"]) for r in sig], color="0.3", ls="--",
+                    label=r"curvature $|\frac{1}{2}\epsilon^\top H\epsilon|$")
+            if any(r.get("sigma") is not None for r in sig):
+                ax.plot(step, [r.get("sigma") or 0.0 for r in sig], color="k", lw=0.8,
+                        ls=":", label=r"budget $\sigma_t$")
+            ax.set_yscale("log")
+            ax.set(title=label(lab), xlabel="step", ylabel="loss rise term")
+            ax.legend(fontsize=7)
+        fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
+        caption = (f"{spec['title']}: the two terms of L(θ+ε) − L(θ) at probed steps, on the "
+                   "training batch of that step; the curvature term by an exact "
+                   "Hessian-vector product (train mode). Paper 002 claims SAM's rise is "
+                   "dominated by the first-order term early, while LE-SAM's first-order term "
+                   f"is fixed at σ_t. Data used: {spec['data_used']}.")
+        rec = save_figure(fig, out, rows=rows, caption=caption, inputs=inputs, params=spec,
+                          stand_ins=spec.get("stand_ins", []))
+        plt.close(fig)
+    return rec
+
+
+def build_fig_ablation(section: dict[str, Any], out: PathLike, root: PathLike = "."
+                       ) -> dict[str, Any]:
+    """Final test accuracy of the LE-SAM variants (sigma sweep, rho_max off, no annealing)."""
+    spec = _item(section, "fig_ablation")
+    rows, inputs = [], []
+    blocks = [(spec["reference_group"], [spec["reference_label"]])] + [(spec["group"], None)]
+    for group, labels in blocks:
+        for lab, rids in _runs_of(section, group, labels).items():
+            finals = [read_final(Path(root) / RUNS_DIR / rid) for rid in rids]
+            inputs += [str(Path(root) / RUNS_DIR / rid / "final.json") for rid in rids]
+            m, s, _ = mean_std([f["final_test_acc"] for f in finals])
+            name = "LE-SAM (default)" if group == spec["reference_group"] else lab
+            rows.append({"variant": name, "mean_acc": m, "std_acc": s, "seeds": len(finals),
+                         "status": ",".join(f["status"] for f in finals)})
+    with figure_style():
+        fig, ax = plt.subplots(figsize=(6.5, 3.4))
+        x = np.arange(len(rows))
+        ax.bar(x, [r["mean_acc"] for r in rows],
+               yerr=[r["std_acc"] or 0.0 for r in rows],
+               color=[optimizer_color("lesam") if i == 0 else "0.6" for i in range(len(rows))])
+        ax.set_xticks(x, [r["variant"] for r in rows], rotation=30, ha="right", fontsize=8)
+        lo = min(r["mean_acc"] for r in rows)
+        ax.set_ylim(max(lo - 10, 0), None)
+        ax.set(ylabel="test accuracy (%)")
+        fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
+        caption = (f"{spec['title']}: LE-SAM with its default settings and with one change "
+                   f"each (σ sweep, no ρ_max clip, no σ annealing). Data used: "
+                   f"{spec['data_used']}.")
+        rec = save_figure(fig, out, rows=rows, caption=caption, inputs=inputs, params=spec,
+                          stand_ins=spec.get("stand_ins", []))
+        plt.close(fig)
+    return rec
+
+
+FIGURES = {"fig_dynamics": build_fig_dynamics, "fig_flatness": build_fig_flatness,
+           "fig_signal": build_fig_signal, "fig_ablation": build_fig_ablation}

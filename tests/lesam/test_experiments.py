@@ -1,0 +1,72 @@
+"""The config expands into the runs the items need; every run config is valid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sharpness.lesam.experiments import glmc_runs, signal_runs, training_runs
+from sharpness.train import validate_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(params=["quick", "paper"])
+def section(request):
+    return yaml.safe_load((ROOT / f"workflow/config/{request.param}.yaml").read_text())["lesam"]
+
+
+def test_every_run_config_is_valid(section):
+    runs = training_runs(section)
+    assert runs
+    for rid, run in runs.items():
+        assert rid == f"{run['group']}-{run['label']}-s{run['seed']}"
+        validate_config(run["config"])
+    for run in [*glmc_runs(section).values(), *signal_runs(section).values()]:
+        validate_config({k: v for k, v in run["config"].items() if k != "glmc"})
+
+
+def test_items_reference_existing_groups(section):
+    groups = {r["group"] for r in training_runs(section).values()}
+    for item, spec in section["items"].items():
+        for row in spec.get("rows", []):
+            assert row["group"] in groups, item
+        for key in ("group", "reference_group"):
+            if key in spec:
+                assert spec[key] in groups, item
+
+
+def test_quick_profile_shape():
+    section = yaml.safe_load((ROOT / "workflow/config/quick.yaml").read_text())["lesam"]
+    runs = training_runs(section)
+    cifar = {r["optimizer"] for r in runs.values() if r["group"] == "cifar10_resnet18"}
+    assert cifar == {"sgd", "sam", "sam_linf", "asam", "esam", "fsam", "eigensam", "lesam"}
+    # per-entry seeds override the group's
+    assert {r["seed"] for r in runs.values()
+            if r["group"] == "cifar10_resnet18" and r["optimizer"] == "sam"} == {0, 1}
+    assert {r["seed"] for r in runs.values()
+            if r["group"] == "cifar10_resnet18" and r["optimizer"] == "asam"} == {0}
+    ft = runs["transfer_finetune-lesam-s0"]
+    assert ft["depends"] == ["transfer_pretrain-sgd-s0"]
+    assert ft["config"]["init_from"].endswith("transfer_pretrain-sgd-s0/model.pt")
+    assert all(r["config"].get("stand_ins") for r in runs.values()
+               if r["group"] in ("imagenet_resnet50", "transfer_finetune", "domain_mnist"))
+    assert set(glmc_runs(section)) == {f"lt{f}-{o}-s0" for f in (100, 50)
+                                       for o in ("sgd", "sam", "lesam")}
+
+
+def test_paper_profile_scale():
+    section = yaml.safe_load((ROOT / "workflow/config/paper.yaml").read_text())["lesam"]
+    runs = training_runs(section)
+    cifar = [r for r in runs.values() if r["group"].startswith("cifar")]
+    assert {r["config"]["dataset"] for r in cifar} == {"cifar10", "cifar100"}
+    assert all(r["config"]["epochs"] == 200 and r["config"]["batch_size"] == 128
+               and r["seed"] in (0, 1, 2) for r in cifar)
+    assert len(cifar) == 6 * 8 * 3
+    assert {r["config"]["model"] for r in runs.values() if r["group"].startswith("imagenet")} \
+        == {"resnet50", "resnet101"}
+    assert all(r["config"]["model_kwargs"].get("pretrained") for r in runs.values()
+               if r["group"].startswith("transfer"))
+    assert {r["imbalance_factor"] for r in glmc_runs(section).values()} == {100, 50}
