@@ -1,0 +1,59 @@
+"""SAM/LE-SAM edge-of-stability sweep: diverged runs are recorded; edges and thresholds."""
+
+import math
+
+import pytest
+
+from sharpness.bridges.sam_eos import SamEosParams, edge_for, run_sweep, sam_edge, thresholds
+from sharpness.errors import ConfigError
+
+
+def test_sam_edge_sits_below_two_over_eta_and_tends_to_it():
+    eta = 0.1
+    for g in (1e-3, 0.1, 10.0):
+        assert sam_edge(g, eta, 0.05) < 2 / eta
+    assert math.isclose(sam_edge(1.0, eta, 1e-9), 2 / eta, rel_tol=1e-6)
+    # LE-SAM unclipped: rho_t = sigma / |g|
+    assert math.isclose(edge_for({"name": "lesam", "hparams": {"sigma": 0.01, "rho_max": None}},
+                                 0.5, eta), sam_edge(0.5, eta, 0.02), rel_tol=1e-12)
+    assert edge_for({"name": "gd"}, 0.5, eta) == 2 / eta
+
+
+def test_thresholds_bracket_the_first_failure():
+    rows = [{"optimizer": "sam", "lr": lr, "converged": c, "diverged": d}
+            for lr, c, d in ((0.1, True, False), (0.2, True, False), (0.4, False, False),
+                             (0.8, False, True))]
+    th = thresholds(rows, ["sam"])["sam"]
+    assert th == {"last_ok": 0.2, "first_fail": 0.4, "first_diverged": 0.8}
+
+
+def test_unknown_settings_fail_with_the_key():
+    with pytest.raises(ConfigError, match="bogus"):
+        SamEosParams.from_dict({"bogus": 1})
+    with pytest.raises(ConfigError, match="name"):
+        SamEosParams.from_dict({"optimizers": [{"name": "adam"}]})
+
+
+def test_sweep_records_diverged_runs(tmp_path):
+    """A learning rate far above eta_c diverges: the run is kept with status 'diverged'."""
+    p = SamEosParams.from_dict({
+        "setting": {"dataset": "mnist_embedded", "train_size": 32, "test_size": 50,
+                    "model": "fcn", "width": 0.05, "loss": "mse", "loss_goal": 0.3,
+                    "max_steps": 30, "sharpness_every": 0, "log_every": 10,
+                    "checkpoint_every": 100, "device": "cpu",
+                    "flow": {"rtol": 1e-2}, "lr_factors": [0.5, 60.0]},
+        "optimizers": [{"name": "gd"}, {"name": "sam", "hparams": {"rho": 0.05}},
+                       {"name": "lesam", "hparams": {"sigma": 0.01, "rho_max": 0.1,
+                                                     "warmup_frac": 0.0, "anneal_frac": 0.0}}],
+    })
+    summary = run_sweep(p, tmp_path / "sweep", threads=1)
+    rows = summary["rows"]
+    assert len(rows) == 6
+    for name in ("gd", "sam", "lesam"):
+        slow, fast = sorted((r for r in rows if r["optimizer"] == name), key=lambda r: r["lr"])
+        assert not slow["diverged"] and slow["status"] == "ok"
+        assert fast["diverged"] and fast["status"] == "diverged"
+        assert fast["diverged_step"] is not None and fast["diverged_step"] <= 30
+        assert summary["thresholds"][name]["first_diverged"] == fast["lr"]
+        assert "sharpness" in slow and "sharpness" not in fast
+    assert (tmp_path / "sweep" / "provenance.json").exists()
