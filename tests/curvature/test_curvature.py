@@ -74,14 +74,15 @@ def test_hutchinson_trace_ci_contains_dense_trace():
     dense = dense_hessian(model, F.cross_entropy, x, y, mode="eval")
     exact = float(torch.trace(dense))
     op = HessianOperator(model, F.cross_entropy, (x, y), mode="eval")
-    est = hutchinson_trace(op, num_samples=300, seed=7)
+    est = hutchinson_trace(op, num_samples=200, seed=7)
     assert est.ci_low <= exact <= est.ci_high, (est, exact)
     # the interval is informative, not vacuous
     assert est.ci_high - est.ci_low < 0.5 * abs(exact)
     # seeded: same seed, same estimate; other seed, other samples
-    again = hutchinson_trace(op, num_samples=300, seed=7)
-    assert again.mean == est.mean
-    assert hutchinson_trace(op, num_samples=300, seed=8).mean != est.mean
+    few = hutchinson_trace(op, num_samples=10, seed=7)
+    assert np.array_equal(few.samples, est.samples[:10])
+    assert hutchinson_trace(op, num_samples=10, seed=7).mean == few.mean
+    assert hutchinson_trace(op, num_samples=10, seed=8).mean != few.mean
 
 
 def test_power_iteration_finds_dominant_eigenvalue():
@@ -150,8 +151,10 @@ def test_train_mode_leaves_batchnorm_stats_and_mode_alone():
 
 def test_top_eigenvalue_on_data_chunked_equals_full():
     model, x, y = _mlp(4)
-    full = top_eigenvalue_on_data(model, F.cross_entropy, x, y, mode="eval", tol=0)
-    chunked = top_eigenvalue_on_data(model, F.cross_entropy, x, y, mode="eval", batch_size=7, tol=0)
+    full = top_eigenvalue_on_data(model, F.cross_entropy, x, y, mode="eval", tol=1e-10)
+    chunked = top_eigenvalue_on_data(
+        model, F.cross_entropy, x, y, mode="eval", batch_size=15, tol=1e-10
+    )
     dense = dense_hessian(model, F.cross_entropy, x, y, mode="eval")
     exact = float(torch.linalg.eigvalsh(dense)[-1])
     assert full == pytest.approx(exact, rel=1e-8)
