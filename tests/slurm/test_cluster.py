@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -25,6 +26,13 @@ CLUSTER = Path(__file__).with_name("cluster.sh")
 FIGURE = "figures/minorfirst/slice_l1_gd.pdf"
 
 
+def _free_port() -> int:
+    """A TCP port nothing listens on now, so the test cluster never meets another one."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def _cluster_env(cluster_dir: Path) -> dict[str, str]:
     """Environment in which SLURM's commands talk to the test cluster."""
     return dict(os.environ, SLURM_CONF=str(cluster_dir / "slurm.conf"),
@@ -36,9 +44,10 @@ def cluster(tmp_path_factory):
     if os.geteuid() != 0 and shutil.which("slurmctld") is None:
         pytest.skip("starting a SLURM cluster needs root (or slurm-wlm and munge installed)")
     cluster_dir = tmp_path_factory.mktemp("slurm-cluster")
+    ports = dict(os.environ, SLURMCTLD_PORT=str(_free_port()), SLURMD_PORT=str(_free_port()))
     try:
         subprocess.run(["bash", str(CLUSTER), "start", str(cluster_dir)], check=True,
-                       timeout=600, capture_output=True, text=True)
+                       timeout=600, capture_output=True, text=True, env=ports)
     except subprocess.CalledProcessError as err:
         subprocess.run(["bash", str(CLUSTER), "stop", str(cluster_dir)], check=False)
         raise AssertionError(f"cluster did not start:\n{err.stdout}\n{err.stderr}") from err
@@ -85,6 +94,16 @@ def test_figure_built_through_slurm(built):
     submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", log)
     assert len(submitted) == 2, log[-3000:]
     assert "2 of 2 steps (100%) done" in log
+
+
+def test_numbers_made_on_the_cluster_are_the_runs(built):
+    import numpy as np
+
+    work, _ = built
+    with np.load(work / "results/minorfirst/slice_l1_gd/trajectory.npz") as traj:
+        cosine = traj["cosine"]
+    assert len(cosine) == 101  # 400 steps recorded every 4: the test's config reached the job
+    assert np.all(np.diff(cosine) > 0) and cosine[-1] > 0.9
 
 
 def test_each_rule_has_a_slurm_log_of_its_job(built):
