@@ -1,1 +1,113 @@
-# Paper `eos` (paper 003): norm vs sharpness at the edge of stability. Rules are added by the eos issue.
+# Paper `eos` (paper 003): norm vs sharpness at the edge of stability, every figure.
+#
+# Compute, then draw. `eos_toy` runs the diagonal toy; `eos_setting` runs one setting (the
+# gradient-flow reference from the setting's init, then full-batch GD over the learning-rate
+# grid) into results/eos/settings/<name>/sweep.json. Settings come from the config through
+# sharpness.eos.config.expand_settings (main settings plus one per ablation value), so adding a
+# setting, a learning rate or an ablation value is a config edit. One sweep feeds every figure
+# that lists it (fig_phase, fig_test_vs_lr, fig_trajectories, fig_measures). Training asks for
+# a GPU (gpu=1) unless the setting is pinned to the CPU (the quick profile).
+
+from sharpness.eos.config import (
+    expand_settings,
+    figure_sweeps,
+    figure_targets,
+    setting_data_inputs,
+    setting_gpu,
+)
+
+EOS = config.get("eos")
+
+if EOS:
+    EOS_SETTINGS = expand_settings(EOS)
+    EOS_RES = "results/eos"
+
+    rule eos_toy:
+        output:
+            f"{EOS_RES}/toy/toy.json",
+        log:
+            "logs/eos/toy.log",
+        benchmark:
+            "benchmarks/results/eos/toy.tsv"
+        threads: 1
+        resources:
+            mem_mb=500,
+            runtime=10,
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            settings=as_json(section("eos", "toy")),
+            outdir=subpath(output[0], parent=True),
+        shell:
+            "sharpness eos toy --params '{params.settings}' --out {params.outdir} > {log} 2>&1"
+
+    rule eos_setting:
+        input:
+            lambda w: setting_data_inputs(EOS_SETTINGS[w.setting]),
+        output:
+            f"{EOS_RES}/settings/{{setting}}/sweep.json",
+        log:
+            "logs/eos/setting_{setting}.log",
+        benchmark:
+            "benchmarks/results/eos/setting_{setting}.tsv"
+        wildcard_constraints:
+            setting="[A-Za-z0-9_]+",
+        threads: 1
+        resources:
+            mem_mb=4000,
+            runtime=240,
+            gpu=lambda w: setting_gpu(EOS_SETTINGS[w.setting]),
+        conda:
+            "../../envs/environment.yaml"
+        params:
+            settings=lambda w: as_json(EOS_SETTINGS[w.setting]),
+            outdir=subpath(output[0], parent=True),
+            root=config["data"]["root"],
+        shell:
+            "sharpness eos run --params '{params.settings}' --out {params.outdir}"
+            " --data-root {params.root} --threads {threads} > {log} 2>&1"
+
+    rule eos_figure_diagonal:
+        input:
+            rules.eos_toy.output,
+        output:
+            pdf="figures/eos/fig_diagonal.pdf",
+            png="figures/eos/fig_diagonal.png",
+            csv="figures/eos/fig_diagonal.csv",
+        log:
+            "logs/eos/fig_diagonal.log",
+        benchmark:
+            "benchmarks/results/eos/fig_diagonal.tsv"
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=10,
+        conda:
+            "../../envs/environment.yaml"
+        shell:
+            "sharpness eos figure --id fig_diagonal --inputs {input} --out {output.pdf} > {log} 2>&1"
+
+    rule eos_figure:
+        input:
+            lambda w: figure_sweeps(EOS, w.fig, EOS_RES),
+        output:
+            pdf="figures/eos/{fig}.pdf",
+            png="figures/eos/{fig}.png",
+            csv="figures/eos/{fig}.csv",
+        log:
+            "logs/eos/{fig}.log",
+        benchmark:
+            "benchmarks/results/eos/{fig}.tsv"
+        wildcard_constraints:
+            fig="fig_phase|fig_test_vs_lr|fig_trajectories|fig_measures|fig_ablations",
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        conda:
+            "../../envs/environment.yaml"
+        shell:
+            "sharpness eos figure --id {wildcards.fig} --inputs {input} --out {output.pdf}"
+            " > {log} 2>&1"
+
+    ALL_TARGETS.extend(figure_targets(EOS))

@@ -82,3 +82,40 @@ def expand_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
             raise ConfigError(f"eos setting name {name!r} is used twice")
         out[name] = setting
     return out
+
+
+def setting_gpu(setting: dict[str, Any]) -> int:
+    """GPUs a setting's sweep asks the scheduler for: 0 when pinned to the CPU, else 1."""
+    return 0 if setting.get("device") == "cpu" else 1
+
+
+def setting_data_inputs(setting: dict[str, Any]) -> list[str]:
+    """The data-preparation output a setting needs (none for the committed embedded subsets)."""
+    name = setting.get("dataset", "mnist_embedded")
+    return [] if name.endswith("_embedded") else [f"results/data/{name}.json"]
+
+
+def sweep_path(name: str, root: str = "results/eos") -> str:
+    """Where the sweep of setting ``name`` is written."""
+    return f"{root}/settings/{name}/sweep.json"
+
+
+def figure_sweeps(eos: dict[str, Any], figure: str, root: str = "results/eos") -> list[str]:
+    """The sweeps a network figure is drawn from: ``eos.figures.<figure>``, or every ablation
+    variant for ``fig_ablations``."""
+    if figure == "fig_ablations":
+        names = list(ablation_settings(eos))
+    else:
+        names = list(eos.get("figures", {}).get(figure, []))
+    return [sweep_path(n, root) for n in names]
+
+
+def figure_targets(eos: dict[str, Any]) -> list[str]:
+    """Every `eos` figure the config asks for (fig_diagonal when a toy is configured)."""
+    out = ["figures/eos/fig_diagonal.pdf"] if eos.get("toy") else []
+    for fig in ("fig_phase", "fig_test_vs_lr", "fig_trajectories", "fig_measures"):
+        if eos.get("figures", {}).get(fig):
+            out.append(f"figures/eos/{fig}.pdf")
+    if ablation_settings(eos):
+        out.append("figures/eos/fig_ablations.pdf")
+    return out

@@ -116,8 +116,8 @@ class _FlatModel:
 
 def gradient_flow(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *,
                   loss_goal: float, t_max: float = 1e4, method: str = "RK45",
-                  rtol: float = 1e-4, atol: float = 1e-7, record_factor: float = 20.0,
-                  record_growth: float = 0.05, max_evals: int = 200_000, mode: str = "train",
+                  rtol: float = 1e-4, atol: float = 1e-7, record_factor: float = 4.0,
+                  record_growth: float = 0.1, max_evals: int = 200_000, mode: str = "train",
                   lanczos_tol: float = 1e-3, seed: int = 0,
                   on_record: Callable[[dict[str, float]], None] | None = None) -> FlowResult:
     """Integrate gradient flow from the model's current parameters until ``loss < loss_goal``.

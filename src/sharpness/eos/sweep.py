@@ -68,7 +68,7 @@ SETTING_DEFAULTS: dict[str, Any] = {
     "lanczos_tol": 1e-3,
 }
 FLOW_DEFAULTS: dict[str, Any] = {"method": "RK45", "rtol": 1e-4, "atol": 1e-7, "t_max": 1e4,
-                                 "record_factor": 20.0, "record_growth": 0.05,
+                                 "record_factor": 4.0, "record_growth": 0.1,
                                  "max_evals": 200_000}
 MEASURE_DEFAULTS: dict[str, Any] = {"rho": 0.05, "adaptive_rho": 0.05, "sigma": 0.01,
                                     "trace_samples": 20, "ascent_steps": 5, "avg_samples": 10}
