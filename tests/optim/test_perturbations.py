@@ -231,3 +231,14 @@ def test_sgd_is_plain_base_step():
     )
     assert opt.diagnostics["radius"] == 0.0
     assert opt.diagnostics["grad_norm"] == pytest.approx(float(_norm(g)), rel=1e-10)
+
+
+def test_esam_with_beta_and_gamma_one_is_sam():
+    model, x, y = _setup(10)
+    twin = _setup(10)[0]
+    esam = build_optimizer("esam", model, lr=LR, weight_decay=WD, rho=RHO, beta=1.0, gamma=1.0)
+    sam = build_optimizer("sam", twin, lr=LR, weight_decay=WD, rho=RHO)
+    for _ in range(3):
+        esam.step(BatchClosure(model, x, y))
+        sam.step(BatchClosure(twin, x, y))
+    _assert_dicts_close(_snapshot(model), _snapshot(twin), rtol=1e-12, atol=1e-14)
