@@ -358,6 +358,78 @@ def plot_flow_vs_discrete(a: A, s: dict, p: dict, out: str, inputs: Sequence[Pat
         save_figure(fig, out, rows=rows, caption=cap, inputs=inputs, params=p)
 
 
+CNN_NAMES = {"sgd": "GD", "sam": r"$\ell_2$-SAM", "sam_linf": r"$\ell_\infty$-SAM"}
+
+
+def plot_cnn_synthetic(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) -> None:
+    """Filter alignment with the strong and the weak feature over GD steps: optimizers x init scales."""
+    rows = []
+    order = list(CNN_NAMES)  # GD first, then the SAM variants, then anything else configured
+    opts = sorted(p["optimizers"], key=lambda m: order.index(m) if m in order else len(order))
+    al = p["alphas"]
+    strong_c, weak_c = "#1b6ca8", "#d95f02"
+    with figure_style():
+        fig, axes = plt.subplots(len(opts), len(al), figsize=(3.4 * len(al), 2.7 * len(opts)),
+                                 squeeze=False, sharex=True)
+        for r, m in enumerate(opts):
+            steps = a[f"{m}_steps"]
+            rho = p["optimizers"][m].get("rho")
+            for k, alpha in enumerate(al):
+                ax = axes[r, k]
+                info = next(q for q in s["runs"] if q["optimizer"] == m and q["alpha"] == alpha)
+                align, loss = a[f"{m}_align"][k], a[f"{m}_loss"][k]
+                for j, (feat, col) in enumerate((("strong", strong_c), ("weak", weak_c))):
+                    ax.plot(steps, align[:, j], color=col, label=f"{feat} feature")
+                    ax.axhline(align[0, j] + p["gain"], color=col, ls=":", lw=0.8)
+                    hit = info[f"step_{feat}"]
+                    if hit is not None:
+                        ax.axvline(hit, color=col, ls="--", lw=0.9)
+                    rows += [{"optimizer": m, "alpha": alpha, "step": int(t), "quantity": f"align_{feat}",
+                              "value": float(v)} for t, v in zip(steps, align[:, j], strict=True)]
+                rows += [{"optimizer": m, "alpha": alpha, "step": int(t), "quantity": "loss", "value": float(v)}
+                         for t, v in zip(steps, loss, strict=True)]
+                tw = ax.twinx()
+                tw.plot(steps, loss, color="0.6", lw=0.9, label="train loss (right axis)")
+                tw.set_ylim(0, 0.75)
+                tw.grid(False)
+                if k == len(al) - 1:
+                    tw.set_ylabel("train loss", color="0.45", fontsize=8)
+                else:
+                    tw.tick_params(right=False, labelright=False)
+                hits = ", ".join(f"{f} @ {info[f'step_{f}']}" for f in ("weak", "strong") if info[f"step_{f}"] is not None)
+                ax.set_title(f"{CNN_NAMES.get(m, m)}" + (f" (ρ={rho})" if rho is not None else "")
+                             + f", α={alpha}\nfirst aligned: {info['first']}" + (f" ({hits})" if hits else ""),
+                             fontsize=8, color=optimizer_color(m) if m in CNN_NAMES else "k")
+                if k == 0:
+                    ax.set_ylabel(r"alignment $\max_j\langle w_j, v\rangle$")
+                if r == len(opts) - 1:
+                    ax.set_xlabel("training step")
+        h1, l1 = axes[0, 0].get_legend_handles_labels()
+        fig.legend(h1 + [plt.Line2D([], [], color="0.6", lw=0.9)], l1 + ["train loss (right axis)"],
+                   loc="lower center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, -0.01))
+        check = s["middle_first"]
+        fig.suptitle(f"2-layer CNN on strong/weak-feature patch data: which feature the filters learn first "
+                     f"(middle init α={s['middle_alpha']}: " + ", ".join(f"{CNN_NAMES.get(o, o)} {v}" for o, v in check.items())
+                     + ")", fontsize=10)
+        fig.tight_layout(rect=(0, 0.04, 1, 1))
+        holds = "holds" if s["catalog_check_holds"] else "does NOT hold"
+        cap = (f"2-layer CNN f(x) = sum_j a_j sum_p relu(<w_j, x_p>)^{p['power']} with {p['width']} filters per class, "
+               f"fixed second layer a_j = +-1/{p['width']}, first layer w_j ~ alpha N(0, I/d), on {p['n']} examples of "
+               f"{p['patches']} patches in d={p['d']}: one patch holds the class's strong feature (amplitude "
+               f"{p['mu_strong']}, probability {p['p_strong']}) or its weak feature (amplitude {p['mu_weak']}), the "
+               f"others Gaussian noise (sd {p['noise']}) orthogonal to the four class-specific feature directions. "
+               f"Full-batch GD (lr {p['lr']}, {p['steps']} steps) and SAM variants "
+               + ", ".join(f"{m}: {hp}" for m, hp in p["optimizers"].items())
+               + f" from init scales alpha in {al}. Lines: alignment with the strong and the weak feature (best filter "
+               f"of each class, averaged over the classes); dotted: init value + {p['gain']}; dashed: the step at which "
+               f"the feature first gains {p['gain']} ('first aligned'). Grey: training loss. Catalog check (SAM at the "
+               f"middle init aligns with the weak feature first, GD with the strong one): {holds} "
+               f"(middle alpha {s['middle_alpha']}: " + ", ".join(f"{o} first {v}" for o, v in check.items()) + "). "
+               + "Per run: " + "; ".join(f"{q['optimizer']} alpha={q['alpha']}: {q['first']}, final loss "
+                                       f"{q['final_loss']:.3g}" for q in s["runs"]) + ".")
+        save_figure(fig, out, rows=rows, caption=cap, inputs=inputs, params=p)
+
+
 PLOTS: dict[str, Callable[..., None]] = {
     "l1_maxmargin": plot_l1_maxmargin,
     "linf_depth": plot_linf_depth,
@@ -367,4 +439,5 @@ PLOTS: dict[str, Callable[..., None]] = {
     "deep_l": plot_deep_l,
     "multi_example": plot_multi_example,
     "flow_vs_discrete": plot_flow_vs_discrete,
+    "cnn_synthetic": plot_cnn_synthetic,
 }
