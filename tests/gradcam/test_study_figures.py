@@ -119,6 +119,7 @@ def test_run_config_merges_alpha_and_stand_in() -> None:
     assert cfg["stand_ins"] == [STAND_IN]
 
 
+@pytest.mark.slow
 def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
     """Train 2 optimizers x 3 init scales x 1 seed on 256 stand-in images, explain, tabulate."""
     params = _params()

@@ -91,7 +91,7 @@ def paired_difference(arr: Mapping[str, np.ndarray], a: str, b: str, alpha_index
     if n >= 2 and np.isfinite(half) and mean - half > 0:
         verdict = "exceeds"
     elif np.isfinite(mean) and mean > 0:
-        verdict = "is higher but not significantly"
+        verdict = "is higher than, but not significantly above,"
     else:
         verdict = "does not exceed"
     return {"a": a, "b": b, "alpha": float(arr["alphas"][alpha_index]), "mean_a": ma,
@@ -118,8 +118,8 @@ def claim_sentence(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np
             "so the paper's claim is not confirmed here"
         parts.append(
             f"{s_label}'s background share ({r['mean_a']:.3f}) {r['verdict']} {gd_label}'s "
-            f"({r['mean_b']:.3f}): paired difference {r['diff']:+.3f} ± {r['diff_ci']:.3f} "
-            f"({level:.0%} CI, {r['n_pairs']} image-seed pairs), {agrees}")
+            f"({r['mean_b']:.3f}), {agrees} (paired difference {r['diff']:+.3f} ± "
+            f"{r['diff_ci']:.3f}, {level:.0%} CI over {r['n_pairs']} image-seed pairs)")
     sentence = (f"On {label} at the middle init scale alpha = {results[0]['alpha']:g}: "
                 + "; ".join(parts) + ".")
     return sentence, results
@@ -252,13 +252,18 @@ def make_outputs(params: Mapping[str, Any], map_dirs: Mapping[str, str | os.Path
               for p in map_dirs.values()]
     bg = "; ".join(f"{params['datasets'][k]['label']}: {_rule_text(params['datasets'][k])}"
                    for k in maps)
+    weak = [f"{r['dataset_label']} {r['optimizer_label']} α={r['alpha']:g} "
+            f"({r['test_acc']:.2f})" for r in rows
+            if r["test_acc"] < 2.0 / len(np.unique(maps[r["dataset"]]["labels"]))]
+    weak_note = ("" if not weak else " Models near chance (mean test accuracy below twice "
+                 "chance), whose maps explain barely trained networks: " + ", ".join(weak) + ".")
     first = next(iter(maps.values()))
     n_panel, n_seeds = len(first["labels"]), len(first["seeds"])
     common = (f"Share of Grad-CAM mass on background pixels (sum of the map over background "
               f"pixels / sum over all), mean ± {level:.0%} t-interval over {n_panel} panel "
               f"test images x {n_seeds} seeds; 'chance' is the background pixel fraction (a "
               f"uniform map's share); massless maps (all zero) are excluded and counted. "
-              f"Background: {bg}. {sentence}")
+              f"Background: {bg}.{weak_note} {sentence}")
     title = "Grad-CAM of CNNs trained by GD/SGD and SAM across init scales"
     if subs:
         title += "\n[stand-in: " + "; ".join(subs) + "]"
