@@ -12,7 +12,8 @@ copied):
   *local* mixture is CutMix of the second views (a box of area ``1 - lam`` from the
   class-balanced image); both get the soft label ``lam * y_ib + (1 - lam) * y_cb``;
 * the network is a backbone with two linear classifiers (a conventional head and a
-  re-balanced head), a projection MLP and a prediction MLP; the *mixture consistency* loss is
+  re-balanced head), a linear projection head and a linear prediction head (as in the
+  reference code); the *mixture consistency* loss is
   SimSiam's negative cosine between the prediction of one mixture and the stop-gradient
   projection of the other, symmetrised;
 * the *cumulative head-tail soft-label re-weighted* loss: the re-balanced head is trained on
@@ -21,7 +22,9 @@ copied):
   by ``alpha = 1 - (epoch / epochs)^2``, which moves from the conventional to the re-balanced
   loss as training proceeds:
   ``L = alpha (CE_mix + CE_cut) + (1 - alpha) (CE^w_mix + CE^w_cut) + lambda_c L_consistency``;
-* prediction uses the re-balanced head (an assumption where the description is silent).
+* prediction uses the re-balanced head, as the reference code does. Because the cumulative
+  weight ``1 - alpha`` of that head's loss is near 0 for most of a short run, very short
+  runs predict poorly with it (the quick profile trains long enough for it to matter).
 
 Scaled down: any backbone of :mod:`sharpness.models` with a final ``fc`` (ResNets, WRN,
 PyramidNet, the small CNN) or ViT ``heads``; the learning-rate warm-up of the reference code is
@@ -66,11 +69,6 @@ def _detach_head(net: nn.Module) -> int:
                      f"{type(net).__name__}")
 
 
-def _mlp(dim: int, hidden: int, out: int) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(dim, hidden), nn.BatchNorm1d(hidden), nn.ReLU(inplace=True),
-                         nn.Linear(hidden, out))
-
-
 class GLMCNet(nn.Module):
     """Backbone + conventional head ``fc`` + re-balanced head ``fc_cb`` + projector/predictor.
 
@@ -84,8 +82,8 @@ class GLMCNet(nn.Module):
         dim = _detach_head(backbone)
         self.fc = nn.Linear(dim, num_classes)
         self.fc_cb = nn.Linear(dim, num_classes)
-        self.projector = _mlp(dim, proj_dim, proj_dim)
-        self.predictor = _mlp(proj_dim, proj_dim, proj_dim)
+        self.projector = nn.Linear(dim, proj_dim)
+        self.predictor = nn.Linear(proj_dim, proj_dim)
 
     def train_outputs(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """Both heads' logits, the projection ``z`` and the prediction ``p``."""

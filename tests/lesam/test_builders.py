@@ -1,0 +1,133 @@
+"""Every lesam table and figure builds from (tiny) runs through the CLI, with the numbers
+it shows in its CSV, stand-ins in caption and provenance, and mean ± std over seeds."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from sharpness.cli import main
+from sharpness.data.longtail import longtail_counts
+from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
+from sharpness.lesam.glmc import run_glmc
+from sharpness.train import train
+
+torch.set_num_threads(1)
+
+TINY = {"dataset": "mnist_embedded", "model": "cnn", "model_kwargs": {"channels": 4},
+        "train_size": 256, "test_size": 120, "epochs": 2, "batch_size": 64, "lr": 0.05,
+        "device": "cpu", "checkpoint_every": 0, "eval_every": 1}
+STAND_IN = "tiny MNIST for CIFAR-10"
+
+
+def _item(title: str, **kw):
+    return {"title": title, "data_used": "MNIST 256 (test)", "stand_ins": [STAND_IN], **kw}
+
+
+SECTION = {
+    "base": TINY,
+    "optimizers": {"sgd": {}, "sam": {"rho": 0.05}, "lesam": {"sigma": 0.05, "rho_max": 0.1}},
+    "groups": {
+        "main": {"optimizers": ["sgd", "sam", "lesam"], "seeds": [0, 1]},
+        "abl": {"optimizers": [{"label": "sigma_0.2", "optimizer": "lesam",
+                                "hparams": {"sigma": 0.2}}], "seeds": [0]},
+    },
+    "glmc": {"overrides": {"epochs": 1, "batch_size": 128},
+             "method": {"proj_dim": 8}, "imbalance_factors": [10], "optimizers": ["lesam"],
+             "seeds": [0]},
+    "signal": {"overrides": {"epochs": 1}, "optimizers": ["sam", "lesam"], "probe_every": 2},
+    "items": {
+        "table_cifar": _item("T", rows=[{"group": "main", "dataset": "MNIST", "model": "CNN",
+                                         "paper_key": "CIFAR-10"}],
+                             paper_only=[{"dataset": "CIFAR-100", "reason": "no copy"}]),
+        "table_robustness": _item("R", group="main", optimizers=["sgd", "lesam"],
+                                  radii={"l2": [0.0, 1.0], "linf": [0.1]}, steps=2, n_test=60),
+        "table_domain_gen": _item("D", group="main", angles=[0, 30, 60], train_angle=0),
+        "table_long_tail": _item("L"),
+        "table_cost": _item("C", optimizers=["sgd", "sam", "lesam"], steps=1, rounds=2),
+        "fig_flatness": _item("F", group="main", optimizers=["sgd", "lesam"], seeds=[0],
+                              n_examples=32, k=2, trace_samples=3, tol=0.01),
+        "fig_dynamics": _item("Y", group="main", optimizers=["sgd", "sam", "lesam"]),
+        "fig_signal": _item("S"),
+        "fig_ablation": _item("A", group="abl", reference_group="main",
+                              reference_label="lesam"),
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("lesam")
+    for rid, run in training_runs(SECTION).items():
+        train(run["config"], root / RUNS_DIR / rid)
+    for rid, run in glmc_runs(SECTION).items():
+        run_glmc(run["config"], root / GLMC_DIR / rid)
+    params = json.dumps(SECTION)
+    for lab in ("sam", "lesam"):
+        assert main(["lesam", "signal", "--run", lab, "--params", params, "--out",
+                     str(root / "results/lesam/signal" / lab)]) == 0
+    for what in ("robustness", "domain_gen", "flatness", "cost"):
+        assert main(["lesam", "eval", what, "--params", params, "--root", str(root),
+                     "--out", str(root / "results/lesam/eval" / f"{what}.json")]) == 0
+    return root
+
+
+def _build(root: Path, item: str, ext: str) -> Path:
+    out = root / "figures" / f"{item}.{ext}"
+    assert main(["lesam", "build", item, "--params", json.dumps(SECTION), "--root", str(root),
+                 "--out", str(out)]) == 0
+    return out
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    with path.with_suffix(".csv").open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_table_cifar_mean_std_and_paper_only_row(root):
+    md = _build(root, "table_cifar", "md")
+    text = md.read_text()
+    assert "±" in text and "paper profile only" in text and STAND_IN in text
+    assert "97.63" in text  # the paper's number, in its own column, on the LE-SAM row
+    rows = _csv(md)
+    lesam = next(r for r in rows if r["optimizer"] == "LE-SAM")
+    assert lesam["seeds"] == "2" and float(lesam["mean"]) > 20
+    assert md.with_suffix(".tex").exists()
+    prov = json.loads(md.with_name("table_cifar.md.provenance.json").read_text()) \
+        if md.with_name("table_cifar.md.provenance.json").exists() else None
+    assert prov is None or STAND_IN in json.dumps(prov)
+
+
+def test_robustness_accuracy_falls_with_radius(root):
+    rows = _csv(_build(root, "table_robustness", "md"))
+    for opt in ("SGD", "LE-SAM"):
+        l2 = sorted((float(r["radius"]), float(r["mean"])) for r in rows
+                    if r["optimizer"] == opt and r["attack"] == "PGD-L2")
+        assert l2[0][1] > l2[-1][1]
+
+
+def test_domain_table_and_long_tail_table(root):
+    text = _build(root, "table_domain_gen", "md").read_text()
+    assert "30°" in text and "mean unseen" in text
+    rows = _csv(_build(root, "table_long_tail", "md"))
+    assert rows[0]["method"] == "GLMC + LE-SAM"
+    counts = [int(c) for c in rows[0]["train counts (head→tail)"].split("/")]
+    assert counts == longtail_counts(10, counts[0], 10)
+
+
+def test_cost_table_has_ratios(root):
+    rows = _csv(_build(root, "table_cost", "md"))
+    sam = next(r for r in rows if r["optimizer"] == "SAM")
+    assert float(sam["raw_ratio_vs_sgd"]) > 1.0  # two passes cost more than one
+
+
+@pytest.mark.parametrize("item", ["fig_flatness", "fig_dynamics", "fig_signal",
+                                  "fig_ablation"])
+def test_figures_build_with_csv(root, item):
+    pdf = _build(root, item, "pdf")
+    assert pdf.exists() and pdf.with_suffix(".png").exists()
+    assert _csv(pdf)

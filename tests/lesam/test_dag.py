@@ -1,0 +1,59 @@
+"""The paper profile lists the full paper-scale lesam DAG (GPU training jobs), and a missing
+ImageNet path stops the ImageNet runs with a message naming the config key."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from sharpness.cli import main
+from tests.pipeline.helpers import copy_workflow, snakemake
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory) -> str:
+    work = copy_workflow(ROOT, tmp_path_factory.mktemp("dag"))
+    proc = snakemake(BIN, work, "-n", "-p", "lesam_all", "--configfile",
+                     "workflow/config/paper.yaml", timeout=600)
+    return proc.stdout + proc.stderr
+
+
+def _count(text: str, rule: str) -> int:
+    match = re.search(rf"^{rule}\s+(\d+)$", text, flags=re.M)
+    return int(match.group(1)) if match else 0
+
+
+def test_paper_dag_lists_every_run(dry_run):
+    # 6 CIFAR groups x 8 optimizers x 3 seeds + ImageNet 2x3 + transfer 2x2x3
+    # + Rotated MNIST 3x3 + ablation 6x3
+    assert _count(dry_run, "lesam_train") == 144 + 6 + 12 + 9 + 18
+    assert _count(dry_run, "lesam_glmc") == 2 * 3 * 3
+    assert _count(dry_run, "lesam_table") == 7 and _count(dry_run, "lesam_figure") == 4
+    assert _count(dry_run, "lesam_check_imagenet") == 1
+    assert "--epochs" not in dry_run  # settings travel as JSON, not ad-hoc flags
+    assert '\\"epochs\\":200' in dry_run or '"epochs":200' in dry_run
+
+
+def test_training_jobs_ask_for_a_gpu(dry_run):
+    blocks = dry_run.split("\nrule ")
+    train = [b for b in blocks if b.startswith("lesam_train:")]
+    assert train and all("gpu=1" in b for b in train)
+
+
+def test_missing_imagenet_path_names_the_key(tmp_path, capsys):
+    assert main(["lesam", "check-imagenet", "--path", "", "--out",
+                 str(tmp_path / "x.json")]) == 2
+    assert "data.imagenet" in capsys.readouterr().err
+    (tmp_path / "inet" / "train").mkdir(parents=True)
+    assert main(["lesam", "check-imagenet", "--path", str(tmp_path / "inet"), "--out",
+                 str(tmp_path / "x.json")]) == 2
+    assert "val" in capsys.readouterr().err
+    (tmp_path / "inet" / "val").mkdir()
+    assert main(["lesam", "check-imagenet", "--path", str(tmp_path / "inet"), "--out",
+                 str(tmp_path / "x.json")]) == 0
