@@ -119,6 +119,8 @@ def _ascent(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *, rho
         base, g = _loss_and_grad(model, criterion, x, y, params)
         s = torch.ones_like(g) if scale is None else scale.to(g)
         gd = s * g
+        if float(gd.norm()) < 1e-12:  # at a critical point: start from a seeded random direction
+            gd = torch.randn(g.shape, generator=torch.Generator().manual_seed(0)).to(g)
         d = rho * gd / gd.norm().clamp_min(1e-30)
         best = -float("inf")
         step_size = rho / 2
