@@ -21,10 +21,11 @@ def test_sam_edge_sits_below_two_over_eta_and_tends_to_it():
 
 def test_thresholds_bracket_the_first_failure():
     rows = [{"optimizer": "sam", "lr": lr, "converged": c, "diverged": d}
-            for lr, c, d in ((0.1, True, False), (0.2, True, False), (0.4, False, False),
+            for lr, c, d in ((0.05, False, False), (0.1, True, False), (0.2, True, False), (0.4, False, False),
                              (0.8, False, True))]
-    th = thresholds(rows, ["sam"])["sam"]
+    th = thresholds(rows, ["sam"])["sam"]  # the slow run at 0.05 is not a failure
     assert th == {"last_ok": 0.2, "first_fail": 0.4, "first_diverged": 0.8}
+    assert thresholds(rows[:3], ["sam"])["sam"]["first_fail"] is None
 
 
 def test_unknown_settings_fail_with_the_key():

@@ -56,10 +56,9 @@ class SamEosParams:
 
     setting: dict[str, Any] = field(default_factory=lambda: {
         "dataset": "mnist_embedded", "train_size": 128, "test_size": 500, "model": "fcn",
-        "width": 0.25, "loss": "mse", "loss_goal": 0.02, "max_steps": 1000,
-        "sharpness_every": 100, "log_every": 50, "checkpoint_every": 500,
-        "flow": {"rtol": 1e-3},
-        "lr_factors": [0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0]})
+        "width": 0.25, "loss": "mse", "loss_goal": 0.02, "max_steps": 800,
+        "sharpness_every": 0, "log_every": 100, "checkpoint_every": 400, "device": "cpu",
+        "flow": {"rtol": 1e-3}, "lr_factors": [0.5, 1.0, 2.0, 4.0, 6.0, 8.0, 12.0, 16.0]})
     optimizers: list[dict[str, Any]] = field(default_factory=lambda: [
         {"name": "gd", "hparams": {}},
         {"name": "sam", "hparams": {"rho": 0.05}},
@@ -213,18 +212,22 @@ def run_sweep(p: SamEosParams, out: Path, threads: int | None = None) -> dict[st
 
 
 def thresholds(rows: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, Any]]:
-    """Per optimizer: the bracket ``[largest lr that converged, smallest lr that failed]``.
+    """Per optimizer: the bracket ``(last_ok, first_fail]`` of its stability threshold.
 
-    "Failed" is diverged or stopped without reaching the loss goal; ``None`` where the grid
-    has no such run (the threshold then lies outside the grid).
+    ``last_ok`` is the largest learning rate whose run converged below the smallest diverged
+    one (``first_diverged``); ``first_fail`` the smallest learning rate above ``last_ok`` whose
+    run did not converge (diverged or stopped without reaching the loss goal). A run that is
+    merely too slow at a *small* learning rate does not count as a failure. ``None`` where the
+    grid has no such run (the threshold then lies outside the grid).
     """
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         rs = sorted((r for r in rows if r["optimizer"] == name), key=lambda r: r["lr"])
-        failed = [r["lr"] for r in rs if not r["converged"]]
-        first_fail = min(failed) if failed else None
-        ok_below = [r["lr"] for r in rs if r["converged"]
-                    and (first_fail is None or r["lr"] < first_fail)]
-        out[name] = {"last_ok": max(ok_below) if ok_below else None, "first_fail": first_fail,
-                     "first_diverged": min((r["lr"] for r in rs if r["diverged"]), default=None)}
+        first_div = min((r["lr"] for r in rs if r["diverged"]), default=None)
+        ok = [r["lr"] for r in rs if r["converged"] and (first_div is None or r["lr"] < first_div)]
+        last_ok = max(ok) if ok else None
+        fails = [r["lr"] for r in rs if not r["converged"]
+                 and (last_ok is None or r["lr"] > last_ok)]
+        out[name] = {"last_ok": last_ok, "first_fail": min(fails) if fails else None,
+                     "first_diverged": first_div}
     return out

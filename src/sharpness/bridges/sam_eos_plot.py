@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from sharpness.bridges.sam_eos import thresholds
 from sharpness.io import read_json
 
 LABELS = {"gd": "GD", "sam": r"$\ell_2$-SAM", "lesam": "LE-SAM"}
@@ -36,7 +37,7 @@ def findings(sweep: dict[str, Any]) -> dict[str, Any]:
         own = np.array([r["sharpness"] / r["edge"] for r in eos if r.get("edge")])
         conv = [r for r in rs if r["converged"]]
         best = min(conv, key=lambda r: r["test_error"]) if conv else None
-        th = sweep["thresholds"][name]
+        th = thresholds(sweep["rows"], [name])[name]
         norms = [r["l2"] for r in conv if "l2" in r]
         out["opt"][name] = {
             "n_runs": len(rs), "n_converged": len(conv),
@@ -78,8 +79,24 @@ def caption_text(sweep: dict[str, Any], f: dict[str, Any]) -> str:
                  f"{o['ratio_max']:.2f}) over {o['n_eos']} converged runs with eta > 1.2 eta_c, "
                  f"S / own edge median {o['own_median']:.2f}" if o["n_eos"] else
                  "no converged run above 1.2 eta_c")
+        norm = (f"final l2 norm {o['norm_min']:.2f}-{o['norm_max']:.2f} over converged runs"
+                if o["norm_min"] is not None else "no converged run")
         parts.append(f"{name} ({hp_s}): threshold in {_bracket(o, eta_c)}, "
-                     f"{o['n_diverged']}/{o['n_runs']} runs diverged; {ratio}; {best}")
+                     f"{o['n_diverged']}/{o['n_runs']} runs diverged; {ratio}; {norm}; {best}")
+    verdicts = []
+    g = f["opt"].get("gd")
+    for name, o in f["opt"].items():
+        if name == "gd" or g is None:
+            continue
+        if o["first_fail"] and g["last_ok"] and o["first_fail"] <= g["last_ok"]:
+            order = "becomes unstable at a smaller learning rate than GD"
+        elif g["first_fail"] and o["last_ok"] and o["last_ok"] >= g["first_fail"]:
+            order = "stays stable at a larger learning rate than GD"
+        else:
+            order = "has its threshold in the same grid bracket as GD"
+        side = ("below" if o["ratio_max"] < 1 else "not below") if o["n_eos"] else "untested"
+        verdicts.append(f"{name} {order}, and its final sharpness above 1.2 eta_c lies {side} "
+                        f"2/eta in every converged run")
     return (
         f"The eos learning-rate sweep repeated with SAM and LE-SAM as the full-batch optimizer: "
         f"{s['dataset']} ({s['train_size']} train / {s['test_size']} test), {s['model']} "
@@ -88,7 +105,8 @@ def caption_text(sweep: dict[str, Any], f: dict[str, Any]) -> str:
         f"{eta_c:.4g} from GD's gradient flow. Final sharpness (Lanczos) with 2/eta (GD's edge) "
         "and each SAM-type run's own edge ||g||/(2 rho)(sqrt(1 + 8 rho/(eta ||g||)) - 1) at its "
         "final gradient norm (rho = rho_t for LE-SAM); final l2 norm; test error with Wilson 95% "
-        "intervals; diverged runs as crosses. Findings: " + "; ".join(parts) + ". Uncertainty: "
+        "intervals; diverged runs as crosses. Findings: " + "; ".join(parts) + ". In short: "
+        + "; ".join(verdicts) + ". Uncertainty: "
         "one init, so thresholds are brackets on the learning-rate grid and test errors carry "
         f"only the binomial uncertainty of {s['test_size']} test points."
     )
@@ -159,6 +177,7 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
                 ax_t.plot([o["last_ok"], o["first_fail"]], [k, k], "-", color=col, lw=4, alpha=0.4)
         from matplotlib.ticker import NullFormatter
 
+        ax_t.set_xscale("log")
         for ax in (ax_s, ax_r, ax_own, ax_n, ax_e, ax_t):
             ax.axvline(eta_c, color="k", lw=0.8, ls="--")
             ax.xaxis.set_minor_formatter(NullFormatter())
@@ -176,7 +195,6 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
         ax_e.set_ylabel("test error (95% CI)")
         ax_e.set_title("generalization", fontsize=10)
         ax_t.set_yticks(range(len(names)), [LABELS.get(n, n) for n in names])
-        ax_t.set_xscale("log")
         ax_t.set_title("o converged, □ loss goal not reached, × diverged;\nbar: threshold bracket",
                        fontsize=9)
         ax_s.legend(fontsize=7)
