@@ -52,7 +52,7 @@ ALL_TARGETS.extend(rules.minorfirst_slice_figure.output)
 # --- diagonal-network figures (issue 3): compute the numbers, then draw -------------------
 MINORFIRST_DIAGONAL = [
     "l1_maxmargin", "linf_depth", "l2_sequential", "l2_regimes", "l2_limit", "deep_l",
-    "multi_example", "flow_vs_discrete",
+    "multi_example", "flow_vs_discrete", "cnn_synthetic",
 ]
 
 
