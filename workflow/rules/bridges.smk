@@ -56,7 +56,7 @@ if BRIDGES:
             "logs/bridges/sam_eos_run.log",
         benchmark:
             "benchmarks/results/bridges/sam_eos_run.tsv"
-        threads: 2
+        threads: 1
         resources:
             mem_mb=3000,
             runtime=60,
