@@ -13,8 +13,21 @@ if GRADCAM:
     GRADCAM_OPTIMIZERS = list(GRADCAM["optimizers"])
     GRADCAM_GPU = 0 if GRADCAM["train"].get("device") == "cpu" else 1
     GRADCAM_ROOT = "results/minorfirst/gradcam"
+    # Downloaded data sets are prepared once (data_prepare) before any training job reads
+    # them, so parallel jobs never fetch the same files; embedded ones and the stand-in need
+    # nothing.
+    GRADCAM_DATA = {
+        key: (
+            []
+            if spec["name"].endswith("_embedded") or spec["name"] == "mnist_on_cifar"
+            else [f"results/data/{spec['name']}.json"]
+        )
+        for key, spec in GRADCAM["datasets"].items()
+    }
 
     rule gradcam_train:
+        input:
+            lambda w: GRADCAM_DATA[w.dataset],
         output:
             runs=f"{GRADCAM_ROOT}/runs/{{dataset}}/{{optimizer}}/runs.json",
         log:
