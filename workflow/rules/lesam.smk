@@ -11,14 +11,14 @@
 
 import re
 
-from sharpness.lesam.experiments import glmc_runs, signal_runs, training_runs
+from sharpness.lesam import experiments as lesam_exp
 
 LESAM = config.get("lesam")
 
 if LESAM:
-    LESAM_RUNS = training_runs(LESAM)
-    LESAM_GLMC = glmc_runs(LESAM)
-    LESAM_SIGNAL = signal_runs(LESAM)
+    LESAM_RUNS = lesam_exp.training_runs(LESAM)
+    LESAM_GLMC = lesam_exp.glmc_runs(LESAM)
+    LESAM_SIGNAL = lesam_exp.signal_runs(LESAM)
     LESAM_JSON = as_json(LESAM)
     LESAM_RES = "results/lesam"
     LESAM_TABLES = [
@@ -31,41 +31,6 @@ if LESAM:
         "table_cost",
     ]
     LESAM_FIGURES = ["fig_flatness", "fig_dynamics", "fig_signal", "fig_ablation"]
-
-    def lesam_gpu(cfg):
-        """1 GPU for a training job unless its config pins it to the CPU."""
-        return 0 if cfg.get("device") == "cpu" else 1
-
-    def lesam_data(cfg):
-        """The data-preparation output a run needs (none for the committed embedded sets)."""
-        name = cfg["dataset"]
-        if name.endswith("_embedded") or name == "imagenet":
-            return []
-        return [f"results/data/{name}.json"]
-
-    def lesam_run_inputs(wildcards):
-        run = LESAM_RUNS[wildcards.run]
-        deps = [f"{LESAM_RES}/runs/{d}/final.json" for d in run["depends"]]
-        deps.extend(lesam_data(run["config"]))
-        if run["config"]["dataset"] == "imagenet":
-            deps.append(f"{LESAM_RES}/imagenet_check.json")
-        return deps
-
-    def lesam_runs_of(*groups):
-        """final.json of every run of the given groups."""
-        return [
-            f"{LESAM_RES}/runs/{rid}/final.json"
-            for rid, r in LESAM_RUNS.items()
-            if r["group"] in groups
-        ]
-
-    def lesam_item_groups(item):
-        spec = LESAM["items"].get(item, {})
-        groups = [row["group"] for row in spec.get("rows", [])]
-        for key in ("group", "reference_group"):
-            if key in spec:
-                groups.append(spec[key])
-        return groups
 
     rule lesam_check_imagenet:
         output:
@@ -87,7 +52,7 @@ if LESAM:
 
     rule lesam_train:
         input:
-            lesam_run_inputs,
+            lambda w: lesam_exp.run_inputs(LESAM, w.run),
         output:
             final=f"{LESAM_RES}/runs/{{run}}/final.json",
             model=f"{LESAM_RES}/runs/{{run}}/model.pt",
@@ -101,7 +66,7 @@ if LESAM:
         resources:
             mem_mb=4000,
             runtime=lambda w: 60 * 24 if LESAM_RUNS[w.run]["config"].get("device") != "cpu" else 30,
-            gpu=lambda w: lesam_gpu(LESAM_RUNS[w.run]["config"]),
+            gpu=lambda w: lesam_exp.gpu(LESAM_RUNS[w.run]["config"]),
         conda:
             "../../envs/environment.yaml"
         params:
@@ -114,7 +79,7 @@ if LESAM:
 
     rule lesam_glmc:
         input:
-            lambda w: lesam_data(LESAM_GLMC[w.run]["config"]),
+            lambda w: lesam_exp.data_inputs(LESAM_GLMC[w.run]["config"]),
         output:
             final=f"{LESAM_RES}/glmc/{{run}}/final.json",
         log:
@@ -127,7 +92,7 @@ if LESAM:
         resources:
             mem_mb=4000,
             runtime=30,
-            gpu=lambda w: lesam_gpu(LESAM_GLMC[w.run]["config"]),
+            gpu=lambda w: lesam_exp.gpu(LESAM_GLMC[w.run]["config"]),
         conda:
             "../../envs/environment.yaml"
         params:
@@ -139,7 +104,7 @@ if LESAM:
 
     rule lesam_signal:
         input:
-            lambda w: lesam_data(LESAM_SIGNAL[w.run]["config"]),
+            lambda w: lesam_exp.data_inputs(LESAM_SIGNAL[w.run]["config"]),
         output:
             rows=f"{LESAM_RES}/signal/{{run}}/signal.jsonl",
         log:
@@ -152,7 +117,7 @@ if LESAM:
         resources:
             mem_mb=4000,
             runtime=30,
-            gpu=lambda w: lesam_gpu(LESAM_SIGNAL[w.run]["config"]),
+            gpu=lambda w: lesam_exp.gpu(LESAM_SIGNAL[w.run]["config"]),
         conda:
             "../../envs/environment.yaml"
         params:
@@ -162,16 +127,11 @@ if LESAM:
             "sharpness lesam signal --params '{params.settings}' --run {wildcards.run}"
             " --out {params.outdir} --threads {threads} > {log} 2>&1"
 
-    LESAM_EVAL_ITEM = {
-        "robustness": "table_robustness",
-        "domain_gen": "table_domain_gen",
-        "flatness": "fig_flatness",
-        "cost": "table_cost",
-    }
-
     rule lesam_eval:
         input:
-            lambda w: lesam_runs_of(*lesam_item_groups(LESAM_EVAL_ITEM[w.what])),
+            lambda w: lesam_exp.runs_of(
+                LESAM, lesam_exp.item_groups(LESAM, lesam_exp.EVAL_ITEMS[w.what])
+            ),
         output:
             f"{LESAM_RES}/eval/{{what}}.json",
         log:
@@ -184,7 +144,7 @@ if LESAM:
         resources:
             mem_mb=4000,
             runtime=60,
-            gpu=lambda w: lesam_gpu(LESAM["base"]) if w.what == "cost" else 0,
+            gpu=lambda w: lesam_exp.gpu(LESAM["base"]) if w.what == "cost" else 0,
         conda:
             "../../envs/environment.yaml"
         params:
@@ -193,22 +153,16 @@ if LESAM:
             "sharpness lesam eval {wildcards.what} --params '{params.settings}' --out {output}"
             " --threads {threads} > {log} 2>&1"
 
-    def lesam_build_inputs(wildcards):
-        item = wildcards.item
-        if item == "table_long_tail":
-            return [f"{LESAM_RES}/glmc/{rid}/final.json" for rid in LESAM_GLMC]
-        if item == "fig_signal":
-            return [f"{LESAM_RES}/signal/{lab}/signal.jsonl" for lab in LESAM_SIGNAL]
-        evals = {v: k for k, v in LESAM_EVAL_ITEM.items()}
-        if item in evals:
-            return [f"{LESAM_RES}/eval/{evals[item]}.json"]
-        return lesam_runs_of(*lesam_item_groups(item))
-
     rule lesam_table:
         input:
-            lesam_build_inputs,
+            lambda w: lesam_exp.build_inputs(LESAM, w.item),
         output:
-            md="figures/lesam/{item}.md",
+            md=report(
+                "figures/lesam/{item}.md",
+                caption="../report/lesam/{item}.rst",
+                category="lesam",
+                labels=provenance_labels("figures/lesam/{item}.md"),
+            ),
             tex="figures/lesam/{item}.tex",
             csv="figures/lesam/{item}.csv",
         log:
@@ -231,9 +185,14 @@ if LESAM:
 
     rule lesam_figure:
         input:
-            lesam_build_inputs,
+            lambda w: lesam_exp.build_inputs(LESAM, w.item),
         output:
-            pdf="figures/lesam/{item}.pdf",
+            pdf=report(
+                "figures/lesam/{item}.pdf",
+                caption="../report/lesam/{item}.rst",
+                category="lesam",
+                labels=provenance_labels("figures/lesam/{item}.pdf"),
+            ),
             png="figures/lesam/{item}.png",
             csv="figures/lesam/{item}.csv",
         log:

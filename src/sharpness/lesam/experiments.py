@@ -128,3 +128,60 @@ def signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
         out[entry["label"]] = {"config": cfg, "probe_every": spec["probe_every"],
                                "probe_batch": spec.get("probe_batch")}
     return out
+
+
+# -- what each workflow step needs (used by workflow/rules/lesam.smk) -------------------------
+
+RESULTS = "results/lesam"
+EVAL_ITEMS = {"robustness": "table_robustness", "domain_gen": "table_domain_gen",
+              "flatness": "fig_flatness", "cost": "table_cost"}
+
+
+def data_inputs(cfg: dict[str, Any]) -> list[str]:
+    """The data-preparation output a run needs (none for the committed embedded sets, and
+    none for ImageNet, which is user-provided and checked by its own step)."""
+    name = cfg["dataset"]
+    if name.endswith("_embedded") or name == "imagenet":
+        return []
+    return [f"results/data/{name}.json"]
+
+
+def run_inputs(section: dict[str, Any], run: str) -> list[str]:
+    """Inputs of one training run: the runs it starts from, its data, the ImageNet check."""
+    spec = training_runs(section)[run]
+    deps = [f"{RUNS_DIR}/{d}/final.json" for d in spec["depends"]]
+    deps += data_inputs(spec["config"])
+    if spec["config"]["dataset"] == "imagenet":
+        deps.append(f"{RESULTS}/imagenet_check.json")
+    return deps
+
+
+def item_groups(section: dict[str, Any], item: str) -> list[str]:
+    """The run groups an item reads."""
+    spec = section["items"].get(item, {})
+    groups = [row["group"] for row in spec.get("rows", [])]
+    groups += [spec[key] for key in ("group", "reference_group") if key in spec]
+    return groups
+
+
+def runs_of(section: dict[str, Any], groups: list[str]) -> list[str]:
+    """``final.json`` of every training run of ``groups``."""
+    return [f"{RUNS_DIR}/{rid}/final.json" for rid, r in training_runs(section).items()
+            if r["group"] in groups]
+
+
+def build_inputs(section: dict[str, Any], item: str) -> list[str]:
+    """Everything the table or figure ``item`` is drawn from."""
+    if item == "table_long_tail":
+        return [f"{GLMC_DIR}/{rid}/final.json" for rid in glmc_runs(section)]
+    if item == "fig_signal":
+        return [f"{RESULTS}/signal/{lab}/signal.jsonl" for lab in signal_runs(section)]
+    evals = {v: k for k, v in EVAL_ITEMS.items()}
+    if item in evals:
+        return [f"{RESULTS}/eval/{evals[item]}.json"]
+    return runs_of(section, item_groups(section, item))
+
+
+def gpu(cfg: dict[str, Any]) -> int:
+    """1 GPU for a training job unless its config pins it to the CPU."""
+    return 0 if cfg.get("device") == "cpu" else 1

@@ -124,6 +124,10 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
                     if opt == "lesam" else ""})
         rows.append(row)
     angle_cols = [k for k in rows[0] if k.endswith("°")] if rows else []
+    for block in spec.get("paper_only", []):
+        rows.append({"optimizer": f"{block['dataset']}: not run", "mean unseen": block["reason"],
+                     "paper (reported)": PAPER_REPORTED.get(("table_domain_gen",
+                                                             block["dataset"]), "")})
     caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: trained on "
                              f"{train_angle:g}° only, accuracy (%) on each rotation; 'mean "
                              "unseen' averages the unseen angles per seed.")
