@@ -115,14 +115,6 @@ def lesam_perturbation(
     return np.where(nrm > 0, rho * r / safe, 0.0)
 
 
-def l2_perturbation(theta: np.ndarray, data: Dataset, rho: float | np.ndarray) -> np.ndarray:
-    """l2-SAM's ``eps = rho g / ||g||`` (``(B, L, d)``), ``rho`` scalar or per batch element."""
-    r = grad(theta, data, "rescaled")
-    nrm = np.sqrt(np.sum(r * r, axis=(-2, -1), keepdims=True))
-    rho_b = _batch(rho, theta.shape[0])[:, None, None]
-    return np.where(nrm > 0, rho_b * r / np.where(nrm > 0, nrm, 1.0), 0.0)
-
-
 def lesam_direction(
     theta: np.ndarray,
     data: Dataset,
