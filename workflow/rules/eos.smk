@@ -71,7 +71,7 @@ if EOS:
         input:
             rules.eos_toy.output,
         output:
-            pdf="figures/eos/fig_diagonal.pdf",
+            pdf=paper_report("figures/eos/fig_diagonal.pdf", "eos", "fig_diagonal"),
             png="figures/eos/fig_diagonal.png",
             csv="figures/eos/fig_diagonal.csv",
         log:
@@ -91,7 +91,9 @@ if EOS:
         input:
             lambda w: figure_sweeps(EOS, w.fig, EOS_RES),
         output:
-            pdf="figures/eos/{fig}.pdf",
+            pdf=report(
+                "figures/eos/{fig}.pdf", caption="../report/eos/{fig}.rst", category="eos"
+            ),
             png="figures/eos/{fig}.png",
             csv="figures/eos/{fig}.csv",
         log:
