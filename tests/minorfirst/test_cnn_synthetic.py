@@ -46,6 +46,16 @@ def test_data_one_feature_patch_per_example_and_noise_orthogonal():
     assert torch.allclose(data.features.reshape(4, -1) @ data.features.reshape(4, -1).T, torch.eye(4))
 
 
+def test_shared_features_carry_the_label_sign():
+    data = make_patch_data(n=30, d=8, patches=2, mu_strong=2.0, mu_weak=0.5, p_strong=0.5, noise=0.2,
+                           seed=1, shared_features=True)
+    feat = data.x[:, :, :4].sum(1)  # the feature patch's first four coordinates
+    assert torch.all(feat[:, 2:] == 0)
+    expected = torch.stack([torch.where(data.strong, 2.0, 0.0), torch.where(data.strong, 0.0, 0.5)], -1)
+    torch.testing.assert_close(feat[:, :2], data.y[:, None] * expected)
+    torch.testing.assert_close(data.features[1], -data.features[0])  # class -1 filters learn -v
+
+
 def test_conv_forward_matches_the_patch_sum_definition():
     torch.manual_seed(0)
     model = PatchCNN(d=10, width=3, power=2, alpha=1.0, seed=1)

@@ -361,6 +361,12 @@ def plot_flow_vs_discrete(a: A, s: dict, p: dict, out: str, inputs: Sequence[Pat
 CNN_NAMES = {"sgd": "GD", "sam": r"$\ell_2$-SAM", "sam_linf": r"$\ell_\infty$-SAM"}
 
 
+def _cnn_optimizer_text(m: str, hp: dict) -> str:
+    what = {"sgd": "GD", "sam": "l2-SAM (rho = radius of the global l2 ball)",
+            "sam_linf": "l_inf-SAM (rho = per-coordinate radius)"}.get(m, m)
+    return f"{what} [{m}{', ' if hp else ''}{', '.join(f'{k}={v}' for k, v in hp.items())}]"
+
+
 def plot_cnn_synthetic(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) -> None:
     """Filter alignment with the strong and the weak feature over GD steps: optimizers x init scales."""
     rows = []
@@ -415,14 +421,16 @@ def plot_cnn_synthetic(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
         holds = "holds" if s["catalog_check_holds"] else "does NOT hold"
         cap = (f"2-layer CNN f(x) = sum_j a_j sum_p relu(<w_j, x_p>)^{p['power']} with {p['width']} filters per class, "
                f"fixed second layer a_j = +-1/{p['width']}, first layer w_j ~ alpha N(0, I/d), on {p['n']} examples of "
-               f"{p['patches']} patches in d={p['d']}: one patch holds the class's strong feature (amplitude "
-               f"{p['mu_strong']}, probability {p['p_strong']}) or its weak feature (amplitude {p['mu_weak']}), the "
-               f"others Gaussian noise (sd {p['noise']}) orthogonal to the four class-specific feature directions. "
-               f"Full-batch GD (lr {p['lr']}, {p['steps']} steps) and SAM variants "
-               + ", ".join(f"{m}: {hp}" for m, hp in p["optimizers"].items())
-               + f" from init scales alpha in {al}. Lines: alignment with the strong and the weak feature (best filter "
+               f"{p['patches']} patches in d={p['d']}: one patch holds " + (
+                   "y times the strong feature (shared by both classes; " if p.get("shared_features") else
+                   "the class's own strong feature (one direction per class; ")
+               + f"amplitude {p['mu_strong']}, probability {p['p_strong']}) or the weak one (amplitude {p['mu_weak']}), "
+               f"the others Gaussian noise (sd {p['noise']}) orthogonal to the feature directions. "
+               f"Full-batch training, {p['steps']} steps of the plain gradient base step (lr {p['lr']}, no momentum or "
+               f"weight decay), with " + ", ".join(_cnn_optimizer_text(m, p["optimizers"][m]) for m in opts)
+               + f", from init scales alpha in {al} (data and init seed {p.get('seed', 0)}). Lines: alignment with the strong and the weak feature (best filter "
                f"of each class, averaged over the classes); dotted: init value + {p['gain']}; dashed: the step at which "
-               f"the feature first gains {p['gain']} ('first aligned'). Grey: training loss. Catalog check (SAM at the "
+               f"the feature first gains {p['gain']} ('first aligned'). Grey: training loss. Catalog check (l2-SAM at the "
                f"middle init aligns with the weak feature first, GD with the strong one): {holds} "
                f"(middle alpha {s['middle_alpha']}: " + ", ".join(f"{o} first {v}" for o, v in check.items()) + "). "
                + "Per run: " + "; ".join(f"{q['optimizer']} alpha={q['alpha']}: {q['first']}, final loss "
