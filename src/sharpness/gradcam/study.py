@@ -138,7 +138,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     from sharpness.gradcam.background import background_share
     from sharpness.gradcam.maps import gradcam_maps
     from sharpness.io import atomic_save_npz, read_json
-    from sharpness.provenance import write_run_provenance
+    from sharpness.provenance import input_entry, write_run_provenance
     from sharpness.train import load_trained_model
 
     if threads:
@@ -176,5 +176,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                                       "runs": inputs},
                          data=[info], stand_ins=stand_ins(spec),
                          extra={"massless_maps": int(np.isnan(shares).sum()),
-                                "panel_size": n})
+                                "panel_size": n,
+                                # the training runs, so `sharpness audit` follows the chain
+                                "inputs": [input_entry(d) for d in inputs]})
     return {"shares": shares, "test_acc": test_acc}
