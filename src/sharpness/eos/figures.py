@@ -399,6 +399,7 @@ def fig_trajectories(sweep_paths: Sequence[str | os.PathLike[str]],
             axes[i, 2].set_yscale("log")
             for ax in axes[i]:
                 ax.set_xscale("symlog", linthresh=1.0)
+                ax.set_xlim(left=0)
                 ax.set_xlabel(r"time $t$ = step$\cdot\eta$ (GF: flow time)")
         stand = _stand_ins(sweeps)
         fig.suptitle("Trajectories below and above $\\eta_c$, with the gradient-flow path" +
