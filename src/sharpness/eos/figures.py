@@ -263,9 +263,11 @@ def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathL
                       and x.get("eta_s_over_2") is not None]
             worst = max((abs(x["eta_s_over_2"] - 1) for x in eos_ok), default=float("nan"))
             checks.append(f"{_label(sw)}: max|eta S/2-1| over converged eta>1.2eta_c = "
-                          f"{worst:.3f} ({len(eos_ok)} runs)")
+                          f"{worst:.3f} ({len(eos_ok)} runs); flow {sw['flow']['status']}")
+            flow_note = "" if sw["flow"]["status"] == "ok" else \
+                f" [flow: {sw['flow']['status']}, $s_{{GF}}$ is a lower bound]"
             axes[i, 0].set_title(f"$\\eta_c$={sw['eta_c']:.3g}, max$|\\eta S/2-1|$ (EoS)="
-                                 f"{worst:.2f}", fontsize=8)
+                                 f"{worst:.2f}{flow_note}", fontsize=8)
             rows += _tidy_rows(sw, keys + ["eta_s_over_2"], "fig_phase")
         stand = _stand_ins(sweeps)
         fig.suptitle("Final sharpness and norms vs learning rate (full-batch GD, one init per "
