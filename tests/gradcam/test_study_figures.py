@@ -88,6 +88,8 @@ def test_rows_put_gd_first_and_count_massless(tmp_path: Path) -> None:
     assert [r["optimizer"] for r in rows[:3]] == ["sgd"] * 3
     assert rows[0]["massless_maps"] == 1 and rows[0]["n_maps"] == 11
     assert rows[0]["chance"] == pytest.approx(0.5)
+    assert np.isnan(rows[0]["diff_vs_gd"])  # GD against itself: no entry
+    assert [r["diff_vs_gd"] for r in rows[3:]] == pytest.approx([0.1] * 3, abs=0.02)
 
 
 def test_stand_in_labelled_in_figure_caption_and_provenance(tmp_path: Path) -> None:

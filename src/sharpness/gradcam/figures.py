@@ -68,6 +68,10 @@ def summary_rows(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
                 mean, half, n = mean_ci(shares.reshape(-1), level)
                 per_seed = [float(np.nanmean(s)) if np.isfinite(s).any() else float("nan")
                             for s in shares]
+                gd = params.get("claim", {}).get("gd", "sgd")
+                pair = (paired_difference(arr, str(opt), gd, j, level)
+                        if str(opt) != gd and gd in [str(o) for o in arr["optimizers"]]
+                        else None)
                 rows.append({
                     "dataset": key, "dataset_label": spec["label"],
                     "optimizer": str(opt), "optimizer_label": ospec["label"],
@@ -75,6 +79,8 @@ def summary_rows(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
                     "n_maps": n, "massless_maps": int(shares.size - n),
                     "chance": chance, "test_acc": float(np.nanmean(arr["test_acc"][i, j])),
                     "per_seed_means": " ".join(f"{v:.3f}" for v in per_seed),
+                    "diff_vs_gd": pair["diff"] if pair else float("nan"),
+                    "diff_vs_gd_ci": pair["diff_ci"] if pair else float("nan"),
                 })
     return rows
 
@@ -229,12 +235,14 @@ def format_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
                     "alpha": r["alpha"], "background share": f"{r['share_mean']:.3f} ± {ci}",
                     "chance": round(r["chance"], 3), "maps": r["n_maps"],
                     "massless": r["massless_maps"], "per-seed means": r["per_seed_means"],
+                    "minus GD (paired)": "" if not np.isfinite(r["diff_vs_gd"]) else
+                    f"{r['diff_vs_gd']:+.3f} ± {r['diff_vs_gd_ci']:.3f}",
                     "test acc": round(r["test_acc"], 3)})
     return out
 
 
-TABLE_COLUMNS = ["data set", "optimizer", "alpha", "background share", "chance", "maps",
-                 "massless", "per-seed means", "test acc"]
+TABLE_COLUMNS = ["data set", "optimizer", "alpha", "background share", "minus GD (paired)",
+                 "chance", "maps", "massless", "per-seed means", "test acc"]
 
 
 def make_outputs(params: Mapping[str, Any], map_dirs: Mapping[str, str | os.PathLike[str]],
@@ -262,7 +270,8 @@ def make_outputs(params: Mapping[str, Any], map_dirs: Mapping[str, str | os.Path
     common = (f"Share of Grad-CAM mass on background pixels (sum of the map over background "
               f"pixels / sum over all), mean ± {level:.0%} t-interval over {n_panel} panel "
               f"test images x {n_seeds} seeds; 'chance' is the background pixel fraction (a "
-              f"uniform map's share); massless maps (all zero) are excluded and counted. "
+              f"uniform map's share); 'minus GD (paired)': mean ± CI of the share minus GD's "
+              f"on the same image and seed; massless maps (all zero) are excluded and counted. "
               f"Background: {bg}.{weak_note} {sentence}")
     title = "Grad-CAM of CNNs trained by GD/SGD and SAM across init scales"
     if subs:
