@@ -107,3 +107,21 @@ def test_adaptive_sharpness_is_rescaling_invariant_worst_case_is_not() -> None:
     w2 = worst_case_sharpness(scaled, mse, x, y, rho=0.05, steps=10)
     assert a1 == pytest.approx(a2, rel=0.05)
     assert abs(w1 - w2) / max(w1, w2) > 0.2
+
+
+def test_sharpness_of_a_vit_needs_no_fused_attention_double_backward() -> None:
+    """ViT Hessians: the CPU flash-attention kernel has no double backward; the measures
+    switch to the math kernel (regression: the quick ViT sweep crashed here)."""
+    from sharpness.models import build_model
+
+    torch.manual_seed(0)
+    model = build_model("vit_small", 10, 3, 16, width=0.125, depth=1, heads=2, patch_size=8)
+    x = torch.rand(4, 3, 16, 16)
+    y = torch.tensor([0, 1, 2, 3])
+
+    def ce(out: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(out, target)
+
+    value, _, _ = sharpness(model, ce, x, y)
+    assert np.isfinite(value) and value > 0
+    assert np.isfinite(hessian_trace(model, ce, x, y, num_samples=2))

@@ -51,6 +51,18 @@ def single_threaded_blas() -> AbstractContextManager[Any]:
     return threadpool_limits(limits=1, user_api="blas")
 
 
+def math_attention() -> AbstractContextManager[Any]:
+    """Use PyTorch's plain ("math") attention inside the block.
+
+    Hessian-vector products differentiate twice; the fused CPU flash-attention kernel has no
+    double backward ("derivative for _scaled_dot_product_flash_attention_for_cpu_backward is
+    not implemented"), the math kernel has. Same function, so the same Hessian.
+    """
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.MATH])
+
+
 def sharpness(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *,
               mode: str = "train", v0: np.ndarray | None = None, tol: float = 1e-3,
               ncv: int | None = None, seed: int = 0) -> tuple[float, np.ndarray, int]:
@@ -65,7 +77,7 @@ def sharpness(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *,
         v0 = np.random.default_rng(seed).standard_normal(op.dim)
     ncv = ncv or min(op.dim - 1, 12)
     try:
-        with single_threaded_blas():
+        with single_threaded_blas(), math_attention():
             values, vectors = eigsh(op.as_linear_operator(), k=1, which="LA", tol=tol, v0=v0,
                                     ncv=ncv, maxiter=op.dim * 10)
     except ArpackNoConvergence as err:  # pragma: no cover - rare, keep the best estimate
@@ -78,7 +90,8 @@ def hessian_trace(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, 
                   mode: str = "train", num_samples: int = 20, seed: int = 0) -> float:
     """Hutchinson estimate of ``tr H`` of the mean loss on ``(x, y)``."""
     op = HessianOperator(model, criterion, (x, y), mode=mode)  # type: ignore[arg-type]
-    est = hutchinson_trace(op, num_samples=num_samples, seed=seed)
+    with math_attention():
+        est = hutchinson_trace(op, num_samples=num_samples, seed=seed)
     op.release()
     return est.mean
 
