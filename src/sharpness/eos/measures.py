@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.sparse.linalg import ArpackNoConvergence, eigsh
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
 from torch import Tensor, nn
 
 from sharpness.curvature import HessianOperator, hutchinson_trace, model_mode
@@ -76,12 +76,28 @@ def sharpness(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *,
     if v0 is None or v0.shape != (op.dim,) or not np.all(np.isfinite(v0)):
         v0 = np.random.default_rng(seed).standard_normal(op.dim)
     ncv = ncv or min(op.dim - 1, 12)
+
+    def solve(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            with single_threaded_blas(), math_attention():
+                return eigsh(op.as_linear_operator(), k=1, which="LA", tol=tol, v0=start,
+                             ncv=ncv, maxiter=op.dim * 10)
+        except ArpackNoConvergence as err:  # pragma: no cover - rare, keep the best estimate
+            return err.eigenvalues, err.eigenvectors
+
     try:
-        with single_threaded_blas(), math_attention():
-            values, vectors = eigsh(op.as_linear_operator(), k=1, which="LA", tol=tol, v0=v0,
-                                    ncv=ncv, maxiter=op.dim * 10)
-    except ArpackNoConvergence as err:  # pragma: no cover - rare, keep the best estimate
-        values, vectors = err.eigenvalues, err.eigenvectors
+        values, vectors = solve(v0)
+    except ArpackError:
+        # ARPACK rejects a start vector whose Krylov space collapses (e.g. a warm start that is
+        # (numerically) in the null space of a saturated network's Hessian): retry from a
+        # seeded random vector; a Hessian that maps it to zero has top eigenvalue 0.
+        start = np.random.default_rng(seed + 1).standard_normal(op.dim)
+        with math_attention():
+            hv = op.matvec(torch.from_numpy(start))
+        if float(hv.abs().max()) == 0.0:
+            op.release()
+            return 0.0, start / np.linalg.norm(start), op.num_hvps
+        values, vectors = solve(start)
     op.release()
     return float(values[0]), np.asarray(vectors[:, 0]), op.num_hvps
 
