@@ -58,3 +58,10 @@ def test_full_mnist_from_shared_mirror(tmp_path):
     assert ds.x_train.shape == (60000, 1, 28, 28) and ds.x_test.shape == (10000, 1, 28, 28)
     embedded = load_embedded("mnist_embedded")
     assert torch.equal(ds.x_train[:5000], embedded.x_train)
+
+
+def test_prepare_finds_the_committed_subsets(repo, tmp_path):
+    from sharpness.data import resolve
+
+    for name in ("mnist_embedded", "cifar10_embedded"):
+        assert resolve(name, repo / "data", download=False) == repo / "data" / "embedded"

@@ -150,15 +150,18 @@ def test_fullbatch_max_steps_and_sharpness_hook(tmp_path):
     assert all(r["sharpness"] > 0 for r in rows)
 
 
-def test_finished_run_is_not_rerun_and_changed_config_is_refused(tmp_path):
+def test_finished_run_is_not_rerun_and_changed_config_starts_over(tmp_path, caplog):
     cfg = dict(FULL, max_steps=5)
     first = train(cfg, tmp_path)
     mtime = (tmp_path / "metrics.jsonl").stat().st_mtime_ns
     assert train(cfg, tmp_path) == first
     assert (tmp_path / "metrics.jsonl").stat().st_mtime_ns == mtime
-    (tmp_path / "final.json").unlink()
-    with pytest.raises(ConfigError, match="different config"):
-        train(dict(cfg, lr=0.3), tmp_path)
+    (tmp_path / "final.json").unlink()  # as if killed after its last checkpoint
+    changed = train(dict(cfg, lr=0.3), tmp_path)
+    assert "different config" in caplog.text
+    fresh = train(dict(cfg, lr=0.3), tmp_path / "fresh")
+    assert changed["config_id"] == fresh["config_id"] != first["config_id"]
+    assert read_jsonl(tmp_path / "metrics.jsonl") == read_jsonl(tmp_path / "fresh/metrics.jsonl")
 
 
 def test_outputs_for_downstream_use(tmp_path):

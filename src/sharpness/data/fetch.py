@@ -186,7 +186,7 @@ def resolve(name: str, root: str | os.PathLike[str] = "data", *,
     the folder for data sets the user provides (ImageNet).
     """
     spec = get_spec(name)
-    folder = Path(user_path) if user_path else Path(root) / name
+    folder = Path(user_path) if user_path else Path(root) / (spec.subdir or name)
     problems = verify(spec, folder)
     if not problems:
         return folder

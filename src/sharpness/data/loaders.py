@@ -58,7 +58,7 @@ def _embedded_path(name: str, root: str | os.PathLike[str] | None) -> Path:
     for path in candidates:
         if path.is_file():
             return path
-    # Not in the checkout: try the normal resolution (mirror, ...) into <root>/<name>/.
+    # Not in the checkout: try the normal resolution (mirror, ...) into <root>/embedded/.
     return resolve(name, root or "data") / fname
 
 

@@ -45,6 +45,8 @@ class DatasetSpec:
     required_dirs: tuple[str, ...] = ()
     notes: str = ""
     stand_in: str | None = field(default=None)
+    #: folder under the data root holding it, when not ``<name>`` (the committed subsets)
+    subdir: str | None = None
 
 
 _MNIST_BASE = ("https://ossci-datasets.s3.amazonaws.com/mnist/",
@@ -135,14 +137,14 @@ _add(DatasetSpec(
     source="committed in data/embedded/",
     files=(FileSpec("mnist_train5000_test1000.npz",
                     sha256="c06e7cf3c1588c3525e6a37896c99c4cce89051ffd89aa736f8b7bc7c6c65de4"),),
-    mirror_layouts=("embedded/{remote}", "{remote}"),
+    mirror_layouts=("embedded/{remote}", "{remote}"), subdir="embedded",
     licence="CC BY-SA 3.0", citation="LeCun, Cortes, Burges (1998)."))
 _add(DatasetSpec(
     name="cifar10_embedded", title="CIFAR-10, first 4,000 train and 1,000 test images (exact)",
     source="committed in data/embedded/",
     files=(FileSpec("cifar10_train4000_test1000.npz",
                     sha256="5e81f99fe5af185b32d0cb5efbf72c956a858f8e684fdfba6995f9e197878f5c"),),
-    mirror_layouts=("embedded/{remote}", "{remote}"),
+    mirror_layouts=("embedded/{remote}", "{remote}"), subdir="embedded",
     licence="research use", citation="Krizhevsky (2009)."))
 
 

@@ -34,6 +34,7 @@ way, with status ``ok``, at the first iterate whose train loss is below ``loss_g
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import random
@@ -53,6 +54,8 @@ from sharpness.optim import BatchClosure, build_optimizer
 from sharpness.provenance import RunRecord, params_id
 from sharpness.train.augment import augment_batch
 from sharpness.train.config import validate_config
+
+log = logging.getLogger(__name__)
 
 Criterion = Callable[[Tensor, Tensor], Tensor]
 #: ``hook(model, criterion, x_train, y_train) -> float | dict``: e.g. a Lanczos top eigenvalue
@@ -428,15 +431,18 @@ class _Run:
     def load_checkpoint(self) -> bool:
         """Restore from ``checkpoint.pt`` if present; cut the metrics back to its row count."""
         path = self.dir / CHECKPOINT
-        if not path.exists():
+        state = torch.load(path, map_location="cpu", weights_only=False) if path.exists() \
+            else None
+        if state is not None and state.get("config_id") != self.config_id:
+            # A checkpoint of other settings (the user changed the config and the workflow
+            # reruns the job): it cannot be resumed, so the run starts over, and says so.
+            log.warning("%s was written by a different config; starting the run over", path)
+            path.unlink()
+            state = None
+        if state is None:
             for name in (METRICS, TIMING):  # a fresh start: no stale rows
                 (self.dir / name).unlink(missing_ok=True)
             return False
-        state = torch.load(path, map_location="cpu", weights_only=False)
-        if state.get("config_id") != self.config_id:
-            from sharpness.errors import ConfigError
-            raise ConfigError(f"{path} was written by a different config; delete the run "
-                              "directory (or use another --out) to start over")
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["optimizer"])
         self.gen.set_state(state["data_generator"])
