@@ -86,10 +86,12 @@ if GRADCAM:
         input:
             maps=expand(f"{GRADCAM_ROOT}/maps/{{dataset}}/maps.npz", dataset=GRADCAM_DATASETS),
         output:
-            pdf="figures/minorfirst/gradcam.pdf",
+            pdf=paper_report("figures/minorfirst/gradcam.pdf", "minorfirst", "gradcam"),
             png="figures/minorfirst/gradcam.png",
             csv="figures/minorfirst/gradcam.csv",
-            table="figures/minorfirst/gradcam_table.md",
+            table=paper_report(
+                "figures/minorfirst/gradcam_table.md", "minorfirst", "gradcam_table"
+            ),
             table_csv="figures/minorfirst/gradcam_table.csv",
         log:
             "logs/minorfirst/gradcam/figure.log",

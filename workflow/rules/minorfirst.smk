@@ -84,7 +84,7 @@ rule minorfirst_diagonal_figure:
         data="results/minorfirst/{fig}/data.npz",
         summary="results/minorfirst/{fig}/summary.json",
     output:
-        pdf=report("figures/minorfirst/{fig}.pdf", caption="../report/minorfirst/{fig}.rst", category="minorfirst"),
+        pdf=paper_report("figures/minorfirst/{fig}.pdf", "minorfirst", "{fig}"),
         png="figures/minorfirst/{fig}.png",
         csv="figures/minorfirst/{fig}.csv",
     wildcard_constraints:
