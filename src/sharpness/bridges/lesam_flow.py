@@ -60,7 +60,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.special import log_expit, logsumexp
 
-from sharpness.diagonal import Dataset, Trajectory, grad, loss, predictor, simulate
+from sharpness.diagonal import Dataset, Trajectory, grad, predictor, simulate
+from sharpness.diagonal.discrete import run_steps
 from sharpness.diagonal.model import Clock, loss_derivative_scale, margins
 
 BridgeMethod = Literal["gd", "l2", "lesam"]
@@ -171,34 +172,9 @@ def simulate_lesam(
     B = theta.shape[0]
     eta_b = _batch(eta, B)
     sigma_b, rmax_b = _batch(sigma, B), _batch(rho_max, B)
-    n_rec = steps // record_every + 1
-    betas = np.empty((B, n_rec, theta.shape[-1]))
-    t_rec, s_rec, l_rec = (np.empty((B, n_rec)) for _ in range(3))
-    step_rec = np.arange(n_rec) * record_every
-    diverged = np.zeros(B, dtype=bool)
-    div_step = np.full(B, -1)
-    s = np.zeros(B)
-
-    def record(k: int) -> None:
-        betas[:, k] = predictor(theta)
-        t_rec[:, k] = step_rec[k] * eta_b if clock == "original" else np.nan
-        s_rec[:, k] = s
-        l_rec[:, k] = loss(theta, data)
-
-    record(0)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for it in range(1, steps + 1):
-            new, ds = lesam_step(theta, data, sigma_b, eta_b, rmax_b, varrho, clock)
-            ok = (np.all(np.isfinite(new), axis=(-2, -1))
-                  & np.all(np.isfinite(predictor(new)), axis=-1) & np.isfinite(ds) & ~diverged)
-            bad = ~ok & ~diverged
-            div_step[bad] = it
-            diverged |= bad
-            theta = np.where(ok[:, None, None], new, theta)
-            s = np.where(ok, s + ds, s)
-            if it % record_every == 0:
-                record(it // record_every)
-    return Trajectory(betas, theta, step_rec, t_rec, s_rec, l_rec, diverged, div_step)
+    return run_steps(data, theta,
+                     lambda th: lesam_step(th, data, sigma_b, eta_b, rmax_b, varrho, clock),
+                     eta_b=eta_b, steps=steps, clock=clock, record_every=record_every)
 
 
 def simulate_method(

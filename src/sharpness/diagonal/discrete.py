@@ -16,6 +16,7 @@ logistic-loss dynamics to large margins, since the original clock slows down exp
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,8 +103,23 @@ def simulate(
     theta = np.array(theta0, dtype=float, copy=True)
     if theta.ndim != 3:
         raise ValueError("theta0 must have shape (B, L, d)")
+    eta_b = _as_batch(eta, theta.shape[0])
+    return run_steps(data, theta, lambda th: sam_step(th, data, method, rho, eta_b, clock),
+                     eta_b=eta_b, steps=steps, clock=clock, record_every=record_every)
+
+
+StepFn = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def run_steps(data: Dataset, theta: np.ndarray, step: StepFn, *, eta_b: np.ndarray, steps: int,
+              clock: Clock, record_every: int) -> Trajectory:
+    """Iterate ``step`` (``theta -> (new theta, rescaled-time increment)``) on a batch.
+
+    The shared loop of every discrete optimizer on the diagonal network: records the predictor,
+    times and loss every ``record_every`` steps; an element whose state or predictor becomes
+    non-finite is marked diverged (with its step) and frozen.
+    """
     B = theta.shape[0]
-    eta_b = _as_batch(eta, B)
     n_rec = steps // record_every + 1
     betas = np.empty((B, n_rec, theta.shape[-1]))
     t_rec = np.empty((B, n_rec))
@@ -123,7 +139,7 @@ def simulate(
     record(0)
     with np.errstate(over="ignore", invalid="ignore"):
         for it in range(1, steps + 1):
-            new, ds = sam_step(theta, data, method, rho, eta_b, clock)
+            new, ds = step(theta)
             ok = (
                 np.all(np.isfinite(new), axis=(-2, -1))
                 & np.all(np.isfinite(predictor(new)), axis=-1)
