@@ -4,6 +4,7 @@
 #   snakemake --cores all                                         # quick profile (default)
 #   snakemake --cores all --configfile workflow/config/paper.yaml # paper scale
 #   snakemake figures/minorfirst/slice_l1_gd.pdf                  # one figure, only what it needs
+#   snakemake --cores all eos_all                                  # one paper (minorfirst|lesam|eos|bridges)_all
 
 from snakemake.utils import min_version, validate
 
@@ -35,3 +36,30 @@ rule all:
     default_target: True
     input:
         ALL_TARGETS,
+
+
+def paper_targets(paper):
+    """The final outputs of one paper (every target lives under figures/<paper>/)."""
+    return [t for t in map(str, ALL_TARGETS) if t.startswith(f"figures/{paper}/")]
+
+
+# One target per paper, e.g. `snakemake --cores 2 eos_all`: only that paper's items and what
+# they need (the budget script times each of them).
+rule minorfirst_all:
+    input:
+        paper_targets("minorfirst"),
+
+
+rule lesam_all:
+    input:
+        paper_targets("lesam"),
+
+
+rule eos_all:
+    input:
+        paper_targets("eos"),
+
+
+rule bridges_all:
+    input:
+        paper_targets("bridges"),

@@ -92,7 +92,10 @@ if EOS:
             lambda w: figure_sweeps(EOS, w.fig, EOS_RES),
         output:
             pdf=report(
-                "figures/eos/{fig}.pdf", caption="../report/eos/{fig}.rst", category="eos"
+                "figures/eos/{fig}.pdf",
+                caption="../report/eos/{fig}.rst",
+                category="eos",
+                labels=provenance_labels("figures/eos/{fig}.pdf"),
             ),
             png="figures/eos/{fig}.png",
             csv="figures/eos/{fig}.csv",

@@ -213,10 +213,5 @@ if LESAM:
             "sharpness lesam build {wildcards.item} --params '{params.settings}'"
             " --out {output.pdf} > {log} 2>&1"
 
-    rule lesam_all:
-        input:
-            expand("figures/lesam/{item}.md", item=LESAM_TABLES),
-            expand("figures/lesam/{item}.pdf", item=LESAM_FIGURES),
-
     ALL_TARGETS.extend(expand("figures/lesam/{item}.md", item=LESAM_TABLES))
     ALL_TARGETS.extend(expand("figures/lesam/{item}.pdf", item=LESAM_FIGURES))
