@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from sharpness.eos.sweep import build_initial, resolve_setting, run_flow, run_setting
+from sharpness.eos.sweep import (
+    build_initial,
+    classify_run,
+    resolve_setting,
+    run_flow,
+    run_setting,
+)
 
 TINY = {
     "label": "tiny", "dataset": "mnist_embedded", "train_size": 64, "test_size": 200,
@@ -111,3 +117,15 @@ def test_larger_init_moves_eta_c_network(sweep: dict, tmp_path: Path) -> None:
     larger = resolve_setting({**TINY, "model_kwargs": {**TINY["model_kwargs"], "alpha": 0.6}})
     flow = run_flow(larger, tmp_path / "flow", "data")
     assert abs(flow["eta_c"] - sweep["eta_c"]) / sweep["eta_c"] > 0.1
+
+
+def test_run_that_ends_above_its_initial_loss_counts_as_diverged() -> None:
+    def final(status: str, reason: str, loss: float | None) -> dict:
+        return {"status": status, "reason": reason, "final_train_loss": loss}
+
+    # cross-entropy blow-up with saturated units: finite loss far above the start
+    assert classify_run(final("ok", "max_steps", 76.0), 2.3) == ("diverged", "above_initial_loss")
+    # slow but training: below the start, stays ok
+    assert classify_run(final("ok", "max_steps", 1.9), 2.3) == ("ok", "max_steps")
+    assert classify_run(final("ok", "loss_goal", 0.1), 2.3) == ("ok", "loss_goal")
+    assert classify_run(final("diverged", "diverged", None), 2.3) == ("diverged", "diverged")

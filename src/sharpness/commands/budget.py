@@ -1,10 +1,12 @@
-"""``sharpness budget``: the measured time and memory per paper, from Snakemake benchmarks."""
+"""``sharpness budget``: the measured time and memory per paper (benchmark files plus
+``/usr/bin/time -v`` reports), as a Markdown table for the README."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from sharpness.budget import collect, markdown
+from sharpness.budget import collect, markdown, parse_time_v, replace_block
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 
@@ -12,9 +14,17 @@ from sharpness.io import atomic_write_text
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``budget`` subcommand."""
     parser = subparsers.add_parser(
-        "budget", help="summarise benchmarks/results/**/*.tsv per paper as a Markdown table")
+        "budget", help="summarise benchmarks/results/**/*.tsv (and /usr/bin/time -v reports) "
+                       "per paper as a Markdown table")
     parser.add_argument("--root", default="benchmarks/results")
+    parser.add_argument("--timing", action="append", default=[], metavar="PAPER=FILE",
+                        help="a `/usr/bin/time -v -o FILE snakemake PAPER_all` report; repeat "
+                             "per paper")
+    parser.add_argument("--preamble", default="",
+                        help="text put above the table (machine, date, commit)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
+    parser.add_argument("--readme", default=None,
+                        help="replace the table between the budget markers in this file")
     parser.set_defaults(func=_run)
 
 
@@ -22,8 +32,20 @@ def _run(args: argparse.Namespace) -> int:
     budgets = collect(args.root)
     if not budgets:
         raise SharpnessError(f"no benchmark files under {args.root}: run the pipeline first")
-    table = markdown(budgets)
-    print(table, end="")
+    timings = {}
+    for entry in args.timing:
+        paper, sep, path = entry.partition("=")
+        if not sep or not paper or not path:
+            raise SharpnessError(f"--timing {entry!r}: expected PAPER=FILE")
+        if not Path(path).is_file():
+            raise SharpnessError(f"--timing {entry!r}: no such file {path}")
+        timings[paper] = parse_time_v(path)
+    table = markdown(budgets, timings)
+    text = (args.preamble.rstrip() + "\n\n" if args.preamble else "") + table
+    print(text, end="")
     if args.out:
-        atomic_write_text(args.out, table)
+        atomic_write_text(args.out, text)
+    if args.readme:
+        readme = Path(args.readme)
+        atomic_write_text(readme, replace_block(readme.read_text(), text))
     return 0
