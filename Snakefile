@@ -38,11 +38,6 @@ rule all:
         ALL_TARGETS,
 
 
-def paper_targets(paper):
-    """The final outputs of one paper (every target lives under figures/<paper>/)."""
-    return [t for t in map(str, ALL_TARGETS) if t.startswith(f"figures/{paper}/")]
-
-
 # One target per paper, e.g. `snakemake --cores 2 eos_all`: only that paper's items and what
 # they need (the budget script times each of them).
 rule minorfirst_all:

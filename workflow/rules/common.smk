@@ -45,10 +45,31 @@ def provenance_labels(path):
 
 
 def paper_report(path, paper, item):
-    """Mark a figure or table for `snakemake --report`: caption, paper category, provenance id."""
+    """Mark a figure or table for `snakemake --report`: caption, paper category, provenance id.
+
+    Snakemake cannot resolve wildcards in a caption path, so a wildcard item ("{fig}") gets
+    the generic caption `workflow/report/item.rst`, which prints the job's `caption` param;
+    such rules set that param to `caption_text(paper, "fig")`."""
+    wildcard = "{" in item
     return report(
         path,
-        caption=f"../report/{paper}/{item}.rst",
+        caption="../report/item.rst" if wildcard else f"../report/{paper}/{item}.rst",
         category=paper,
         labels=provenance_labels(path),
     )
+
+
+def caption_text(paper, wildcard):
+    """The text of `workflow/report/<paper>/<value of wildcard>.rst`, for `paper_report`."""
+
+    def text(wildcards):
+        name = getattr(wildcards, wildcard)
+        with open(os.path.join(workflow.basedir, "workflow", "report", paper, f"{name}.rst")) as h:
+            return h.read()
+
+    return text
+
+
+def paper_targets(paper):
+    """The final outputs of one paper (every target lives under figures/<paper>/)."""
+    return [t for t in map(str, ALL_TARGETS) if t.startswith(f"figures/{paper}/")]

@@ -91,12 +91,7 @@ if EOS:
         input:
             lambda w: figure_sweeps(EOS, w.fig, EOS_RES),
         output:
-            pdf=report(
-                "figures/eos/{fig}.pdf",
-                caption="../report/eos/{fig}.rst",
-                category="eos",
-                labels=provenance_labels("figures/eos/{fig}.pdf"),
-            ),
+            pdf=paper_report("figures/eos/{fig}.pdf", "eos", "{fig}"),
             png="figures/eos/{fig}.png",
             csv="figures/eos/{fig}.csv",
         log:
@@ -111,6 +106,8 @@ if EOS:
             runtime=10,
         conda:
             "../../envs/environment.yaml"
+        params:
+            caption=caption_text("eos", "fig"),
         shell:
             "sharpness eos figure --id {wildcards.fig} --inputs {input} --out {output.pdf}"
             " > {log} 2>&1"

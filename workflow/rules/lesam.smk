@@ -157,12 +157,7 @@ if LESAM:
         input:
             lambda w: lesam_exp.build_inputs(LESAM, w.item),
         output:
-            md=report(
-                "figures/lesam/{item}.md",
-                caption="../report/lesam/{item}.rst",
-                category="lesam",
-                labels=provenance_labels("figures/lesam/{item}.md"),
-            ),
+            md=paper_report("figures/lesam/{item}.md", "lesam", "{item}"),
             tex="figures/lesam/{item}.tex",
             csv="figures/lesam/{item}.csv",
         log:
@@ -179,6 +174,7 @@ if LESAM:
             "../../envs/environment.yaml"
         params:
             settings=LESAM_JSON,
+            caption=caption_text("lesam", "item"),
         shell:
             "sharpness lesam build {wildcards.item} --params '{params.settings}'"
             " --out {output.md} > {log} 2>&1"
@@ -187,12 +183,7 @@ if LESAM:
         input:
             lambda w: lesam_exp.build_inputs(LESAM, w.item),
         output:
-            pdf=report(
-                "figures/lesam/{item}.pdf",
-                caption="../report/lesam/{item}.rst",
-                category="lesam",
-                labels=provenance_labels("figures/lesam/{item}.pdf"),
-            ),
+            pdf=paper_report("figures/lesam/{item}.pdf", "lesam", "{item}"),
             png="figures/lesam/{item}.png",
             csv="figures/lesam/{item}.csv",
         log:
@@ -209,6 +200,7 @@ if LESAM:
             "../../envs/environment.yaml"
         params:
             settings=LESAM_JSON,
+            caption=caption_text("lesam", "item"),
         shell:
             "sharpness lesam build {wildcards.item} --params '{params.settings}'"
             " --out {output.pdf} > {log} 2>&1"

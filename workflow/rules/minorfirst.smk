@@ -100,6 +100,7 @@ rule minorfirst_diagonal_figure:
     conda:
         "../../envs/environment.yaml"
     params:
+        caption=caption_text("minorfirst", "fig"),
         rundir=lambda wc, input: os.path.dirname(input.data),
     shell:
         "sharpness minorfirst plot {wildcards.fig} --run {params.rundir} --out {output.pdf} > {log} 2>&1"
