@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sharpness.lesam.experiments import glmc_runs, signal_runs, training_runs
+from sharpness.lesam.experiments import (
+    EVAL_ITEMS,
+    build_inputs,
+    glmc_runs,
+    signal_runs,
+    step_section,
+    training_runs,
+)
 from sharpness.train import validate_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,3 +77,33 @@ def test_paper_profile_scale():
     assert all(r["config"]["model_kwargs"].get("pretrained") for r in runs.values()
                if r["group"].startswith("transfer"))
     assert {r["imbalance_factor"] for r in glmc_runs(section).values()} == {100, 50}
+
+
+def test_step_sections_give_the_same_runs_and_inputs(section):
+    assert glmc_runs(step_section(section, "glmc")) == glmc_runs(section)
+    assert signal_runs(step_section(section, "signal")) == signal_runs(section)
+    for item in EVAL_ITEMS.values():
+        sub = step_section(section, "eval", item)
+        assert training_runs(sub) == training_runs(section)
+        assert sub["items"] == {item: section["items"][item]}
+    for item in section["items"]:
+        assert build_inputs(step_section(section, "build", item), item) == \
+            build_inputs(section, item)
+
+
+def test_step_sections_leave_out_what_a_step_does_not_read(section):
+    """What makes a robustness setting change rerun only the robustness steps."""
+    changed = {**section, "items": {**section["items"], "table_robustness": {
+        **section["items"]["table_robustness"], "steps": 99}}}
+    for step in ("glmc", "signal"):
+        assert step_section(changed, step) == step_section(section, step)
+    assert step_section(changed, "eval", "fig_flatness") == \
+        step_section(section, "eval", "fig_flatness")
+    assert step_section(changed, "build", "table_cifar") == \
+        step_section(section, "build", "table_cifar")
+    assert step_section(changed, "eval", "table_robustness") != \
+        step_section(section, "eval", "table_robustness")
+    with pytest.raises(ValueError, match="no 'nope'"):
+        step_section(section, "build", "nope")
+    with pytest.raises(ValueError, match="unknown lesam step"):
+        step_section(section, "train")

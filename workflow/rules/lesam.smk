@@ -8,6 +8,8 @@
 # ImageNet: the paper profile's imagenet runs depend on lesam_check_imagenet, which stops
 # with a message naming data.imagenet when that key is unset or the folder is incomplete;
 # the error appears only when those runs are asked for, so `snakemake -n` lists the full DAG.
+# Each step gets as params only the part of the lesam section it reads (training: its run's
+# config; others: lesam_exp.step_section), so a setting change reruns only what reads it.
 
 import re
 
@@ -19,7 +21,6 @@ if LESAM:
     LESAM_RUNS = lesam_exp.training_runs(LESAM)
     LESAM_GLMC = lesam_exp.glmc_runs(LESAM)
     LESAM_SIGNAL = lesam_exp.signal_runs(LESAM)
-    LESAM_JSON = as_json(LESAM)
     LESAM_RES = "results/lesam"
     LESAM_TABLES = [
         "table_cifar",
@@ -96,7 +97,7 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
-            settings=LESAM_JSON,
+            settings=as_json(lesam_exp.step_section(LESAM, "glmc")),
             outdir=subpath(output.final, parent=True),
         shell:
             "sharpness lesam glmc --params '{params.settings}' --run {wildcards.run}"
@@ -121,7 +122,7 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
-            settings=LESAM_JSON,
+            settings=as_json(lesam_exp.step_section(LESAM, "signal")),
             outdir=subpath(output.rows, parent=True),
         shell:
             "sharpness lesam signal --params '{params.settings}' --run {wildcards.run}"
@@ -148,7 +149,9 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
-            settings=LESAM_JSON,
+            settings=lambda w: as_json(
+                lesam_exp.step_section(LESAM, "eval", lesam_exp.EVAL_ITEMS[w.what])
+            ),
         shell:
             "sharpness lesam eval {wildcards.what} --params '{params.settings}' --out {output}"
             " --threads {threads} > {log} 2>&1"
@@ -173,7 +176,7 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
-            settings=LESAM_JSON,
+            settings=lambda w: as_json(lesam_exp.step_section(LESAM, "build", w.item)),
             caption=caption_text("lesam", "item"),
         shell:
             "sharpness lesam build {wildcards.item} --params '{params.settings}'"
@@ -199,7 +202,7 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
-            settings=LESAM_JSON,
+            settings=lambda w: as_json(lesam_exp.step_section(LESAM, "build", w.item)),
             caption=caption_text("lesam", "item"),
         shell:
             "sharpness lesam build {wildcards.item} --params '{params.settings}'"

@@ -182,6 +182,31 @@ def build_inputs(section: dict[str, Any], item: str) -> list[str]:
     return runs_of(section, item_groups(section, item))
 
 
+def step_section(section: dict[str, Any], step: str, item: str | None = None) -> dict[str, Any]:
+    """The part of the ``lesam`` section that one workflow step reads.
+
+    The rules pass this, not the whole section, as the step's params, so that a setting
+    change reruns only the steps that read it: editing ``items.table_robustness`` redoes the
+    robustness evaluation and its table, not the GLMC and signal runs. ``step`` is ``glmc``,
+    ``signal``, ``eval`` or ``build``; ``eval`` and ``build`` need the ``item`` they serve
+    (an ``EVAL_ITEMS`` value or a catalog id). The subcommands give the same results from it
+    as from the whole section."""
+    shared = ("base", "optimizers")
+    if step in ("glmc", "signal"):
+        return {k: section[k] for k in (*shared, step) if k in section}
+    if step not in ("eval", "build"):
+        raise ValueError(f"unknown lesam step {step!r}: glmc, signal, eval or build")
+    items = section.get("items", {})
+    if item not in items:
+        raise ValueError(f"lesam.items has no {item!r}; known: {', '.join(items)}")
+    if step == "eval":
+        sub = {k: section[k] for k in (*shared, "groups") if k in section}
+    else:
+        sub = {k: v for k, v in section.items() if k != "items"}
+    sub["items"] = {item: items[item]}
+    return sub
+
+
 def gpu(cfg: dict[str, Any]) -> int:
     """1 GPU for a training job unless its config pins it to the CPU."""
     return 0 if cfg.get("device") == "cpu" else 1
