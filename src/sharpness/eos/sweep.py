@@ -230,9 +230,8 @@ def classify_run(final: dict[str, Any], initial_loss: float) -> tuple[str, str]:
     initial loss has not trained at all, so it is reported as diverged, reason
     ``above_initial_loss``; one that is merely slow (loss below its start) stays ``ok``."""
     status, reason = final["status"], final["reason"]
-    loss = final.get("final_train_loss")
-    if (status == "ok" and reason == "max_steps" and loss is not None
-            and (not math.isfinite(loss) or loss > initial_loss)):
+    loss = final.get("final_train_loss")  # the engine reports a non-finite loss as None
+    if status == "ok" and reason == "max_steps" and loss is not None and loss > initial_loss:
         return "diverged", "above_initial_loss"
     return status, reason
 
