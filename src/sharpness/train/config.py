@@ -36,8 +36,14 @@ logging and checkpoints
     full-batch mode; gradients are summed exactly), ``diverge_loss`` (loss above it counts as
     divergence, besides NaN/inf).
 run
-    ``seed``, ``device`` (``auto``/``cpu``/``cuda``), ``bf16`` (autocast on CUDA),
-    ``deterministic``, ``sharpness_fn`` / ``metrics_fn`` (``module:function`` of hooks the
+    ``seed``, ``device`` (``auto``/``cpu``/``cuda``), ``bf16`` (autocast on CUDA; float16 is
+    refused, see :mod:`sharpness.train.performance`), ``deterministic`` (off: cuDNN
+    autotuning), ``channels_last`` (``auto``: convolutional nets on CUDA),
+    ``data_on_device`` (``auto``: small-image sets live on the device, see
+    :mod:`sharpness.train.device_data`), ``loader_workers`` (DataLoader path), ``gpus``
+    (processes of a DistributedDataParallel run launched by ``torchrun``; ``batch_size`` is
+    the global batch, each process perturbs on ``batch_size / gpus`` examples, see
+    :mod:`sharpness.train.distributed`), ``sharpness_fn`` / ``metrics_fn`` (``module:function`` of hooks the
     CLI can load).
 """
 
@@ -48,6 +54,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sharpness.errors import ConfigError
+from sharpness.train.performance import refuse_fp16
 
 DEFAULTS: dict[str, Any] = {
     # data
@@ -95,6 +102,10 @@ DEFAULTS: dict[str, Any] = {
     "device": "auto",
     "bf16": False,
     "deterministic": True,
+    "channels_last": "auto",
+    "data_on_device": "auto",
+    "loader_workers": 0,
+    "gpus": 1,
     "sharpness_fn": None,
     "metrics_fn": None,
 }
@@ -133,6 +144,7 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(config, dict):
         raise ConfigError(f"train config must be a JSON object, got {type(config).__name__}")
+    refuse_fp16(config)
     unknown = sorted(set(config) - set(DEFAULTS))
     if unknown:
         raise ConfigError(f"train config has unknown key(s) {', '.join(map(repr, unknown))}; "
@@ -219,10 +231,20 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
            "must be 'auto', 'cpu' or 'cuda[:N]'")
     _check_type(cfg, "bf16", (bool,))
     _check_type(cfg, "deterministic", (bool,))
+    for key in ("channels_last", "data_on_device"):
+        _check(cfg, key, lambda v: v == "auto" or isinstance(v, bool), "must be 'auto', true "
+               "or false")
+    for key in ("loader_workers", "gpus"):
+        _check_type(cfg, key, (int,))
+    _check(cfg, "loader_workers", lambda v: v >= 0, "must be non-negative")
+    _check(cfg, "gpus", lambda v: v >= 1, "must be at least 1 (processes of a DDP run)")
     for key in ("sharpness_fn", "metrics_fn"):
         _check_type(cfg, key, (str,), optional=True)
         _check(cfg, key, lambda v: ":" in v, "must be 'module:function'")
     _check_registries(cfg)
+    from sharpness.train.distributed import check_config
+
+    check_config(cfg)
     return cfg
 
 

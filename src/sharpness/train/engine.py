@@ -52,8 +52,15 @@ from torch import Tensor, nn
 from sharpness.io import append_jsonl, atomic_torch_save, atomic_write_json, atomic_write_text
 from sharpness.optim import BatchClosure, build_optimizer
 from sharpness.provenance import RunRecord, params_id
-from sharpness.train.augment import augment_batch
+from sharpness.train import distributed as ddp
 from sharpness.train.config import validate_config
+from sharpness.train.device_data import keep_on_device, make_batches
+from sharpness.train.performance import (
+    autocast_factory,
+    cudnn_autotune,
+    to_channels_last,
+    use_channels_last,
+)
 
 log = logging.getLogger(__name__)
 
@@ -141,9 +148,15 @@ class _EngineClosure(BatchClosure):
     def __init__(self, model: nn.Module, inputs: Tensor, targets: Tensor, loss_fn: Criterion,
                  *, autocast: Callable[[], contextlib.AbstractContextManager[Any]],
                  chunk: int | None, diverge_loss: float | None,
-                 loss_goal: float | None) -> None:
+                 loss_goal: float | None,
+                 pass_context: Callable[[int], contextlib.AbstractContextManager[Any]]
+                 | None = None,
+                 reduce_loss: Callable[[float], float] | None = None) -> None:
         super().__init__(model, inputs, targets, loss_fn)
         self._autocast = autocast
+        # DDP (sharpness.train.distributed): which passes sync gradients, the loss over ranks
+        self._pass_context = pass_context
+        self._reduce_loss = reduce_loss
         self._chunk = chunk
         self._diverge = diverge_loss
         self._goal = loss_goal
@@ -155,12 +168,16 @@ class _EngineClosure(BatchClosure):
     def __call__(self, indices: Tensor | None = None, reduction: str = "mean",
                  backward: bool = True) -> Tensor:
         first = self.calls == 0
-        if self._chunk is not None and indices is None and len(self.inputs) > self._chunk:
-            result = self._chunked(reduction, backward)
-        else:
-            result = super().__call__(indices, reduction, backward)
+        sync = self._pass_context(self.calls) if self._pass_context else contextlib.nullcontext()
+        with sync:
+            if self._chunk is not None and indices is None and len(self.inputs) > self._chunk:
+                result = self._chunked(reduction, backward)
+            else:
+                result = super().__call__(indices, reduction, backward)
         if first:
             loss = float(result.mean())
+            if self._reduce_loss is not None:
+                loss = self._reduce_loss(loss)
             if not math.isfinite(loss) or (self._diverge is not None and loss > self._diverge):
                 raise _Stop("diverged", loss)
             if self._goal is not None and loss < self._goal:
@@ -258,8 +275,10 @@ def prepare_data(cfg: dict[str, Any], device: torch.device) -> PreparedData:
                         num_classes, info)
 
 
-def build_run_model(cfg: dict[str, Any], data: PreparedData) -> InputNormalization:
-    """The config's model wrapped in the input standardisation (train-set statistics)."""
+def build_run_model(cfg: dict[str, Any], data: PreparedData,
+                    device: torch.device | None = None) -> InputNormalization:
+    """The config's model wrapped in the input standardisation (train-set statistics), on
+    ``device`` (default: where the training data is)."""
     from sharpness.models import build_model
 
     c, h = data.x_train.shape[1], data.x_train.shape[2]
@@ -274,7 +293,7 @@ def build_run_model(cfg: dict[str, Any], data: PreparedData) -> InputNormalizati
     model = InputNormalization(net, mean, std)
     if cfg["init_from"]:
         _init_from(model, Path(cfg["init_from"]), tuple(cfg["init_exclude"]))
-    return model.to(data.x_train.device)
+    return model.to(device or data.x_train.device)
 
 
 def _init_from(model: nn.Module, path: Path, exclude: tuple[str, ...] = ()) -> None:
@@ -318,10 +337,12 @@ def evaluate(model: nn.Module, x: Tensor, y: Tensor, loss_fn: Criterion,
     was_training = model.training
     model.eval()
     total, correct = 0.0, 0
+    dev = next(model.parameters()).device
     for start in range(0, len(x), chunk):
+        xx = x[start:start + chunk].to(dev, non_blocking=True)  # a no-op for device data
         with autocast():
-            out = model(x[start:start + chunk])
-        yy = y[start:start + chunk]
+            out = model(xx)
+        yy = y[start:start + chunk].to(dev, non_blocking=True)
         total += float(loss_fn(out, yy).double().sum())
         correct += int((out.argmax(1) == yy).sum())
     model.train(was_training)
@@ -363,8 +384,10 @@ class _Run:
         self.dir = run_dir
         self.hooks = hooks
         self.progress = progress
-        self.device = resolve_device(cfg["device"])
+        self.dist = ddp.context_for(cfg)
+        self.device = ddp.device_for(self.dist, resolve_device(cfg["device"]))
         self.use_bf16 = cfg["bf16"] and self.device.type == "cuda"
+        self._autocast = autocast_factory(cfg["bf16"], self.device)
         self.config_id = params_id(cfg)
         self.rows_written = 0
         self.timing_written = 0
@@ -374,20 +397,30 @@ class _Run:
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
         """bf16 autocast on CUDA when asked, else nothing."""
-        if self.use_bf16:
-            return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+        return self._autocast()
+
+    def evaluate(self, x: Tensor, y: Tensor) -> tuple[float, float]:
+        """Mean loss and accuracy on ``(x, y)``; under DDP each process takes its piece with
+        rank 0's BatchNorm statistics and the means are combined."""
+        if not self.dist.enabled:
+            return evaluate(self.model, x, y, self.loss_fn, self.autocast)
+        ddp.broadcast_buffers(self.dist, self.model)
+        piece = ddp.shard_slice(self.dist, len(x))
+        loss, acc = evaluate(self.model, x[piece], y[piece], self.loss_fn, self.autocast)
+        return ddp.combine_means(self.dist, loss, acc, len(x[piece]), self.device)
 
     # rows ----------------------------------------------------------------------------------
     def write_row(self, row: dict[str, Any]) -> None:
         """Append a metrics row (non-finite floats become null: JSON has no NaN)."""
         clean = {k: (_finite(v) if isinstance(v, float) else v) for k, v in row.items()}
-        append_jsonl(self.dir / METRICS, clean)
+        if self.dist.is_main:
+            append_jsonl(self.dir / METRICS, clean)
         self.rows_written += 1
 
     def write_timing(self, row: dict[str, Any]) -> None:
         """Append a wall-clock row."""
-        append_jsonl(self.dir / TIMING, row)
+        if self.dist.is_main:
+            append_jsonl(self.dir / TIMING, row)
         self.timing_written += 1
 
     def extra_metrics(self, row: dict[str, Any]) -> None:
@@ -425,23 +458,30 @@ class _Run:
             "numpy_rng": np.random.get_state(),
             "rows_written": self.rows_written,
             "timing_written": self.timing_written,
+            "rank_rng": ddp.gather_rng(self.dist),  # every process's RNG (None: one process)
         }
-        atomic_torch_save(self.dir / CHECKPOINT, state)
+        if self.dist.is_main:
+            atomic_torch_save(self.dir / CHECKPOINT, state)
 
     def load_checkpoint(self) -> bool:
         """Restore from ``checkpoint.pt`` if present; cut the metrics back to its row count."""
         path = self.dir / CHECKPOINT
         state = torch.load(path, map_location="cpu", weights_only=False) if path.exists() \
             else None
+        ddp.barrier(self.dist)  # every process has read it before rank 0 may remove it
+        main = self.dist.is_main
         if state is not None and state.get("config_id") != self.config_id:
             # A checkpoint of other settings (the user changed the config and the workflow
             # reruns the job): it cannot be resumed, so the run starts over, and says so.
-            log.warning("%s was written by a different config; starting the run over", path)
-            path.unlink()
+            if main:
+                log.warning("%s was written by a different config; starting the run over",
+                            path)
+                path.unlink()
             state = None
         if state is None:
             for name in (METRICS, TIMING):  # a fresh start: no stale rows
-                (self.dir / name).unlink(missing_ok=True)
+                if main:
+                    (self.dir / name).unlink(missing_ok=True)
             return False
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["optimizer"])
@@ -451,8 +491,11 @@ class _Run:
             torch.cuda.set_rng_state_all(state["cuda_rng"])
         random.setstate(state["python_rng"])
         np.random.set_state(state["numpy_rng"])
+        ddp.restore_rng(self.dist, state.get("rank_rng"))
         self.epoch, self.step = state["epoch"], state["step"]
         for name, keep in ((METRICS, state["rows_written"]), (TIMING, state["timing_written"])):
+            if not main:
+                continue
             file = self.dir / name
             lines = file.read_text().splitlines(keepends=True) if file.exists() else []
             atomic_write_text(file, "".join(lines[:keep]))
@@ -467,9 +510,21 @@ class _Run:
         random.seed(seed)
         np.random.seed(seed % 2**32)
         torch.manual_seed(seed)
-        self.data = prepare_data(cfg, self.device)
+        data = prepare_data(cfg, torch.device("cpu"))
+        # small-image training sets live on the device (sharpness.train.device_data)
+        self.data_on_device = keep_on_device(cfg["data_on_device"], data.x_train)
+        self.data = PreparedData(
+            data.x_train.to(self.device) if self.data_on_device else data.x_train,
+            data.y_train.to(self.device) if self.data_on_device else data.y_train,
+            data.x_test.to(self.device), data.y_test.to(self.device), data.num_classes,
+            data.info)
         torch.manual_seed(seed)  # model init does not depend on how the data was loaded
-        self.model = build_run_model(cfg, self.data)
+        self.model = build_run_model(cfg, self.data, self.device)
+        self.channels_last = use_channels_last(cfg["channels_last"], self.model, self.device)
+        if self.channels_last:
+            to_channels_last(self.model)
+        ddp.reseed(self.dist, seed)
+        self.net = ddp.wrap(self.model, self.dist, self.device)  # the model itself, or DDP
         self.loss_fn = per_example_loss(cfg["loss"], self.data.num_classes,
                                         cfg["label_smoothing"])
         n = len(self.data.x_train)
@@ -486,15 +541,28 @@ class _Run:
                                    seed=seed, **cfg["opt_hparams"])
         self.gen = torch.Generator().manual_seed(seed + 1)
         self.fill = self.model.mean.view(-1).to(self.device) if cfg["normalize"] else None
+        if cfg["mode"] == "minibatch":
+            ddp.check_last_batch(self.dist, n, cfg["batch_size"], cfg["drop_last"])
+            self.batches = make_batches(
+                self.data.x_train, self.data.y_train, on_device=self.data_on_device,
+                batch_size=cfg["batch_size"], drop_last=cfg["drop_last"], augment=cfg["augment"],
+                generator=self.gen, device=self.device, fill=self.fill, shard=self.dist.shard,
+                workers=cfg["loader_workers"], channels_last=self.channels_last)
         self.resumed = self.load_checkpoint()
 
     def closure(self, x: Tensor, y: Tensor, *, goal: bool) -> _EngineClosure:
         """A closure over one batch with the stop checks."""
         cfg = self.cfg
-        return _EngineClosure(self.model, x, y, self.loss_fn, autocast=self.autocast,
+        distributed = self.dist.enabled
+        return _EngineClosure(self.net, x, y, self.loss_fn, autocast=self.autocast,
                               chunk=cfg["fullbatch_chunk"] if cfg["mode"] == "fullbatch" else None,
                               diverge_loss=cfg["diverge_loss"],
-                              loss_goal=cfg["loss_goal"] if goal else None)
+                              loss_goal=cfg["loss_goal"] if goal else None,
+                              pass_context=ddp.pass_context(self.net, self.opt.two_pass)
+                              if distributed else None,
+                              reduce_loss=(lambda v: ddp.mean_over_ranks(self.dist, v,
+                                                                         self.device))
+                              if distributed else None)
 
     def set_lr(self) -> float:
         """Set this step's learning rate on every parameter group; return it."""
@@ -514,22 +582,15 @@ class _Run:
     def run_minibatch(self) -> None:
         """Epochs of shuffled mini-batches; an epoch row (and optional step rows) each."""
         cfg = self.cfg
-        n = len(self.data.x_train)
-        bs = min(cfg["batch_size"], n)
-        aug = cfg["augment"]
-        bar = _progress(self.progress, cfg["epochs"], self.epoch, "epochs")
+        bar = _progress(self.progress and self.dist.is_main, cfg["epochs"], self.epoch,
+                        "epochs")
         while self.epoch < cfg["epochs"] and self.stop is None:
             t0 = time.perf_counter()
             self.model.train()
-            perm = torch.randperm(n, generator=self.gen).to(self.device)
             loss_sum, correct, seen = 0.0, 0, 0
             diag_sum: dict[str, float] = {}
             lr = cfg["lr"]
-            for b in range(self.steps_per_epoch):
-                idx = perm[b * bs:(b + 1) * bs]
-                x = augment_batch(self.data.x_train[idx], crop=aug["crop"], flip=aug["flip"],
-                                  cutout=aug["cutout"], generator=self.gen, fill=self.fill)
-                y = self.data.y_train[idx]
+            for x, y in self.batches.epoch():  # this process's piece of each global batch
                 lr = self.set_lr()
                 closure = self.closure(x, y, goal=False)
                 try:
@@ -554,6 +615,8 @@ class _Run:
                                                     dict(self.opt.diagnostics)))
             if self.stop is not None:
                 break
+            loss_sum, correct, seen = ddp.sum_over_ranks(self.dist, [loss_sum, correct, seen],
+                                                          self.device)
             self.epoch += 1
             row: dict[str, Any] = {"kind": "epoch", "epoch": self.epoch, "step": self.step,
                                    "lr": lr, "train_loss": loss_sum / max(seen, 1),
@@ -561,8 +624,8 @@ class _Run:
             row.update({f"opt_{k}": v / self.steps_per_epoch for k, v in diag_sum.items()})
             last = self.epoch == cfg["epochs"]
             if cfg["eval_every"] and (self.epoch % cfg["eval_every"] == 0 or last):
-                row["test_loss"], row["test_acc"] = evaluate(
-                    self.model, self.data.x_test, self.data.y_test, self.loss_fn, self.autocast)
+                row["test_loss"], row["test_acc"] = self.evaluate(self.data.x_test,
+                                                                  self.data.y_test)
             if cfg["sharpness_every"] and (self.epoch % cfg["sharpness_every"] == 0 or last):
                 self.sharpness(row)
             self.extra_metrics(row)
@@ -598,8 +661,7 @@ class _Run:
             if t >= cfg["max_steps"]:
                 self.stop = {"status": "ok", "reason": "max_steps"}
                 if log:
-                    row["train_loss"], row["train_acc"] = evaluate(
-                        self.model, x, y, self.loss_fn, self.autocast)
+                    row["train_loss"], row["train_acc"] = self.evaluate(x, y)
                     self.extra_metrics(row)
                     self.write_row(row)
                 break
@@ -627,9 +689,8 @@ class _Run:
                            if out is not None else None,
                            **{f"opt_{k}": float(v) for k, v in self.opt.diagnostics.items()})
                 if cfg["eval_every"] and t % cfg["eval_every"] == 0:
-                    row["test_loss"], row["test_acc"] = evaluate(
-                        self.model, self.data.x_test, self.data.y_test, self.loss_fn,
-                        self.autocast)
+                    row["test_loss"], row["test_acc"] = self.evaluate(self.data.x_test,
+                                                                      self.data.y_test)
                     self.model.train()
                 self.extra_metrics(row)
                 self.write_row(row)
@@ -650,18 +711,9 @@ class _Run:
         """Final evaluation, model.pt and final.json."""
         cfg = self.cfg
         assert self.stop is not None
-        train_loss, train_acc = evaluate(self.model, self.data.x_train, self.data.y_train,
-                                         self.loss_fn, self.autocast)
-        test_loss, test_acc = evaluate(self.model, self.data.x_test, self.data.y_test,
-                                       self.loss_fn, self.autocast)
+        train_loss, train_acc = self.evaluate(self.data.x_train, self.data.y_train)
+        test_loss, test_acc = self.evaluate(self.data.x_test, self.data.y_test)
         c, h = self.data.x_train.shape[1], self.data.x_train.shape[2]
-        atomic_torch_save(self.dir / MODEL, {
-            "build": {"model": cfg["model"], "num_classes": self.data.num_classes,
-                      "in_channels": c, "image_size": h, "width": cfg["width"],
-                      "model_kwargs": cfg["model_kwargs"]},
-            "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
-            "config": cfg, "status": self.stop["status"], "step": self.step,
-        })
         final = {
             **self.stop,
             "config_id": self.config_id,
@@ -676,6 +728,15 @@ class _Run:
             "n_train": len(self.data.x_train),
             "n_test": len(self.data.x_test),
         }
+        if not self.dist.is_main:  # rank 0 writes the files
+            return final
+        atomic_torch_save(self.dir / MODEL, {
+            "build": {"model": cfg["model"], "num_classes": self.data.num_classes,
+                      "in_channels": c, "image_size": h, "width": cfg["width"],
+                      "model_kwargs": cfg["model_kwargs"]},
+            "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
+            "config": cfg, "status": self.stop["status"], "step": self.step,
+        })
         atomic_write_json(self.dir / FINAL, final)
         return final
 
@@ -709,15 +770,32 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
         final = read_json(final_path)
         if final.get("config_id") == run.config_id:
             return final
-        final_path.unlink()
-    atomic_write_json(run_dir / CONFIG, cfg)
+        if run.dist.is_main:
+            final_path.unlink(missing_ok=True)
+    ddp.init(run.dist)
+    try:
+        return _train(run, cfg, run_dir)
+    finally:
+        ddp.shutdown(run.dist)
+
+
+def _train(run: _Run, cfg: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    if run.dist.is_main:
+        atomic_write_json(run_dir / CONFIG, cfg)
     t0 = time.perf_counter()
-    with deterministic_mode(cfg["deterministic"], run.device):
+    with deterministic_mode(cfg["deterministic"], run.device), \
+            cudnn_autotune(not cfg["deterministic"], run.device) as autotuned:
         run.setup()
-        with RunRecord(run_dir, params=cfg, seed=cfg["seed"], data=[run.data.info],
-                       stand_ins=cfg["stand_ins"]) as record:
+        per_device = cfg["batch_size"] // run.dist.world
+        record_cm = RunRecord(run_dir, params=cfg, seed=cfg["seed"], data=[run.data.info],
+                              stand_ins=cfg["stand_ins"]) if run.dist.is_main \
+            else ddp.NullRecord()
+        with record_cm as record:
             record.update(resumed_from_step=run.step if run.resumed else None,
-                          device_used=str(run.device), bf16=run.use_bf16)
+                          device_used=str(run.device), bf16=run.use_bf16,
+                          channels_last=run.channels_last, cudnn_benchmark=autotuned,
+                          data_path=run.batches.kind if cfg["mode"] == "minibatch" else "device",
+                          distributed=run.dist.describe(per_device))
             if cfg["mode"] == "minibatch":
                 run.run_minibatch()
             else:
