@@ -1,17 +1,35 @@
 """Gradient-flow reference for a network: ``d theta / dt = -grad L(theta)`` on the full train set.
 
-The flow is integrated with ``scipy.integrate.solve_ivp`` (adaptive Runge-Kutta, RK45 by
-default) on the flat float64 parameter vector (``parameters_to_vector`` /
-``vector_to_parameters``); each right-hand side is one full-batch gradient of the model. The
-path is recorded every ``record_dt`` units of flow time, where ``record_dt`` follows the
-current sharpness (``record_factor / S``: a fixed number of "edge-of-stability steps" per
-record, so fast and slow phases are sampled alike) and grows at least geometrically
-(``record_growth * t``) so the number of records stays bounded. At every record the top
-Hessian eigenvalue (Lanczos, warm-started), the loss and the norms are measured.
+Two integrators, chosen by ``method``:
 
-``s_GF`` is the largest recorded sharpness up to the first time the loss falls below the
-loss goal (a terminal ``solve_ivp`` event), and ``eta_c = 2 / s_GF``. The flow time ``t``
-corresponds to ``step * eta`` of a GD run, which is how the figures overlay the two.
+* ``"RK45"`` (the reference; any ``scipy.integrate.solve_ivp`` method name works): explicit
+  adaptive Runge-Kutta on the flat float64 parameter vector. Its step is limited by stability
+  to about ``3 / S`` (``S`` the sharpness), so a flow whose sharpness grows large is stiff and
+  costs many gradients: each right-hand side is one full-batch gradient.
+* ``"cvode"``: SUNDIALS CVODE (through ``scikit-sundae``), BDF with a matrix-free GMRES linear
+  solver. The Jacobian of the flow is ``-H`` (the loss Hessian), so each Jacobian-vector
+  product is one Hessian-vector product of the package's own
+  :func:`sharpness.curvature.hvp_from_loss` (double backward); no Jacobian is ever formed.
+  Its step follows the accuracy of the path, not ``1 / S``.
+
+The path is recorded every ``record_dt`` units of flow time, where ``record_dt`` follows the
+current curvature (``record_factor / max(S, |lambda|max)``: a fixed number of
+"edge-of-stability steps" per record, so fast and slow phases are sampled alike) and grows at
+least geometrically (``record_growth * t``) so the number of records stays bounded. The first
+interval is also capped by the time the loss needs to fall by ``record_first_drop`` of itself
+at its initial rate (``record_first_drop * L / ||grad L||^2``): when ``S(0) <= 0`` there is no
+curvature scale and the first interval used to be the whole flow. At every record the top
+algebraic Hessian eigenvalue ``S`` and the largest magnitude ``|lambda|max`` (Lanczos,
+warm-started; they agree at minima), the loss and the norms are measured.
+
+``s_GF`` is the largest recorded sharpness ``S`` up to the first time the loss falls below the
+loss goal (a terminal event of either integrator), and ``eta_c = 2 / s_GF``. The flow time
+``t`` corresponds to ``step * eta`` of a GD run, which is how the figures overlay the two.
+
+Costs are counted, never timed: ``nfev`` full-batch gradients (for ``cvode`` including those
+that build the graph of a Hessian-vector product), ``jvps`` the integrator's Hessian-vector
+products (``cvode`` only; a product costs about two gradients) and ``hvps`` the Lanczos
+products of the records.
 """
 
 from __future__ import annotations
@@ -24,17 +42,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.integrate import solve_ivp
 from torch import Tensor, nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from sharpness.curvature import model_mode
+from sharpness.curvature import hvp_from_loss, model_mode
 from sharpness.curvature.hvp import trainable_parameters
+from sharpness.eos.measures import math_attention, single_threaded_blas
 from sharpness.eos.measures import sharpness as lanczos_sharpness
-from sharpness.eos.measures import single_threaded_blas
 from sharpness.eos.norms import parameter_norms
 
 Criterion = Callable[[Tensor, Tensor], Tensor]
+
+#: ``method`` values that select CVODE (BDF + GMRES); anything else goes to ``solve_ivp``.
+CVODE_METHODS = ("cvode",)
 
 
 @dataclass
@@ -43,13 +63,16 @@ class FlowResult:
 
     t: list[float] = field(default_factory=list)
     loss: list[float] = field(default_factory=list)
-    sharpness: list[float] = field(default_factory=list)
+    sharpness: list[float] = field(default_factory=list)  # top algebraic eigenvalue
+    abs_sharpness: list[float] = field(default_factory=list)  # |lambda|max
     l1: list[float] = field(default_factory=list)
     l2: list[float] = field(default_factory=list)
     nuclear: list[float] = field(default_factory=list)
-    status: str = "running"  # "ok" (loss goal), "t_max", "max_evals"
-    nfev: int = 0
-    hvps: int = 0
+    status: str = "running"  # "ok" (loss goal), "t_max", "max_evals", "diverged"
+    method: str = "RK45"
+    nfev: int = 0  # full-batch gradients
+    jvps: int = 0  # the integrator's Hessian-vector products (cvode)
+    hvps: int = 0  # Lanczos Hessian-vector products of the records
     wall_s: float = 0.0
 
     @property
@@ -62,35 +85,53 @@ class FlowResult:
         """``2 / s_GF``."""
         return 2.0 / self.s_gf
 
+    @property
+    def cost(self) -> int:
+        """The integrator's cost in gradient units: gradients + 2 x Hessian-vector products."""
+        return self.nfev + 2 * self.jvps
+
     def summary(self) -> dict[str, Any]:
         """JSON-ready summary (no arrays)."""
-        return {"status": self.status, "s_gf": self.s_gf, "eta_c": self.eta_c,
+        return {"status": self.status, "method": self.method, "s_gf": self.s_gf,
+                "eta_c": self.eta_c,
+                "abs_s_max": (float(np.nanmax(self.abs_sharpness)) if self.abs_sharpness
+                              else None),
                 "t_end": self.t[-1] if self.t else None,
                 "final_loss": self.loss[-1] if self.loss else None,
                 "final_sharpness": self.sharpness[-1] if self.sharpness else None,
                 "argmax_t": self.t[int(np.nanargmax(self.sharpness))] if self.sharpness else None,
-                "records": len(self.t), "nfev": self.nfev, "hvps": self.hvps,
-                "wall_s": round(self.wall_s, 3)}
+                "records": len(self.t), "nfev": self.nfev, "jvps": self.jvps,
+                "hvps": self.hvps, "cost": self.cost, "wall_s": round(self.wall_s, 3)}
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The path as arrays (for ``.npz``)."""
         return {k: np.asarray(getattr(self, k), dtype=np.float64)
-                for k in ("t", "loss", "sharpness", "l1", "l2", "nuclear")}
+                for k in ("t", "loss", "sharpness", "abs_sharpness", "l1", "l2", "nuclear")}
 
 
 class _FlatModel:
-    """The model's loss and gradient as functions of one flat float64 vector."""
+    """The model's loss, gradient and Hessian-vector product as functions of one flat vector.
+
+    For CVODE the gradient graph of the last point is kept (``create_graph``) so that the
+    Jacobian-vector products of the linear solves that follow at the same point cost one
+    double backward each. Any later ``load`` invalidates it (the graph reads the parameters).
+    """
 
     def __init__(self, model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor,
-                 mode: str) -> None:
+                 mode: str, keep_graph: bool = False) -> None:
         self.model, self.criterion, self.x, self.y, self.mode = model, criterion, x, y, mode
         self.params = trainable_parameters(model)
+        self.keep_graph = keep_graph
         self.nfev = 0
+        self.jvps = 0
+        self._loads = 0
+        self._graph: tuple[int, np.ndarray, Callable[[Tensor], Tensor]] | None = None
 
     def load(self, theta: np.ndarray) -> None:
         """Write ``theta`` into the model's parameters."""
-        vec = torch.from_numpy(np.ascontiguousarray(theta)).to(self.params[0])
+        vec = torch.from_numpy(np.require(theta, np.float64, ["C", "W"])).to(self.params[0])
         vector_to_parameters(vec, self.params)
+        self._loads += 1
 
     def current(self) -> np.ndarray:
         """The model's parameters as a float64 vector."""
@@ -102,8 +143,21 @@ class _FlatModel:
         with torch.no_grad(), model_mode(self.model, self.mode):  # type: ignore[arg-type]
             return float(self.criterion(self.model(self.x), self.y))
 
+    def _build_graph(self, theta: np.ndarray) -> Tensor:
+        """Load ``theta``, take the gradient with its graph kept, cache the HVP closure."""
+        self.load(theta)
+        self.nfev += 1
+        with (torch.enable_grad(), model_mode(self.model, self.mode),  # type: ignore[arg-type]
+              math_attention()):  # double backward: see math_attention
+            loss = self.criterion(self.model(self.x), self.y)
+            grad, product = hvp_from_loss(loss, self.params)
+        self._graph = (self._loads, np.array(theta, copy=True), product)
+        return grad
+
     def rhs(self, _t: float, theta: np.ndarray) -> np.ndarray:
         """``-grad L(theta)`` as float64."""
+        if self.keep_graph:
+            return -self._build_graph(theta).double().cpu().numpy()
         self.load(theta)
         self.nfev += 1
         with torch.enable_grad(), model_mode(self.model, self.mode):  # type: ignore[arg-type]
@@ -113,42 +167,171 @@ class _FlatModel:
                           for g, p in zip(grads, self.params, strict=True)])
         return -flat.detach().double().cpu().numpy()
 
+    def prepare_jvp(self, theta: np.ndarray) -> None:
+        """Make the next :meth:`jvp` products act at ``theta`` (reuses the rhs graph if valid)."""
+        g = self._graph
+        if g is None or g[0] != self._loads or not np.array_equal(g[1], theta):
+            self._build_graph(theta)
+
+    def jvp(self, v: np.ndarray) -> np.ndarray:
+        """``J v = -H v`` at the point of the last :meth:`prepare_jvp`."""
+        assert self._graph is not None, "prepare_jvp first"
+        self.jvps += 1
+        vec = torch.from_numpy(np.require(v, np.float64, ["C", "W"]))
+        with model_mode(self.model, self.mode), math_attention():  # type: ignore[arg-type]
+            hv = self._graph[2](vec)
+        return -hv.double().cpu().numpy()
+
+    def release(self) -> None:
+        """Drop the kept graph."""
+        self._graph = None
+
+
+def _eigen_pair(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *, mode: str,
+                starts: dict[str, np.ndarray | None], tol: float, seed: int,
+                ) -> tuple[float, float, int]:
+    """Top algebraic eigenvalue ``S`` and largest magnitude ``|lambda|max`` of the Hessian.
+
+    One Lanczos run for the eigenvalue of largest magnitude; if it is positive it is also the
+    top algebraic one (then ``S = |lambda|max``), otherwise a second run finds ``S``. The
+    eigenvectors are kept in ``starts`` as warm starts for the next record."""
+    lam, starts["LM"], hvps = lanczos_sharpness(model, criterion, x, y, mode=mode,
+                                                v0=starts.get("LM"), tol=tol, seed=seed,
+                                                which="LM")
+    if lam >= 0:
+        starts["LA"] = starts["LM"]
+        return lam, abs(lam), hvps
+    s, starts["LA"], more = lanczos_sharpness(model, criterion, x, y, mode=mode,
+                                              v0=starts.get("LA"), tol=tol, seed=seed)
+    return s, abs(lam), hvps + more
+
+
+class _Integrator:
+    """Advance the flow record interval by record interval (``advance(t_to)``)."""
+
+    t: float
+    theta: np.ndarray
+
+    def advance(self, t_to: float) -> bool:
+        """Integrate to ``t_to`` or the loss-goal event; True when the event stopped it."""
+        raise NotImplementedError
+
+
+class _ScipyIntegrator(_Integrator):
+    """``solve_ivp`` restarted on each record interval (the step size carries over)."""
+
+    def __init__(self, flat: _FlatModel, theta: np.ndarray, goal: Callable[..., float],
+                 method: str, rtol: float, atol: float) -> None:
+        self.flat, self.theta, self.goal = flat, theta, goal
+        self.method, self.rtol, self.atol = method, rtol, atol
+        self.t = 0.0
+        self.first_step: float | None = None
+
+    def advance(self, t_to: float) -> bool:
+        from scipy.integrate import solve_ivp
+
+        first = self.first_step
+        if first is not None:
+            first = min(first, t_to - self.t)
+        with single_threaded_blas():  # the solver's vector norms: see single_threaded_blas
+            sol = solve_ivp(self.flat.rhs, (self.t, t_to), self.theta, method=self.method,
+                            rtol=self.rtol, atol=self.atol, events=self.goal,
+                            first_step=first)
+        if not sol.success:
+            raise RuntimeError(f"solve_ivp failed at t={self.t:g}: {sol.message}")
+        if len(sol.t) >= 2 and sol.t[-1] > sol.t[-2]:
+            self.first_step = float(sol.t[-1] - sol.t[-2])
+        if sol.status == 1 and sol.t_events[0].size:
+            self.t, self.theta = float(sol.t_events[0][0]), sol.y_events[0][0]
+            return True
+        self.t, self.theta = float(sol.t[-1]), sol.y[:, -1]
+        return False
+
+
+class _CvodeIntegrator(_Integrator):
+    """CVODE (BDF + GMRES, Jacobian-vector products = -HVPs), one solver for the whole flow."""
+
+    def __init__(self, flat: _FlatModel, theta: np.ndarray, loss_goal: float, t_max: float,
+                 rtol: float, atol: float, krylov_dim: int) -> None:
+        try:
+            from sksundae.cvode import CVODE, CVODEJacTimes
+        except ImportError as err:  # pragma: no cover - pinned in envs/
+            raise ImportError("method='cvode' needs scikit-sundae (pip install "
+                              "scikit-sundae, pinned in envs/requirements.txt)") from err
+        self.flat, self.t, self.theta, self.t_max = flat, 0.0, theta, t_max
+
+        def rhsfn(t: float, y: np.ndarray, yp: np.ndarray) -> None:
+            yp[:] = flat.rhs(t, y)
+
+        def eventsfn(_t: float, y: np.ndarray, events: np.ndarray) -> None:
+            events[0] = flat.loss(y) - loss_goal
+        eventsfn.terminal = [True]  # type: ignore[attr-defined]
+        eventsfn.direction = [-1]  # type: ignore[attr-defined]
+
+        def jt_setup(_t: float, y: np.ndarray, _fy: np.ndarray) -> None:
+            flat.prepare_jvp(y)
+
+        def jt_solve(_t: float, _y: np.ndarray, _fy: np.ndarray, v: np.ndarray,
+                     jv: np.ndarray) -> None:
+            jv[:] = flat.jvp(v)
+
+        self.solver = CVODE(rhsfn, method="BDF", rtol=rtol, atol=atol, linsolver="gmres",
+                            krylov_dim=krylov_dim, jactimes=CVODEJacTimes(jt_setup, jt_solve),
+                            eventsfn=eventsfn, num_events=1, max_num_steps=1_000_000)
+        with single_threaded_blas():
+            res = self.solver.init_step(0.0, np.ascontiguousarray(theta, dtype=np.float64))
+        if not res.success:
+            raise RuntimeError(f"CVODE failed to start: {res.message}")
+
+    def advance(self, t_to: float) -> bool:
+        with single_threaded_blas():
+            res = self.solver.step(t_to, tstop=self.t_max)
+        if not res.success:
+            raise RuntimeError(f"CVODE failed at t={self.t:g}: {res.message}")
+        t_arr = np.atleast_1d(res.t)
+        self.t, self.theta = float(t_arr[-1]), np.array(res.y, dtype=np.float64).reshape(-1)
+        return res.status == 2  # CV_ROOT_RETURN: the loss-goal event
+
 
 def gradient_flow(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *,
                   loss_goal: float, t_max: float = 1e4, method: str = "RK45",
                   rtol: float = 1e-4, atol: float = 1e-7, record_factor: float = 4.0,
-                  record_growth: float = 0.1, max_evals: int = 200_000, mode: str = "train",
+                  record_growth: float = 0.1, record_first_drop: float = 0.5,
+                  max_evals: int = 200_000, krylov_dim: int = 20, mode: str = "train",
                   lanczos_tol: float = 1e-3, seed: int = 0,
                   on_record: Callable[[dict[str, float]], None] | None = None) -> FlowResult:
     """Integrate gradient flow from the model's current parameters until ``loss < loss_goal``.
 
-    The model is left at the flow's final point. ``status`` is ``ok`` when the goal was
-    reached, else ``t_max`` / ``max_evals`` (then ``s_GF`` is the maximum over the part
-    integrated, which the caller must report as a lower bound).
+    ``method`` is ``"cvode"`` (BDF + GMRES, matrix-free) or a ``solve_ivp`` method (``RK45``,
+    the reference). ``max_evals`` caps the integrator's cost in gradient units
+    (:attr:`FlowResult.cost`: gradients + 2 x Hessian-vector products). The model is left at
+    the flow's final point. ``status`` is ``ok`` when the goal was reached, else ``t_max`` /
+    ``max_evals`` / ``diverged`` (then ``s_GF`` is the maximum over the part integrated, which
+    the caller must report as a lower bound).
     """
     start = time.perf_counter()
-    flat = _FlatModel(model, criterion, x, y, mode)
+    use_cvode = method.lower() in CVODE_METHODS
+    flat = _FlatModel(model, criterion, x, y, mode, keep_graph=use_cvode)
     theta = flat.current()
-    result = FlowResult()
-    v0: np.ndarray | None = None
-    t = 0.0
-    first_step: float | None = None
+    result = FlowResult(method="cvode" if use_cvode else method)
+    starts: dict[str, np.ndarray | None] = {}
 
     def record(theta_now: np.ndarray, t_now: float) -> float:
-        nonlocal v0
         loss = flat.loss(theta_now)
-        s, v0, hvps = lanczos_sharpness(model, criterion, x, y, mode=mode, v0=v0,
-                                        tol=lanczos_tol, seed=seed)
+        s, s_abs, hvps = _eigen_pair(model, criterion, x, y, mode=mode, starts=starts,
+                                     tol=lanczos_tol, seed=seed)
         norms = parameter_norms(model)
         result.t.append(t_now)
         result.loss.append(loss)
         result.sharpness.append(s)
+        result.abs_sharpness.append(s_abs)
         result.l1.append(norms["l1"])
         result.l2.append(norms["l2"])
         result.nuclear.append(norms["nuclear"])
         result.hvps += hvps
         if on_record is not None:
-            on_record({"t": t_now, "loss": loss, "sharpness": s, **norms})
+            on_record({"t": t_now, "loss": loss, "sharpness": s, "abs_sharpness": s_abs,
+                       **norms, "nfev": flat.nfev, "jvps": flat.jvps, "hvps": result.hvps})
         return loss
 
     def goal(_t: float, th: np.ndarray) -> float:
@@ -156,36 +339,41 @@ def gradient_flow(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, 
     goal.terminal = True  # type: ignore[attr-defined]
     goal.direction = -1  # type: ignore[attr-defined]
 
-    loss = record(theta, t)
+    loss = record(theta, 0.0)
     if loss < loss_goal:
         result.status = "ok"
+    else:
+        # the first interval: at most the time to lose record_first_drop of the loss at the
+        # initial rate (dL/dt = -||g||^2); the gradient is one more evaluation
+        g2 = float(np.dot(g := flat.rhs(0.0, theta), g))
+        first_cap = record_first_drop * loss / g2 if g2 > 0 and loss > 0 else math.inf
+        flat.release()
+        integ: _Integrator
+        if use_cvode:
+            integ = _CvodeIntegrator(flat, theta, loss_goal, t_max, rtol, atol, krylov_dim)
+        else:
+            integ = _ScipyIntegrator(flat, theta, goal, method, rtol, atol)
     while result.status == "running":
-        s_now = max(result.sharpness[-1], 1e-8)
-        dt = max(record_factor / s_now, record_growth * t)
-        dt = min(dt, t_max - t)
-        with single_threaded_blas():  # the solver's vector norms: see single_threaded_blas
-            sol = solve_ivp(flat.rhs, (t, t + dt), theta, method=method, rtol=rtol, atol=atol,
-                            events=goal, first_step=first_step)
-        if not sol.success:
-            raise RuntimeError(f"solve_ivp failed at t={t:g}: {sol.message}")
-        if len(sol.t) >= 2:
-            first_step = float(sol.t[-1] - sol.t[-2])
-        if sol.status == 1 and sol.t_events[0].size:
-            t, theta = float(sol.t_events[0][0]), sol.y_events[0][0]
-            record(theta, t)
-            result.status = "ok"
-            break
-        t, theta = float(sol.t[-1]), sol.y[:, -1]
+        t = integ.t
+        scale = max(result.sharpness[-1], result.abs_sharpness[-1], 1e-8)
+        dt = max(record_factor / scale, record_growth * t)
+        if t == 0.0:
+            dt = min(dt, first_cap)
+        t_to = min(t + dt, t_max)
+        event = integ.advance(t_to)
+        t, theta = integ.t, integ.theta
         loss = record(theta, t)
-        if loss < loss_goal:
+        result.nfev, result.jvps = flat.nfev, flat.jvps
+        if event or loss < loss_goal:
             result.status = "ok"
         elif t >= t_max * (1 - 1e-12):
             result.status = "t_max"
-        elif flat.nfev >= max_evals:
+        elif result.cost >= max_evals:
             result.status = "max_evals"
         elif not math.isfinite(loss):
             result.status = "diverged"
+    flat.release()
     flat.load(theta)
-    result.nfev = flat.nfev
+    result.nfev, result.jvps = flat.nfev, flat.jvps
     result.wall_s = time.perf_counter() - start
     return result

@@ -65,12 +65,15 @@ def math_attention() -> AbstractContextManager[Any]:
 
 def sharpness(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *,
               mode: str = "train", v0: np.ndarray | None = None, tol: float = 1e-3,
-              ncv: int | None = None, seed: int = 0) -> tuple[float, np.ndarray, int]:
+              ncv: int | None = None, seed: int = 0,
+              which: str = "LA") -> tuple[float, np.ndarray, int]:
     """Top Hessian eigenvalue of the mean loss on ``(x, y)`` by Lanczos (``eigsh``).
 
     Returns ``(eigenvalue, eigenvector, number of Hessian-vector products)``. ``v0`` (e.g.
     the previous eigenvector) is the Lanczos start vector; without it a seeded random one.
-    If ARPACK does not reach ``tol`` the best Ritz value it has is returned.
+    If ARPACK does not reach ``tol`` the best Ritz value it has is returned. ``which`` is
+    ``eigsh``'s: ``"LA"`` (largest algebraic, the sharpness) or ``"LM"`` (largest magnitude,
+    signed).
     """
     op = HessianOperator(model, criterion, (x, y), mode=mode)  # type: ignore[arg-type]
     if v0 is None or v0.shape != (op.dim,) or not np.all(np.isfinite(v0)):
@@ -80,7 +83,7 @@ def sharpness(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *,
     def solve(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         try:
             with single_threaded_blas(), math_attention():
-                return eigsh(op.as_linear_operator(), k=1, which="LA", tol=tol, v0=start,
+                return eigsh(op.as_linear_operator(), k=1, which=which, tol=tol, v0=start,
                              ncv=ncv, maxiter=op.dim * 10)
         except ArpackNoConvergence as err:  # pragma: no cover - rare, keep the best estimate
             return err.eigenvalues, err.eigenvectors

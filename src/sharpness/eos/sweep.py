@@ -67,9 +67,13 @@ SETTING_DEFAULTS: dict[str, Any] = {
     "measures": {},
     "lanczos_tol": 1e-3,
 }
+#: Gradient-flow settings (:func:`sharpness.eos.flow.gradient_flow`). ``method`` is ``RK45``
+#: (explicit, the reference) or ``cvode`` (BDF + matrix-free GMRES, for stiff flows);
+#: ``max_evals`` caps gradients + 2 x Hessian-vector products.
 FLOW_DEFAULTS: dict[str, Any] = {"method": "RK45", "rtol": 1e-4, "atol": 1e-7, "t_max": 1e4,
                                  "record_factor": 4.0, "record_growth": 0.1,
-                                 "max_evals": 200_000}
+                                 "record_first_drop": 0.5, "max_evals": 200_000,
+                                 "krylov_dim": 20}
 MEASURE_DEFAULTS: dict[str, Any] = {"rho": 0.05, "adaptive_rho": 0.05, "sigma": 0.01,
                                     "trace_samples": 20, "ascent_steps": 5, "avg_samples": 10}
 
@@ -163,7 +167,9 @@ def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root
     result = gradient_flow(model, criterion, data.x_train, data.y_train,
                            loss_goal=setting["loss_goal"], t_max=f["t_max"], method=f["method"],
                            rtol=f["rtol"], atol=f["atol"], record_factor=f["record_factor"],
-                           record_growth=f["record_growth"], max_evals=f["max_evals"],
+                           record_growth=f["record_growth"],
+                           record_first_drop=f["record_first_drop"], max_evals=f["max_evals"],
+                           krylov_dim=f["krylov_dim"],
                            lanczos_tol=setting["lanczos_tol"], seed=setting["seed"])
     summary = result.summary()
     from sharpness.train import evaluate, per_example_loss
