@@ -43,7 +43,23 @@ def test_paper_dag_lists_every_run(dry_run):
 def test_training_jobs_ask_for_a_gpu(dry_run):
     blocks = dry_run.split("\nrule ")
     train = [b for b in blocks if b.startswith("lesam_train:")]
-    assert train and all("gpu=1" in b for b in train)
+    imagenet = [b for b in train if "imagenet_" in b]
+    assert len(imagenet) == 6
+    assert all("gpu=1" in b and "torchrun" not in b for b in train if b not in imagenet)
+
+
+def test_ddp_imagenet_jobs_ask_for_their_gpus_and_run_under_torchrun(tmp_path):
+    """`gpus: 4` -> resources gpu=4 (with a global gpu=4 on the command line; the default
+    profile's gpu=1 would scale it down) and a torchrun launch of 4 processes."""
+    work = copy_workflow(ROOT, tmp_path)
+    proc = snakemake(BIN, work, "-n", "-p", "results/lesam/runs/imagenet_resnet50-sam-s0/final.json",
+                     "--configfile", "workflow/config/paper.yaml", "--resources", "gpu=4",
+                     timeout=300)
+    block = [b for b in (proc.stdout + proc.stderr).split("\nrule ")
+             if b.startswith("lesam_train:")]
+    assert len(block) == 1 and "gpu=4" in block[0]
+    assert "torchrun --standalone --nproc-per-node 4 --no-python sharpness train" in block[0]
+    assert '"gpus":4' in block[0]
 
 
 def test_missing_imagenet_path_names_the_key(tmp_path, capsys):

@@ -4,7 +4,9 @@
 # fig_flatness and fig_dynamics; table_cost is measured in one process. The run list comes
 # from the config through sharpness.lesam.experiments (pure Python), so adding a seed, an
 # optimizer or an ablation variant is a config edit. Training asks for a GPU (gpu=1) unless
-# the run is pinned to the CPU (the quick profile), so quick jobs are not serialised on it.
+# the run is pinned to the CPU (the quick profile), so quick jobs are not serialised on it;
+# a run with `gpus: N` (ImageNet in the paper profile) asks for N GPUs and is launched as N
+# DistributedDataParallel processes by torchrun (sharpness.launch, sharpness.train.distributed).
 # ImageNet: the paper profile's imagenet runs depend on lesam_check_imagenet, which stops
 # with a message naming data.imagenet when that key is unset or the folder is incomplete;
 # the error appears only when those runs are asked for, so `snakemake -n` lists the full DAG.
@@ -13,6 +15,7 @@
 
 import re
 
+from sharpness.launch import launch_prefix
 from sharpness.lesam import experiments as lesam_exp
 
 LESAM = config.get("lesam")
@@ -74,8 +77,9 @@ if LESAM:
             cfg=lambda w: as_json(LESAM_RUNS[w.run]["config"]),
             outdir=subpath(output.final, parent=True),
             root=config["data"]["root"],
+            launch=lambda w: launch_prefix(LESAM_RUNS[w.run]["config"]),
         shell:
-            "sharpness train --config '{params.cfg}' --set data_root={params.root}"
+            "{params.launch}sharpness train --config '{params.cfg}' --set data_root={params.root}"
             " --out {params.outdir} --threads {threads} > {log} 2>&1"
 
     rule lesam_glmc:

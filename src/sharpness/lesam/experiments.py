@@ -208,5 +208,7 @@ def step_section(section: dict[str, Any], step: str, item: str | None = None) ->
 
 
 def gpu(cfg: dict[str, Any]) -> int:
-    """1 GPU for a training job unless its config pins it to the CPU."""
-    return 0 if cfg.get("device") == "cpu" else 1
+    """GPUs of a training job: its ``gpus`` (default 1), 0 when pinned to the CPU."""
+    from sharpness.launch import gpus_requested
+
+    return gpus_requested(cfg)

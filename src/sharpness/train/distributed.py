@@ -19,7 +19,7 @@ Plain SGD has one synchronised pass. The stop checks (NaN/inf, ``diverge_loss``)
 loss averaged over processes, so all processes stop at the same step.
 
 BatchNorm: per-device batch statistics (no ``SyncBatchNorm``) and rank 0's running statistics
-broadcast to every process at each forward (DDP's default ``broadcast_buffers=True``), as
+broadcast to every process at each forward (DDP's ``forward_sync_buffers``, on by default), as
 torchvision's reference ImageNet script does by default (its ``--sync-bn`` is off); the
 LE-SAM authors' code is not available offline to check against. Evaluation, checkpoints and
 ``model.pt`` therefore use rank 0's running statistics (broadcast before each evaluation).
@@ -86,7 +86,7 @@ class DistContext:
                 "perturbation": "per device, from its own shard's gradient (no_sync); "
                                 "perturbed gradients all-reduced",
                 "batchnorm": "per-device batch statistics, rank 0's running statistics "
-                             "broadcast (DDP broadcast_buffers)"}
+                             "broadcast (DDP forward_sync_buffers)"}
 
 
 def check_config(cfg: dict[str, Any]) -> None:
@@ -166,7 +166,9 @@ def wrap(model: nn.Module, ctx: DistContext, device: torch.device) -> nn.Module:
     if not ctx.enabled:
         return model
     ids = [device.index] if device.type == "cuda" else None
-    return nn.parallel.DistributedDataParallel(model, device_ids=ids, broadcast_buffers=True)
+    # forward_sync_buffers (formerly broadcast_buffers): rank 0's BatchNorm running
+    # statistics are sent to every process before each forward
+    return nn.parallel.DistributedDataParallel(model, device_ids=ids, forward_sync_buffers=True)
 
 
 def pass_context(net: nn.Module, two_pass: bool

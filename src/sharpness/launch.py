@@ -1,0 +1,33 @@
+"""How a training job is launched: one process, or ``torchrun`` for a multi-GPU run.
+
+Pure Python (no torch import) so that Snakemake rule files can call it at parse time. A
+training config with ``gpus: N`` (N > 1) runs as N processes under
+``torchrun --standalone --nproc-per-node N`` (one node; see
+:mod:`sharpness.train.distributed`), and its job asks the scheduler for N GPUs
+(``resources: gpu=N``, which the SLURM profile turns into ``--gpus=N``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def processes(cfg: dict[str, Any]) -> int:
+    """Processes of the run: the config's ``gpus`` (default 1)."""
+    n = cfg.get("gpus", 1)
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"train config key 'gpus': must be a positive int, got {n!r}")
+    return n
+
+
+def gpus_requested(cfg: dict[str, Any]) -> int:
+    """GPUs the job asks the scheduler for: ``gpus`` unless the run is pinned to the CPU."""
+    return 0 if cfg.get("device") == "cpu" else processes(cfg)
+
+
+def launch_prefix(cfg: dict[str, Any]) -> str:
+    """What goes in front of ``sharpness train ...`` in the rule's shell command."""
+    n = processes(cfg)
+    if n == 1:
+        return ""
+    return f"torchrun --standalone --nproc-per-node {n} --no-python "
