@@ -255,6 +255,9 @@ def audit_lines(path: str | os.PathLike[str], depth: int = 0, seen: set[str] | N
         lines.append(f"{pad}  seed:     {record['seed']}")
     if record.get("params"):
         lines.append(f"{pad}  params:   {json.dumps(record['params'], sort_keys=True)}")
+        sources = record["params"].get("sources") if isinstance(record["params"], dict) else None
+        for key, text in sorted((sources or {}).items()):
+            lines.append(f"{pad}  source:   {key}: {text}")
     for item in record.get("data", []):
         lines.append(f"{pad}  data:     {item.get('name')} sha256={item.get('sha256', '-')}"
                      f"{' (' + item['note'] + ')' if item.get('note') else ''}")

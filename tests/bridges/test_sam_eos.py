@@ -45,6 +45,7 @@ def test_sweep_records_diverged_runs(tmp_path):
                     "flow": {"rtol": 1e-2}, "lr_factors": [0.5, 60.0]},
         "optimizers": [{"name": "gd"}, {"name": "sam", "hparams": {"rho": 0.05}},
                        {"name": "lesam", "hparams": {"sigma": 0.01, "rho_max": 0.1,
+                                                     "schedule": "fractions",
                                                      "warmup_frac": 0.0, "anneal_frac": 0.0}}],
     })
     summary = run_sweep(p, tmp_path / "sweep", threads=1)

@@ -49,13 +49,15 @@ def _make(name: str, model: nn.Module, seed: int = 0):
 
 @pytest.mark.parametrize("name", TWO_PASS)
 def test_batchnorm_stats_updated_by_clean_pass_only(name):
+    """With bn_second_pass='freeze' only the clean pass moves the running statistics."""
     model = _net()
     x, y = _batches(1)[0]
     reference = copy.deepcopy(model)
     reference.train()
     with torch.no_grad():
         reference(x)  # exactly one clean forward pass in train mode
-    opt = _make(name, model)
+    opt = build_optimizer(name, model, lr=0.05, total_steps=8,
+                          **{**HPARAMS.get(name, {}), "bn_second_pass": "freeze"})
     opt.step(BatchClosure(model, x, y))
     bn, ref_bn = model[1], reference[1]
     assert int(bn.num_batches_tracked) == 1

@@ -50,6 +50,7 @@ def _run_lesam(sigma: float, rho_max: float | None, steps: int = 12):
         total_steps=steps,
         sigma=sigma,
         rho_max=rho_max,
+        schedule="fractions",
         warmup_frac=0.25,
         anneal_frac=0.25,
     )

@@ -98,21 +98,24 @@ def test_asam_perturbation():
     _assert_dicts_close(_displacement_after_first_step(opt, model, x, y), expected)
 
 
-def test_esam_weight_perturbation_mask():
+def test_esam_coordinate_swp_option_mask():
+    """The named per-coordinate variant (swp='coordinate'): eps = m * rho g / (beta ||g||)."""
     model, x, y = _setup(3)
     g = _grad_at(model, _snapshot(model), x, y)
     beta, seed = 0.6, 11
     gen = torch.Generator().manual_seed(seed)
     masks = {n: (torch.rand(v.shape, generator=gen) < beta).double() for n, v in g.items()}
     expected = {n: masks[n] * RHO * g[n] / (beta * _norm(g)) for n in g}
-    opt = build_optimizer("esam", model, lr=LR, weight_decay=WD, rho=RHO, beta=beta, seed=seed)
+    opt = build_optimizer("esam", model, lr=LR, weight_decay=WD, rho=RHO, beta=beta, seed=seed,
+                          swp="coordinate")
     _assert_dicts_close(_displacement_after_first_step(opt, model, x, y), expected)
     kept = torch.cat([m.reshape(-1) for m in masks.values()]).mean()
     assert 0.4 < float(kept) < 0.8  # a real Bernoulli(beta) subset, not all or nothing
 
 
 def test_esam_data_selection_update():
-    """Second gradient on the ceil(gamma n) examples whose loss rises most under eps."""
+    """Second gradient on the examples whose loss rise is strictly above the int(gamma n)-th
+    largest (the official selection), here with the per-coordinate SWP variant."""
     model, x, y = _setup(4)
     theta = _snapshot(model)
     beta, gamma, seed = 0.5, 0.3, 5
@@ -126,7 +129,9 @@ def test_esam_data_selection_update():
     with torch.no_grad():
         rise = F.cross_entropy(functional_call(model, pert, (x,)), y, reduction="none")
         rise -= F.cross_entropy(functional_call(model, theta, (x,)), y, reduction="none")
-    chosen = torch.topk(rise, math.ceil(gamma * len(y))).indices
+    cutoff = torch.topk(rise, int(gamma * len(y))).values[-1]
+    chosen = torch.nonzero(rise > cutoff).flatten()
+    assert len(chosen) == int(gamma * len(y)) - 1
     g_sel = _grad_at(model, pert, x[chosen], y[chosen])
     opt = build_optimizer(
         "esam",
@@ -138,6 +143,7 @@ def test_esam_data_selection_update():
         beta=beta,
         gamma=gamma,
         seed=seed,
+        swp="coordinate",
     )
     opt.step(BatchClosure(model, x, y))
     assert opt.diagnostics["sds"] == 1.0
@@ -183,10 +189,12 @@ def test_fsam_perturbation_two_steps():
         torch.testing.assert_close(opt._ema[i], lmbda * g0[n] + (1 - lmbda) * g1[n])
 
 
-def test_eigensam_perturbation_with_given_eigenvector():
+def test_eigensam_normalized_direction_option():
+    """The named variant direction='normalized': v_perp and d renormalized, ||eps|| = rho."""
     model, x, y = _setup(7)
     alpha = 0.3
-    opt = build_optimizer("eigensam", model, lr=LR, weight_decay=WD, rho=RHO, alpha=alpha)
+    opt = build_optimizer("eigensam", model, lr=LR, weight_decay=WD, rho=RHO, alpha=alpha,
+                          direction="normalized")
     theta = _snapshot(model)
     g = torch.cat([v.reshape(-1) for v in _grad_at(model, theta, x, y).values()])
     v = torch.randn(g.numel(), dtype=torch.float64)

@@ -25,6 +25,7 @@ def test_second_order_expansion_of_logged_rise(name):
             momentum=0.0,
             weight_decay=0.0,
             total_steps=100,
+            schedule="fractions",
             warmup_frac=0.0,
             anneal_frac=0.0,
             **hparams,

@@ -20,6 +20,13 @@ from sharpness.lesam import experiments as lesam_exp
 
 LESAM = config.get("lesam")
 
+if LESAM and config.get("profile") == "paper":
+    # every optimizer setting of the paper profile names its source (official/paper/choice)
+    _unsourced = lesam_exp.missing_sources(LESAM)
+    if _unsourced:
+        raise ValueError("lesam settings without a source (add `source:` beside them in the "
+                         "config):\n  " + "\n  ".join(_unsourced))
+
 if LESAM:
     LESAM_RUNS = lesam_exp.training_runs(LESAM)
     LESAM_GLMC = lesam_exp.glmc_runs(LESAM)

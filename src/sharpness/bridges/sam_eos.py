@@ -62,8 +62,8 @@ class SamEosParams:
     optimizers: list[dict[str, Any]] = field(default_factory=lambda: [
         {"name": "gd", "hparams": {}},
         {"name": "sam", "hparams": {"rho": 0.05}},
-        {"name": "lesam", "hparams": {"sigma": 0.01, "rho_max": 0.1, "warmup_frac": 0.0,
-                                      "anneal_frac": 0.0}},
+        {"name": "lesam", "hparams": {"sigma": 0.01, "rho_max": 0.1, "schedule": "fractions",
+                                      "warmup_frac": 0.0, "anneal_frac": 0.0}},
     ])
     data_root: str = "data"
 

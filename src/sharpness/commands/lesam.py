@@ -124,10 +124,10 @@ def _eval(args: argparse.Namespace) -> int:
                                       trace_samples=spec["trace_samples"],
                                       tol=spec.get("tol", 1e-3))
     else:
-        from sharpness.lesam.experiments import _merge
+        from sharpness.lesam.experiments import _merge, base_config, optimizer_hparams
 
-        config = _merge(section["base"], spec.get("overrides", {}))
-        opts = {name: section["optimizers"][name] for name in spec["optimizers"]}
+        config = _merge(base_config(section), spec.get("overrides", {}))
+        opts = {name: optimizer_hparams(section, name) for name in spec["optimizers"]}
         rows = evaluate.cost_rows(config, opts, steps=spec["steps"], rounds=spec["rounds"],
                                   threads=args.threads)
     atomic_write_json(args.out, rows)

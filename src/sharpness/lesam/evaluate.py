@@ -142,7 +142,8 @@ def cost_rows(config: dict[str, Any], optimizers: dict[str, dict[str, Any]], *, 
         torch.manual_seed(0)
         model = build_run_model(cfg, data)
         opt = build_optimizer(name, model, lr=1e-3, momentum=cfg["momentum"],
-                              weight_decay=cfg["weight_decay"], total_steps=10_000, **hparams)
+                              weight_decay=cfg["weight_decay"], total_steps=10_000,
+                              steps_per_epoch=steps_per_epoch, **hparams)
         opt.step(BatchClosure(model, x, y, loss_fn))  # warm-up (allocations, EMA buffers)
         setups[name] = (model, opt)
     times: dict[str, list[float]] = {name: [] for name in optimizers}

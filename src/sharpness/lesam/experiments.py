@@ -20,6 +20,14 @@ section has
 
 Run ids are ``<group>-<label>-s<seed>``; every run's directory is
 ``results/lesam/runs/<run id>/``.
+
+Sources (the paper profile): ``base``, each optimizer of ``optimizers``, each dict entry of a
+group's list, each group (for its ``overrides``), ``glmc`` and ``signal`` may carry a
+``source`` mapping, setting -> ``"official: <repo> <file> ..."``, ``"paper: <where>"`` or
+``"choice: <why>"``. It never reaches the optimizer or the engine as a setting: each run's
+config gets ``sources`` (``lr``, ``opt_hparams.rho``, ...), which the provenance records and
+``sharpness audit`` and the table captions show. :func:`missing_sources` lists the settings
+of a section written without one (the paper profile must have none).
 """
 
 from __future__ import annotations
@@ -29,6 +37,35 @@ from typing import Any
 
 RUNS_DIR = "results/lesam/runs"
 GLMC_DIR = "results/lesam/glmc"
+SOURCE_KEY = "source"
+SOURCE_KINDS = ("official", "paper", "choice")
+#: run-config keys that are optimizer settings and need a source when written in the config
+SOURCED_TRAIN_KEYS = ("epochs", "batch_size", "lr", "momentum", "weight_decay", "nesterov",
+                      "lr_schedule", "warmup_steps", "label_smoothing", "augment")
+
+
+def _strip(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(settings without source, source mapping)``."""
+    spec = dict(spec or {})
+    return spec, dict(spec.pop(SOURCE_KEY, None) or {})
+
+
+def _with_sources(cfg: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
+    """The run config with its ``sources`` (only when there are any: the quick profile's run
+    configs, and so their cache keys, are unchanged)."""
+    if sources:
+        cfg["sources"] = dict(sorted(sources.items()))
+    return cfg
+
+
+def _train_sources(*layers: tuple[dict[str, Any], dict[str, str]]) -> dict[str, str]:
+    """Sources of the training keys set in each layer (later layers win)."""
+    out: dict[str, str] = {}
+    for settings, sources in layers:
+        for key, text in sources.items():
+            if key in settings or key not in SOURCED_TRAIN_KEYS:
+                out[key] = text
+    return out
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -43,7 +80,8 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 
 
 def optimizer_entries(section: dict[str, Any], entries: list[Any]) -> list[dict[str, Any]]:
-    """Normalise a group's optimizer list to ``{label, optimizer, hparams}`` dicts."""
+    """Normalise a group's optimizer list to ``{label, optimizer, hparams, seeds, sources}``
+    dicts (``sources``: hyper-parameter -> source, the entry's over the optimizer's)."""
     known = section.get("optimizers", {})
     out = []
     for entry in entries:
@@ -51,14 +89,31 @@ def optimizer_entries(section: dict[str, Any], entries: list[Any]) -> list[dict[
             if entry not in known:
                 raise KeyError(f"lesam: optimizer {entry!r} is not in lesam.optimizers "
                                f"(known: {', '.join(known)})")
-            out.append({"label": entry, "optimizer": entry, "hparams": dict(known[entry]),
-                        "seeds": None})
+            hparams, sources = _strip(known[entry])
+            out.append({"label": entry, "optimizer": entry, "hparams": hparams,
+                        "seeds": None, "sources": sources})
         else:
             name = entry["optimizer"]
-            hparams = _merge(known.get(name, {}), entry.get("hparams", {}))
+            base, base_sources = _strip(known.get(name, {}))
+            hparams = _merge(base, entry.get("hparams", {}))
+            sources = {**base_sources, **(entry.get(SOURCE_KEY) or {})}
             out.append({"label": entry["label"], "optimizer": name, "hparams": hparams,
-                        "seeds": entry.get("seeds")})
+                        "seeds": entry.get("seeds"), "sources": sources})
     return out
+
+
+def _opt_sources(entry: dict[str, Any]) -> dict[str, str]:
+    return {f"opt_hparams.{k}": v for k, v in entry["sources"].items() if k in entry["hparams"]}
+
+
+def base_config(section: dict[str, Any]) -> dict[str, Any]:
+    """``base`` without its ``source`` mapping."""
+    return _strip(section.get("base", {}))[0]
+
+
+def optimizer_hparams(section: dict[str, Any], name: str) -> dict[str, Any]:
+    """The hyper-parameters of ``optimizers.<name>`` without its ``source`` mapping."""
+    return _strip(section.get("optimizers", {})[name])[0]
 
 
 def run_id(group: str, label: str, seed: int) -> str:
@@ -71,13 +126,16 @@ def training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     depends}`` where ``config`` is the full train config and ``depends`` the run ids whose
     models it needs."""
     runs: dict[str, dict[str, Any]] = {}
-    base = section.get("base", {})
+    base, base_src = _strip(section.get("base", {}))
     for group, spec in section.get("groups", {}).items():
-        cfg_group = _merge(base, spec.get("overrides", {}))
+        overrides = spec.get("overrides", {})
+        cfg_group = _merge(base, overrides)
+        train_src = _train_sources((base, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
         for entry in optimizer_entries(section, spec["optimizers"]):
             for seed in entry["seeds"] or spec["seeds"]:
                 cfg = _merge(cfg_group, {"optimizer": entry["optimizer"],
                                          "opt_hparams": entry["hparams"], "seed": int(seed)})
+                _with_sources(cfg, {**train_src, **_opt_sources(entry)})
                 depends = []
                 if spec.get("init_from"):
                     src_group, src_label = spec["init_from"]
@@ -100,13 +158,17 @@ def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     spec = section.get("glmc")
     if not spec:
         return {}
-    base = _merge(section.get("base", {}), spec.get("overrides", {}))
+    base_cfg, base_src = _strip(section.get("base", {}))
+    overrides = spec.get("overrides", {})
+    base = _merge(base_cfg, overrides)
+    train_src = _train_sources((base_cfg, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
     runs = {}
     for factor in spec["imbalance_factors"]:
         for entry in optimizer_entries(section, spec["optimizers"]):
             for seed in spec["seeds"]:
                 cfg = _merge(base, {"optimizer": entry["optimizer"],
                                     "opt_hparams": entry["hparams"], "seed": int(seed)})
+                _with_sources(cfg, {**train_src, **_opt_sources(entry)})
                 cfg["glmc"] = _merge(spec.get("method", {}),
                                      {"imbalance_factor": factor})
                 rid = f"lt{factor:g}-{entry['label']}-s{seed}"
@@ -120,13 +182,70 @@ def signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     spec = section.get("signal")
     if not spec:
         return {}
-    base = _merge(section.get("base", {}), spec.get("overrides", {}))
+    base_cfg, base_src = _strip(section.get("base", {}))
+    overrides = spec.get("overrides", {})
+    base = _merge(base_cfg, overrides)
+    train_src = _train_sources((base_cfg, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
     out = {}
     for entry in optimizer_entries(section, spec["optimizers"]):
         cfg = _merge(base, {"optimizer": entry["optimizer"], "opt_hparams": entry["hparams"],
                             "seed": int(spec.get("seed", 0))})
+        _with_sources(cfg, {**train_src, **_opt_sources(entry)})
         out[entry["label"]] = {"config": cfg, "probe_every": spec["probe_every"],
                                "probe_batch": spec.get("probe_batch")}
+    return out
+
+
+def _configs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out = {f"run {rid}": r["config"] for rid, r in training_runs(section).items()}
+    out.update({f"glmc run {rid}": r["config"] for rid, r in glmc_runs(section).items()})
+    out.update({f"signal run {lab}": r["config"] for lab, r in signal_runs(section).items()})
+    return out
+
+
+def missing_sources(section: dict[str, Any]) -> list[str]:
+    """Settings written in the section without a valid source, one line each (deduplicated):
+    every optimizer hyper-parameter of every run, and the training keys of
+    :data:`SOURCED_TRAIN_KEYS` that ``base`` or an override sets."""
+    written = set(base_config(section))
+    for key in ("glmc", "signal"):
+        written |= set((section.get(key) or {}).get("overrides", {}))
+    for spec in section.get("groups", {}).values():
+        written |= set(spec.get("overrides", {}))
+    problems: set[str] = set()
+    for where, cfg in _configs(section).items():
+        sources = cfg.get("sources", {})
+        wanted = [f"opt_hparams.{k}" for k in cfg.get("opt_hparams", {})]
+        wanted += [k for k in SOURCED_TRAIN_KEYS if k in written and k in cfg]
+        for key in wanted:
+            text = sources.get(key)
+            kind = str(text).split(":", 1)[0] if text else None
+            if kind not in SOURCE_KINDS or not str(text).split(":", 1)[1].strip():
+                label = where.split(" ")[-1].rsplit("-s", 1)[0]
+                problems.add(f"{label}: {key} has no source (official:/paper:/choice:)"
+                             if not text else f"{label}: {key} source {text!r} must start "
+                             "with official:, paper: or choice:")
+    return sorted(problems)
+
+
+def sources_by_kind(section: dict[str, Any]) -> dict[str, list[str]]:
+    """``{kind: ["<optimizer>.<setting> = <value> (<source>) [runs]", ...]}``: every sourced
+    setting once, with the run ids (seeds dropped) that use it."""
+    found: dict[tuple[str, str, str], set[str]] = {}
+    for where, cfg in _configs(section).items():
+        run = where.split(" ")[-1].rsplit("-s", 1)[0]
+        for key, text in cfg.get("sources", {}).items():
+            if key.startswith("opt_hparams."):
+                name = key.split(".", 1)[1]
+                setting, value = f"{cfg['optimizer']}.{name}", cfg["opt_hparams"].get(name)
+            else:
+                setting, value = key, cfg.get(key)
+            found.setdefault((setting, repr(value), text), set()).add(run)
+    out: dict[str, list[str]] = {kind: [] for kind in SOURCE_KINDS}
+    for (setting, value, text), runs in sorted(found.items()):
+        kind = text.split(":", 1)[0]
+        out.setdefault(kind, []).append(
+            f"{setting} = {value} ({text}) [{', '.join(sorted(runs))}]")
     return out
 
 

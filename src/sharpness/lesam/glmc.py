@@ -162,7 +162,8 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
     total = steps_per_epoch * cfg["epochs"]
     opt = build_optimizer(cfg["optimizer"], model, lr=cfg["lr"], momentum=cfg["momentum"],
                           weight_decay=cfg["weight_decay"], nesterov=cfg["nesterov"],
-                          total_steps=total, seed=cfg["seed"], **cfg["opt_hparams"])
+                          total_steps=total, steps_per_epoch=steps_per_epoch,
+                          seed=cfg["seed"], **cfg["opt_hparams"])
     gen = torch.Generator().manual_seed(cfg["seed"] + 1)
     rng = np.random.default_rng(cfg["seed"] + 2)
     weights = class_weights(counts, settings["label_weighting"]).to(device)

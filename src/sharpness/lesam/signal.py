@@ -56,7 +56,8 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
     total = steps_per_epoch * cfg["epochs"]
     opt = build_optimizer(cfg["optimizer"], model, lr=cfg["lr"], momentum=cfg["momentum"],
                           weight_decay=cfg["weight_decay"], nesterov=cfg["nesterov"],
-                          total_steps=total, seed=cfg["seed"], **cfg["opt_hparams"])
+                          total_steps=total, steps_per_epoch=steps_per_epoch,
+                          seed=cfg["seed"], **cfg["opt_hparams"])
     gen = torch.Generator().manual_seed(cfg["seed"] + 1)
     aug = cfg["augment"]
     fill = model.mean.view(-1) if cfg["normalize"] else None

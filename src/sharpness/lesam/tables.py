@@ -30,8 +30,35 @@ def _title(text: str, stand_ins: list[str]) -> str:
     return f"{text} (stand-in: {'; '.join(stand_ins)})" if stand_ins else text
 
 
-def _caption(spec: dict[str, Any], what: str) -> str:
-    return f"{what} Data used: {spec['data_used']}."
+def _caption(spec: dict[str, Any], what: str, sources: str = "") -> str:
+    return f"{what} Data used: {spec['data_used']}.{' ' + sources if sources else ''}"
+
+
+def sources_sentence(section: dict[str, Any], groups: list[str]) -> str:
+    """"Settings and sources: ..." for the runs of ``groups`` (empty without sources).
+
+    Training settings shared by every run are listed once under "all"; each optimizer
+    label's hyper-parameters after it, each with its source (``official:``/``paper:``/
+    ``choice:``), so a reader of the table sees where every number of the recipe comes from.
+    """
+    runs = [r for r in training_runs(section).values() if r["group"] in groups]
+    items: dict[str, dict[str, str]] = {}
+    for r in runs:
+        cfg = r["config"]
+        for key, text in cfg.get("sources", {}).items():
+            if key.startswith("opt_hparams."):
+                name = key.split(".", 1)[1]
+                owner, value = label(r["label"]), cfg["opt_hparams"].get(name)
+            else:
+                name, owner, value = key, "all", cfg.get(key)
+            items.setdefault(owner, {})[f"{name}={value}"] = text
+    if not items:
+        return ""
+    parts = []
+    for owner in sorted(items, key=lambda o: (o != "all", o)):
+        settings = "; ".join(f"{k} [{v}]" for k, v in sorted(items[owner].items()))
+        parts.append(f"{owner}: {settings}")
+    return "Settings and sources: " + " | ".join(parts) + "."
 
 
 def _accuracy_rows(section: dict[str, Any], item: str, root: Path
@@ -74,8 +101,10 @@ def build_accuracy_table(section: dict[str, Any], item: str, out: PathLike,
     """``table_cifar``, ``table_imagenet`` and ``table_transfer``: accuracy per run group."""
     spec = _item(section, item)
     rows, inputs = _accuracy_rows(section, item, Path(root))
+    groups = [block["group"] for block in spec.get("rows", [])]
     caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: test "
-                             "accuracy (%), mean ± std over seeds.")
+                             "accuracy (%), mean ± std over seeds.",
+                       sources_sentence(section, groups))
     return save_table(out, rows=rows, columns=ACC_COLUMNS, caption=caption, inputs=inputs,
                       params=spec, stand_ins=spec.get("stand_ins", []))
 
@@ -96,7 +125,8 @@ def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLik
                      if opt == "lesam" else ""})
     caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: accuracy "
                              f"(%) under {spec['steps']}-step PGD (step 2.5 eps/steps, random "
-                             "start), radius in [0,1] pixel units; radius 0 is clean accuracy.")
+                             "start), radius in [0,1] pixel units; radius 0 is clean accuracy.",
+                       sources_sentence(section, [spec["group"]]))
     return save_table(out, rows=rows, columns=["optimizer", "attack", "radius",
                                                "accuracy (%)", "paper (reported)"],
                       caption=caption, inputs=[path], params=spec,
@@ -130,7 +160,8 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
                                                              block["dataset"]), "")})
     caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: trained on "
                              f"{train_angle:g}° only, accuracy (%) on each rotation; 'mean "
-                             "unseen' averages the unseen angles per seed.")
+                             "unseen' averages the unseen angles per seed.",
+                       sources_sentence(section, [spec["group"]]))
     return save_table(out, rows=rows, columns=["optimizer", *angle_cols, "mean unseen",
                                                "paper (reported)"],
                       caption=caption, inputs=[path], params=spec,

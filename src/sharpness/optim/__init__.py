@@ -27,7 +27,7 @@ from sharpness.optim.fsam import FriendlySAM
 from sharpness.optim.lesam import LESAM
 from sharpness.optim.registry import OPTIMIZERS, build_optimizer
 from sharpness.optim.sam import ASAM, SAM, GradientDescent, LinfSAM
-from sharpness.optim.schedules import SigmaSchedule
+from sharpness.optim.schedules import EpochSigmaSchedule, SigmaSchedule
 
 __all__ = [
     "ASAM",
@@ -37,6 +37,7 @@ __all__ = [
     "SAM",
     "BatchClosure",
     "EigenSAM",
+    "EpochSigmaSchedule",
     "FriendlySAM",
     "GradientDescent",
     "LinfSAM",

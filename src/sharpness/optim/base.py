@@ -8,8 +8,11 @@ interface):
 1. clean pass at ``theta``: ``g = grad L(theta)`` (BatchNorm running statistics updated),
 2. ``first_step``: compute the perturbation ``eps`` from ``g`` (the subclass's rule), save
    ``theta``, move to ``theta + eps``,
-3. perturbed pass: ``grad L(theta + eps)`` on the same batch, with BatchNorm running
-   statistics frozen (they must see each batch once),
+3. perturbed pass: ``grad L(theta + eps)`` on the same batch; BatchNorm running statistics
+   are frozen (``bn_second_pass = "freeze"``: davda54/sam's ``disable_running_stats``, used by
+   F-SAM and Eigen-SAM) or updated again (``"update"``: the official loops of ASAM, ESAM and
+   LE-SAM, which keep the model in train mode for both passes). Each optimizer's default is
+   its official loop's (:attr:`SharpnessOptimizer.hparam_defaults`),
 4. ``second_step``: restore ``theta`` exactly (copy, not subtraction) and let the base
    optimizer step with the perturbed gradient.
 
@@ -21,6 +24,9 @@ After each step :attr:`diagnostics` holds floats for the logs: ``loss`` (clean),
 rise ``<g, eps>``), ``perturbed_loss`` (``L(theta + eps)`` as the closure returned it), plus
 optimizer-specific entries.
 
+``steps_per_epoch`` (given by the training engine) lets an optimizer follow an official loop
+that counts in epochs: LE-SAM's per-epoch sigma schedule, Eigen-SAM's in-epoch refresh step.
+
 Randomness (ESAM's masks, Eigen-SAM's start vector) comes from the optimizer's own
 ``torch.Generator`` seeded by ``seed``, saved in :meth:`state_dict`: a resumed run continues
 bit-identically.
@@ -28,6 +34,7 @@ bit-identically.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -38,6 +45,8 @@ from sharpness.curvature.modes import frozen_bn_stats
 
 Closure = Callable[..., Any]
 _TINY = 1e-12
+#: how the perturbed pass treats BatchNorm running statistics
+BN_SECOND_PASS = ("freeze", "update")
 
 
 def _to_float(value: Any) -> float:
@@ -64,6 +73,7 @@ class SharpnessOptimizer(torch.optim.Optimizer):
         *,
         seed: int = 0,
         total_steps: int | None = None,
+        steps_per_epoch: int | None = None,
         **hparams: Any,
     ) -> None:
         unknown = sorted(set(hparams) - set(self.hparam_defaults))
@@ -77,6 +87,10 @@ class SharpnessOptimizer(torch.optim.Optimizer):
         self.model = model
         self.base_optimizer = base_optimizer
         self.total_steps = total_steps
+        if steps_per_epoch is not None and steps_per_epoch < 1:
+            raise ValueError(f"optimizer {self.name!r}: steps_per_epoch must be >= 1, "
+                             f"got {steps_per_epoch}")
+        self.steps_per_epoch = steps_per_epoch
         self.seed = int(seed)
         super().__init__(base_optimizer.param_groups, dict(base_optimizer.defaults))
         self.param_groups = base_optimizer.param_groups
@@ -96,6 +110,10 @@ class SharpnessOptimizer(torch.optim.Optimizer):
         rho = self.hparams.get("rho")
         if rho is not None and rho < 0:
             raise ValueError(f"optimizer {self.name!r}: rho must be non-negative, got {rho}")
+        bn = self.hparams.get("bn_second_pass", "freeze")
+        if bn not in BN_SECOND_PASS:
+            raise ValueError(f"optimizer {self.name!r}: bn_second_pass must be 'freeze' or "
+                             f"'update', got {bn!r}")
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
@@ -171,6 +189,7 @@ class SharpnessOptimizer(torch.optim.Optimizer):
             torch._foreach_copy_(self._perturbed_params, self._backup)
             self._backup = None
             self._perturbed_params = []
+        self._before_base_step()
         self.base_optimizer.step()
         self.step_count += 1
         self._after_step()
@@ -179,6 +198,20 @@ class SharpnessOptimizer(torch.optim.Optimizer):
 
     def _after_step(self) -> None:
         """Hook after the base step (LE-SAM advances its schedule)."""
+
+    def _before_base_step(self) -> None:
+        """Hook after ``theta`` is restored, before the base step (LE-SAM's ``alpha``)."""
+
+    @property
+    def epoch(self) -> int:
+        """The 0-based epoch of the current step (``step_count`` when no epoch length is set)."""
+        return self.step_count // self.steps_per_epoch if self.steps_per_epoch else self.step_count
+
+    def _second_pass_context(self) -> Any:
+        """BatchNorm handling of the perturbed pass (``bn_second_pass``)."""
+        if self.hparams.get("bn_second_pass", "freeze") == "update":
+            return contextlib.nullcontext()
+        return frozen_bn_stats(self.model)
 
     def step(self, closure: Closure | None = None) -> Tensor:  # type: ignore[override]
         """One full step on the batch the closure evaluates; returns the clean loss.
@@ -196,7 +229,7 @@ class SharpnessOptimizer(torch.optim.Optimizer):
         self._before_perturbation(closure)
         self.first_step(zero_grad=self.two_pass)
         if self.two_pass:
-            with frozen_bn_stats(self.model), torch.enable_grad():
+            with self._second_pass_context(), torch.enable_grad():
                 perturbed = self._perturbed_pass(closure)
             if perturbed is not None:
                 self.diagnostics["perturbed_loss"] = _to_float(perturbed)

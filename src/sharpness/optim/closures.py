@@ -85,6 +85,12 @@ class BatchClosure:
             loss.backward()
         return losses.detach() if reduction == "none" else loss.detach()
 
+    def losses_with_graph(self) -> Tensor:
+        """Per-example losses of the whole batch with their graph (no backward): LE-SAM's
+        ``topk`` back-propagates the mean of the largest ones from the same forward pass."""
+        self.calls += 1
+        return self._forward(None)
+
     def loss(self) -> Tensor:
         """Mean loss of the whole batch with its graph (no backward): for Hessian products."""
         return self._forward(None).mean()

@@ -3,21 +3,33 @@ Minimization", NeurIPS 2024.
 
 SAM's implicit regularization of the top Hessian eigenvalue depends on how well the
 perturbation aligns with the top eigenvector ``v``. Eigen-SAM estimates ``v`` by power
-iteration every ``eig_every`` steps (warm-started from the previous estimate) and adds the part
-of ``v`` orthogonal to the gradient to the perturbation direction:
+iteration (warm-started from the previous estimate) and adds the part of ``v`` orthogonal to
+the gradient to the perturbation. As the official code (RitianLuo/EigenSAM ``train.py`` and
+``utils.py``):
 
-    g_hat = g / ||g||,   v_perp = (v - <v, g_hat> g_hat) / ||v - <v, g_hat> g_hat||,
-    d = g_hat + alpha * sign(<v, g_hat>) * v_perp,   eps = rho * d / ||d||.
+    g_hat = g / ||g||,   v_perp = v - <v, g_hat> g_hat   (v unit norm; v_perp not renormalized),
+    eps = rho * (g_hat + alpha * sign(<g, v>) * v_perp)  (first_step with normalization=False)
 
-(The sign keeps ``d`` on the side of ``v`` that raises the loss to first order.) Before the first
-estimate, ``eps`` is SAM's. ``alpha = 0.2``, ``eig_every = 100`` and ``power_iters = 10`` are our
-defaults for the quick profile.
+so ``||eps|| = rho sqrt(1 + alpha^2 ||v_perp||^2)``. Before the first estimate the official loop
+calls the same unnormalized first step on the raw gradient, ``eps = rho * g``.
+
+* ``v`` is refreshed on the step's batch when the step's index *within its epoch* is a
+  positive multiple of ``eig_every`` (official ``step % freq == 0 and step > 0``; with
+  ``steps_per_epoch`` unset, the global step count is used), with ``power_iters`` iterations
+  (official 5), the model in **eval mode** (``model.eval()`` in ``estimate_largest_eigenvector``:
+  BatchNorm normalizes with its running statistics, dropout off). ``eig_mode = "train"`` keeps
+  train mode with frozen running statistics (our earlier choice, kept as an option).
+* ``direction = "normalized"`` renormalizes ``v_perp`` and the direction to length ``rho``
+  (our earlier reading, kept as an option); ``"official"`` is the default.
+* BatchNorm statistics are frozen in the perturbed pass (``bn_second_pass = "freeze"``, the
+  official ``disable_running_stats``).
 
 The Hessian-vector products use the closure: exact double backward when it has a ``loss()``
 method (:class:`~sharpness.optim.closures.BatchClosure`), else central finite differences of
-the gradient with step ``fd_step``. BatchNorm running statistics are frozen while estimating.
-Extra diagnostics: ``eig_estimate`` (Rayleigh quotient of the current ``v``, on the step it was
-refreshed) and ``v_alignment`` (``|<v, g_hat>|``).
+the gradient with step ``fd_step``. Defaults (``rho = 0.05`` aside) are those of the official
+README command for CIFAR-100 (``--alpha 0.2 --freq 100``). Extra diagnostics: ``eig_estimate``
+(Rayleigh quotient of the current ``v``, on the step it was refreshed) and ``v_alignment``
+(``|<v, g_hat>|``).
 """
 
 from __future__ import annotations
@@ -28,21 +40,25 @@ import torch
 from torch import Tensor
 
 from sharpness.curvature.hvp import flatten, hvp_from_loss, unflatten
-from sharpness.curvature.modes import frozen_bn_stats
+from sharpness.curvature.modes import model_mode
 from sharpness.curvature.spectrum import power_iteration
 from sharpness.optim.base import _TINY, Closure, SharpnessOptimizer
 
 
 class EigenSAM(SharpnessOptimizer):
-    """SAM with the perturbation tilted toward the top Hessian eigenvector."""
+    """SAM with the perturbation tilted toward the top Hessian eigenvector (official rule)."""
 
     name: ClassVar[str] = "eigensam"
     hparam_defaults: ClassVar[dict[str, Any]] = {
         "rho": 0.05,
         "alpha": 0.2,
         "eig_every": 100,
-        "power_iters": 10,
+        "power_iters": 5,
         "fd_step": 1e-3,
+        "eig_mode": "eval",
+        "eig_schedule": "epoch_step",
+        "direction": "official",
+        "bn_second_pass": "freeze",
     }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -54,6 +70,12 @@ class EigenSAM(SharpnessOptimizer):
         super()._validate()
         if self.hparams["eig_every"] < 1 or self.hparams["power_iters"] < 1:
             raise ValueError("optimizer 'eigensam': eig_every and power_iters must be >= 1")
+        for key, allowed in (("eig_mode", ("eval", "train")),
+                             ("eig_schedule", ("epoch_step", "global")),
+                             ("direction", ("official", "normalized"))):
+            if self.hparams[key] not in allowed:
+                raise ValueError(f"optimizer 'eigensam': {key} must be one of "
+                                 f"{', '.join(allowed)}, got {self.hparams[key]!r}")
 
     # -- eigenvector estimate ------------------------------------------------------------
     def _hvp(self, closure: Closure) -> Any:
@@ -84,7 +106,7 @@ class EigenSAM(SharpnessOptimizer):
         """Refresh the top-eigenvector estimate on the closure's batch; returns the eigenvalue."""
         params = self._all_params
         saved = [None if p.grad is None else p.grad.detach().clone() for p in params]
-        with frozen_bn_stats(self.model):
+        with model_mode(self.model, self.hparams["eig_mode"]):
             product = self._hvp(closure)
             if self.eigenvector is None:
                 start = torch.randn(
@@ -105,8 +127,16 @@ class EigenSAM(SharpnessOptimizer):
         self.diagnostics["eig_estimate"] = result.eigenvalue
         return result.eigenvalue
 
+    def refresh_due(self) -> bool:
+        """Whether this step refreshes ``v`` (official: in-epoch step, positive multiple)."""
+        every = self.hparams["eig_every"]
+        if self.hparams["eig_schedule"] == "global":
+            return self.step_count % every == 0
+        step = self.step_count % self.steps_per_epoch if self.steps_per_epoch else self.step_count
+        return step > 0 and step % every == 0
+
     def _before_perturbation(self, closure: Closure) -> None:
-        if self.step_count % self.hparams["eig_every"] == 0:
+        if self.refresh_due():
             self.update_eigenvector(closure)
 
     # -- perturbation --------------------------------------------------------------------
@@ -114,8 +144,12 @@ class EigenSAM(SharpnessOptimizer):
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
     ) -> list[Tensor]:
         rho, alpha = self.hparams["rho"], self.hparams["alpha"]
-        if self.eigenvector is None or not grads:
-            return torch._foreach_mul(grads, rho / (grad_norm + _TINY)) if grads else []
+        official = self.hparams["direction"] == "official"
+        if not grads:
+            return []
+        if self.eigenvector is None:
+            # official: first_step(normalization=False) on the unmodified gradient
+            return torch._foreach_mul(grads, rho if official else rho / (grad_norm + _TINY))
         all_params = self._all_params
         has_grad = {id(p) for p in params}
         grad_of = {id(p): g for p, g in zip(params, grads, strict=True)}
@@ -127,9 +161,12 @@ class EigenSAM(SharpnessOptimizer):
         cos = torch.dot(v, g_hat)
         self.diagnostics["v_alignment"] = float(cos.abs())
         v_perp = v - cos * g_hat
-        v_perp = v_perp / (v_perp.norm() + _TINY)
-        direction = g_hat + alpha * torch.sign(cos) * v_perp
-        eps_flat = direction * (rho / (direction.norm() + _TINY))
+        if official:
+            eps_flat = rho * (g_hat + alpha * torch.sign(cos) * v_perp)
+        else:
+            v_perp = v_perp / (v_perp.norm() + _TINY)
+            direction = g_hat + alpha * torch.sign(cos) * v_perp
+            eps_flat = direction * (rho / (direction.norm() + _TINY))
         eps_all = unflatten(eps_flat, all_params)
         return [e.clone() for p, e in zip(all_params, eps_all, strict=True) if id(p) in has_grad]
 

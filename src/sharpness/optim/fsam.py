@@ -8,8 +8,10 @@ generalization and removes it, estimating the full gradient by an exponential mo
     m_t = lmbda * m_{t-1} + (1 - lmbda) * g_t        (m_0 = g_0)
     eps_t = rho * d_t / ||d_t||_2
 
-Defaults ``sigma = 1``, ``lmbda = 0.9`` are the authors' code defaults (their CIFAR runs use
-lmbda 0.6-0.95). ``sigma`` here is F-SAM's coefficient, not LE-SAM's loss budget.
+Defaults ``sigma = 1``, ``lmbda = 0.9`` are the defaults of the authors' ``FriendlySAM`` class;
+their ``run.sh`` (CIFAR-100, ResNet-18) uses ``rho = 0.2``, ``sigma = 1``, ``lmbda = 0.6``.
+``sigma`` here is F-SAM's coefficient, not LE-SAM's loss budget. BatchNorm statistics are frozen
+in the perturbed pass (``bn_second_pass = "freeze"``), as the official ``train.py`` does.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ class FriendlySAM(SharpnessOptimizer):
     """F-SAM: perturb along the batch gradient minus its running average (EMA)."""
 
     name: ClassVar[str] = "fsam"
-    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.05, "sigma": 1.0, "lmbda": 0.9}
+    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.05, "sigma": 1.0, "lmbda": 0.9,
+                                                 "bn_second_pass": "freeze"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -29,6 +29,7 @@ def build_optimizer(
     nesterov: bool = False,
     total_steps: int = 1000,
     *,
+    steps_per_epoch: int | None = None,
     seed: int = 0,
     base_optimizer: torch.optim.Optimizer | None = None,
     **hparams: Any,
@@ -39,7 +40,9 @@ def build_optimizer(
     is given (then ``lr``/``momentum``/``weight_decay``/``nesterov`` are ignored). Weight decay
     lives in the base optimizer, so it is applied once per step at ``theta`` and never enters
     the perturbation. ``hparams`` are the optimizer's own (``rho``, ``sigma``, ...); an unknown
-    one raises ``ValueError`` naming it. ``total_steps`` drives LE-SAM's sigma schedule.
+    one raises ``ValueError`` naming it. ``total_steps`` drives LE-SAM's sigma schedule in
+    ``fractions`` mode; ``steps_per_epoch`` its official per-epoch schedule and Eigen-SAM's
+    in-epoch refresh (None: one step counts as one epoch).
     """
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
@@ -48,4 +51,5 @@ def build_optimizer(
         base_optimizer = torch.optim.SGD(
             params, lr=lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov
         )
-    return OPTIMIZERS[name](model, base_optimizer, seed=seed, total_steps=total_steps, **hparams)
+    return OPTIMIZERS[name](model, base_optimizer, seed=seed, total_steps=total_steps,
+                            steps_per_epoch=steps_per_epoch, **hparams)

@@ -9,8 +9,14 @@
 * ``asam``: Kwon et al., "ASAM: Adaptive Sharpness-Aware Minimization for Scale-Invariant
   Learning of Deep Neural Networks", ICML 2021: ``eps = rho * T^2 g / ||T g||_2`` with the
   element-wise operator ``T = |w| + eta`` on weight tensors and ``T = 1`` on the rest (biases),
-  as in the authors' code (parameters whose name contains "weight"; ``eta = 0.01``,
-  ``rho = 0.5`` for CIFAR-10 in the paper).
+  as in the authors' code (parameters whose name contains "weight"; ``eta = 0.01`` is the
+  class default of SamsungLabs/ASAM ``asam.py``, whose ``example_cifar.py`` runs ``eta = 0``;
+  ``rho = 0.5`` for CIFAR-10 and 1.0 for CIFAR-100 in its README).
+
+BatchNorm in the perturbed pass (``bn_second_pass``), as each official loop does: ``sam``
+freezes the running statistics (davda54/sam ``example/train.py``, ``disable_running_stats``);
+``asam`` updates them in both passes (SamsungLabs/ASAM ``example_cifar.py`` keeps the model in
+train mode); ``sam_linf`` has no official loop and follows ``sam``.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ class SAM(SharpnessOptimizer):
     """l2-SAM (Foret et al., 2021): ``eps = rho g / ||g||_2``."""
 
     name: ClassVar[str] = "sam"
-    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.05}
+    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.05, "bn_second_pass": "freeze"}
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
@@ -53,7 +59,7 @@ class LinfSAM(SharpnessOptimizer):
     """l_inf-SAM: ``eps = rho sign(g)`` (each coordinate moved by ``rho``)."""
 
     name: ClassVar[str] = "sam_linf"
-    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.05}
+    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.05, "bn_second_pass": "freeze"}
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
@@ -66,7 +72,8 @@ class ASAM(SharpnessOptimizer):
     """Adaptive SAM (Kwon et al., 2021): ``eps = rho T^2 g / ||T g||``, ``T = |w| + eta``."""
 
     name: ClassVar[str] = "asam"
-    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.5, "eta": 0.01}
+    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.5, "eta": 0.01,
+                                                 "bn_second_pass": "update"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -1,4 +1,7 @@
-"""The loss budget schedule of LE-SAM (paper 002, "Fix the Loss, Not the Radius").
+"""The loss budget schedules of LE-SAM (paper 002, "Fix the Loss, Not the Radius").
+
+:class:`EpochSigmaSchedule` is the official one (per epoch); :class:`SigmaSchedule` below is
+our per-step variant with fractions of training, kept for full-batch runs.
 
 ``sigma_t`` rises linearly over the first ``warmup_frac`` of training, stays at ``sigma``, and
 is cosine-annealed to exactly 0 over the last ``anneal_frac`` of training (the paper anneals
@@ -77,3 +80,61 @@ class SigmaSchedule:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.last_step = int(state["last_step"])
+
+
+class EpochSigmaSchedule:
+    """LE-SAM's official per-epoch budget (smithgun2005/LE-SAM-ICML2026 ``lesam.py``,
+    ``schedule_lesam_sigma``), a pure function of the epoch.
+
+    * warm-up (``warmup_epochs > 0`` and ``epoch < warmup_epochs``): linear from
+      ``warmup_start`` at epoch 0 to ``sigma`` at epoch ``warmup_epochs - 1``;
+    * then ``sigma`` until ``max(decay_start, warmup_epochs)``;
+    * then ``decay`` (``cosine``, ``linear`` or ``none``) from ``sigma`` to ``sigma_min`` at the
+      last epoch ``total_epochs - 1``: with ``t = (epoch - start) / (total_epochs - start - 1)``,
+      cosine gives ``sigma_min + (sigma - sigma_min)(1 + cos(pi t)) / 2``; a decay stage of at
+      most one epoch is ``sigma_min``.
+
+    Official defaults: warm-up 10 epochs from 0, cosine decay from epoch 160 to 0.
+    """
+
+    def __init__(self, sigma: float, total_epochs: int, *, warmup_epochs: int = 10,
+                 warmup_start: float = 0.0, decay: str = "cosine", decay_start: int = 160,
+                 sigma_min: float = 0.0) -> None:
+        if sigma < 0:
+            raise ValueError(f"sigma must be non-negative, got {sigma}")
+        if total_epochs < 1:
+            raise ValueError(f"total_epochs must be at least 1, got {total_epochs}")
+        if decay not in ("cosine", "linear", "none"):
+            raise ValueError(f"decay must be 'cosine', 'linear' or 'none', got {decay!r}")
+        self.sigma = float(sigma)
+        self.total_epochs = int(total_epochs)
+        self.warmup_epochs = max(0, int(warmup_epochs))
+        self.warmup_start = float(warmup_start)
+        self.decay = decay
+        self.decay_start = int(decay_start)
+        self.sigma_min = float(sigma_min)
+
+    def value(self, epoch: int) -> float:
+        """``sigma`` of epoch ``epoch`` (0-based)."""
+        if epoch < 0:
+            raise ValueError(f"epoch must be non-negative, got {epoch}")
+        sigma, lo_w = self.sigma, self.warmup_start
+        warm = self.warmup_epochs
+        if warm > 0 and epoch < warm:
+            t = 1.0 if warm == 1 else min(1.0, epoch / (warm - 1))
+            value = lo_w + (sigma - lo_w) * t
+            return max(min(lo_w, sigma), min(max(lo_w, sigma), value))
+        if self.decay == "none":
+            return sigma
+        start = max(self.decay_start, warm)
+        if epoch < start:
+            return sigma
+        length = self.total_epochs - start
+        if length <= 1:
+            return self.sigma_min
+        t = min(1.0, (epoch - start) / max(1, length - 1))
+        if self.decay == "linear":
+            value = sigma + (self.sigma_min - sigma) * t
+        else:
+            value = self.sigma_min + 0.5 * (sigma - self.sigma_min) * (1.0 + math.cos(math.pi * t))
+        return max(min(sigma, self.sigma_min), min(max(sigma, self.sigma_min), value))

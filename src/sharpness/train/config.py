@@ -25,7 +25,8 @@ schedule and loss
     ``mode``: ``minibatch`` (epochs over shuffled batches) or ``fullbatch`` (GD on the whole
     train set until ``loss_goal`` or ``max_steps``); ``epochs``, ``batch_size``, ``drop_last``,
     ``max_steps``, ``loss_goal``, ``lr_schedule`` (``cosine``/``constant``, per step;
-    default cosine for mini-batch, constant for full-batch),
+    default cosine for mini-batch, constant for full-batch; ``cosine_epoch``: cosine stepped
+    once per epoch, as the official LE-SAM/ESAM/ASAM/Eigen-SAM loops),
     ``warmup_steps``, ``loss`` (``ce``/``mse``), ``label_smoothing``, ``augment``
     (``crop`` padding, ``flip``, ``cutout`` size; mini-batch only).
 logging and checkpoints
@@ -44,7 +45,8 @@ run
     (processes of a DistributedDataParallel run launched by ``torchrun``; ``batch_size`` is
     the global batch, each process perturbs on ``batch_size / gpus`` examples, see
     :mod:`sharpness.train.distributed`), ``sharpness_fn`` / ``metrics_fn`` (``module:function`` of hooks the
-    CLI can load).
+    CLI can load), ``sources`` (setting -> where its value comes from, ``official: ...``,
+    ``paper: ...`` or ``choice: ...``; recorded in the provenance, never read by training).
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ DEFAULTS: dict[str, Any] = {
     "gpus": 1,
     "sharpness_fn": None,
     "metrics_fn": None,
+    "sources": {},
 }
 
 REQUIRED = ("dataset", "model")
@@ -195,8 +198,10 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
         raise _fail("loss_goal", "only applies to mode 'fullbatch'")
     if cfg["lr_schedule"] is None:
         cfg["lr_schedule"] = "cosine" if cfg["mode"] == "minibatch" else "constant"
-    _check(cfg, "lr_schedule", lambda v: v in ("cosine", "constant"),
-           "must be 'cosine' or 'constant'")
+    _check(cfg, "lr_schedule", lambda v: v in ("cosine", "cosine_epoch", "constant"),
+           "must be 'cosine', 'cosine_epoch' or 'constant'")
+    if cfg["lr_schedule"] == "cosine_epoch" and cfg["mode"] != "minibatch":
+        raise _fail("lr_schedule", "'cosine_epoch' needs mode 'minibatch'")
     _check_type(cfg, "warmup_steps", (int,))
     _check(cfg, "warmup_steps", lambda v: v >= 0, "must be non-negative")
     _check(cfg, "loss", lambda v: v in ("ce", "mse"), "must be 'ce' or 'mse'")
@@ -241,6 +246,9 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     for key in ("sharpness_fn", "metrics_fn"):
         _check_type(cfg, key, (str,), optional=True)
         _check(cfg, key, lambda v: ":" in v, "must be 'module:function'")
+    _check_type(cfg, "sources", (dict,))
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in cfg["sources"].items()):
+        raise _fail("sources", "must map setting names to source strings")
     _check_registries(cfg)
     from sharpness.train.distributed import check_config
 

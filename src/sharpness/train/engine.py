@@ -362,11 +362,20 @@ def _finite(value: float | None) -> float | None:
 
 
 def lr_at(cfg: dict[str, Any], step: int, total_steps: int) -> float:
-    """Learning rate of step ``step`` (0-based): linear warm-up then cosine or constant."""
+    """Learning rate of step ``step`` (0-based): linear warm-up then cosine or constant.
+
+    ``cosine_epoch`` is ``torch.optim.lr_scheduler.CosineAnnealingLR(T_max=epochs)`` stepped
+    once per epoch, as the official loops of LE-SAM, ESAM, ASAM and Eigen-SAM do:
+    ``lr * (1 + cos(pi * epoch / epochs)) / 2`` for every step of the epoch.
+    """
     lr = cfg["lr"]
     warm = cfg["warmup_steps"]
     if warm and step < warm:
         return lr * (step + 1) / warm
+    if cfg["lr_schedule"] == "cosine_epoch":
+        epochs = cfg["epochs"]
+        epoch = step // max(total_steps // epochs, 1)
+        return lr * 0.5 * (1.0 + math.cos(math.pi * min(epoch, epochs) / epochs))
     if cfg["lr_schedule"] == "cosine":
         t = (step - warm) / max(total_steps - warm, 1)
         return lr * 0.5 * (1.0 + math.cos(math.pi * min(t, 1.0)))
@@ -538,6 +547,7 @@ class _Run:
         self.opt = build_optimizer(cfg["optimizer"], self.model, lr=cfg["lr"],
                                    momentum=cfg["momentum"], weight_decay=cfg["weight_decay"],
                                    nesterov=cfg["nesterov"], total_steps=self.total_steps,
+                                   steps_per_epoch=self.steps_per_epoch,
                                    seed=seed, **cfg["opt_hparams"])
         self.gen = torch.Generator().manual_seed(seed + 1)
         self.fill = self.model.mean.view(-1).to(self.device) if cfg["normalize"] else None
