@@ -1,0 +1,124 @@
+"""``sharpness cost --configfile workflow/config/paper.yaml``: what a profile will cost.
+
+Prints a Markdown table of runs, optimizer steps and GPU-hours per item and in total (see
+:mod:`sharpness.cost`). The config is read as the workflow reads it: the Snakefile's default
+``workflow/config/quick.yaml`` with each ``--configfile`` merged over it (``--base none`` to
+price a file on its own). With a CUDA device the step times are measured on it; without one
+the table is an analytic estimate at ``--tflops`` sustained TFLOP/s, and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from sharpness.errors import ConfigError
+
+DEFAULT_BASE = "workflow/config/quick.yaml"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``cost`` subcommand."""
+    from sharpness.cost import DEFAULT_TFLOPS
+
+    parser = subparsers.add_parser(
+        "cost", help="runs, optimizer steps and GPU-hours of a profile, per item and in total",
+        description="Price a workflow profile before running it: runs, optimizer steps and "
+                    "GPU-hours per item and in total (measured step times on a CUDA device, "
+                    "else an analytic FLOP estimate).")
+    parser.add_argument("--configfile", action="append", default=[], metavar="FILE",
+                        help="config file(s) merged over --base, as snakemake --configfile")
+    parser.add_argument("--base", default=DEFAULT_BASE,
+                        help=f"the Snakefile's default config (default {DEFAULT_BASE}); "
+                             f"'none' to price --configfile alone")
+    parser.add_argument("--item", default=None, help="only this item (e.g. table_imagenet)")
+    parser.add_argument("--method", choices=("auto", "measured", "analytic"), default="auto",
+                        help="auto: measured on CUDA, analytic without it")
+    parser.add_argument("--tflops", type=float, default=DEFAULT_TFLOPS,
+                        help=f"sustained TFLOP/s of one GPU for the analytic estimate "
+                             f"(default {DEFAULT_TFLOPS:g})")
+    parser.add_argument("--out", default=None, help="also write the table to this file")
+    parser.set_defaults(func=run)
+
+
+def load_profile(files: list[str], base: str | None) -> dict[str, Any]:
+    """The config as the workflow sees it: ``base`` with each file merged over it."""
+    import yaml
+
+    from sharpness.cost import _merge
+
+    config: dict[str, Any] = {}
+    for name in ([base] if base else []) + files:
+        path = Path(name)
+        if not path.is_file():
+            raise ConfigError(f"config file {name!r} not found")
+        loaded = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config file {name!r} is not a mapping")
+        config = _merge(config, loaded)
+    return config
+
+
+def _stand_in_warning(config: dict[str, Any]) -> str | None:
+    """Runs of a paper profile that carry stand-ins (inherited from the quick profile)."""
+    if config.get("profile") != "paper" or not config.get("lesam"):
+        return None
+    from sharpness.lesam.experiments import training_runs
+
+    tainted = sorted({r["group"] for r in training_runs(config["lesam"]).values()
+                      if r["config"].get("stand_ins")})
+    if not tainted:
+        return None
+    return (f"warning: in this profile the lesam group(s) {', '.join(tainted)} carry "
+            f"stand_ins (settings merged from the base config); they are priced as the "
+            f"workflow would run them")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan, price, print."""
+    import torch
+
+    from sharpness import cost
+
+    if not args.configfile and args.base == "none":
+        raise ConfigError("sharpness cost: give --configfile or a --base config")
+    config = load_profile(args.configfile, None if args.base == "none" else args.base)
+    jobs = cost.plan_jobs(config)
+    if args.item is not None and args.item not in set(cost.iter_items(jobs)):
+        raise ConfigError(f"--item {args.item!r}: not an item of this profile; known: "
+                          f"{', '.join(cost.iter_items(jobs))}")
+    if args.item is not None:
+        jobs = [j for j in jobs if args.item in j.items]
+    method = args.method
+    if method == "auto":
+        method = "measured" if torch.cuda.is_available() else "analytic"
+    if args.tflops <= 0:
+        raise ConfigError("--tflops must be positive")
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    priced = cost.price(jobs, method=method, tflops=args.tflops, device=device)
+    rows, total = cost.table(priced, args.item)
+    profile = config.get("profile", "?")
+    if method == "measured":
+        name = torch.cuda.get_device_name(device) if device.type == "cuda" else "the CPU"
+        header = (f"Profile `{profile}`: GPU-hours from step times measured on {name} (10 "
+                  f"timed SGD steps per model and per-device batch, bf16 autocast on CUDA; "
+                  f"SAM-type steps count 2 passes). Training runs only.")
+    else:
+        header = (f"Profile `{profile}`: **ESTIMATE** from analytic FLOPs (forward FLOPs "
+                  f"counted on the model, x3 for forward+backward, SAM-type steps 2 passes) "
+                  f"at an assumed {args.tflops:g} TFLOP/s sustained per GPU ({cost.TFLOPS_SOURCE}"
+                  f"). No GPU was used. Training runs only.")
+    header += (" `<=`: full-batch runs stop at their loss goal, so steps and hours are upper "
+               "bounds. Shared runs count in each item that reads them and once in the total.")
+    text = cost.render(rows, total, header)
+    warning = _stand_in_warning(config)
+    if warning:
+        print(warning, file=sys.stderr)
+    print(text)
+    if args.out:
+        from sharpness.io import atomic_write_text
+
+        atomic_write_text(Path(args.out), text + "\n")
+    return 0

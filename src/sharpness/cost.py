@@ -1,0 +1,418 @@
+"""The price of a profile before it starts: runs, optimizer steps and GPU-hours per item.
+
+:func:`plan_jobs` expands a workflow config (the same expansion the rules use:
+:mod:`sharpness.lesam.experiments`, :mod:`sharpness.eos.config`, the gradcam and bridges
+sections) into training jobs, each with its number of optimizer steps, the examples one step
+sees and the forward+backward passes it makes (1 for SGD/GD, 2 for the SAM family, more for
+Eigen-SAM's power iterations). :func:`price` turns them into GPU-hours in one of two ways:
+
+``measured``
+    a short timing of each distinct (model, input shape, per-device batch) on the current
+    device: a few warm-up and timed SGD steps (forward, backward, update; bf16 autocast and
+    channels_last on CUDA), so a pass costs what this device makes it cost;
+``analytic``
+    without a GPU: the forward FLOPs of one example counted by
+    ``torch.utils.flop_counter.FlopCounterMode`` on a meta-device copy of the model (no memory,
+    no compute), times 3 for forward+backward, divided by a stated sustained throughput. This is
+    an **estimate**, and the table says so with the throughput it assumed.
+
+What is priced: the training runs (and the full-batch sweeps and gradient flows of the eos
+paper) that items need; evaluation passes (test set per epoch) are added at forward cost.
+Post-hoc analyses (PGD, Hessian spectra, Grad-CAM) and the CPU-only theory items are not.
+Runs shared by several items (the CIFAR-10 ResNet-18 runs feed four lesam items) appear in
+each item's row and once in the total. Full-batch runs stop at their loss goal, usually long
+before ``max_steps``; their rows are upper bounds and are marked ``<=``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+#: per data set: (training examples, channels, side, classes); test examples for evaluation
+DATA_SHAPES: dict[str, tuple[int, int, int, int, int]] = {
+    "mnist": (60000, 1, 28, 10, 10000),
+    "mnist_embedded": (5000, 1, 28, 10, 1000),
+    "cifar10": (50000, 3, 32, 10, 10000),
+    "cifar10_embedded": (4000, 3, 32, 10, 1000),
+    "cifar100": (50000, 3, 32, 100, 10000),
+    "svhn": (73257, 3, 32, 10, 26032),
+    "mnist_on_cifar": (4000, 3, 32, 10, 1000),
+    "imagenet": (1281167, 3, 224, 1000, 50000),
+}
+
+#: forward+backward passes of one optimizer step, beyond which the step count is the same
+PASSES: dict[str, float] = {"sgd": 1.0, "gd": 1.0, "sam": 2.0, "sam_linf": 2.0, "asam": 2.0,
+                            "fsam": 2.0, "lesam": 2.0, "esam": 2.0}
+#: a forward+backward pass costs about three forward passes (the usual rule for conv nets)
+BACKWARD_FACTOR = 3.0
+#: Lanczos iterations of one sharpness measurement (each a Hessian-vector product ~ 2 passes)
+LANCZOS_ITERS = 20
+
+#: default sustained throughput of the analytic estimate, TFLOP/s of one GPU
+DEFAULT_TFLOPS = 40.0
+TFLOPS_SOURCE = ("an assumption, not a measurement: 40 TFLOP/s is about 1,600 ResNet-50 "
+                 "training images/s at 24.6 GFLOP each (8.2 GFLOP forward, counting a "
+                 "multiply-add as 2 FLOPs, x3 for the backward pass), a conservative figure "
+                 "for one A100/H100-class GPU in bf16 on convolutional nets, which run far "
+                 "below the chip's peak; pass --tflops to use your own")
+
+
+@dataclass
+class Job:
+    """One training run (or sweep) as the workflow would run it."""
+
+    paper: str
+    items: list[str]
+    run: str
+    model: str
+    dataset: str
+    width: float
+    model_kwargs: dict[str, Any]
+    n_train: int
+    batch: int  # examples one optimizer step sees (global batch; full set for full-batch)
+    steps: int  # optimizer steps
+    passes: float  # forward+backward passes per step
+    eval_examples: int  # examples evaluated (forward only) over the whole run
+    extra_passes: float = 0.0  # full-set passes beyond the steps (flows, Lanczos)
+    gpus: int = 1
+    bound: bool = False  # full-batch: stops at its loss goal, steps are an upper bound
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def shape_key(self) -> tuple[Any, ...]:
+        """What a step-time measurement depends on."""
+        side, ch, classes = _shape(self.dataset)[2], _shape(self.dataset)[1], \
+            _shape(self.dataset)[3]
+        return (self.model, self.width, tuple(sorted(self.model_kwargs.items())), ch, side,
+                classes, max(1, min(self.batch // self.gpus, 1024)))
+
+
+def _shape(dataset: str) -> tuple[int, int, int, int, int]:
+    if dataset not in DATA_SHAPES:
+        raise KeyError(f"sharpness cost: no size known for data set {dataset!r}; known: "
+                       f"{', '.join(sorted(DATA_SHAPES))}")
+    return DATA_SHAPES[dataset]
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _steps_per_epoch(n: int, batch: int, drop_last: bool) -> int:
+    b = min(batch, n)
+    return n // b if drop_last else math.ceil(n / b)
+
+
+def _passes(optimizer: str, hparams: dict[str, Any]) -> float:
+    if optimizer == "eigensam":  # power iterations every eig_every steps, HVP ~ 2 passes
+        every = hparams.get("eig_every", 100) or 100
+        return 2.0 + 2.0 * hparams.get("power_iters", 10) / every
+    return PASSES.get(optimizer, 2.0)
+
+
+def _train_job(paper: str, items: list[str], run: str, cfg: dict[str, Any],
+               n_train: int | None = None) -> Job:
+    n_full, _, _, _, n_test_full = _shape(cfg["dataset"])
+    n = n_train if n_train is not None else min(cfg.get("train_size") or n_full, n_full)
+    n_test = min(cfg.get("test_size") or n_test_full, n_test_full)
+    bs = min(cfg.get("batch_size", 128), n)
+    epochs = cfg.get("epochs", 1)
+    steps = _steps_per_epoch(n, bs, cfg.get("drop_last", False)) * epochs
+    evals = cfg.get("eval_every", 1)
+    return Job(paper, items, run, cfg["model"], cfg["dataset"], float(cfg.get("width", 1.0)),
+               {k: v for k, v in cfg.get("model_kwargs", {}).items() if k != "pretrained"},
+               n, bs, steps, _passes(cfg.get("optimizer", "sgd"), cfg.get("opt_hparams", {})),
+               (epochs // evals if evals else 1) * n_test, gpus=int(cfg.get("gpus", 1)))
+
+
+def _longtail_size(n_per_class: int, classes: int, factor: float) -> int:
+    """Examples of an exponential long-tail profile (Cui et al., 2019): class c keeps
+    ``n * factor^(-c / (C - 1))``."""
+    return sum(int(n_per_class * factor ** (-c / (classes - 1))) for c in range(classes))
+
+
+# -- expansion of each paper's section ----------------------------------------------------------
+
+def lesam_jobs(section: dict[str, Any]) -> list[Job]:
+    """Training runs of every lesam item (shared runs listed under each item that reads them)."""
+    from sharpness.lesam import experiments as exp
+
+    runs = exp.training_runs(section)
+    by_run: dict[str, list[str]] = {}
+    extra: list[Job] = []
+    for item, spec in section.get("items", {}).items():
+        groups = exp.item_groups(section, item)
+        wanted = [rid for rid, r in runs.items() if r["group"] in groups]
+        todo = list(wanted)
+        while todo:  # the runs they start from (fine-tuning from a pre-trained model)
+            for dep in runs[todo.pop()]["depends"]:
+                if dep not in wanted:
+                    wanted.append(dep)
+                    todo.append(dep)
+        for rid in wanted:
+            by_run.setdefault(rid, []).append(item)
+        if item == "table_cost":  # timed steps of each optimizer, measured in one process
+            steps = spec.get("steps", 20) * spec.get("rounds", 1)
+            for opt in spec.get("optimizers", []):
+                hp = section.get("optimizers", {}).get(opt, {})
+                job = _train_job("lesam", [item], f"cost/{opt}", {
+                    **section["base"], "optimizer": opt, "opt_hparams": hp})
+                job.steps, job.eval_examples = steps, 0
+                extra.append(job)
+    jobs = [_train_job("lesam", items, rid, runs[rid]["config"])
+            for rid, items in by_run.items()] + extra
+    for rid, r in exp.glmc_runs(section).items():
+        cfg = r["config"]
+        n_full, _, _, classes, _ = _shape(cfg["dataset"])
+        n = _longtail_size(n_full // classes, classes, float(r["imbalance_factor"]))
+        jobs.append(_train_job("lesam", ["table_long_tail"], f"glmc/{rid}", cfg, n_train=n))
+    for label, r in exp.signal_runs(section).items():
+        jobs.append(_train_job("lesam", ["fig_signal"], f"signal/{label}", r["config"]))
+    return jobs
+
+
+
+def _fullbatch_job(paper: str, items: list[str], run: str, setting: dict[str, Any], *,
+                   optimizer: str, hparams: dict[str, Any]) -> Job:
+    n_full, _, _, _, _ = _shape(setting["dataset"])
+    n = min(setting.get("train_size") or n_full, n_full)
+    steps = int(setting.get("max_steps", 1000))
+    every = setting.get("sharpness_every") or 0
+    lanczos = (steps // every) * LANCZOS_ITERS * 2.0 if every else 0.0
+    return Job(paper, items, run, setting["model"], setting["dataset"],
+               float(setting.get("width", 1.0)), dict(setting.get("model_kwargs", {})), n, n,
+               steps, _passes(optimizer, hparams), 0, extra_passes=lanczos, bound=True)
+
+
+def eos_jobs(section: dict[str, Any]) -> list[Job]:
+    """Per eos setting: the gradient-flow reference and full-batch GD at every learning rate."""
+    from sharpness.eos.config import ablation_settings, expand_settings
+
+    settings = expand_settings(section)
+    users: dict[str, list[str]] = {}
+    for fig, names in section.get("figures", {}).items():
+        for name in names:
+            users.setdefault(name, []).append(fig)
+    for name in ablation_settings(section):
+        users.setdefault(name, []).append("fig_ablations")
+    jobs = []
+    for name, items in users.items():
+        s = settings[name]
+        lrs = len(s.get("lr_factors", [])) + len(s.get("lrs", []))
+        job = _fullbatch_job("eos", items, f"setting/{name}", s, optimizer="sgd", hparams={})
+        job.steps *= max(lrs, 1)
+        job.extra_passes *= max(lrs, 1)
+        job.extra_passes += float(s.get("flow", {}).get("max_evals", 0))  # flow evaluations
+        job.notes.append(f"{lrs} learning rates + gradient flow")
+        jobs.append(job)
+    return jobs
+
+
+def gradcam_jobs(section: dict[str, Any]) -> list[Job]:
+    """minorfirst's Grad-CAM item: every data set x optimizer x init scale x seed."""
+    jobs = []
+    for key, ds in section.get("datasets", {}).items():
+        for opt_key, opt in section.get("optimizers", {}).items():
+            for alpha in section.get("alphas", []):
+                for seed in section.get("seeds", []):
+                    cfg = _merge(section["train"], {"dataset": ds["name"],
+                                 "optimizer": opt["name"], "opt_hparams": opt["hparams"]})
+                    jobs.append(_train_job("minorfirst", ["gradcam"],
+                                           f"gradcam/{key}/{opt_key}/a{alpha}/s{seed}", cfg))
+    return jobs
+
+
+def bridges_jobs(section: dict[str, Any]) -> list[Job]:
+    """The SAM-at-the-edge-of-stability bridge: GD, SAM, LE-SAM over one learning-rate grid."""
+    spec = section.get("sam_eos")
+    if not spec:
+        return []
+    from sharpness.bridges.sam_eos import ENGINE_NAMES, SamEosParams
+
+    params = SamEosParams.from_dict(spec)
+    optimizers = params.optimizers
+    setting = {**SamEosParams().setting, **params.setting}
+    lrs = len(setting.get("lr_factors", [])) + len(setting.get("lrs", []))
+    jobs = []
+    for opt in optimizers:
+        job = _fullbatch_job("bridges", ["sam_eos"], f"sam_eos/{opt['name']}", setting,
+                             optimizer=ENGINE_NAMES[opt["name"]], hparams=opt.get("hparams", {}))
+        job.steps *= max(lrs, 1)
+        job.extra_passes *= max(lrs, 1)
+        jobs.append(job)
+    return jobs
+
+
+def plan_jobs(config: dict[str, Any]) -> list[Job]:
+    """Every priced job of a workflow config, paper by paper."""
+    jobs: list[Job] = []
+    if config.get("lesam"):
+        jobs += lesam_jobs(config["lesam"])
+    if config.get("eos"):
+        jobs += eos_jobs(config["eos"])
+    if config.get("gradcam"):
+        jobs += gradcam_jobs(config["gradcam"])
+    if config.get("bridges"):
+        jobs += bridges_jobs(config["bridges"])
+    return jobs
+
+
+# -- pricing -------------------------------------------------------------------------------------
+
+def forward_flops(job: Job) -> float:
+    """Forward FLOPs of one example, counted on a meta-device copy of the model."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from sharpness.models import build_model
+
+    _, ch, side, classes, _ = _shape(job.dataset)
+    with torch.device("meta"):
+        model = build_model(job.model, classes, ch, side, width=job.width, **job.model_kwargs)
+        x = torch.zeros(2, ch, side, side)
+        counter = FlopCounterMode(display=False)
+        with counter, torch.no_grad():
+            model.eval()
+            model(x)
+    return counter.get_total_flops() / 2
+
+
+def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int = 10) -> float:
+    """Seconds of one SGD step (forward, backward, update) at the job's per-device batch."""
+    import torch
+    from torch.nn import functional as F
+
+    from sharpness.models import build_model
+    from sharpness.train.performance import autocast_factory, to_channels_last, use_channels_last
+
+    _, ch, side, classes, _ = _shape(job.dataset)
+    batch = job.shape_key[-1]
+    model = build_model(job.model, classes, ch, side, width=job.width, **job.model_kwargs)
+    model = model.to(device).train()
+    if use_channels_last("auto", model, device):
+        to_channels_last(model)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    x = torch.rand(batch, ch, side, side, device=device)
+    y = torch.randint(0, classes, (batch,), device=device)
+    autocast = autocast_factory(True, device)
+
+    def step() -> None:
+        opt.zero_grad(set_to_none=True)
+        with autocast():
+            loss = F.cross_entropy(model(x).float(), y)
+        loss.backward()
+        opt.step()
+
+    def sync() -> None:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    for _ in range(warmup):
+        step()
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    sync()
+    return (time.perf_counter() - t0) / steps
+
+
+@dataclass
+class Priced:
+    """A job with its price."""
+
+    job: Job
+    gpu_hours: float
+    flops: float | None  # total FLOPs (analytic) or None (measured)
+
+
+def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
+          device: Any = None) -> list[Priced]:
+    """GPU-hours of each job, ``method`` = ``analytic`` or ``measured`` (on ``device``)."""
+    cache: dict[tuple[Any, ...], float] = {}
+    out = []
+    for job in jobs:
+        key = job.shape_key
+        if method == "analytic":
+            if key not in cache:
+                cache[key] = forward_flops(job)
+            fwd = cache[key]
+            flops = fwd * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
+                                              + job.extra_passes * job.n_train)
+                           + job.eval_examples)
+            out.append(Priced(job, flops / (tflops * 1e12) / 3600.0, flops))
+        else:
+            if key not in cache:
+                cache[key] = measure_pass_seconds(job, device)
+            per_pass = cache[key]  # at the per-device batch, on one device
+            per_device_batch = key[-1]
+            passes = job.steps * job.passes * job.batch / per_device_batch \
+                + job.extra_passes * job.n_train / per_device_batch \
+                + job.eval_examples / per_device_batch / BACKWARD_FACTOR
+            out.append(Priced(job, passes * per_pass / 3600.0, None))
+    return out
+
+
+@dataclass
+class Row:
+    """One line of the cost table."""
+
+    paper: str
+    item: str
+    runs: int
+    steps: int
+    gpu_hours: float
+    bound: bool
+
+
+def table(priced: list[Priced], item: str | None = None) -> tuple[list[Row], Row]:
+    """Per-item rows (shared runs counted in each) and the total (each run once)."""
+    rows: dict[tuple[str, str], Row] = {}
+    for p in priced:
+        for it in p.job.items:
+            if item is not None and it != item:
+                continue
+            row = rows.setdefault((p.job.paper, it), Row(p.job.paper, it, 0, 0, 0.0, False))
+            row.runs += 1
+            row.steps += p.job.steps
+            row.gpu_hours += p.gpu_hours
+            row.bound |= p.job.bound
+    chosen = [p for p in priced if item is None or item in p.job.items]
+    total = Row("all", "total (each run once)", len(chosen), sum(p.job.steps for p in chosen),
+                sum(p.gpu_hours for p in chosen), any(p.job.bound for p in chosen))
+    return list(rows.values()), total
+
+
+def render(rows: list[Row], total: Row, header: str) -> str:
+    """A Markdown table."""
+    def fmt(r: Row) -> str:
+        le = "<= " if r.bound else ""
+        hours = f"{r.gpu_hours:,.1f}" if r.gpu_hours >= 0.1 else f"{r.gpu_hours:.2g}"
+        return f"| {r.paper} | {r.item} | {r.runs:,} | {le}{r.steps:,} | {le}{hours} |"
+    lines = [header, "", "| paper | item | runs | optimizer steps | GPU-hours |",
+             "|---|---|---:|---:|---:|"]
+    lines += [fmt(r) for r in sorted(rows, key=lambda r: (r.paper, r.item))]
+    lines.append(fmt(total).replace(f"| {total.paper} | {total.item} |",
+                                    f"| **{total.paper}** | **{total.item}** |"))
+    return "\n".join(lines)
+
+
+def iter_items(jobs: list[Job]) -> Iterator[str]:
+    """Every item name, once, in order of appearance."""
+    seen: set[str] = set()
+    for job in jobs:
+        for it in job.items:
+            if it not in seen:
+                seen.add(it)
+                yield it
