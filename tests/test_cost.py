@@ -26,9 +26,15 @@ def test_paper_profile_expands_to_its_runs_and_steps(paper_jobs):
     assert len(imagenet) == 6
     assert all(j.gpus == 4 and j.batch == 256 for j in imagenet)
     assert all(j.steps == 90 * math.ceil(1281167 / 256) for j in imagenet)
+    lesam = yaml.safe_load(Path(PAPER).read_text())["lesam"]
+    groups = [row["group"] for row in lesam["items"]["table_cifar"]["rows"]]
+    expected = sum(len(lesam["groups"][g]["optimizers"]) * len(lesam["groups"][g]["seeds"])
+                   for g in groups)
     cifar = [j for j in paper_jobs if "table_cifar" in j.items]
-    assert len(cifar) == 6 * 8 * 3
-    assert all(j.steps == 200 * math.ceil(50000 / 128) for j in cifar)
+    assert len(cifar) == expected >= 6 * 8 * 3
+    epochs, batch = lesam["base"]["epochs"], lesam["base"]["batch_size"]
+    resnet = [j for j in cifar if j.run.startswith("cifar10_resnet18-")]
+    assert resnet and all(j.steps == epochs * math.ceil(50000 / batch) for j in resnet)
     passes = {j.run.split("-")[1]: j.passes for j in cifar if j.run.startswith("cifar10_res")}
     assert passes["sgd"] == 1 and passes["sam"] == passes["lesam"] == 2
     assert passes["eigensam"] > 2

@@ -26,12 +26,13 @@ before ``max_steps``; their rows are upper bounds and are marked ``<=``.
 
 from __future__ import annotations
 
-import copy
 import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from sharpness.lesam.experiments import _merge  # the same recursive merge the rules use
 
 #: per data set: (training examples, channels, side, classes); test examples for evaluation
 DATA_SHAPES: dict[str, tuple[int, int, int, int, int]] = {
@@ -97,16 +98,6 @@ def _shape(dataset: str) -> tuple[int, int, int, int, int]:
         raise KeyError(f"sharpness cost: no size known for data set {dataset!r}; known: "
                        f"{', '.join(sorted(DATA_SHAPES))}")
     return DATA_SHAPES[dataset]
-
-
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def _steps_per_epoch(n: int, batch: int, drop_last: bool) -> int:

@@ -57,8 +57,12 @@ def _state(run: Path) -> dict[str, torch.Tensor]:
     return torch.load(run / "model.pt", weights_only=False)["state_dict"]
 
 
-def _reference_per_shard_sam(cfg: dict, world: int) -> tuple[dict[str, torch.Tensor], float]:
-    """One process, plain torch: SAM with one perturbation per shard of each batch.
+def _reference_sharded_sam(cfg: dict, world: int, rule: str = "local"
+                           ) -> tuple[dict[str, torch.Tensor], float]:
+    """One process, plain torch: SAM on ``world`` shards of each batch, each shard with its
+    own BatchNorm batch statistics; the perturbation from each shard's own gradient
+    (``local``) or from their mean (``global``); perturbed gradients averaged; running
+    statistics those of shard 0 (DDP broadcasts rank 0's buffers).
 
     One thread, as each torchrun process has: a tiny BatchNorm net at batch 8 turns the
     summation order of another thread count into visible differences within three steps."""
@@ -74,23 +78,28 @@ def _reference_per_shard_sam(cfg: dict, world: int) -> tuple[dict[str, torch.Ten
     base = torch.optim.SGD(params, lr=cfg["lr"], momentum=cfg["momentum"],
                            weight_decay=cfg["weight_decay"])
     gen = torch.Generator().manual_seed(cfg["seed"] + 1)
-    fill = model.mean.view(-1)
     batches = DeviceBatches(data.x_train, data.y_train, batch_size=cfg["batch_size"],
-                            drop_last=False, augment=cfg["augment"], generator=gen, fill=fill)
+                            drop_last=False, augment=cfg["augment"], generator=gen,
+                            fill=model.mean.view(-1))
     rho = cfg["opt_hparams"]["rho"]
     losses, seen = 0.0, 0
     for _ in range(cfg["epochs"]):
         for x, y in batches.epoch():
-            perturbed = [torch.zeros_like(p) for p in params]
-            buffers = None
-            for k, (xk, yk) in enumerate(zip(x.tensor_split(world), y.tensor_split(world),
-                                             strict=True)):
-                replica = copy.deepcopy(model)
-                rp = [p for p in replica.parameters() if p.requires_grad]
+            shards = list(zip(x.tensor_split(world), y.tensor_split(world), strict=True))
+            replicas = [copy.deepcopy(model) for _ in shards]
+            clean = []
+            for replica, (xk, yk) in zip(replicas, shards, strict=True):
                 loss = loss_fn(replica(xk), yk).mean()
-                grads = torch.autograd.grad(loss, rp)
+                clean.append(torch.autograd.grad(loss, list(replica.parameters())))
                 losses += float(loss.detach()) * len(yk)
                 seen += len(yk)
+            buffers = [b.clone() for b in replicas[0].buffers()]  # rank 0's statistics
+            if rule == "global":
+                mean = [sum(gs) / world for gs in zip(*clean, strict=True)]
+                clean = [mean] * world
+            perturbed = [torch.zeros_like(p) for p in params]
+            for replica, grads, (xk, yk) in zip(replicas, clean, shards, strict=True):
+                rp = list(replica.parameters())
                 norm = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads]))
                 with torch.no_grad():
                     for p, g in zip(rp, grads, strict=True):
@@ -99,15 +108,19 @@ def _reference_per_shard_sam(cfg: dict, world: int) -> tuple[dict[str, torch.Ten
                     pgrads = torch.autograd.grad(loss_fn(replica(xk), yk).mean(), rp)
                 for acc, g in zip(perturbed, pgrads, strict=True):
                     acc.add_(g / world)
-                if k == 0:  # rank 0's running statistics are the ones DDP broadcasts
-                    buffers = [b.clone() for b in replica.buffers()]
             with torch.no_grad():
                 for p, g in zip(params, perturbed, strict=True):
                     p.grad = g
-                for b, value in zip(model.buffers(), buffers or [], strict=True):
+                for b, value in zip(model.buffers(), buffers, strict=True):
                     b.copy_(value)
             base.step()
     return {k: v.detach().clone() for k, v in model.state_dict().items()}, losses / seen
+
+
+def _close(got: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> None:
+    assert got.keys() == expected.keys()
+    for key in expected:
+        assert torch.allclose(got[key].float(), expected[key].float(), atol=2e-6, rtol=1e-5), key
 
 
 @pytest.fixture(autouse=True)
@@ -121,21 +134,27 @@ def test_ddp_step_equals_per_shard_sam_reference(tmp_path):
     run = tmp_path / "ddp"
     _torchrun(DDP_RUN, run)
     got = _state(run)
-    expected, train_loss = _reference_per_shard_sam(DDP_RUN, world=2)
-    assert got.keys() == expected.keys()
-    for key in expected:
-        assert torch.allclose(got[key].float(), expected[key].float(), atol=2e-6, rtol=1e-5), key
+    expected, train_loss = _reference_sharded_sam(DDP_RUN, world=2)
+    _close(got, expected)
     row = [r for r in read_jsonl(run / "metrics.jsonl") if r["kind"] == "epoch"][0]
     assert row["train_loss"] == pytest.approx(train_loss, rel=1e-5)  # averaged over ranks
     prov = read_json(run / "provenance.json")
     assert prov["distributed"]["world_size"] == 2
     assert prov["distributed"]["m_sharpness"] == 8 == prov["distributed"]["per_device_batch"]
-    # the per-shard rule matters: one process with the global perturbation ends elsewhere
-    train({**DDP_RUN, "gpus": 1}, tmp_path / "single")
-    single = _state(tmp_path / "single")
-    gap = max(float((single[k].float() - got[k].float()).abs().max()) for k in got
+    # the per-shard rule matters: the global perturbation ends elsewhere
+    other, _ = _reference_sharded_sam(DDP_RUN, world=2, rule="global")
+    gap = max(float((other[k].float() - got[k].float()).abs().max()) for k in got
               if got[k].is_floating_point())
     assert gap > 1e-4
+
+
+def test_ddp_global_perturbation_equals_its_reference(tmp_path):
+    """``ddp_perturbation: global`` (the LE-SAM code's DDP loop): one all-reduced gradient."""
+    cfg = {**DDP_RUN, "ddp_perturbation": "global"}
+    _torchrun(cfg, tmp_path / "ddp")
+    expected, _ = _reference_sharded_sam(cfg, world=2, rule="global")
+    _close(_state(tmp_path / "ddp"), expected)
+    assert read_json(tmp_path / "ddp/provenance.json")["distributed"]["m_sharpness"] == 16
 
 
 def test_ddp_killed_run_resumes_to_the_same_numbers(tmp_path):
@@ -157,7 +176,7 @@ def test_ddp_killed_run_resumes_to_the_same_numbers(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_ddp_config_errors_name_the_key(monkeypatch):
+def test_ddp_config_errors_name_the_key(monkeypatch, tmp_path):
     base = {k: v for k, v in DDP_RUN.items()}
     with pytest.raises(ConfigError, match="'optimizer'.*eigensam"):
         validate_config({**base, "optimizer": "eigensam", "opt_hparams": {}})
@@ -168,4 +187,4 @@ def test_ddp_config_errors_name_the_key(monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(ConfigError, match="torchrun"):
-        train(base, "/nonexistent/never-written")
+        train(base, tmp_path / "run")

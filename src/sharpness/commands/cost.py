@@ -47,7 +47,7 @@ def load_profile(files: list[str], base: str | None) -> dict[str, Any]:
     """The config as the workflow sees it: ``base`` with each file merged over it."""
     import yaml
 
-    from sharpness.cost import _merge
+    from sharpness.lesam.experiments import _merge
 
     config: dict[str, Any] = {}
     for name in ([base] if base else []) + files:

@@ -44,7 +44,8 @@ run
     :mod:`sharpness.train.device_data`), ``loader_workers`` (DataLoader path), ``gpus``
     (processes of a DistributedDataParallel run launched by ``torchrun``; ``batch_size`` is
     the global batch, each process perturbs on ``batch_size / gpus`` examples, see
-    :mod:`sharpness.train.distributed`), ``sharpness_fn`` / ``metrics_fn`` (``module:function`` of hooks the
+    :mod:`sharpness.train.distributed`), ``ddp_perturbation`` (``local``: m-sharpness with
+    m = per-device batch; ``global``: the all-reduced gradient, as the LE-SAM code's DDP loop), ``sharpness_fn`` / ``metrics_fn`` (``module:function`` of hooks the
     CLI can load), ``sources`` (setting -> where its value comes from, ``official: ...``,
     ``paper: ...`` or ``choice: ...``; recorded in the provenance, never read by training).
 """
@@ -108,6 +109,7 @@ DEFAULTS: dict[str, Any] = {
     "data_on_device": "auto",
     "loader_workers": 0,
     "gpus": 1,
+    "ddp_perturbation": "local",
     "sharpness_fn": None,
     "metrics_fn": None,
     "sources": {},
@@ -243,6 +245,8 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
         _check_type(cfg, key, (int,))
     _check(cfg, "loader_workers", lambda v: v >= 0, "must be non-negative")
     _check(cfg, "gpus", lambda v: v >= 1, "must be at least 1 (processes of a DDP run)")
+    _check(cfg, "ddp_perturbation", lambda v: v in ("local", "global"),
+           "must be 'local' (each device perturbs with its own gradient) or 'global'")
     for key in ("sharpness_fn", "metrics_fn"):
         _check_type(cfg, key, (str,), optional=True)
         _check(cfg, key, lambda v: ":" in v, "must be 'module:function'")

@@ -15,13 +15,17 @@ The step, per process, on its piece of the global batch (``batch_size / N`` exam
 3. perturbed pass at ``theta + eps_r``, *synchronised*: DDP all-reduces (averages) the
    perturbed gradients, so every process takes the same base step and the weights stay equal.
 
-Plain SGD has one synchronised pass. The stop checks (NaN/inf, ``diverge_loss``) look at the
+With ``ddp_perturbation: global`` the clean pass is synchronised too, so every process
+perturbs with the all-reduced gradient (m = the global batch, up to BatchNorm's per-device
+statistics): what the LE-SAM authors' DDP loop does (``lesam.py`` wraps the model in DDP
+and calls ``backward`` on the centre loss without ``no_sync``), at the price of a second
+all-reduce per step. Plain SGD has one synchronised pass. The stop checks (NaN/inf, ``diverge_loss``) look at the
 loss averaged over processes, so all processes stop at the same step.
 
 BatchNorm: per-device batch statistics (no ``SyncBatchNorm``) and rank 0's running statistics
 broadcast to every process at each forward (DDP's ``forward_sync_buffers``, on by default), as
-torchvision's reference ImageNet script does by default (its ``--sync-bn`` is off); the
-LE-SAM authors' code is not available offline to check against. Evaluation, checkpoints and
+torchvision's reference ImageNet script does by default (its ``--sync-bn`` is off) and the
+LE-SAM authors' code does (``DDP(model, device_ids=[local_rank])``, no SyncBatchNorm). Evaluation, checkpoints and
 ``model.pt`` therefore use rank 0's running statistics (broadcast before each evaluation).
 
 Seeds, checkpoints and resume: every process seeds the data generator alike (they draw the
@@ -77,14 +81,18 @@ class DistContext:
         """Which piece of each global batch this process trains on."""
         return Shard(self.rank, self.world)
 
-    def describe(self, per_device_batch: int) -> dict[str, Any]:
+    def describe(self, per_device_batch: int, perturbation: str = "local") -> dict[str, Any]:
         """What the provenance records about the distribution of the run."""
         if not self.enabled:
             return {"world_size": 1}
+        local = perturbation == "local"
         return {"world_size": self.world, "backend": self.backend,
-                "per_device_batch": per_device_batch, "m_sharpness": per_device_batch,
+                "per_device_batch": per_device_batch,
+                "m_sharpness": per_device_batch if local else per_device_batch * self.world,
                 "perturbation": "per device, from its own shard's gradient (no_sync); "
-                                "perturbed gradients all-reduced",
+                                "perturbed gradients all-reduced" if local else
+                                "from the all-reduced gradient; perturbed gradients "
+                                "all-reduced",
                 "batchnorm": "per-device batch statistics, rank 0's running statistics "
                              "broadcast (DDP forward_sync_buffers)"}
 
@@ -171,14 +179,16 @@ def wrap(model: nn.Module, ctx: DistContext, device: torch.device) -> nn.Module:
     return nn.parallel.DistributedDataParallel(model, device_ids=ids, forward_sync_buffers=True)
 
 
-def pass_context(net: nn.Module, two_pass: bool
+def pass_context(net: nn.Module, two_pass: bool, perturbation: str = "local"
                  ) -> Callable[[int], contextlib.AbstractContextManager[Any]]:
-    """``context(call_index)`` for the closure: the clean pass of a two-pass optimizer runs
-    under ``no_sync`` (local gradient, local perturbation); every other pass is synchronised."""
+    """``context(call_index)`` for the closure: with ``local`` perturbation the clean pass of
+    a two-pass optimizer runs under ``no_sync`` (local gradient, local perturbation); every
+    other pass is synchronised."""
     no_sync = getattr(net, "no_sync", None)
+    local = perturbation == "local"
 
     def context(call: int) -> contextlib.AbstractContextManager[Any]:
-        if no_sync is not None and two_pass and call == 0:
+        if no_sync is not None and two_pass and local and call == 0:
             return no_sync()
         return contextlib.nullcontext()
     return context

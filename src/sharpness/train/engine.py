@@ -568,7 +568,8 @@ class _Run:
                               chunk=cfg["fullbatch_chunk"] if cfg["mode"] == "fullbatch" else None,
                               diverge_loss=cfg["diverge_loss"],
                               loss_goal=cfg["loss_goal"] if goal else None,
-                              pass_context=ddp.pass_context(self.net, self.opt.two_pass)
+                              pass_context=ddp.pass_context(self.net, self.opt.two_pass,
+                                                            cfg["ddp_perturbation"])
                               if distributed else None,
                               reduce_loss=(lambda v: ddp.mean_over_ranks(self.dist, v,
                                                                          self.device))
@@ -805,7 +806,8 @@ def _train(run: _Run, cfg: dict[str, Any], run_dir: Path) -> dict[str, Any]:
                           device_used=str(run.device), bf16=run.use_bf16,
                           channels_last=run.channels_last, cudnn_benchmark=autotuned,
                           data_path=run.batches.kind if cfg["mode"] == "minibatch" else "device",
-                          distributed=run.dist.describe(per_device))
+                          distributed=run.dist.describe(per_device,
+                                                        cfg["ddp_perturbation"]))
             if cfg["mode"] == "minibatch":
                 run.run_minibatch()
             else:
