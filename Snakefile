@@ -30,6 +30,7 @@ include: "workflow/rules/gradcam.smk"
 include: "workflow/rules/lesam.smk"
 include: "workflow/rules/eos.smk"
 include: "workflow/rules/bridges.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:

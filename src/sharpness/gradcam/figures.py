@@ -3,15 +3,18 @@
 Inputs are the per-data-set ``maps.npz`` files of :func:`sharpness.gradcam.study.compute_maps`.
 Statistics:
 
-* a cell (data set, optimizer, init scale) pools the background shares of every panel image
-  under every seed (massless maps excluded and counted); it is reported as mean ± the
-  Student-t half-width (:func:`sharpness.gradcam.background.mean_ci`), with the per-seed means
-  beside it;
+* a cell (data set, optimizer, init scale) averages the background shares of the panel
+  images within each seed (massless maps excluded and counted) and reports the mean of the
+  per-seed means ± the Student-t half-width over seeds (the images of one seed share one
+  trained model, so the seed is the independent unit), with the per-seed means beside it;
 * the paper's claim (SAM's background share exceeds GD's at the middle init on MNIST) is
   tested with *paired* differences: the same panel image under the same seed (hence the same
-  initial weights and data order) trained by SAM and by GD. "Exceeds" means the mean paired
-  difference is positive and its confidence interval excludes 0; the caption says which of
-  exceeds / higher but not significant / does not exceed the data show.
+  initial weights and data order) trained by SAM and by GD. The images of one seed share one
+  trained model, so they are not independent: the differences are averaged within each seed
+  and the interval is a Student-t interval over the per-seed means (seed level,
+  :func:`sharpness.claims.stats.seed_level_interval`). "Exceeds" means that interval lies
+  above 0; the caption says which of exceeds / higher but not significant / does not exceed
+  the data show, and how many massless maps were dropped.
 
 The middle init scale is the median of the configured ``alphas`` (sorted; the lower middle
 one for an even count).
@@ -26,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from sharpness.claims.stats import seed_level_interval
 from sharpness.gradcam.background import mean_ci
 
 
@@ -65,7 +69,11 @@ def summary_rows(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
             ospec = params["optimizers"][str(opt)]
             for j, alpha in enumerate(arr["alphas"]):
                 shares = arr["shares"][i, j]
-                mean, half, n = mean_ci(shares.reshape(-1), level)
+                _, _, n = mean_ci(shares.reshape(-1), level)
+                share_iv, _ = seed_level_interval(list(shares), level)
+                mean = share_iv.estimate
+                half = (share_iv.high - share_iv.estimate) if share_iv.has_interval \
+                    else float("nan")
                 per_seed = [float(np.nanmean(s)) if np.isfinite(s).any() else float("nan")
                             for s in shares]
                 gd = params.get("claim", {}).get("gd", "sgd")
@@ -81,27 +89,42 @@ def summary_rows(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
                     "per_seed_means": " ".join(f"{v:.3f}" for v in per_seed),
                     "diff_vs_gd": pair["diff"] if pair else float("nan"),
                     "diff_vs_gd_ci": pair["diff_ci"] if pair else float("nan"),
+                    "seed_diffs": pair["seed_diffs"] if pair else [],
+                    "seed_diff": pair["seed_diff"] if pair else float("nan"),
+                    "seed_diff_low": pair["seed_low"] if pair else float("nan"),
+                    "seed_diff_high": pair["seed_high"] if pair else float("nan"),
+                    "dropped_pairs": pair["dropped_pairs"] if pair else 0,
                 })
     return rows
 
 
 def paired_difference(arr: Mapping[str, np.ndarray], a: str, b: str, alpha_index: int,
                       level: float = 0.95) -> dict[str, Any]:
-    """Mean and CI of share(a) - share(b), paired by (seed, panel image), at one init scale."""
+    """share(a) - share(b), paired by (seed, panel image), at one init scale.
+
+    ``diff``/``diff_ci``: mean and t half-width over all image-seed pairs (pooled, as the
+    table's share column); ``seed_diff`` with ``seed_low``/``seed_high``: the seed-level
+    interval (pairs averaged within each seed first), which decides the ``verdict``.
+    ``dropped_pairs`` counts pairs with a massless map on either side."""
     opts = [str(o) for o in arr["optimizers"]]
-    sa = arr["shares"][opts.index(a), alpha_index].reshape(-1)
-    sb = arr["shares"][opts.index(b), alpha_index].reshape(-1)
+    per_a = arr["shares"][opts.index(a), alpha_index]  # (seeds, images)
+    per_b = arr["shares"][opts.index(b), alpha_index]
+    sa, sb = per_a.reshape(-1), per_b.reshape(-1)
     mean, half, n = mean_ci(sa - sb, level)
     ma, _, _ = mean_ci(sa, level)
     mb, _, _ = mean_ci(sb, level)
-    if n >= 2 and np.isfinite(half) and mean - half > 0:
+    seed_iv, seed_means = seed_level_interval(list(per_a - per_b), level)
+    if seed_iv.has_interval and seed_iv.low > 0:
         verdict = "exceeds"
-    elif np.isfinite(mean) and mean > 0:
+    elif np.isfinite(seed_iv.estimate) and seed_iv.estimate > 0:
         verdict = "is higher than, but not significantly above,"
     else:
         verdict = "does not exceed"
     return {"a": a, "b": b, "alpha": float(arr["alphas"][alpha_index]), "mean_a": ma,
-            "mean_b": mb, "diff": mean, "diff_ci": half, "n_pairs": n, "verdict": verdict}
+            "mean_b": mb, "diff": mean, "diff_ci": half, "n_pairs": n, "verdict": verdict,
+            "seed_diffs": seed_means, "seed_diff": seed_iv.estimate, "seed_low": seed_iv.low,
+            "seed_high": seed_iv.high, "n_seeds": seed_iv.n,
+            "dropped_pairs": int(sa.size - n)}
 
 
 def claim_sentence(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.ndarray]],
@@ -124,8 +147,12 @@ def claim_sentence(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np
             "so the paper's claim is not confirmed here"
         parts.append(
             f"{s_label}'s background share ({r['mean_a']:.3f}) {r['verdict']} {gd_label}'s "
-            f"({r['mean_b']:.3f}), {agrees} (paired difference {r['diff']:+.3f} ± "
-            f"{r['diff_ci']:.3f}, {level:.0%} CI over {r['n_pairs']} image-seed pairs)")
+            f"({r['mean_b']:.3f}), {agrees} (paired difference {r['seed_diff']:+.3f}, "
+            f"{level:.0%} CI [{r['seed_low']:+.3f}, {r['seed_high']:+.3f}] over the means of "
+            f"{r['n_seeds']} seeds (per seed: "
+            + " ".join(f"{v:+.3f}" for v in r["seed_diffs"])
+            + f"); {r['dropped_pairs']} of {r['n_pairs'] + r['dropped_pairs']} image-seed "
+            f"pairs dropped for a massless map)")
     sentence = (f"On {label} at the middle init scale alpha = {results[0]['alpha']:g}: "
                 + "; ".join(parts) + ".")
     return sentence, results
@@ -235,10 +262,20 @@ def format_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
                     "alpha": r["alpha"], "background share": f"{r['share_mean']:.3f} ± {ci}",
                     "chance": round(r["chance"], 3), "maps": r["n_maps"],
                     "massless": r["massless_maps"], "per-seed means": r["per_seed_means"],
-                    "minus GD (paired)": "" if not np.isfinite(r["diff_vs_gd"]) else
-                    f"{r['diff_vs_gd']:+.3f} ± {r['diff_vs_gd_ci']:.3f}",
-                    "test acc": round(r["test_acc"], 3)})
+                    "minus GD (paired)": "" if not np.isfinite(r["seed_diff"]) else
+                    _seed_text(r),
+                    "test acc": round(r["test_acc"], 3),
+                    "per-seed diff vs GD": " ".join(f"{v:.4f}" for v in r["seed_diffs"]),
+                    "seed diff": r["seed_diff"], "seed diff low": r["seed_diff_low"],
+                    "seed diff high": r["seed_diff_high"],
+                    "dropped pairs": r["dropped_pairs"]})
     return out
+
+
+def _seed_text(r: Mapping[str, Any]) -> str:
+    if not np.isfinite(r["seed_diff_low"]):
+        return f"{r['seed_diff']:+.3f} (1 seed, no interval)"
+    return f"{r['seed_diff']:+.3f} [{r['seed_diff_low']:+.3f}, {r['seed_diff_high']:+.3f}]"
 
 
 TABLE_COLUMNS = ["data set", "optimizer", "alpha", "background share", "minus GD (paired)",
@@ -268,10 +305,12 @@ def make_outputs(params: Mapping[str, Any], map_dirs: Mapping[str, str | os.Path
     first = next(iter(maps.values()))
     n_panel, n_seeds = len(first["labels"]), len(first["seeds"])
     common = (f"Share of Grad-CAM mass on background pixels (sum of the map over background "
-              f"pixels / sum over all), mean ± {level:.0%} t-interval over {n_panel} panel "
-              f"test images x {n_seeds} seeds; 'chance' is the background pixel fraction (a "
-              f"uniform map's share); 'minus GD (paired)': mean ± CI of the share minus GD's "
-              f"on the same image and seed; massless maps (all zero) are excluded and counted. "
+              f"pixels / sum over all) of {n_panel} panel test images x {n_seeds} seeds: "
+              f"mean of the per-seed means ± {level:.0%} t-interval over the {n_seeds} seeds; 'chance' is the background pixel fraction (a "
+              f"uniform map's share); 'minus GD (paired)': the share minus GD's on the same "
+              f"image and seed, averaged within each seed, with the {level:.0%} t-interval "
+              f"over the {n_seeds} seed means (images of one seed share a model, so the seed "
+              f"is the unit); massless maps (all zero) are excluded and counted. "
               f"Background: {bg}.{weak_note} {sentence}")
     title = "Grad-CAM of CNNs trained by GD/SGD and SAM across init scales"
     if subs:

@@ -11,7 +11,7 @@ import numpy as np
 
 from sharpness.io import read_json, read_jsonl
 from sharpness.lesam.experiments import RUNS_DIR, training_runs
-from sharpness.lesam.report import group_by, label, mean_std, read_final
+from sharpness.lesam.report import group_by, label, mean_std, per_seed_text, read_final
 from sharpness.lesam.tables import EVAL_DIR, _item, _title
 from sharpness.plots import figure_style, optimizer_color, save_figure
 
@@ -156,8 +156,10 @@ def build_fig_ablation(section: dict[str, Any], out: PathLike, root: PathLike = 
             inputs += [str(Path(root) / RUNS_DIR / rid / "final.json") for rid in rids]
             m, s, _ = mean_std([f["final_test_acc"] for f in finals])
             name = "LE-SAM (default)" if group == spec["reference_group"] else lab
+            seeds = [int(rid.rsplit("-s", 1)[1]) for rid in rids]
             rows.append({"variant": name, "mean_acc": m, "std_acc": s, "seeds": len(finals),
-                         "status": ",".join(f["status"] for f in finals)})
+                         "status": ",".join(f["status"] for f in finals), "label": lab,
+                         "per_seed": per_seed_text(zip(seeds, finals, strict=True))})
     with figure_style():
         fig, ax = plt.subplots(figsize=(6.5, 3.4))
         x = np.arange(len(rows))

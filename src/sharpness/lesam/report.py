@@ -8,21 +8,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness.claims.reported import entries
 from sharpness.io import read_json
 
-#: LE-SAM numbers the summary of paper 002 reports (catalog), keyed by (item, key)
+#: LE-SAM numbers the summary of paper 002 reports, keyed by (item, key): the text of
+#: ``sharpness/claims/paper_reported.yaml`` (numbers and their sources live there)
 PAPER_REPORTED: dict[tuple[str, str], str] = {
-    ("table_cifar", "CIFAR-10"): "LE-SAM 97.63 (backbone not stated)",
-    ("table_cifar", "CIFAR-100"): "LE-SAM 85.91 (backbone not stated); +1.34 to +1.49 over SAM",
-    ("table_imagenet", "ResNet-50"): "LE-SAM top-1 79.31 (backbone not stated); +0.71 over SAM",
-    ("table_imagenet", "ResNet-101"): "+0.77 over SAM",
-    ("table_domain_gen", "PACS"): "+2.18 over SAM (mean accuracy)",
-    ("table_domain_gen", "VLCS"): "+0.84 over SAM (mean accuracy)",
-    ("table_robustness", "any"): "LE-SAM up to +2.47 over SAM",
-    ("table_long_tail", "100"): "GLMC+LE-SAM 58.65 (CIFAR-100-LT IF 100)",
-    ("table_long_tail", "50"): "GLMC+LE-SAM 63.67 (CIFAR-100-LT IF 50)",
-    ("table_transfer", "any"): "LE-SAM above SAM on CIFAR-10 and CIFAR-100 (no numbers)",
-}
+    (e["item"], str(e["key"])): e["text"] for e in entries() if e["item"].startswith("table_")}
 
 OPTIMIZER_LABELS = {"sgd": "SGD", "sam": "SAM", "sam_linf": "SAM (L_inf)", "asam": "ASAM",
                     "esam": "ESAM", "fsam": "F-SAM", "eigensam": "Eigen-SAM",
@@ -46,6 +38,13 @@ def mean_std(values: Sequence[float], scale: float = 100.0, digits: int = 2
         return m, None, f"{m:.{digits}f} (1 seed)"
     s = statistics.stdev(vals)
     return m, s, f"{m:.{digits}f} ± {s:.{digits}f}"
+
+
+def per_seed_text(pairs: Iterable[tuple[int, dict[str, Any]]], scale: float = 100.0) -> str:
+    """``"0:45.2000 1:46.1000"``: each seed's final accuracy (x ``scale``) for paired
+    comparisons in the claims ledger; seeds that did not end ``ok`` are left out."""
+    return " ".join(f"{int(seed)}:{scale * f['final_test_acc']:.4f}" for seed, f in pairs
+                    if f.get("status") == "ok" and f.get("final_test_acc") is not None)
 
 
 def read_final(run_dir: str | Path) -> dict[str, Any]:

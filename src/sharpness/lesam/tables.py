@@ -13,9 +13,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from sharpness.claims.reported import comparable_setting, paper_column
 from sharpness.io import read_json
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
-from sharpness.lesam.report import PAPER_REPORTED, group_by, label, mean_std, read_final
+from sharpness.lesam.report import group_by, label, mean_std, per_seed_text, read_final
 from sharpness.plots import save_table
 
 PathLike = str | os.PathLike[str]
@@ -77,18 +78,20 @@ def _accuracy_rows(section: dict[str, Any], item: str, root: Path
             inputs += [str(root / RUNS_DIR / rid / "final.json") for rid, _ in entries]
             accs = [f["final_test_acc"] for f in finals if f.get("status") == "ok"]
             m, s, text = mean_std(accs)
-            paper = PAPER_REPORTED.get((item, block.get("paper_key", "")), "") \
-                if lab == "lesam" else ""
+            ok = comparable_setting(entries[0][1]["config"], spec.get("stand_ins"))
+            paper = paper_column(item, block.get("paper_key", ""), ok) if lab == "lesam" else ""
             rows.append({"data set": block["dataset"], "model": block["model"],
                          "optimizer": label(lab), "test acc. (%)": text, "mean": m,
                          "std": s, "seeds": len(accs),
                          "diverged": sum(f.get("status") == "diverged" for f in finals),
-                         "paper (reported)": paper})
+                         "paper (reported)": paper, "group": block["group"], "label": lab,
+                         "per_seed": per_seed_text((r["seed"], f) for (_, r), f in
+                                                   zip(entries, finals, strict=True))})
     for block in spec.get("paper_only", []):
         rows.append({"data set": block["dataset"], "model": block.get("model", "all"),
                      "optimizer": "all", "test acc. (%)": "paper profile only",
                      "mean": None, "std": None, "seeds": 0, "diverged": 0,
-                     "paper (reported)": PAPER_REPORTED.get((item, block["dataset"]), "")
+                     "paper (reported)": paper_column(item, block["dataset"], False)
                      + f" [{block['reason']}]"})
     return rows, inputs
 
@@ -121,8 +124,11 @@ def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLik
         rows.append({"optimizer": label(opt), "attack": f"PGD-{norm.upper()}",
                      "radius": radius, "accuracy (%)": text, "mean": m, "std": s,
                      "seeds": len(items), "steps": spec["steps"], "n_test": items[0]["n_test"],
-                     "paper (reported)": PAPER_REPORTED[("table_robustness", "any")]
-                     if opt == "lesam" else ""})
+                     "paper (reported)": paper_column("table_robustness", "any", False)
+                     if opt == "lesam" else "", "label": opt,
+                     "per_seed": per_seed_text((r["seed"], {"status": "ok",
+                                                            "final_test_acc": r["accuracy"]})
+                                               for r in items)})
     caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: accuracy "
                              f"(%) under {spec['steps']}-step PGD (step 2.5 eps/steps, random "
                              "start), radius in [0,1] pixel units; radius 0 is clean accuracy.",
@@ -150,14 +156,16 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
                   for per in by_seed.values()]
         m, s, text = mean_std(unseen)
         row.update({"mean unseen": text, "mean": m, "std": s, "seeds": len(by_seed),
-                    "paper (reported)": "PACS +2.18, VLCS +0.84 over SAM"
-                    if opt == "lesam" else ""})
+                    "paper (reported)": paper_column("table_domain_gen", "any", False)
+                    if opt == "lesam" else "", "label": opt,
+                    "per_seed": " ".join(f"{int(k[0])}:{100 * v:.4f}"
+                                         for k, v in zip(by_seed, unseen, strict=True))})
         rows.append(row)
     angle_cols = [k for k in rows[0] if k.endswith("°")] if rows else []
     for block in spec.get("paper_only", []):
         rows.append({"optimizer": f"{block['dataset']}: not run", "mean unseen": block["reason"],
-                     "paper (reported)": PAPER_REPORTED.get(("table_domain_gen",
-                                                             block["dataset"]), "")})
+                     "paper (reported)": paper_column("table_domain_gen", block["dataset"],
+                                                      False)})
     caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: trained on "
                              f"{train_angle:g}° only, accuracy (%) on each rotation; 'mean "
                              "unseen' averages the unseen angles per seed.",
@@ -189,8 +197,12 @@ def build_table_long_tail(section: dict[str, Any], out: PathLike, root: PathLike
         rows.append({"imbalance factor": factor, "method": name, "test acc. (%)": text,
                      "mean": m, "std": s, "seeds": len(finals),
                      "train counts (head→tail)": "/".join(map(str, counts)),
-                     "paper (reported)": PAPER_REPORTED.get(("table_long_tail", f"{factor:g}"),
-                                                            "") if lab == "lesam" else ""})
+                     "paper (reported)": paper_column("table_long_tail", f"{factor:g}",
+                                                      comparable_setting(items[0]["config"],
+                                                                         spec.get("stand_ins")))
+                     if lab == "lesam" else "", "label": lab,
+                     "per_seed": per_seed_text((r["seed"], f) for r, f in
+                                               zip(items, finals, strict=True))})
     caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: GLMC "
                              "(global MixUp / local CutMix consistency, cumulative re-weighted "
                              "loss) with SGD, SAM and LE-SAM as its optimizer; accuracy (%) "

@@ -88,6 +88,8 @@ def plot_linf_depth(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) ->
                     rows += [{"L": L, "alpha": str(alpha), "coord": j + 1, "source": "discrete", "s": float(x),
                               "beta": float(y)} for x, y in zip(a[f"{key}_s_sim"], a[f"{key}_beta_sim"][:, j], strict=True)]
                 err = next(t for t in s["traj"] if t["L"] == L and t["alpha"] == list(map(float, alpha)))
+                rows.append({"L": L, "alpha": str(alpha), "source": "rel_err",
+                             "rel_err_discrete": float(err["rel_err_discrete"])})
                 ax.set_yscale("log")
                 ax.set_title(f"L={L}, α={tuple(alpha)}: rel. err {err['rel_err_discrete']:.1e}", fontsize=8)
                 ax.set_xlabel("rescaled time $s$")
@@ -205,7 +207,12 @@ def plot_l2_regimes(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) ->
             ax.set_title(f"ρ={rho}: dominant coordinate", fontsize=9)
             reg = a[f"rho{i}_regime"]
             for k, r in enumerate(ratios):
-                rows.append({"rho": rho, "alpha_over_rho": float(r), "regime": ["collapse", "sequential", "major-first"][int(reg[k])]})
+                rows.append({"panel": "regime", "rho": rho, "alpha_over_rho": float(r),
+                             "regime": ["collapse", "sequential", "major-first"][int(reg[k])]})
+            # the heat map itself: dominant coordinate (1-based; 0 = none/tie) over (alpha, s)
+            for k, r in enumerate(ratios):
+                rows += [{"panel": "heatmap", "rho": rho, "alpha_over_rho": float(r), "s": float(t),
+                          "dominant": int(dom[k, m]) + 1} for m, t in enumerate(S)]
         cb = fig.colorbar(im, ax=axes[len(rhos) - 1], ticks=range(d + 1))
         cb.ax.set_yticklabels(["none"] + [str(j + 1) for j in range(d)])
         ax = axes[-1]

@@ -1,0 +1,182 @@
+"""Evaluate every claim on the figures' numbers and write the ledger (Markdown, CSV, JSON).
+
+:func:`evaluate` runs each claim's predicate on the CSVs under ``figures/`` and returns one
+row per claim; :func:`write_ledger` writes ``CLAIMS.md``, ``claims.csv`` and ``claims.json``;
+:func:`evidence_level` gives the evidence level of one item from the claims that read it
+(used by :func:`sharpness.plots.save_figure` / ``save_table`` to stamp title and caption).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sharpness.claims.model import EVIDENCE, LEVELS, SMOKE, WEAK, Claim, ItemData, load_item
+from sharpness.claims.stats import NOT_RUN, VERDICTS
+from sharpness.errors import SharpnessError
+from sharpness.io import atomic_write_text
+
+PAPERS = ("minorfirst", "lesam", "eos")
+COLUMNS = ["id", "paper", "source", "claim", "predicate", "value", "verdict", "level",
+           "estimate", "low", "high", "note", "items", "provenance"]
+
+
+def all_claims() -> list[Claim]:
+    """Every claim of the three papers and every catalog check, in ledger order."""
+    from sharpness.claims import eos, lesam, minorfirst
+
+    claims = [*minorfirst.CLAIMS, *lesam.CLAIMS, *eos.CLAIMS]
+    ids = Counter(c.id for c in claims)
+    dup = [k for k, n in ids.items() if n > 1]
+    if dup:
+        raise SharpnessError(f"claims ledger: duplicate claim ids {dup}")
+    return claims
+
+
+def _row(claim: Claim, **fields: Any) -> dict[str, Any]:
+    row = {"id": claim.id, "paper": claim.paper, "source": claim.source, "claim": claim.claim,
+           "predicate": claim.predicate, "value": "", "verdict": NOT_RUN, "level": "",
+           "estimate": None, "low": None, "high": None, "note": "",
+           "items": ";".join(claim.items), "provenance": ""}
+    row.update(fields)
+    return row
+
+
+def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: str
+                   ) -> dict[str, Any]:
+    """One ledger row: the claim's predicate on ``data`` (item -> its numbers, or None)."""
+    if claim.paper_only and profile != "paper":
+        return _row(claim, value="(no quick-scale setting)",
+                    note=f"profile {profile}: {claim.paper_only}")
+    missing = [item for item in claim.items if data.get(item) is None]
+    if missing or claim.test is None:
+        what = ", ".join(f"figures/{m}.csv" for m in missing) or "no predicate"
+        return _row(claim, value="(not built)",
+                    note=f"{what} not built in this run; `snakemake figures/<item>` builds it")
+    items = {item: data[item] for item in claim.items}
+    try:
+        result = claim.test(items)  # type: ignore[arg-type]
+    except (KeyError, ValueError, IndexError, TypeError) as err:
+        raise SharpnessError(f"claim {claim.id} ({', '.join(claim.items)}): its predicate "
+                             f"failed on the CSV: {type(err).__name__}: {err}") from err
+    prov = ";".join(f"{item}={d.provenance_id or 'missing'}" for item, d in items.items()
+                    if d is not None)
+    return _row(claim, value=result.value, verdict=result.verdict, level=result.level,
+                estimate=result.estimate, low=result.low, high=result.high, note=result.note,
+                provenance=prov)
+
+
+def evaluate(figures: str | Path, profile: str, claims: Sequence[Claim] | None = None
+             ) -> list[dict[str, Any]]:
+    """Every claim's row, reading the items under ``figures``."""
+    claims = list(claims) if claims is not None else all_claims()
+    cache: dict[str, ItemData | None] = {}
+    rows = []
+    for claim in claims:
+        for item in claim.items:
+            if item not in cache:
+                cache[item] = load_item(figures, item)
+        rows.append(evaluate_claim(claim, cache, profile))
+    return rows
+
+
+def evidence_level(item: str, data: ItemData, claims: Sequence[Claim] | None = None
+                   ) -> tuple[str, str]:
+    """``(level, reason)`` of one item from the claims that read only this item.
+
+    The level is the strongest one given by its level-setting claims (``evidence`` if one of
+    them is decided, ``weak`` if all are inconclusive, ``smoke`` where a predicate says the
+    numbers cannot bear on the claim); an item no such claim reads is ``weak``."""
+    claims = list(claims) if claims is not None else all_claims()
+    mine = [c for c in claims if c.items == (item,) and c.sets_level and c.test is not None
+            and not c.paper_only]
+    if not mine:
+        return WEAK, "no claim of the ledger is decided by this item alone"
+    results = []
+    for claim in mine:
+        try:
+            results.append((claim, claim.test({item: data})))
+        except Exception:  # noqa: BLE001 - a level is best effort; the ledger itself raises
+            results.append((claim, None))
+    scored = [(LEVELS.index(r.level), c, r) for c, r in results if r is not None]
+    if not scored:
+        return SMOKE, "its claims could not be evaluated on these numbers"
+    best = min(scored, key=lambda t: t[0])
+    _, claim, res = best
+    return str(res.level), f"{claim.id}: {res.verdict}"
+
+
+def counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """paper -> verdict -> number of claims."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        per = out.setdefault(str(row["paper"]), {v: 0 for v in VERDICTS})
+        per[str(row["verdict"])] += 1
+    return out
+
+
+def _md_escape(text: Any) -> str:
+    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "") -> str:
+    """The ledger as Markdown: counts, then one table per paper."""
+    lines = ["# Claims ledger", ""]
+    if header:
+        lines += [header, ""]
+    lines += [f"Profile: `{profile}`. Every row is computed from the CSVs under `figures/` "
+              "(never from a caption) by the predicate in `sharpness.claims`. Verdicts: "
+              "`supported` / `contradicted` need the interval (or, for deterministic "
+              "simulations, the tolerance) to decide; `inconclusive at this scale` otherwise; "
+              "`not run in this profile` names the profile and the cost that would settle it. "
+              "Evidence levels (`evidence` / `weak` / `smoke`) are defined in "
+              "`figures/README.md`.", "", "| paper | " + " | ".join(VERDICTS) + " |",
+              "|---|" + "---:|" * len(VERDICTS)]
+    tally = counts(rows)
+    for paper, per in tally.items():
+        lines.append(f"| {paper} | " + " | ".join(str(per[v]) for v in VERDICTS) + " |")
+    for paper in tally:
+        lines += ["", f"## {paper}", "",
+                  "| id | claim | predicate | measured | verdict | level | figures (provenance) "
+                  "| note |", "|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            if r["paper"] != paper:
+                continue
+            figs = r["provenance"] or r["items"]
+            lines.append("| " + " | ".join(_md_escape(x) for x in (
+                r["id"], f"{r['claim']} ({r['source']})", r["predicate"], r["value"],
+                f"**{r['verdict']}**", r["level"], figs.replace(";", "; "), r["note"])) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in COLUMNS})
+    return buffer.getvalue()
+
+
+def write_ledger(rows: Sequence[Mapping[str, Any]], out_md: str | Path, profile: str,
+                 header: str = "") -> list[Path]:
+    """Write ``CLAIMS.md`` and, beside it, ``claims.csv`` and ``claims.json``."""
+    out_md = Path(out_md)
+    out_csv = out_md.with_name("claims.csv")
+    out_json = out_md.with_name("claims.json")
+    atomic_write_text(out_md, markdown(rows, profile, header))
+    atomic_write_text(out_csv, to_csv(rows))
+    atomic_write_text(out_json, json.dumps({"profile": profile, "counts": counts(rows),
+                                            "claims": list(rows)}, indent=1, default=str)
+                      + "\n")
+    return [out_md, out_csv, out_json]
+
+
+__all__ = ["EVIDENCE", "LEVELS", "PAPERS", "SMOKE", "WEAK", "all_claims", "counts",
+           "evaluate", "evaluate_claim", "evidence_level", "markdown", "to_csv",
+           "write_ledger"]

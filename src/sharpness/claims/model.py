@@ -1,0 +1,104 @@
+"""The ledger's data model: an item's numbers, a claim with its predicate, and a result.
+
+A *claim* is one statement of a paper (or one check of the catalog) with the *predicate*
+that tests it: a function of the numbers of one or more figures/tables (their tidy CSVs and
+the parameters in their provenance sidecars, never a caption). The predicate returns a
+:class:`Result`: the measured value with its uncertainty, the verdict, and the evidence level
+the numbers give the item.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, NOT_RUN, SUPPORTED
+
+#: evidence levels, strongest first (see figures/README.md)
+EVIDENCE = "evidence"
+WEAK = "weak"
+SMOKE = "smoke"
+LEVELS = (EVIDENCE, WEAK, SMOKE)
+
+
+@dataclass
+class ItemData:
+    """The numbers of one figure or table: its CSV rows and its sidecar's params and id."""
+
+    item: str                      # "<paper>/<id>", e.g. "eos/fig_phase"
+    rows: pd.DataFrame
+    params: dict[str, Any] = field(default_factory=dict)
+    provenance_id: str | None = None
+
+    @classmethod
+    def from_rows(cls, item: str, rows: Sequence[Mapping[str, Any]],
+                  params: Mapping[str, Any] | None = None) -> ItemData:
+        """From in-memory tidy rows (what :func:`sharpness.plots.save_figure` writes)."""
+        return cls(item, pd.DataFrame(list(rows)), dict(params or {}))
+
+
+def load_item(figures: str | Path, item: str) -> ItemData | None:
+    """``figures/<item>.csv`` with its provenance sidecar, or ``None`` when the CSV is absent."""
+    stem = Path(figures) / item
+    csv = stem.with_suffix(".csv")
+    if not csv.is_file():
+        return None
+    rows = pd.read_csv(csv) if csv.stat().st_size > 0 else pd.DataFrame()
+    side = stem.parent / f"{stem.name}.provenance.json"
+    params: dict[str, Any] = {}
+    prov = None
+    if side.is_file():
+        record = json.loads(side.read_text())
+        params = record.get("params") or {}
+        prov = record.get("id")
+    return ItemData(item, rows, params, prov)
+
+
+@dataclass
+class Result:
+    """What a predicate measured."""
+
+    verdict: str
+    value: str                     # the measured value with its uncertainty, in words
+    level: str | None = None       # evidence level it gives its items (default: from verdict)
+    estimate: float | None = None  # the headline number (for the README block and tests)
+    low: float | None = None
+    high: float | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_RUN):
+            raise ValueError(f"unknown verdict {self.verdict!r}")
+        if self.level is None:
+            self.level = EVIDENCE if self.verdict in (SUPPORTED, CONTRADICTED) else WEAK
+        if self.level not in LEVELS:
+            raise ValueError(f"unknown evidence level {self.level!r}")
+
+
+Predicate = Callable[[Mapping[str, ItemData]], Result]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of the ledger.
+
+    ``items`` are the figures/tables the predicate reads (``"<paper>/<id>"``); ``source`` says
+    where the claim comes from (``paper 002``, ``catalog check``); ``paper_only`` holds, for a
+    claim the quick profile cannot test at all, the profile and estimated cost that would
+    settle it; ``sets_level``: whether this claim's result decides its items' evidence level
+    (sanity checks such as "trains above chance" do not)."""
+
+    id: str
+    paper: str
+    source: str
+    claim: str
+    predicate: str
+    items: tuple[str, ...]
+    test: Predicate | None = None
+    paper_only: str | None = None
+    sets_level: bool = True

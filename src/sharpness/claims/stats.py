@@ -1,0 +1,150 @@
+"""Intervals the claims ledger decides with, counting the right unit.
+
+* :func:`t_interval`: mean and Student-t interval of independent values (e.g. one paired
+  difference per seed). With one value there is no interval (``nan`` bounds).
+* :func:`bootstrap_interval`: percentile bootstrap of the mean (for larger samples whose
+  distribution is far from normal); seeded, so the ledger is reproducible.
+* :func:`seed_level_interval`: a two-level (hierarchical) interval. Values that share a seed
+  (e.g. the Grad-CAM share of 100 panel images under one trained model) are not independent:
+  they are averaged within each seed first and the interval is taken over the seed means,
+  so its width reflects seed-to-seed variation, not the number of images.
+* :func:`wilson_interval`: the Wilson score interval of a binomial proportion (test error
+  on n examples).
+* :func:`decide`: the verdict of a directional claim from an interval: ``supported`` only when
+  the interval excludes zero in the claimed direction, ``contradicted`` when it excludes zero
+  the other way, otherwise ``inconclusive``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+SUPPORTED = "supported"
+CONTRADICTED = "contradicted"
+INCONCLUSIVE = "inconclusive at this scale"
+NOT_RUN = "not run in this profile"
+VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate with a two-sided interval over ``n`` units (``nan`` bounds: none)."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+    level: float = 0.95
+    unit: str = "seeds"
+
+    @property
+    def has_interval(self) -> bool:
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+    def text(self, digits: int = 3) -> str:
+        """``+0.012 [−0.004, +0.028] (95% CI, n=3 seeds)`` or ``+0.012 (n=1 seed, no CI)``."""
+        est = f"{self.estimate:+.{digits}f}"
+        unit = self.unit if self.n != 1 else self.unit.rstrip("s")
+        if not self.has_interval:
+            return f"{est} (n={self.n} {unit}, no interval)"
+        return (f"{est} [{self.low:+.{digits}f}, {self.high:+.{digits}f}] "
+                f"({self.level:.0%} CI, n={self.n} {unit})")
+
+
+def _finite(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    return v[np.isfinite(v)]
+
+
+def t_interval(values: Sequence[float] | np.ndarray, level: float = 0.95,
+               unit: str = "seeds") -> Interval:
+    """Mean and Student-t interval of the finite ``values`` (independent units)."""
+    v = _finite(values)
+    n = len(v)
+    if n == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), 0, level, unit)
+    mean = float(v.mean())
+    if n == 1:
+        return Interval(mean, float("nan"), float("nan"), n, level, unit)
+    half = float(stats.sem(v) * stats.t.ppf(0.5 + level / 2, n - 1))
+    return Interval(mean, mean - half, mean + half, n, level, unit)
+
+
+def bootstrap_interval(values: Sequence[float] | np.ndarray, level: float = 0.95,
+                       resamples: int = 5000, seed: int = 0, unit: str = "seeds") -> Interval:
+    """Mean and percentile-bootstrap interval (``resamples`` draws, fixed ``seed``)."""
+    v = _finite(values)
+    n = len(v)
+    if n < 2:
+        return t_interval(v, level, unit)
+    rng = np.random.default_rng(seed)
+    means = v[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+    low, high = np.quantile(means, [0.5 - level / 2, 0.5 + level / 2])
+    return Interval(float(v.mean()), float(low), float(high), n, level, unit)
+
+
+def seed_level_interval(groups: Mapping[object, Sequence[float]] | Sequence[Sequence[float]],
+                        level: float = 0.95) -> tuple[Interval, list[float]]:
+    """Average the finite values within each group (seed), then a t interval over the group
+    means. Returns the interval and the per-group means (``nan`` for an empty group, which is
+    left out)."""
+    items = groups.values() if isinstance(groups, Mapping) else groups
+    means = []
+    for values in items:
+        v = _finite(values)
+        means.append(float(v.mean()) if len(v) else float("nan"))
+    return t_interval(means, level, unit="seeds"), means
+
+
+def paired_differences(a: Mapping[object, float], b: Mapping[object, float]) -> list[float]:
+    """``a[k] - b[k]`` over the keys (seeds) both have, in sorted key order."""
+    keys = sorted(set(a) & set(b), key=str)
+    return [float(a[k]) - float(b[k]) for k in keys]
+
+
+def wilson_interval(errors: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``errors / n`` (``errors`` may be a fraction x n)."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    p = errors / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def decide(interval: Interval, direction: int = 1) -> str:
+    """Verdict of the claim "the quantity is > 0" (``direction=1``) or "< 0" (``-1``)."""
+    if not interval.has_interval:
+        return INCONCLUSIVE
+    low, high = (interval.low, interval.high) if direction > 0 else (-interval.high,
+                                                                      -interval.low)
+    if low > 0:
+        return SUPPORTED
+    if high < 0:
+        return CONTRADICTED
+    return INCONCLUSIVE
+
+
+def threshold(value: float, bound: float, below: bool = True) -> str:
+    """Verdict of a deterministic check ``value < bound`` (``below``) or ``value > bound``."""
+    if not math.isfinite(value):
+        return INCONCLUSIVE
+    ok = value < bound if below else value > bound
+    return SUPPORTED if ok else CONTRADICTED
+
+
+def combine(verdicts: Sequence[str]) -> str:
+    """One verdict for a claim made of several comparisons: supported if all are,
+    contradicted if any is, otherwise inconclusive."""
+    if verdicts and all(v == SUPPORTED for v in verdicts):
+        return SUPPORTED
+    if CONTRADICTED in verdicts:
+        return CONTRADICTED
+    return INCONCLUSIVE

@@ -1,0 +1,84 @@
+"""``sharpness claims``: the claims ledger (every claim of the papers with its verdict).
+
+``sharpness claims`` prints ``figures/CLAIMS.md``; ``sharpness claims build`` evaluates every
+claim on the CSVs under ``figures/`` and writes ``CLAIMS.md``, ``claims.csv`` and
+``claims.json`` (the workflow's last rule); ``sharpness claims readme`` writes the README's
+findings block from a ledger (and ``--check`` fails when the block is stale).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from sharpness.errors import SharpnessError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``claims`` subcommand."""
+    parser = subparsers.add_parser(
+        "claims", help="print (or build) the claims ledger figures/CLAIMS.md",
+        description="Every claim of the three papers and every catalog check, with a verdict "
+                    "computed from the figures' CSVs.")
+    parser.add_argument("--figures", default="figures", help="the figures folder")
+    parser.set_defaults(func=_show)
+    sub = parser.add_subparsers(dest="action")
+    build = sub.add_parser("build", help="evaluate every claim and write the ledger")
+    build.add_argument("--figures", default="figures")
+    build.add_argument("--profile", default="quick", help="the profile the figures come from")
+    build.add_argument("--out", default=None, help="CLAIMS.md path (default: FIGURES/CLAIMS.md)")
+    build.set_defaults(func=_build)
+    readme = sub.add_parser("readme", help="write the README findings block from a ledger")
+    readme.add_argument("--ledger", default="figures/claims.csv",
+                        help="claims.csv of a run (or a committed snapshot of one)")
+    readme.add_argument("--readme", default="README.md")
+    readme.add_argument("--snapshot", default=None,
+                        help="also copy the ledger CSV here (the file the README test reads)")
+    readme.add_argument("--check", action="store_true",
+                        help="do not write; exit 1 if the block differs from the ledger")
+    readme.set_defaults(func=_readme)
+
+
+def _show(args: argparse.Namespace) -> int:
+    path = Path(args.figures) / "CLAIMS.md"
+    if not path.is_file():
+        raise SharpnessError(f"{path} does not exist: run `snakemake --cores all` (its last "
+                             "rule writes the ledger) or `sharpness claims build`")
+    print(path.read_text(), end="")
+    return 0
+
+
+def _build(args: argparse.Namespace) -> int:
+    from sharpness.claims.ledger import evaluate, markdown, write_ledger
+
+    figures = Path(args.figures)
+    if not figures.is_dir():
+        raise SharpnessError(f"--figures {figures}: no such folder")
+    rows = evaluate(figures, args.profile)
+    out = Path(args.out) if args.out else figures / "CLAIMS.md"
+    write_ledger(rows, out, args.profile)
+    print(markdown(rows, args.profile), end="")
+    return 0
+
+
+def _readme(args: argparse.Namespace) -> int:
+    from sharpness.claims.readme import read_ledger_csv, readme_block, replace_block
+    from sharpness.io import atomic_write_text
+
+    ledger = Path(args.ledger)
+    if not ledger.is_file():
+        raise SharpnessError(f"--ledger {ledger}: no such file (build the ledger first)")
+    rows = read_ledger_csv(ledger)
+    readme = Path(args.readme)
+    text = readme.read_text()
+    new = replace_block(text, readme_block(rows, source=str(args.snapshot or ledger)))
+    if args.check:
+        if new != text:
+            print(f"{readme}: the findings block differs from {ledger}; rerun "
+                  "`sharpness claims readme`")
+            return 1
+        return 0
+    atomic_write_text(readme, new)
+    if args.snapshot:
+        atomic_write_text(args.snapshot, ledger.read_text())
+    return 0

@@ -1,0 +1,363 @@
+"""Small CSV-shaped fixtures for every predicate of the ledger: one where the claim holds and
+one where it fails (or cannot be decided), built as the figures' tidy rows are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from sharpness.claims.model import ItemData
+from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+
+Rows = list[dict[str, Any]]
+
+
+def item(name: str, rows: Rows, params: dict[str, Any] | None = None) -> ItemData:
+    return ItemData(name, pd.DataFrame(rows), params or {})
+
+
+def shares(seq: Sequence[int], d: int, **keys: Any) -> Rows:
+    """Share rows whose dominant coordinate follows ``seq`` (1-based), with a tie at s = 0."""
+    out = [{**keys, "s": 0.0, "coord": j + 1, "share": 1 / d} for j in range(d)]
+    s = 0.0
+    for dom in seq:
+        for _ in range(3):
+            s += 0.1
+            out += [{**keys, "s": s, "coord": j + 1, "share": 0.6 if j + 1 == dom else
+                     0.4 / (d - 1)} for j in range(d)]
+    return out
+
+
+def seeds(values: Sequence[float]) -> str:
+    return " ".join(f"{k}:{v}" for k, v in enumerate(values))
+
+
+# -- minorfirst ---------------------------------------------------------------------------------
+def l1(bad: bool) -> dict[str, ItemData]:
+    rows = []
+    for m in ("gd", "l2", "linf"):
+        for s, c in ((1.0, 0.5), (10.0, 0.05 if bad and m == "linf" else 1e-5)):
+            rows.append({"data": "single", "method": m, "alpha": 0.1, "rho": 0.5, "s": s,
+                         "one_minus_cos": c})
+    return {"minorfirst/l1_maxmargin": item("minorfirst/l1_maxmargin", rows)}
+
+
+def linf(bad: bool) -> dict[str, ItemData]:
+    rows: Rows = [{"L": 2, "alpha": "[0.3, 0.8]", "source": "rel_err",
+                   "rel_err_discrete": 0.05 if bad else 1e-3}]
+    labels = ["e1", "e2", "0"] if not bad else ["e1", "e2", "e2"]
+    for k, lab in enumerate(labels):
+        rows.append({"L": 2, "alpha_1": 0.1 * k, "alpha_2": 0.2, "source": "phase",
+                     "simulated": lab, "rule": lab if not (bad and k == 0) else "e2"})
+    return {"minorfirst/linf_depth": item("minorfirst/linf_depth", rows)}
+
+
+def deep(bad: bool) -> dict[str, ItemData]:
+    rows: Rows = []
+    for j, (closed, flow) in enumerate(((1.0, 1.0), (0.5, 0.5), (float("inf"), float("nan")))):
+        rows.append({"panel": "blowup", "L": 3, "alpha": "[0.9, 0.8, 0.6]", "coord": j + 1,
+                     "s_closed": closed, "s_flow": flow * (1.5 if bad and j == 1 else 1.0),
+                     "jstar": 2})
+    rows += shares([3] if bad else [1, 2, 3], 3, panel="L3")
+    return {"minorfirst/deep_l": item("minorfirst/deep_l", rows)}
+
+
+def sequential(bad: bool) -> dict[str, ItemData]:
+    rows = shares([1, 2] if not bad else [2, 1, 2], 2, case=0, method="l2")
+    rows += shares([1, 3, 5] if not bad else [1, 5], 5, case=1, method="l2")
+    rows += shares([2], 2, case=0, method="gd") + shares([5], 5, case=1, method="gd")
+    return {"minorfirst/l2_sequential": item("minorfirst/l2_sequential", rows)}
+
+
+def regimes(bad: bool) -> dict[str, ItemData]:
+    rows: Rows = []
+    ratios = [0.1, 0.3, 0.5, 1.0, 2.0]
+    labels = ["collapse", "sequential", "sequential", "major-first", "major-first"]
+    seqs = {0.3: [1, 2, 3], 0.5: [2, 3]}
+    for rho in (0.5, 1.0):
+        for r, lab in zip(ratios, labels, strict=True):
+            if bad and rho == 1.0 and r == 0.5:
+                lab = "collapse"
+            if bad and rho == 1.0 and r >= 1.0:
+                lab = "sequential"
+            rows.append({"panel": "regime", "rho": rho, "alpha_over_rho": r, "regime": lab})
+            seq = seqs.get(r, [3] if lab == "major-first" else [])
+            if bad and r == 0.3:
+                seq = [2, 1, 3]
+            if bad and r == 0.5:
+                seq = [1, 2, 2, 2, 3]  # reaches the major coordinate later than at 0.3
+            dom = [0] + [j for j in seq for _ in range(2)] + [3] * 3
+            rows += [{"panel": "heatmap", "rho": rho, "alpha_over_rho": r, "s": 0.1 * k,
+                      "dominant": v} for k, v in enumerate(dom)]
+    return {"minorfirst/l2_regimes": item("minorfirst/l2_regimes", rows)}
+
+
+def limit(bad: bool) -> dict[str, ItemData]:
+    rows = [{"data": "single", "method": m, "alpha": 0.3, "s": s, "one_minus_cos": c}
+            for m in ("gd", "l2") for s, c in ((1, 0.3), (100, 0.05 if bad and m == "l2"
+                                                            else 1e-4))]
+    return {"minorfirst/l2_limit": item("minorfirst/l2_limit", rows)}
+
+
+def multi(bad: bool) -> dict[str, ItemData]:
+    rows: Rows = []
+    for a in (0.1, 0.25, 1.0):
+        rows += shares([5] if bad else [2, 5], 5, method="l2", alpha=a)
+        rows += shares([5], 5, method="gd", alpha=a)
+    return {"minorfirst/multi_example": item("minorfirst/multi_example", rows)}
+
+
+def cnn(bad: bool) -> dict[str, ItemData]:
+    rows: Rows = []
+    for opt, weak_first in (("sgd", False), ("sam", not bad)):
+        for a in (0.1, 0.5, 1.5):
+            for step in range(0, 50, 5):
+                fast = min(1.0, step / 10)
+                slow = min(1.0, step / 40)
+                rows.append({"optimizer": opt, "alpha": a, "step": step,
+                             "quantity": "align_weak", "value": fast if weak_first else slow})
+                rows.append({"optimizer": opt, "alpha": a, "step": step,
+                             "quantity": "align_strong", "value": slow if weak_first else fast})
+    return {"minorfirst/cnn_synthetic": item("minorfirst/cnn_synthetic", rows, {"gain": 0.2})}
+
+
+def flow(bad: bool) -> dict[str, ItemData]:
+    rows = [{"L": L, "method": m, "eta": e, "error": 3 * e ** (1.5 if bad and m == "l2" else 1)}
+            for L in (1, 2) for m in ("gd", "l2") for e in (0.04, 0.02, 0.01)]
+    return {"minorfirst/flow_vs_discrete": item("minorfirst/flow_vs_discrete", rows)}
+
+
+def gradcam(sign: int, acc: float = 0.9) -> dict[str, ItemData]:
+    rows = []
+    for ds in ("MNIST", "SVHN stand-in", "CIFAR-10"):
+        for opt in ("SGD", "l2-SAM", "linf-SAM"):
+            for a in (0.5, 1.0, 2.0):
+                gd = opt == "SGD"
+                rows.append({"data set": ds, "optimizer": opt, "alpha": a, "massless": 1,
+                             "test acc": acc,
+                             "per-seed diff vs GD": "" if gd else f"{0.05 * sign} {0.06 * sign} "
+                                                                 f"{0.055 * sign}",
+                             "seed diff": float("nan") if gd else 0.055 * sign,
+                             "seed diff low": float("nan") if gd else 0.055 * sign - 0.01,
+                             "seed diff high": float("nan") if gd else 0.055 * sign + 0.01})
+    return {"minorfirst/gradcam_table": item("minorfirst/gradcam_table", rows)}
+
+
+# -- lesam ----------------------------------------------------------------------------------------
+def acc_rows(better: bool, level: float = 60.0, **keys: Any) -> Rows:
+    le = [level + 5, level + 6, level + 5.5] if better else [level - 5, level - 6, level - 4]
+    base = [level, level + 0.5, level - 0.3]
+    return [{**keys, "label": "lesam", "optimizer": "LE-SAM", "mean": sum(le) / 3,
+             "model": "m", "per_seed": seeds(le)},
+            {**keys, "label": "sam", "optimizer": "SAM", "mean": sum(base) / 3, "model": "m",
+             "per_seed": seeds(base)},
+            {**keys, "label": "sgd", "optimizer": "SGD", "mean": sum(base) / 3, "model": "m",
+             "per_seed": seeds(base)}]
+
+
+def table(name: str, bad: bool, **keys: Any) -> dict[str, ItemData]:
+    return {f"lesam/{name}": item(f"lesam/{name}", acc_rows(not bad, **keys))}
+
+
+def cifar(bad: bool) -> dict[str, ItemData]:
+    rows = acc_rows(not bad, group="cifar10_resnet18") + acc_rows(not bad, group="cifar10_wrn")
+    rows.append({"group": "cifar10_resnet18", "label": "asam", "optimizer": "ASAM",
+                 "mean": 9.0 if bad else 59.0, "model": "m", "per_seed": seeds([59, 59.5, 58])})
+    return {"lesam/table_cifar": item("lesam/table_cifar", rows)}
+
+
+def robustness(bad: bool) -> dict[str, ItemData]:
+    rows: Rows = []
+    for attack in ("PGD-L2", "PGD-LINF"):
+        for radius, drop in ((0.0, 0.0), (0.25, 20.0)):
+            for r in acc_rows(not bad, level=60 - drop):
+                rows.append({**r, "attack": attack, "radius": radius})
+    if bad:
+        rows.append({"label": "sgd", "attack": "PGD-L2", "radius": 0.5, "mean": 70.0,
+                     "per_seed": seeds([70, 70, 70])})
+    return {"lesam/table_robustness": item("lesam/table_robustness", rows)}
+
+
+def long_tail(bad: bool) -> dict[str, ItemData]:
+    rows = []
+    for factor, counts in ((100, "1000/599/359/215/129/77/46/27/16/10"),
+                           (50, "1000/647/419/271/175/113/73/47/30/20")):
+        if bad:
+            counts = "1000/900/800/700/600/500/400/300/200/100"
+        for r in acc_rows(not bad):
+            rows.append({**r, "imbalance factor": factor, "train counts (head→tail)": counts})
+    return {"lesam/table_long_tail": item("lesam/table_long_tail", rows)}
+
+
+def flatness(bad: bool) -> dict[str, ItemData]:
+    rows = []
+    for opt, base in (("sgd", 100.0), ("sam", 80.0), ("lesam", 60.0 if not bad else 120.0)):
+        for s in range(3):
+            rows.append({"optimizer": opt, "seed": s, "trace": base + s,
+                         "lambda_1": base / 10 + 0.1 * s})
+    return {"lesam/fig_flatness": item("lesam/fig_flatness", rows)}
+
+
+def dynamics(bad: bool) -> dict[str, ItemData]:
+    rows = []
+    for opt, acc in (("sam", 0.40), ("lesam", 0.45 if not bad else 0.35)):
+        for s in range(3):
+            for epoch in (1, 2):
+                rows.append({"optimizer": opt, "run": f"g-{opt}-s{s}", "epoch": epoch,
+                             "test_acc": acc + 0.01 * s + 0.05 * epoch})
+    return {"lesam/fig_dynamics": item("lesam/fig_dynamics", rows)}
+
+
+def signal(bad: bool) -> dict[str, ItemData]:
+    rows = []
+    for step in range(0, 60, 6):
+        rows.append({"optimizer": "sam", "step": step, "g_dot_eps": 0.05,
+                     "curvature": 0.02 if bad else 0.001, "sigma": None, "clipped": None,
+                     "rise": 0.051})
+        curv = 0.002
+        rows.append({"optimizer": "lesam", "step": step, "sigma": 0.05,
+                     "g_dot_eps": 0.05 * (1.01 if bad else 1.0), "curvature": curv,
+                     "clipped": False, "rise": 0.05 + curv + (0.01 if bad else 1e-4),
+                     "g_dot_eps_eval": 0.05, "curvature_eval": curv,
+                     "rise_eval": 0.05 + curv + (0.01 if bad else 1e-4)})
+    return {"lesam/fig_signal": item("lesam/fig_signal", rows)}
+
+
+def cost(bad: bool) -> dict[str, ItemData]:
+    rows = [{"raw_optimizer": "sgd", "raw_ratio_vs_sgd": 1.0, "raw_ratio_vs_sam": 0.5},
+            {"raw_optimizer": "sam", "raw_ratio_vs_sgd": 3.5 if bad else 2.0,
+             "raw_ratio_vs_sam": 1.0},
+            {"raw_optimizer": "lesam", "raw_ratio_vs_sgd": 2.0, "raw_ratio_vs_sam": 1.02}]
+    return {"lesam/table_cost": item("lesam/table_cost", rows)}
+
+
+def ablation(bad: bool) -> dict[str, ItemData]:
+    good = [60, 61, 60.5]
+    worse = [50, 51, 50.5] if not bad else [70, 71, 70.5]
+    rows = [{"variant": "LE-SAM (default)", "label": "lesam", "per_seed": seeds(good)},
+            {"variant": "no_rho_max", "label": "no_rho_max", "per_seed": seeds(worse)},
+            {"variant": "no_anneal", "label": "no_anneal", "per_seed": seeds(worse)}]
+    return {"lesam/fig_ablation": item("lesam/fig_ablation", rows)}
+
+
+# -- eos ------------------------------------------------------------------------------------------
+def toy(bad: bool) -> dict[str, ItemData]:
+    s_gf = 7.14 if not bad else 6.5
+    rows = []
+    for eta, l1, es, st in ((0.05, 0.61, 0.36, "ok"), (0.36, 0.9, 2.0, "ok"),
+                            (0.45, 1.0 if not bad else 0.8, 2.01, "ok"), (0.5, 1.14 if not bad else 0.7, 2.0, "ok"),
+                            (0.6, None, None, "diverged")):
+        rows.append({"panel": "sweep", "eta": eta, "status": st, "l1": l1, "eta_s": es,
+                     "s_gf": s_gf, "eta_c": 2 / s_gf})
+    return {"eos/fig_diagonal": item("eos/fig_diagonal", rows)}
+
+
+def sweep_rows(bad: bool, extra: Callable[[float, float], dict[str, Any]] | None = None
+               ) -> Rows:
+    rows = []
+    for setting in ("A", "B", "C"):
+        eta_c = 0.1
+        for f in (0.3, 0.6, 1.5, 2.0, 3.0):
+            eta = f * eta_c
+            eos = f > 1
+            band = 1.0 + (0.3 if bad and eos else 0.02)
+            sharp = 2 / eta * band if eos else (20.0 * (1.5 if bad and f == 0.6 else 1.0))
+            l2 = 5.0 + (f if eos else 0.0) * (-1 if bad else 1)
+            rows.append({"setting": setting, "eta": eta, "eta_c": eta_c, "status": "ok",
+                         "reason": "loss_goal", "sharpness": sharp, "l2": l2,
+                         "eta_s_over_2": eta * sharp / 2, **(extra(f, eta) if extra else {})})
+    return rows
+
+
+def phase(bad: bool) -> dict[str, ItemData]:
+    return {"eos/fig_phase": item("eos/fig_phase", sweep_rows(bad))}
+
+
+def test_vs_lr(bad: bool) -> dict[str, ItemData]:
+    def err(f: float, eta: float) -> dict[str, Any]:
+        u = 0.1 + 0.2 * abs(f - 1.5) if not bad else 0.30 + 0.001 * f
+        return {"test_error": u, "n_test": 500}
+    return {"eos/fig_test_vs_lr": item("eos/fig_test_vs_lr", sweep_rows(False, err))}
+
+
+def trajectories(bad: bool) -> dict[str, ItemData]:
+    rows = [{"source": "gd", "setting": s, "eta": e, "step": 0,
+             "monotone_after_eos": not (bad and e > 0.2)}
+            for s in ("A", "B") for e in (0.05, 0.3)]
+    out = {"eos/fig_trajectories": item("eos/fig_trajectories", rows)}
+    out.update(phase(False))
+    return out
+
+
+def measures(bad: bool) -> dict[str, ItemData]:
+    def m(f: float, eta: float) -> dict[str, Any]:
+        v = 10.0 / f if not bad else 10.0 * f
+        return {k: v for k in ("hessian_trace", "worst_case", "adaptive", "average")}
+    return {"eos/fig_measures": item("eos/fig_measures", sweep_rows(False, m))}
+
+
+def ablations(bad: bool) -> dict[str, ItemData]:
+    rows = []
+    for value, eta_c in ((0.2, 0.1), (0.4, 0.1 if bad else 0.05)):
+        for f in (0.5, 2.0):
+            rows.append({"factor": "init_scale", "value": value, "eta_c": eta_c,
+                         "eta": f * eta_c, "status": "ok", "reason": "loss_goal",
+                         "l2": 5 + (f if not bad else -f), "sharpness": 20 / f})
+    return {"eos/fig_ablations": item("eos/fig_ablations", rows)}
+
+
+#: claim id -> (fixture builder taking ``bad``, verdict when good, verdict when bad)
+CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
+    "mf-l1": (l1, SUPPORTED, CONTRADICTED),
+    "mf-linf-closed": (linf, SUPPORTED, CONTRADICTED),
+    "mf-linf-jstar": (linf, SUPPORTED, CONTRADICTED),
+    "mf-linf-init": (linf, SUPPORTED, CONTRADICTED),
+    "mf-linf-blowup": (deep, SUPPORTED, CONTRADICTED),
+    "mf-l2-sequential": (sequential, SUPPORTED, CONTRADICTED),
+    "mf-l2-minor-first": (sequential, SUPPORTED, CONTRADICTED),
+    "mf-l2-regimes": (regimes, SUPPORTED, CONTRADICTED),
+    "mf-l2-regime-order": (regimes, SUPPORTED, CONTRADICTED),
+    "mf-l2-symmetry": (regimes, SUPPORTED, CONTRADICTED),
+    "mf-l2-monotone-all": (regimes, SUPPORTED, CONTRADICTED),
+    "mf-l2-longer": (regimes, SUPPORTED, CONTRADICTED),
+    "mf-l2-limit": (limit, SUPPORTED, CONTRADICTED),
+    "mf-deep-l2": (deep, SUPPORTED, CONTRADICTED),
+    "mf-multi": (multi, SUPPORTED, CONTRADICTED),
+    "mf-cnn": (cnn, SUPPORTED, CONTRADICTED),
+    "mf-flow-discrete": (flow, SUPPORTED, CONTRADICTED),
+    "mf-gradcam-mnist-l2": (lambda bad: gradcam(-1 if bad else 1), SUPPORTED, CONTRADICTED),
+    "mf-gradcam-mnist-linf": (lambda bad: gradcam(-1 if bad else 1), SUPPORTED, CONTRADICTED),
+    "mf-gradcam-svhn": (lambda bad: gradcam(-1 if bad else 1), SUPPORTED, CONTRADICTED),
+    "mf-gradcam-cifar": (lambda bad: gradcam(-1 if bad else 1), SUPPORTED, CONTRADICTED),
+    "ls-cifar10-sam": (cifar, SUPPORTED, CONTRADICTED),
+    "ls-cifar10-best": (cifar, SUPPORTED, CONTRADICTED),
+    "ls-cifar10-wrn": (cifar, SUPPORTED, CONTRADICTED),
+    "ls-above-chance": (cifar, SUPPORTED, CONTRADICTED),
+    "ls-imagenet-r50": (lambda bad: table("table_imagenet", bad), SUPPORTED, CONTRADICTED),
+    "ls-transfer": (lambda bad: table("table_transfer", bad), SUPPORTED, CONTRADICTED),
+    "ls-domain": (lambda bad: table("table_domain_gen", bad), SUPPORTED, CONTRADICTED),
+    "ls-robust": (robustness, SUPPORTED, CONTRADICTED),
+    "ls-pgd-monotone": (robustness, SUPPORTED, CONTRADICTED),
+    "ls-longtail": (long_tail, SUPPORTED, CONTRADICTED),
+    "ls-lt-profile": (long_tail, SUPPORTED, CONTRADICTED),
+    "ls-flatness": (flatness, SUPPORTED, CONTRADICTED),
+    "ls-dynamics": (dynamics, SUPPORTED, CONTRADICTED),
+    "ls-signal-sam": (signal, SUPPORTED, CONTRADICTED),
+    "ls-signal-lesam": (signal, SUPPORTED, CONTRADICTED),
+    "ls-signal-curvature": (signal, SUPPORTED, CONTRADICTED),
+    "ls-signal-curvature-eval": (signal, SUPPORTED, CONTRADICTED),
+    "ls-cost": (cost, SUPPORTED, CONTRADICTED),
+    "ls-ablation": (ablation, SUPPORTED, CONTRADICTED),
+    "eos-toy-numbers": (toy, SUPPORTED, CONTRADICTED),
+    "eos-toy-tradeoff": (toy, SUPPORTED, CONTRADICTED),
+    "eos-band": (phase, SUPPORTED, CONTRADICTED),
+    "eos-flat-below": (phase, SUPPORTED, CONTRADICTED),
+    "eos-norm-grows": (phase, SUPPORTED, CONTRADICTED),
+    "eos-u-shape": (test_vs_lr, SUPPORTED, INCONCLUSIVE),
+    "eos-traj-monotone": (trajectories, SUPPORTED, CONTRADICTED),
+    "eos-measures": (measures, SUPPORTED, CONTRADICTED),
+    "eos-init-eta_c": (ablations, SUPPORTED, CONTRADICTED),
+    "eos-ablations": (ablations, SUPPORTED, CONTRADICTED),
+}

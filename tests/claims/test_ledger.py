@@ -1,0 +1,96 @@
+"""Writing the ledger, the evidence level of an item, the CLI and the README block."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from sharpness.claims import readme
+from sharpness.claims.ledger import all_claims, evaluate, evidence_level, write_ledger
+from sharpness.plots.save import write_csv
+from tests.claims.fixtures import acc_rows, item, phase
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _figures(tmp_path: Path) -> Path:
+    fig = tmp_path / "figures"
+    for name, data in phase(False).items():
+        write_csv(fig / f"{name}.csv", data.rows.to_dict("records"))
+        (fig / f"{name}.provenance.json").write_text(json.dumps({"id": "abc123", "params": {}}))
+    return fig
+
+
+def test_every_claim_listed_with_a_verdict(tmp_path: Path) -> None:
+    rows = evaluate(_figures(tmp_path), "quick")
+    assert [r["id"] for r in rows] == [c.id for c in all_claims()]
+    band = next(r for r in rows if r["id"] == "eos-band")
+    assert band["verdict"] == "supported" and band["provenance"] == "eos/fig_phase=abc123"
+    assert {r["paper"] for r in rows} == {"minorfirst", "lesam", "eos"}
+    out = write_ledger(rows, tmp_path / "figures" / "CLAIMS.md", "quick")
+    assert [p.name for p in out] == ["CLAIMS.md", "claims.csv", "claims.json"]
+    text = out[0].read_text()
+    assert "| eos | 3 |" in text and "eos-band" in text
+    data = json.loads(out[2].read_text())
+    assert data["counts"]["eos"]["supported"] == 3 and len(data["claims"]) == len(rows)
+
+
+def test_evidence_level_of_an_item() -> None:
+    level, reason = evidence_level("eos/fig_phase", phase(False)["eos/fig_phase"])
+    assert level == "evidence" and "supported" in reason
+    smoke = item("lesam/table_cifar", acc_rows(True, level=12.0, group="cifar10_resnet18")
+                 + acc_rows(True, level=12.0, group="cifar10_wrn"))
+    assert evidence_level("lesam/table_cifar", smoke)[0] == "smoke"
+    assert evidence_level("bridges/x", smoke)[0] == "weak"
+
+
+def test_readme_block_round_trip() -> None:
+    rows = [{"id": "eos-band", "paper": "eos", "claim": "c", "verdict": "supported",
+             "level": "evidence", "value": "3/8 settings, A: 0.020"},
+            {"id": "eos-x", "paper": "eos", "claim": "d", "verdict": "not run in this profile",
+             "level": "", "value": ""}]
+    text = readme.replace_block(f"a\n{readme.BEGIN}\nold\n{readme.END}\nb\n",
+                                readme.readme_block(rows, "x.csv"))
+    parsed = readme.parse_block(text)
+    assert parsed == [{"id": "eos-band", "verdict": "supported", "level": "evidence",
+                       "claim": "c", "value": "3/8 settings, A: 0.020"}]
+    assert text.startswith("a\n") and text.endswith("b\n") and "`eos-x`" in text
+
+
+SNAPSHOT = ROOT / "docs" / "claims_quick.csv"
+
+
+@pytest.mark.skipif(not SNAPSHOT.exists(), reason="no committed ledger snapshot yet")
+def test_readme_findings_match_the_ledger_csv() -> None:
+    """Every finding in the README block quotes its row of the committed ledger CSV (the
+    measured quick run), and the block is exactly what the generator makes of that CSV."""
+    with SNAPSHOT.open(newline="") as handle:
+        ledger = {r["id"]: r for r in csv.DictReader(handle)}
+    text = (ROOT / "README.md").read_text()
+    bullets = readme.parse_block(text)
+    assert bullets, "README has no generated findings"
+    for b in bullets:
+        row = ledger[b["id"]]
+        assert b["verdict"] == row["verdict"], b["id"]
+        assert readme.numbers(b["value"]) == readme.numbers(row["value"]), b["id"]
+    expected = readme.replace_block(text, readme.readme_block(
+        list(ledger.values()), "docs/claims_quick.csv"))
+    assert text == expected, "README findings block is stale: run `sharpness claims readme`"
+
+
+def test_cli_builds_and_prints_the_ledger(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                          ) -> None:
+    from sharpness.cli import main
+
+    fig = _figures(tmp_path)
+    assert main(["claims", "build", "--figures", str(fig), "--profile", "quick"]) == 0
+    capsys.readouterr()
+    assert main(["claims", "--figures", str(fig)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# Claims ledger") and "eos-band" in out
+    with (fig / "claims.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["verdict"] for r in rows} >= {"supported", "not run in this profile"}

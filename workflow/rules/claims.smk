@@ -1,0 +1,36 @@
+# The claims ledger (issue 19): the last rule of `all`. It reads every figure's and table's
+# CSV (and provenance sidecar) and writes figures/CLAIMS.md, claims.csv and claims.json: one
+# row per claim of the three papers and per catalog check, with a verdict computed from the
+# numbers (`sharpness claims build`). Included after every paper's rule file, so that
+# ALL_TARGETS is complete here.
+
+CLAIMS_INPUTS = [str(t) for t in ALL_TARGETS]
+
+
+rule claims:
+    input:
+        CLAIMS_INPUTS,
+    output:
+        md=report("figures/CLAIMS.md", caption="../report/claims.rst", category="claims",
+                  labels={"item": "CLAIMS", "provenance": "ledger"}),
+        csv="figures/claims.csv",
+        json="figures/claims.json",
+    log:
+        "logs/claims.log",
+    benchmark:
+        "benchmarks/results/claims.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        "../../envs/environment.yaml"
+    params:
+        profile=config.get("profile", "quick"),
+        figures=lambda wildcards, output: os.path.dirname(output.md),
+    shell:
+        "sharpness claims build --figures {params.figures} --profile {params.profile}"
+        " --out {output.md} > {log} 2>&1"
+
+
+ALL_TARGETS.append("figures/CLAIMS.md")
