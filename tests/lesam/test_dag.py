@@ -1,5 +1,5 @@
 """The paper profile lists the full paper-scale lesam DAG (GPU training jobs), and a missing
-ImageNet path stops the ImageNet runs with a message naming the config key."""
+ImageNet folder stops the workflow while it plans the jobs, naming the config key."""
 
 from __future__ import annotations
 
@@ -10,18 +10,44 @@ from pathlib import Path
 import pytest
 
 from sharpness.cli import main
-from tests.pipeline.helpers import copy_workflow, snakemake
+from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
-def dry_run(tmp_path_factory) -> str:
-    work = copy_workflow(ROOT, tmp_path_factory.mktemp("dag"))
-    proc = snakemake(BIN, work, "-n", "-p", "lesam_all", "--configfile",
-                     "workflow/config/paper.yaml", timeout=600)
+def workdir(tmp_path_factory) -> Path:
+    return copy_workflow(ROOT, tmp_path_factory.mktemp("dag"))
+
+
+def _with_imagenet(workdir: Path) -> str:
+    """An override config pointing data.imagenet at an (empty) train/ val/ layout."""
+    import yaml
+
+    for split in ("train", "val"):
+        (workdir / "inet" / split).mkdir(parents=True, exist_ok=True)
+    data = yaml.safe_load((ROOT / "workflow/config/paper.yaml").read_text())["data"]
+    return str(write_config(workdir, {"data": {**data, "imagenet": str(workdir / "inet")}}))
+
+
+@pytest.fixture(scope="module")
+def dry_run(workdir) -> str:
+    proc = snakemake(BIN, workdir, "-n", "-p", "lesam_all", "--configfile",
+                     "workflow/config/paper.yaml", _with_imagenet(workdir), timeout=600)
     return proc.stdout + proc.stderr
+
+
+def test_missing_imagenet_stops_at_planning_with_the_key(workdir):
+    proc = snakemake(BIN, workdir, "-n", "lesam_all", "--configfile",
+                     "workflow/config/paper.yaml", timeout=600, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "data.imagenet" in text and "train/<wnid>/*.JPEG" in text
+    # a target that needs no ImageNet plans fine
+    ok = snakemake(BIN, workdir, "-n", "figures/lesam/table_cifar.md", "--configfile",
+                   "workflow/config/paper.yaml", timeout=600)
+    assert "lesam_train" in ok.stdout
 
 
 def _count(text: str, rule: str) -> int:
@@ -49,18 +75,21 @@ def test_training_jobs_ask_for_a_gpu(dry_run):
     assert all("gpu=1" in b and "torchrun" not in b for b in train if b not in imagenet)
 
 
-def test_ddp_imagenet_jobs_ask_for_their_gpus_and_run_under_torchrun(tmp_path):
+def test_ddp_imagenet_jobs_ask_for_their_gpus_and_run_under_torchrun(workdir):
     """`gpus: 4` -> resources gpu=4 (with a global gpu=4 on the command line; the default
-    profile's gpu=1 would scale it down) and a torchrun launch of 4 processes."""
-    work = copy_workflow(ROOT, tmp_path)
-    proc = snakemake(BIN, work, "-n", "-p", "results/lesam/runs/imagenet_resnet50-sam-s0/final.json",
-                     "--configfile", "workflow/config/paper.yaml", "--resources", "gpu=4",
+    profile's gpu=1 would scale it down) and a torchrun launch of 4 processes, reading
+    data.imagenet."""
+    over = _with_imagenet(workdir)
+    proc = snakemake(BIN, workdir, "-n", "-p",
+                     "results/lesam/runs/imagenet_resnet50-sam-s0/final.json",
+                     "--configfile", "workflow/config/paper.yaml", over, "--resources", "gpu=4",
                      timeout=300)
     block = [b for b in (proc.stdout + proc.stderr).split("\nrule ")
              if b.startswith("lesam_train:")]
     assert len(block) == 1 and "gpu=4" in block[0]
     assert "torchrun --standalone --nproc-per-node 4 --no-python sharpness train" in block[0]
     assert '"gpus":4' in block[0]
+    assert f"--set data_root={workdir / 'inet'}" in block[0]  # the key the check reads
 
 
 def test_missing_imagenet_path_names_the_key(tmp_path, capsys):

@@ -7,9 +7,11 @@
 # the run is pinned to the CPU (the quick profile), so quick jobs are not serialised on it;
 # a run with `gpus: N` (ImageNet in the paper profile) asks for N GPUs and is launched as N
 # DistributedDataParallel processes by torchrun (sharpness.launch, sharpness.train.distributed).
-# ImageNet: the paper profile's imagenet runs depend on lesam_check_imagenet, which stops
-# with a message naming data.imagenet when that key is unset or the folder is incomplete;
-# the error appears only when those runs are asked for, so `snakemake -n` lists the full DAG.
+# User-provided data (ImageNet at data.imagenet, PACS/VLCS under data.root): a run whose
+# folder is missing stops the workflow while it plans the jobs (run_inputs raises with what
+# to put where), so nothing runs for hours first; asking only for other targets is not
+# affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
+# lesam_check_imagenet, which checks the class folders before training.
 # Each step gets as params only the part of the lesam section it reads (training: its run's
 # config; others: lesam_exp.step_section), so a setting change reruns only what reads it.
 
@@ -63,7 +65,7 @@ if LESAM:
 
     rule lesam_train:
         input:
-            lambda w: lesam_exp.run_inputs(LESAM, w.run),
+            lambda w: lesam_exp.run_inputs(LESAM, w.run, config["data"]),
         output:
             final=f"{LESAM_RES}/runs/{{run}}/final.json",
             model=f"{LESAM_RES}/runs/{{run}}/model.pt",
@@ -83,7 +85,7 @@ if LESAM:
         params:
             cfg=lambda w: as_json(LESAM_RUNS[w.run]["config"]),
             outdir=subpath(output.final, parent=True),
-            root=config["data"]["root"],
+            root=lambda w: lesam_exp.data_root(config["data"], LESAM_RUNS[w.run]["config"]),
             launch=lambda w: launch_prefix(LESAM_RUNS[w.run]["config"]),
         shell:
             "{params.launch}sharpness train --config '{params.cfg}' --set data_root={params.root}"

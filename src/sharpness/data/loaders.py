@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from sharpness.data.fetch import resolve
+from sharpness.data.fetch import resolve, unverified_reason
 from sharpness.data.registry import get_spec
 from sharpness.errors import DataError
 from sharpness.provenance import file_sha256
@@ -98,8 +98,8 @@ def load_mnist(root: str | os.PathLike[str] = "data", **resolve_kw: Any) -> Arra
         name="mnist", x_train=_to_nchw(parts["x_train"]),
         y_train=torch.from_numpy(parts["y_train"].astype(np.int64)),
         x_test=_to_nchw(parts["x_test"]), y_test=torch.from_numpy(parts["y_test"].astype(np.int64)),
-        num_classes=10, info={"name": "mnist", "folder": str(folder),
-                              "sha256": {f.path: f.sha256 for f in get_spec("mnist").files}})
+        num_classes=10, info=_unverified({"name": "mnist", "folder": str(folder),
+                              "sha256": {f.path: f.sha256 for f in get_spec("mnist").files}}))
 
 
 def load_dataset(name: str, root: str | os.PathLike[str] = "data", *,
@@ -107,9 +107,20 @@ def load_dataset(name: str, root: str | os.PathLike[str] = "data", *,
                  train_size: int | None = None, test_size: int | None = None) -> ArrayDataset:
     """Load a data set by registry name as tensors, optionally keeping the first N examples.
 
-    Handles the embedded subsets and MNIST directly; other names are resolved (so a missing
-    copy fails with the message that says what to put where) and loaded through torchvision.
+    Handles the embedded subsets and MNIST directly; CIFAR-10/100 (python pickles) and SVHN
+    (``.mat``) are resolved (so a missing copy fails with the message that says what to put
+    where) and loaded through torchvision. ImageNet (``root`` is ``data.imagenet``) and
+    ``pacs:<domain>``/``vlcs:<domain>`` come back with lazy image folders
+    (:class:`sharpness.data.folders.FolderImages`) in place of the image tensors: they are
+    streamed from disk, never loaded whole.
     """
+    if name == "imagenet" or name.split(":", 1)[0] in ("pacs", "vlcs"):
+        from sharpness.data.folders import load_domains, load_imagenet
+
+        parts = load_imagenet(root) if name == "imagenet" else load_domains(name, root)
+        ds = ArrayDataset(name, parts["x_train"], parts["y_train"], parts["x_test"],
+                          parts["y_test"], parts["num_classes"], _unverified(parts["info"]))
+        return subset(ds, train_size, test_size)
     if name in ("mnist_embedded", "cifar10_embedded"):
         ds = load_embedded(name, root)
     elif name == "mnist":
@@ -131,8 +142,15 @@ def subset(ds: ArrayDataset, train_size: int | None, test_size: int | None) -> A
         if size is not None and not 0 < size <= have:
             raise DataError(f"{key}={size} but {ds.name} has {have} examples")
     info = dict(ds.info, train_size=train_size, test_size=test_size)
-    return ArrayDataset(ds.name, ds.x_train[:train_size], ds.y_train[:train_size],
-                        ds.x_test[:test_size], ds.y_test[:test_size], ds.num_classes, info)
+    return ArrayDataset(ds.name, _head(ds.x_train, train_size), ds.y_train[:train_size],
+                        _head(ds.x_test, test_size), ds.y_test[:test_size], ds.num_classes, info)
+
+
+def _head(x: Any, n: int | None) -> Any:
+    """The first ``n`` rows: a tensor slice, or a lazy image folder's :meth:`head`."""
+    if n is None:
+        return x
+    return x.head(n) if hasattr(x, "head") else x[:n]
 
 
 def _load_torchvision(name: str, root: str | os.PathLike[str], **resolve_kw: Any) -> ArrayDataset:
@@ -142,9 +160,15 @@ def _load_torchvision(name: str, root: str | os.PathLike[str], **resolve_kw: Any
     classes = {"cifar10": torchvision.datasets.CIFAR10, "cifar100": torchvision.datasets.CIFAR100,
                "svhn": torchvision.datasets.SVHN}
     if name not in classes:
-        raise DataError(f"data set {name!r} is folder-based (ImageFolder at {folder}); load it "
-                        "with torchvision.datasets.ImageFolder")
+        raise DataError(f"data set {name!r} has no tensor loader; known here: "
+                        f"{', '.join(classes)}")
     cls = classes[name]
+    reason = unverified_reason()
+    if reason:  # synthetic files in the official format: torchvision's MD5 check off too
+        extra: dict[str, Any] = {"_check_integrity": lambda self: True}
+        if hasattr(cls, "meta"):  # CIFAR's label-name file carries an MD5 too
+            extra["meta"] = {**cls.meta, "md5": None}
+        cls = type(f"Unverified{cls.__name__}", (cls,), extra)
     if name == "svhn":
         train, test = (cls(str(folder), split=s, download=False) for s in ("train", "test"))
         xtr, ytr = train.data.transpose(0, 2, 3, 1), train.labels
@@ -155,4 +179,13 @@ def _load_torchvision(name: str, root: str | os.PathLike[str], **resolve_kw: Any
     return ArrayDataset(name, _to_nchw(xtr), torch.as_tensor(np.asarray(ytr), dtype=torch.long),
                         _to_nchw(xte), torch.as_tensor(np.asarray(yte), dtype=torch.long),
                         num_classes=100 if name == "cifar100" else 10,
-                        info={"name": name, "folder": str(folder)})
+                        info=_unverified({"name": name, "folder": str(folder)}))
+
+
+def _unverified(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` with a provenance note when checksum checks are off."""
+    reason = unverified_reason()
+    if reason:
+        info["note"] = f"UNVERIFIED (checksums not checked): {reason}"
+        info["unverified"] = reason
+    return info

@@ -260,14 +260,60 @@ def data_inputs(cfg: dict[str, Any]) -> list[str]:
     """The data-preparation output a run needs (none for the committed embedded sets, and
     none for ImageNet, which is user-provided and checked by its own step)."""
     name = cfg["dataset"]
-    if name.endswith("_embedded") or name == "imagenet":
+    if name.endswith("_embedded") or name == "imagenet" or ":" in name:
         return []
     return [f"results/data/{name}.json"]
 
 
-def run_inputs(section: dict[str, Any], run: str) -> list[str]:
-    """Inputs of one training run: the runs it starts from, its data, the ImageNet check."""
+def data_root(data: dict[str, Any], cfg: dict[str, Any]) -> str:
+    """The folder a run reads its data set from: ``data.imagenet`` for ImageNet (the same
+    key the ImageNet check reads), ``data.root`` for everything else."""
+    if cfg["dataset"] == "imagenet":
+        return str(data.get("imagenet") or "")
+    return str(data["root"])
+
+
+def user_data_problem(data: dict[str, Any], cfg: dict[str, Any]) -> str | None:
+    """Why a run's user-provided data set (ImageNet, PACS, VLCS) is not usable, or None.
+
+    Checked when the workflow plans its jobs, so a missing folder stops the run before any
+    job starts (never after hours of other jobs), with what to put where.
+    """
+    from pathlib import Path
+
+    name = cfg["dataset"]
+    if name == "imagenet":
+        path = data.get("imagenet")
+        if not path:
+            return ("ImageNet runs need `data.imagenet` in the config: a folder holding "
+                    "train/<wnid>/*.JPEG and val/<wnid>/*.JPEG")
+        missing = [d for d in ("train", "val") if not (Path(path) / d).is_dir()]
+        if missing:
+            return (f"data.imagenet = {path} lacks {' and '.join(missing)}/: it must hold "
+                    "train/<wnid>/*.JPEG and val/<wnid>/*.JPEG (validation images sorted "
+                    "into class folders)")
+    base = name.split(":", 1)[0]
+    if base in ("pacs", "vlcs"):
+        domains = {"pacs": ("art_painting", "cartoon", "photo", "sketch"),
+                   "vlcs": ("Caltech101", "LabelMe", "SUN09", "VOC2007")}[base]
+        folder = Path(data["root"]) / base
+        missing = [d for d in domains if not (folder / d).is_dir()]
+        if missing:
+            return (f"{base} runs need {folder}/<domain>/<class>/*.jpg; missing domain "
+                    f"folders: {', '.join(missing)}")
+    return None
+
+
+def run_inputs(section: dict[str, Any], run: str,
+               data: dict[str, Any] | None = None) -> list[str]:
+    """Inputs of one training run: the runs it starts from, its data, the ImageNet check.
+    With ``data`` (the config's data section) a missing user-provided data set raises
+    ``FileNotFoundError`` with what to put where, at planning time."""
     spec = training_runs(section)[run]
+    if data is not None:
+        problem = user_data_problem(data, spec["config"])
+        if problem:
+            raise FileNotFoundError(f"lesam run {run}: {problem}")
     deps = [f"{RUNS_DIR}/{d}/final.json" for d in spec["depends"]]
     deps += data_inputs(spec["config"])
     if spec["config"]["dataset"] == "imagenet":

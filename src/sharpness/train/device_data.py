@@ -64,7 +64,14 @@ def steps_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
 
 
 def keep_on_device(setting: bool | str, x: Tensor) -> bool:
-    """Resolve ``data_on_device``: ``auto`` = small images whose whole set fits the budget."""
+    """Resolve ``data_on_device``: ``auto`` = small images whose whole set fits the budget.
+    Image folders streamed from disk (:mod:`sharpness.data.folders`) never are."""
+    if hasattr(x, "paths"):
+        if setting is True:
+            from sharpness.errors import ConfigError
+            raise ConfigError("train config key 'data_on_device': this data set is streamed "
+                              "from image folders; use 'auto' or false")
+        return False
     if setting != "auto":
         return bool(setting)
     small = x.dim() == 4 and max(x.shape[2], x.shape[3]) <= DEVICE_DATA_MAX_SIDE

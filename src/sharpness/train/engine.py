@@ -284,7 +284,9 @@ def build_run_model(cfg: dict[str, Any], data: PreparedData,
     c, h = data.x_train.shape[1], data.x_train.shape[2]
     net = build_model(cfg["model"], data.num_classes, c, h, width=cfg["width"],
                       **cfg["model_kwargs"])
-    if cfg["normalize"]:
+    if cfg["normalize"] and hasattr(data.x_train, "channel_stats"):
+        mean, std = data.x_train.channel_stats()  # streamed image folders (ImageNet statistics)
+    elif cfg["normalize"]:
         x = data.x_train.double()
         mean = x.mean(dim=(0, 2, 3)).float()
         std = x.std(dim=(0, 2, 3)).clamp_min(1e-6).float()
@@ -332,17 +334,22 @@ def load_trained_model(run_dir: str | os.PathLike[str], map_location: str = "cpu
 @torch.no_grad()
 def evaluate(model: nn.Module, x: Tensor, y: Tensor, loss_fn: Criterion,
              autocast: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
-             chunk: int = EVAL_CHUNK) -> tuple[float, float]:
-    """Mean loss and accuracy of ``model`` (eval mode) on ``(x, y)``, in chunks."""
+             chunk: int = EVAL_CHUNK, workers: int = 0) -> tuple[float, float]:
+    """Mean loss and accuracy of ``model`` (eval mode) on ``(x, y)``, in chunks (streamed
+    through a DataLoader with ``workers`` when ``x`` is an image folder)."""
     was_training = model.training
     model.eval()
     total, correct = 0.0, 0
     dev = next(model.parameters()).device
-    for start in range(0, len(x), chunk):
-        xx = x[start:start + chunk].to(dev, non_blocking=True)  # a no-op for device data
+    if hasattr(x, "loader"):  # an image folder (sharpness.data.folders): DataLoader workers
+        chunks = iter(x.loader(y, chunk, workers=workers, pin_memory=dev.type == "cuda"))
+    else:
+        chunks = ((x[s:s + chunk], y[s:s + chunk]) for s in range(0, len(x), chunk))
+    for xc, yc in chunks:
+        xx = xc.to(dev, non_blocking=True)  # a no-op for device data
         with autocast():
             out = model(xx)
-        yy = y[start:start + chunk].to(dev, non_blocking=True)
+        yy = yc.to(dev, non_blocking=True)
         total += float(loss_fn(out, yy).double().sum())
         correct += int((out.argmax(1) == yy).sum())
     model.train(was_training)
@@ -411,12 +418,15 @@ class _Run:
     def evaluate(self, x: Tensor, y: Tensor) -> tuple[float, float]:
         """Mean loss and accuracy on ``(x, y)``; under DDP each process takes its piece with
         rank 0's BatchNorm statistics and the means are combined."""
+        workers = self.cfg["loader_workers"]
         if not self.dist.enabled:
-            return evaluate(self.model, x, y, self.loss_fn, self.autocast)
+            return evaluate(self.model, x, y, self.loss_fn, self.autocast, workers=workers)
         ddp.broadcast_buffers(self.dist, self.model)
         piece = ddp.shard_slice(self.dist, len(x))
-        loss, acc = evaluate(self.model, x[piece], y[piece], self.loss_fn, self.autocast)
-        return ddp.combine_means(self.dist, loss, acc, len(x[piece]), self.device)
+        xs = x.part(piece) if hasattr(x, "part") else x[piece]  # image folders stay lazy
+        loss, acc = evaluate(self.model, xs, y[piece], self.loss_fn, self.autocast,
+                             workers=workers)
+        return ddp.combine_means(self.dist, loss, acc, len(y[piece]), self.device)
 
     # rows ----------------------------------------------------------------------------------
     def write_row(self, row: dict[str, Any]) -> None:
