@@ -219,15 +219,23 @@ def load_imagenet(root: str | os.PathLike[str]) -> dict[str, Any]:
         paths, _ = scan(folder / "val", [name])
         val_paths += paths
         val_labels += [classes.index(name)] * len(paths)
+    return _parts(imagenet_transforms, (train_paths, train_labels), (val_paths, val_labels),
+                  len(classes), {"name": "imagenet", "folder": str(folder),
+                                 "classes": len(classes), "n_train_files": len(train_paths),
+                                 "n_val_files": len(val_paths)})
+
+
+def _parts(transforms: Callable[[bool], Callable[[Any], Tensor]],
+           train: tuple[list[str], list[int]], test: tuple[list[str], list[int]],
+           num_classes: int, info: dict[str, Any]) -> dict[str, Any]:
+    """The lazy train/test images and label tensors of one folder data set."""
     return {
-        "x_train": FolderImages(train_paths, imagenet_transforms(True), 224),
-        "y_train": torch.tensor(train_labels, dtype=torch.long),
-        "x_test": FolderImages(val_paths, imagenet_transforms(False), 224),
-        "y_test": torch.tensor(val_labels, dtype=torch.long),
-        "num_classes": len(classes),
-        "info": {"name": "imagenet", "folder": str(folder), "classes": len(classes),
-                 "n_train_files": len(train_paths), "n_val_files": len(val_paths),
-                 "note": "layout-checked (no published checksum); streamed from disk"},
+        "x_train": FolderImages(train[0], transforms(True), 224),
+        "y_train": torch.tensor(train[1], dtype=torch.long),
+        "x_test": FolderImages(test[0], transforms(False), 224),
+        "y_test": torch.tensor(test[1], dtype=torch.long),
+        "num_classes": num_classes,
+        "info": {**info, "note": "layout-checked (no published checksum); streamed from disk"},
     }
 
 
@@ -264,13 +272,6 @@ def load_domains(name: str, root: str | os.PathLike[str]) -> dict[str, Any]:
         domains.append({"domain": domain, "start": len(test_paths), "n": len(paths)})
         test_paths += paths
         test_labels += labels
-    return {
-        "x_train": FolderImages(train_paths, domain_transforms(True), 224),
-        "y_train": torch.tensor(train_labels, dtype=torch.long),
-        "x_test": FolderImages(test_paths, domain_transforms(False), 224),
-        "y_test": torch.tensor(test_labels, dtype=torch.long),
-        "num_classes": len(classes),
-        "info": {"name": name, "folder": str(folder), "source_domain": source,
-                 "test_domains": domains, "classes": classes,
-                 "note": "layout-checked (no published checksum); streamed from disk"},
-    }
+    return _parts(domain_transforms, (train_paths, train_labels), (test_paths, test_labels),
+                  len(classes), {"name": name, "folder": str(folder), "source_domain": source,
+                                 "test_domains": domains, "classes": classes})
