@@ -106,15 +106,23 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
     return rec
 
 
+def _residual(rows: list[dict[str, Any]], suffix: str = "") -> list[float]:
+    """|rise - <g, eps> - curvature| per probe (the terms beyond second order)."""
+    return [abs(r[f"rise{suffix}"] - r[f"g_dot_eps{suffix}"] - r[f"curvature{suffix}"])
+            for r in rows]
+
+
 def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = "."
                      ) -> dict[str, Any]:
-    """First-order term <g, eps> vs curvature term 0.5 eps^T H eps along SAM and LE-SAM."""
+    """The measured rise L(θ+ε) − L(θ), its first-order term ⟨g, ε⟩, its curvature term
+    ½ εᵀHε and the residual (rise − both) along SAM and LE-SAM training; the residual also
+    with BatchNorm in eval mode, to tell whether train-mode batch statistics cause it."""
     spec = _item(section, "fig_signal")
     labels = list(section["signal"]["optimizers"])
     labels = [lab if isinstance(lab, str) else lab["label"] for lab in labels]
-    rows, inputs = [], []
+    rows, inputs, notes = [], [], []
     with figure_style():
-        fig, axes = plt.subplots(1, len(labels), figsize=(4.5 * len(labels), 3.4),
+        fig, axes = plt.subplots(1, len(labels), figsize=(5 * len(labels), 3.8),
                                  squeeze=False)
         for ax, lab in zip(axes[0], labels, strict=True):
             path = Path(root) / SIGNAL_DIR / lab / "signal.jsonl"
@@ -122,22 +130,44 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
             sig = read_jsonl(path)
             rows += [{"optimizer": lab, **r} for r in sig]
             step = [r["step"] for r in sig]
+            ax.plot(step, [abs(r["rise"]) for r in sig], color="k", lw=1.4,
+                    label=r"measured rise $|L(\theta+\epsilon)-L(\theta)|$")
             ax.plot(step, [r["g_dot_eps"] for r in sig], color=optimizer_color(lab),
                     label=r"first order $\langle g,\epsilon\rangle$")
             ax.plot(step, [abs(r["curvature"]) for r in sig], color="0.3", ls="--",
                     label=r"curvature $|\frac{1}{2}\epsilon^\top H\epsilon|$")
+            res = _residual(sig)
+            ax.plot(step, res, color="#d62728", lw=1.0, label="residual (train mode)")
+            ev = [r for r in sig if r.get("rise_eval") is not None]
+            if ev:
+                ax.plot([r["step"] for r in ev], _residual(ev, "_eval"), color="#d62728",
+                        ls=":", lw=1.0, label="residual, BatchNorm in eval mode")
             if any(r.get("sigma") is not None for r in sig):
                 ax.plot(step, [r.get("sigma") or 0.0 for r in sig], color="k", lw=0.8,
                         ls=":", label=r"budget $\sigma_t$")
             ax.set_yscale("log")
             ax.set(title=label(lab), xlabel="step", ylabel="loss rise term")
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=6)
+            curv = [abs(r["curvature"]) for r in sig]
+            ratio = float(np.median([a / max(c, 1e-12) for a, c in zip(res, curv, strict=True)]))
+            note = (f"{label(lab)}: median residual / curvature term = {ratio:.2g} in train "
+                    "mode")
+            if ev:
+                ratio_ev = float(np.median([a / max(abs(r["curvature_eval"]), 1e-12) for a, r in
+                                            zip(_residual(ev, "_eval"), ev, strict=True)]))
+                note += f", {ratio_ev:.2g} in eval mode"
+            notes.append(note)
         fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
-        caption = (f"{spec['title']}: the two terms of L(θ+ε) − L(θ) at probed steps, on the "
-                   "training batch of that step; the curvature term by an exact "
-                   "Hessian-vector product (train mode). Paper 002 claims SAM's rise is "
-                   "dominated by the first-order term early, while LE-SAM's first-order term "
-                   f"is fixed at σ_t. Data used: {spec['data_used']}.")
+        caption = (f"{spec['title']}: the measured rise L(θ+ε) − L(θ) at probed steps, on the "
+                   "training batch of that step, with its first-order term ⟨g, ε⟩, its "
+                   "curvature term ½εᵀHε (exact Hessian-vector product, train mode as the "
+                   "optimizer sees the net) and the residual rise − ⟨g, ε⟩ − ½εᵀHε (terms "
+                   "beyond second order); dotted red: the same residual with BatchNorm in eval "
+                   "mode (running statistics). Paper 002 claims SAM's rise is dominated by the "
+                   "first-order term early, while LE-SAM's first-order term is fixed at σ_t and "
+                   "the signal left is the curvature term; the residual shows how much of the "
+                   "rise the curvature term does not explain. " + "; ".join(notes)
+                   + f". Data used: {spec['data_used']}.")
         rec = save_figure(fig, out, rows=rows, caption=caption, inputs=inputs, params=spec,
                           stand_ins=spec.get("stand_ins", []))
         plt.close(fig)

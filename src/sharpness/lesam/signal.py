@@ -14,7 +14,8 @@ curvature term with an exact Hessian-vector product on the same batch, in train 
 statistics, as the optimizer's two passes see the network). Each probed step writes one row of
 ``signal.jsonl``: ``g_dot_eps`` (logged by the optimizer), ``curvature`` (HVP),
 ``rise`` (``L(theta + eps) - L(theta)`` from the two passes), ``sigma`` (LE-SAM's budget),
-``radius``, ``grad_norm``, ``lr``.
+``radius``, ``grad_norm``, ``lr``, and the same three terms with BatchNorm in eval mode
+(:func:`eval_mode_terms`: ``rise_eval``, ``g_dot_eps_eval``, ``curvature_eval``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,31 @@ from sharpness.optim import BatchClosure, build_optimizer
 from sharpness.provenance import RunRecord
 from sharpness.train import augment_batch, lr_at, per_example_loss, validate_config
 from sharpness.train.engine import build_run_model, prepare_data
+
+
+def eval_mode_terms(model: torch.nn.Module, loss: Any, x: torch.Tensor, y: torch.Tensor,
+                    eps: torch.Tensor) -> dict[str, float]:
+    """The same expansion of ``L(theta + eps) - L(theta)`` with BatchNorm in eval mode
+    (running statistics), on a copy of ``model`` at ``theta``: the measured ``rise_eval``, the
+    first-order term ``g_dot_eps_eval = <grad L_eval, eps>`` and ``curvature_eval = 0.5
+    eps^T H_eval eps``. In train mode each forward pass normalises with its own batch
+    statistics, which move with ``eps``; comparing the residual ``rise - first - curvature``
+    in both modes tells whether those moving statistics cause it."""
+    net = copy.deepcopy(model)
+    net.eval()
+    params = [p for p in net.parameters() if p.requires_grad]
+    base = loss(net(x), y)
+    grad = torch.cat([g.reshape(-1) for g in torch.autograd.grad(base, params)])
+    curv = curvature_term(HessianOperator(net, loss, (x, y), mode="eval"), eps) \
+        if float(eps.norm()) > 0 else 0.0
+    with torch.no_grad():
+        offset = 0
+        for p in params:
+            p.add_(eps[offset:offset + p.numel()].view_as(p).to(p))
+            offset += p.numel()
+        perturbed = float(loss(net(x), y))
+    return {"rise_eval": perturbed - float(base), "g_dot_eps_eval": float(grad @ eps.to(grad)),
+            "curvature_eval": curv}
 
 
 def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe_every: int,
@@ -96,7 +122,8 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
                            "radius": d.get("radius"), "g_dot_eps": d.get("g_dot_eps"),
                            "curvature": curv,
                            "rise": d.get("perturbed_loss", d["loss"]) - d["loss"],
-                           "sigma": d.get("sigma"), "clipped": d.get("clipped")}
+                           "sigma": d.get("sigma"), "clipped": d.get("clipped"),
+                           **eval_mode_terms(snapshot, mean_loss, x, y, eps)}
                     rows.append(row)
                     append_jsonl(path, row)
                 step += 1
