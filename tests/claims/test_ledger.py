@@ -94,3 +94,21 @@ def test_cli_builds_and_prints_the_ledger(tmp_path: Path, capsys: pytest.Capture
     with (fig / "claims.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert {r["verdict"] for r in rows} >= {"supported", "not run in this profile"}
+
+
+def test_figures_readme_is_committed_and_defines_every_level() -> None:
+    import subprocess
+
+    from sharpness.claims.model import LEVELS
+    from sharpness.claims.stats import VERDICTS
+
+    path = ROOT / "figures" / "README.md"
+    text = path.read_text()
+    assert all(f"`{level}`" in text for level in LEVELS)
+    assert all(f"`{verdict}`" in text for verdict in VERDICTS)
+    tracked = subprocess.run(["git", "-C", str(ROOT), "ls-files", "figures"],
+                             capture_output=True, text=True, check=False).stdout.split()
+    ignored = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q",
+                              "figures/eos/fig_phase.csv"], check=False).returncode
+    if tracked:  # in a git checkout: only the README is tracked, generated files are ignored
+        assert tracked == ["figures/README.md"] and ignored == 0

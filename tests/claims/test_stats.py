@@ -70,3 +70,11 @@ def test_wilson_against_known_value() -> None:
 
 def test_paired_differences_use_common_seeds() -> None:
     assert paired_differences({0: 2.0, 1: 3.0, 2: 5.0}, {1: 1.0, 2: 1.0}) == [2.0, 4.0]
+
+
+def test_seeds_needed_grows_with_the_spread() -> None:
+    from sharpness.claims.stats import seeds_needed
+
+    assert seeds_needed([1.0, 1.1]) == 3
+    assert seeds_needed([1.0, -0.5, 2.0]) > 10
+    assert seeds_needed([1.0]) is None and seeds_needed([1.0, 1.0]) is None

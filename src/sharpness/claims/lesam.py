@@ -22,6 +22,7 @@ from sharpness.claims.stats import (
     combine,
     decide,
     paired_differences,
+    seeds_needed,
     t_interval,
     threshold,
 )
@@ -81,6 +82,12 @@ def compare(a: pd.Series, b: pd.Series, chance: float, what: str, direction: int
             f"({200 * chance:.0f} %)" if smoke else "")
     if iv.n < 2:
         note = (note + "; " if note else "") + "one seed: no interval (needs ≥ 2, better ≥ 3)"
+    elif verdict == INCONCLUSIVE:
+        need = seeds_needed(diffs)
+        if need is not None:
+            note = (note + "; " if note else "") + (
+                f"about {need} seeds would resolve a paired difference of this size and "
+                f"spread (80 % power, 5 % two-sided)")
     return Result(verdict, f"{what}: {means[0]:.2f} vs {means[1]:.2f} %; paired difference "
                   f"{iv.text(2)} points", level=level, estimate=iv.estimate,
                   low=iv.low if iv.has_interval else None,

@@ -28,6 +28,7 @@ from sharpness.claims.stats import (
     SUPPORTED,
     Interval,
     decide,
+    seeds_needed,
     threshold,
 )
 
@@ -331,12 +332,16 @@ def gradcam_claim(dataset_label: str, optimizer_label: str) -> Predicate:
         accs = gd["test acc"].astype(float)
         level = SMOKE if (accs < 2 * chance_acc).any() else None
         massless = int(sel[sel["alpha"] == mid]["massless"].iloc[0])
+        need = seeds_needed(seeds) if verdict == INCONCLUSIVE else None
+        extra = (f"about {need} seeds would resolve a difference of this size and spread"
+                 if need else "")
         return Result(verdict, f"α={mid:g}: share − GD's, per-seed means "
                       f"{' '.join(f'{s:+.3f}' for s in seeds)} → {iv.text()}; "
                       f"{massless} massless maps dropped",
                       level=level if level else (WEAK if verdict == INCONCLUSIVE else None),
                       estimate=iv.estimate, low=iv.low, high=iv.high,
-                      note="smoke: a model near chance (test acc < 2× chance)" if level else "")
+                      note="; ".join(x for x in ("smoke: a model near chance (test acc < 2× "
+                                                 "chance)" if level else "", extra) if x))
     return test
 
 

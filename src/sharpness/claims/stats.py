@@ -148,3 +148,17 @@ def combine(verdicts: Sequence[str]) -> str:
     if CONTRADICTED in verdicts:
         return CONTRADICTED
     return INCONCLUSIVE
+
+
+def seeds_needed(diffs: Sequence[float], power_z: float = 0.84, alpha_z: float = 1.96
+                 ) -> int | None:
+    """Seeds a paired comparison needs to resolve a difference of the observed mean and
+    spread: ``((z_a + z_b) sd / |mean|)^2`` (normal approximation, 80 % power), at least 3;
+    None when the spread or the mean is zero."""
+    v = _finite(diffs)
+    if len(v) < 2:
+        return None
+    sd, mean = float(v.std(ddof=1)), float(abs(v.mean()))
+    if sd == 0 or mean == 0:
+        return None
+    return max(3, math.ceil(((alpha_z + power_z) * sd / mean) ** 2))
