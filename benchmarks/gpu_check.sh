@@ -1,50 +1,47 @@
 #!/usr/bin/env bash
-# GPU check of the training engine (run on a machine with CUDA; nothing here needs network).
+# The GPU benchmark of the training engine, as one prepared script (no network needed).
 #
-#   bash benchmarks/gpu_check.sh            # PYTHON=... to choose the interpreter
+#   bash benchmarks/gpu_check.sh            # on a CUDA machine (a few minutes on an H100)
+#   bash benchmarks/gpu_check.sh --tiny     # CPU smoke run of the same steps (about a minute)
+#   PYTHON=... OUT=... bash benchmarks/gpu_check.sh
 #
-# 1. runs the CUDA tests (`pytest -m gpu`: bf16 autocast + determinism of two runs);
-# 2. times full-width CIFAR ResNet-18 epochs on the embedded CIFAR-10 subset (4k images,
-#    batch 128, crop+flip) with SGD and SAM, fp32 and bf16 autocast, 2 epochs each, through
-#    the same `sharpness train` CLI the workflow uses, and prints seconds per epoch (second
-#    epoch, so CUDA start-up is excluded), images/s and the SAM/SGD ratio.
-# Results go to ${OUT:-results/gpu_check}; a summary table to stdout and summary.tsv.
+# 1. the CUDA tests (`pytest -m gpu`: bf16 autocast, determinism of two runs);
+# 2. benchmarks/bench_gpu.py: images/s of SGD, SAM and LE-SAM on ResNet-18 CIFAR-10 at width
+#    1, batch 128, bf16, device-resident data with crop/flip/Cutout on the device; the
+#    SAM/SGD and LE-SAM/SAM ratios measured in one run; one epoch's time and peak memory per
+#    optimizer (targets: SAM/SGD <= 2.05, LE-SAM/SAM <= 1.02, SGD >= 20,000 images/s on an
+#    H100-class GPU);
+# 3. `sharpness cost` of the paper profile with step times measured on this GPU.
+# Results under ${OUT:-results/gpu_check}: bench.json, bench.txt, cost_paper.md, tests.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 OUT=${OUT:-results/gpu_check}
+TINY=0
+if [ "${1:-}" = "--tiny" ]; then TINY=1; fi
 mkdir -p "$OUT"
+
+if [ "$TINY" = 1 ]; then
+  echo "tiny mode: CPU smoke run (no CUDA needed; numbers mean nothing)"
+  "$PY" benchmarks/bench_gpu.py --tiny --out "$OUT/bench.json" | tee "$OUT/bench.txt"
+  "$PY" -m sharpness.cli cost --configfile workflow/config/paper.yaml --item table_imagenet \
+    --method analytic --out "$OUT/cost_paper.md" > /dev/null
+  echo "gpu_check tiny: ok ($OUT)"
+  exit 0
+fi
+
 "$PY" -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; \
-print('device:', torch.cuda.get_device_name(0), '| torch', torch.__version__)"
+print('device:', torch.cuda.get_device_name(0), '| torch', torch.__version__, \
+'| CUDA', torch.version.cuda)" | tee "$OUT/device.txt"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv >> "$OUT/device.txt" \
+  2>/dev/null || true
 
-"$PY" -m pytest -q -m gpu tests/train tests/models -p no:cacheprovider || echo "GPU TESTS FAILED"
+"$PY" -m pytest -q -m gpu tests/train tests/models -p no:cacheprovider 2>&1 \
+  | tee "$OUT/tests.txt" || echo "GPU TESTS FAILED" | tee -a "$OUT/tests.txt"
 
-printf "optimizer\tbf16\tsec_per_epoch\timages_per_s\tfinal_test_acc\n" > "$OUT/summary.tsv"
-for opt in sgd sam; do
-  for bf16 in false true; do
-    run="$OUT/resnet18_${opt}_bf16-${bf16}"
-    rm -rf "$run"
-    cfg=$(printf '{"dataset": "cifar10_embedded", "model": "resnet18", "width": 1.0,
-      "optimizer": "%s", "opt_hparams": %s, "epochs": 2, "batch_size": 128, "lr": 0.1,
-      "augment": {"crop": 4, "flip": true}, "device": "cuda", "bf16": %s, "seed": 0}' \
-      "$opt" "$( [ $opt = sam ] && echo '{"rho": 0.05}' || echo '{}' )" "$bf16")
-    "$PY" -m sharpness.cli train --config "$cfg" --out "$run"
-    "$PY" - "$run" "$opt" "$bf16" >> "$OUT/summary.tsv" <<'PYEOF'
-import json, sys
-run, opt, bf16 = sys.argv[1:]
-rows = [json.loads(line) for line in open(f"{run}/timing.jsonl")]
-final = json.load(open(f"{run}/final.json"))
-sec = rows[-1]["seconds"]
-print(f"{opt}\t{bf16}\t{sec:.2f}\t{final['n_train'] / sec:.0f}\t{final['final_test_acc']:.3f}")
-PYEOF
-  done
-done
-column -t "$OUT/summary.tsv"
-"$PY" - "$OUT/summary.tsv" <<'PYEOF'
-import csv, sys
-rows = {(r["optimizer"], r["bf16"]): float(r["sec_per_epoch"])
-        for r in csv.DictReader(open(sys.argv[1]), delimiter="\t")}
-for bf16 in ("false", "true"):
-    print(f"SAM/SGD epoch time (bf16={bf16}): {rows[('sam', bf16)] / rows[('sgd', bf16)]:.2f}")
-PYEOF
+"$PY" benchmarks/bench_gpu.py --out "$OUT/bench.json" | tee "$OUT/bench.txt"
+
+timeout 300 "$PY" -m sharpness.cli cost --configfile workflow/config/paper.yaml \
+  --method measured --out "$OUT/cost_paper.md" || echo "cost measurement did not finish"
+echo "gpu_check: done ($OUT)"
