@@ -123,6 +123,8 @@ def test_records_hold_abs_lambda_max_beside_s(method: str) -> None:
     np.testing.assert_allclose(res.sharpness, 1.0, rtol=1e-6)
     np.testing.assert_allclose(res.abs_sharpness, 3.0, rtol=1e-6)
     assert res.summary()["abs_s_max"] == pytest.approx(3.0)
+    if method == "cvode":  # a dominant negative eigenvalue (a saddle): explicit intervals only
+        assert res.explicit_intervals == len(res.t) - 1 and res.jvps == 0
 
 
 def test_first_record_interval_is_capped() -> None:
