@@ -108,8 +108,9 @@ if EOS:
             "../../envs/environment.yaml"
         params:
             caption=caption_text("eos", "fig"),
+            dropped=as_json(EOS.get("dropped") or {}),
         shell:
             "sharpness eos figure --id {wildcards.fig} --inputs {input} --out {output.pdf}"
-            " > {log} 2>&1"
+            " --dropped '{params.dropped}' > {log} 2>&1"
 
     ALL_TARGETS.extend(figure_targets(EOS))

@@ -40,6 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fig.add_argument("--id", required=True, choices=FIGURE_IDS)
     fig.add_argument("--inputs", nargs="+", required=True, help="toy.json or sweep.json files")
     fig.add_argument("--out", required=True, help="figure path (.pdf; .png/.csv beside it)")
+    fig.add_argument("--dropped", default="{}",
+                     help="JSON object: setting -> why this profile leaves it out (caption)")
     fig.set_defaults(func=_figure)
 
 
@@ -80,6 +82,12 @@ def _figure(args: argparse.Namespace) -> int:
 
     if args.id == "fig_diagonal":
         figures.fig_diagonal(args.inputs[0], args.out)
+        return 0
+    dropped = json.loads(args.dropped)
+    if not isinstance(dropped, dict):
+        raise ConfigError(f"eos figure --dropped must be a JSON object, got {args.dropped!r}")
+    if dropped and args.id in ("fig_phase", "fig_test_vs_lr"):
+        figures.FIGURES[args.id](args.inputs, args.out, dropped=dropped)
     else:
         figures.FIGURES[args.id](args.inputs, args.out)
     return 0

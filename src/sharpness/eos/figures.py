@@ -226,8 +226,20 @@ def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) 
 
 # -- fig_phase ---------------------------------------------------------------------------------
 
-def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> None:
-    """Final sharpness and l1/l2/nuclear norms vs eta, one row per setting."""
+def _dropped_note(dropped: dict[str, str] | None) -> str:
+    """Caption sentence naming the settings left out of a figure and why (config
+    ``eos.dropped``: setting name -> reason)."""
+    if not dropped:
+        return ""
+    return " Left out of this profile: " + "; ".join(
+        f"{name} ({reason})" for name, reason in sorted(dropped.items())) + "."
+
+
+def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str],
+              dropped: dict[str, str] | None = None) -> None:
+    """Final sharpness and l1/l2/nuclear norms vs eta, one row per setting. Each setting's
+    evidence is counted in the caption: converged runs above 1.2 eta_c (the edge-of-stability
+    check) and below eta_c (the flat-sharpness check)."""
 
     from sharpness.plots import figure_style, optimizer_color, save_figure
 
@@ -261,9 +273,11 @@ def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathL
                     ax.set_xlabel(r"$\eta$")
             eos_ok = [x for x in r if x["converged"] and x["lr"] > 1.2 * sw["eta_c"]
                       and x.get("eta_s_over_2") is not None]
+            below = [x for x in r if x["converged"] and x["lr"] < sw["eta_c"]]
             worst = max((abs(x["eta_s_over_2"] - 1) for x in eos_ok), default=float("nan"))
             checks.append(f"{_label(sw)}: max|eta S/2-1| over converged eta>1.2eta_c = "
-                          f"{worst:.3f} ({len(eos_ok)} runs); flow {sw['flow']['status']}")
+                          f"{worst:.3f} ({len(eos_ok)} runs; {len(below)} converged below "
+                          f"eta_c); flow {sw['flow']['status']}")
             flow_note = "" if sw["flow"]["status"] == "ok" else \
                 f" [flow: {sw['flow']['status']}, $s_{{GF}}$ is a lower bound]"
             axes[i, 0].set_title(f"$\\eta_c$={sw['eta_c']:.3g}, max$|\\eta S/2-1|$ (EoS)="
@@ -274,15 +288,15 @@ def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathL
                      "setting)" + (f"\nstand-in: {'; '.join(stand)}" if stand else ""), y=1.0)
         fig.tight_layout()
         save_figure(fig, out, rows=rows, stand_ins=stand, inputs=list(sweep_paths),
-                    params={"figure": "fig_phase"},
+                    params={"figure": "fig_phase", "dropped": dropped or {}},
                     caption="Final sharpness (Lanczos) and l1/l2/nuclear norms vs eta. "
-                            + " | ".join(checks))
+                            + " | ".join(checks) + _dropped_note(dropped))
 
 
 # -- fig_test_vs_lr ----------------------------------------------------------------------------
 
 def fig_test_vs_lr(sweep_paths: Sequence[str | os.PathLike[str]],
-                   out: str | os.PathLike[str]) -> None:
+                   out: str | os.PathLike[str], dropped: dict[str, str] | None = None) -> None:
     """Test error and test loss vs eta, best eta marked, one panel per setting."""
     from sharpness.plots import figure_style, save_figure
 
@@ -320,9 +334,10 @@ def fig_test_vs_lr(sweep_paths: Sequence[str | os.PathLike[str]],
                      (f" (stand-in: {'; '.join(stand)})" if stand else ""), y=1.0)
         fig.tight_layout()
         save_figure(fig, out, rows=rows, stand_ins=stand, inputs=list(sweep_paths),
-                    params={"figure": "fig_test_vs_lr"},
+                    params={"figure": "fig_test_vs_lr", "dropped": dropped or {}},
                     caption="Test error (left axis) and test loss (right axis) of the final "
-                            "models vs eta; star: best eta; dashed: eta_c; crosses: diverged.")
+                            "models vs eta; star: best eta; dashed: eta_c; crosses: diverged."
+                            + _dropped_note(dropped))
 
 
 # -- fig_trajectories --------------------------------------------------------------------------

@@ -214,9 +214,10 @@ class _Integrator:
     t: float
     theta: np.ndarray
 
-    def advance(self, t_to: float, explicit: bool = False) -> bool:
+    def advance(self, t_to: float, scale: float = 0.0, saddle: bool = False) -> bool:
         """Integrate to ``t_to`` or the loss-goal event; True when the event stopped it.
-        ``explicit`` asks an implicit integrator for an explicit interval."""
+        ``scale`` (``max(S, |lambda|max)`` at the start) and ``saddle`` (a dominant negative
+        eigenvalue) let an implicit integrator choose an explicit interval."""
         raise NotImplementedError
 
 
@@ -230,7 +231,7 @@ class _ScipyIntegrator(_Integrator):
         self.t = 0.0
         self.first_step: float | None = None
 
-    def advance(self, t_to: float, explicit: bool = False) -> bool:
+    def advance(self, t_to: float, scale: float = 0.0, saddle: bool = False) -> bool:
         from scipy.integrate import solve_ivp
 
         first = self.first_step
@@ -254,17 +255,25 @@ class _ScipyIntegrator(_Integrator):
 class _CvodeIntegrator(_Integrator):
     """CVODE (BDF + GMRES, Jacobian-vector products = -HVPs), with explicit intervals.
 
-    An interval whose dominant Hessian eigenvalue is negative (``|lambda|max > S``: the flow
-    escapes a saddle along a direction that grows like ``exp(|lambda| t)``) is integrated by
-    ``solve_ivp`` (RK45): there the Newton matrix ``I + gamma H`` of BDF is indefinite and
-    GMRES struggles (measured on the quick ResNet from its init, where ``lambda_min = -890``
-    against ``S = 32``: 794 gradient units for ``t <= 0.0095`` against RK45's 82), while the
-    explicit step is no more limited than BDF's accuracy. CVODE restarts after such an
-    interval."""
+    BDF pays off where the flow is stiff: many explicit steps of about ``3 / S`` per unit of
+    time, while BDF's step follows the path. It does not pay off
+
+    * near a saddle (``|lambda|max > S``: a negative eigenvalue dominates and the flow escapes
+      along a direction growing like ``exp(|lambda| t)``): the Newton matrix ``I + gamma H``
+      is indefinite and GMRES struggles (measured on the quick ResNet from its init, where
+      ``lambda_min = -890`` against ``S = 32``: 794 gradient units for ``t <= 0.0095``
+      against RK45's 82);
+    * on a short interval after a restart (BDF starts at order 1 with small steps).
+
+    So an interval goes to RK45 when it is a saddle, or when BDF is *blocked*: an interval
+    whose BDF cost exceeded twice the explicit estimate ``2 dt max(S, |lambda|max)`` (RK45
+    takes about 2 gradients per unit of ``S t`` on the quick MNIST FCN), or hit
+    ``max_bdf_steps``, blocks BDF until the curvature scale has doubled. After an explicit
+    interval BDF restarts from the current point."""
 
     def __init__(self, flat: _FlatModel, theta: np.ndarray, goal: Callable[..., float],
                  loss_goal: float, t_max: float, rtol: float, atol: float,
-                 krylov_dim: int) -> None:
+                 krylov_dim: int, max_bdf_steps: int = 200) -> None:
         try:
             from sksundae.cvode import CVODE, CVODEJacTimes
         except ImportError as err:  # pragma: no cover - pinned in envs/
@@ -274,6 +283,7 @@ class _CvodeIntegrator(_Integrator):
         self.explicit = _ScipyIntegrator(flat, theta, goal, "RK45", rtol, atol)
         self.started = False
         self.explicit_intervals = 0
+        self.blocked_below = 0.0  # BDF waits until the curvature scale reaches this
 
         def rhsfn(t: float, y: np.ndarray, yp: np.ndarray) -> None:
             yp[:] = flat.rhs(t, y)
@@ -292,17 +302,22 @@ class _CvodeIntegrator(_Integrator):
 
         self.solver = CVODE(rhsfn, method="BDF", rtol=rtol, atol=atol, linsolver="gmres",
                             krylov_dim=krylov_dim, jactimes=CVODEJacTimes(jt_setup, jt_solve),
-                            eventsfn=eventsfn, num_events=1, max_num_steps=1_000_000)
+                            eventsfn=eventsfn, num_events=1, max_num_steps=max_bdf_steps)
 
-    def advance(self, t_to: float, explicit: bool = False) -> bool:
-        if explicit:
-            self.explicit_intervals += 1
-            self.flat.keep_graph = False
-            self.explicit.t, self.explicit.theta = self.t, self.theta
-            event = self.explicit.advance(t_to)
-            self.t, self.theta = self.explicit.t, self.explicit.theta
-            self.started = False  # BDF restarts from here
-            return event
+    def _explicit(self, t_to: float) -> bool:
+        self.explicit_intervals += 1
+        self.flat.keep_graph = False
+        self.explicit.t, self.explicit.theta = self.t, self.theta
+        event = self.explicit.advance(t_to)
+        self.t, self.theta = self.explicit.t, self.explicit.theta
+        self.started = False  # BDF restarts from here
+        return event
+
+    def advance(self, t_to: float, scale: float = 0.0, saddle: bool = False) -> bool:
+        if saddle or scale < self.blocked_below:
+            return self._explicit(t_to)
+        estimate = 2.0 * (t_to - self.t) * scale  # RK45's gradients for this interval
+        before = self.flat.nfev + 2 * self.flat.jvps
         self.flat.keep_graph = True
         with single_threaded_blas():
             if not self.started:
@@ -311,10 +326,14 @@ class _CvodeIntegrator(_Integrator):
                     raise RuntimeError(f"CVODE failed to start at t={self.t:g}: {res.message}")
                 self.started = True
             res = self.solver.step(t_to, tstop=self.t_max)
-        if not res.success:
+        if not res.success and res.status != -1:  # -1: max_bdf_steps reached, handled below
             raise RuntimeError(f"CVODE failed at t={self.t:g}: {res.message}")
         t_arr = np.atleast_1d(res.t)
         self.t, self.theta = float(t_arr[-1]), np.array(res.y, dtype=np.float64).reshape(-1)
+        if res.status == -1 or self.flat.nfev + 2 * self.flat.jvps - before > 2 * estimate:
+            self.blocked_below = 2.0 * scale
+            if res.status == -1:  # finish the interval explicitly
+                return self._explicit(t_to)
         return res.status == 2  # CV_ROOT_RETURN: the loss-goal event
 
 
@@ -390,7 +409,7 @@ def gradient_flow(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, 
         t_to = min(t + dt, t_max)
         # a dominant negative eigenvalue: a saddle, integrated explicitly (see _CvodeIntegrator)
         saddle = result.abs_sharpness[-1] > result.sharpness[-1] * (1 + 1e-6)
-        event = integ.advance(t_to, explicit=saddle)
+        event = integ.advance(t_to, scale=scale, saddle=saddle)
         t, theta = integ.t, integ.theta
         loss = record(theta, t)
         result.nfev, result.jvps = flat.nfev, flat.jvps
