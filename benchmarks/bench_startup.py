@@ -1,0 +1,68 @@
+"""Per-job start-up cost of the `sharpness` CLI: CPU time to import what each job kind needs.
+
+Every Snakemake job is one `sharpness ...` process, so its import time is paid once per job.
+For each entry below a fresh interpreter imports the CLI (building the parser, as every call
+does) and then the module(s) that job kind runs; reported are user+sys CPU seconds (median of
+`--repeat` runs, from `resource.getrusage` of the child) and whether torch got imported. Run on
+an idle machine for absolute numbers; on a loaded one the CPU seconds are still comparable.
+
+    .venv/bin/python benchmarks/bench_startup.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+
+JOBS = {
+    "parser only (sharpness --help)": [],
+    "eos figure": ["sharpness.eos.figures"],
+    "eos toy": ["sharpness.eos.toy"],
+    "eos run (flow + GD)": ["sharpness.eos.sweep", "sharpness.eos.flow"],
+    "lesam figure/table": ["sharpness.lesam.figures", "sharpness.lesam.tables"],
+    "minorfirst run/figure": ["sharpness.minorfirst.compute", "sharpness.minorfirst.plots"],
+    "bridges lesam_diagonal": ["sharpness.bridges.lesam_diagonal",
+                               "sharpness.bridges.lesam_diagonal_plot"],
+    "train (any training job)": ["sharpness.train"],
+    "import torch alone": ["torch"],
+}
+
+SNIPPET = """
+import importlib, sys
+mods = sys.argv[1:]
+if not (mods == ["torch"]):
+    import sharpness.cli
+    sharpness.cli.build_parser()
+for m in mods:
+    importlib.import_module(m)
+print("torch" in sys.modules)
+"""
+
+
+def cpu_of(modules: list[str]) -> tuple[float, bool]:
+    """CPU seconds (user+sys) of a fresh interpreter importing ``modules``; torch imported?"""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = subprocess.run([sys.executable, "-c", SNIPPET, *modules], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, out.endswith("True")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print("| job kind | CPU s (median) | imports torch |")
+    print("|---|---:|---|")
+    for name, modules in JOBS.items():
+        runs = [cpu_of(modules) for _ in range(args.repeat)]
+        cpu = statistics.median(r[0] for r in runs)
+        print(f"| {name} | {cpu:.2f} | {'yes' if runs[0][1] else 'no'} |")
+
+
+if __name__ == "__main__":
+    main()
