@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 CORES  ?= all
 STAMP  := $(VENV)/.installed
 
-.PHONY: all run test test-slow lint clean-results
+.PHONY: all run test test-slow test-paper lint clean-results
 
 all: run
 
@@ -23,10 +23,14 @@ run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" -q
+	$(BIN)/python -m pytest -m "not slow and not paper" -q
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q
+
+# the paper profile's whole DAG on synthetic data, every training capped at 2 steps
+test-paper: $(STAMP)
+	$(BIN)/python -m pytest -m paper -q -s
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

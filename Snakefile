@@ -14,6 +14,32 @@ min_version("9.0")
 configfile: "workflow/config/quick.yaml"
 
 
+# A --configfile that is a whole profile (it names its `profile` and its `data`, as paper.yaml
+# does) replaces the default quick.yaml instead of being merged over it: otherwise the quick
+# profile's stand-ins, widths and extra groups would leak into the paper profile. Files that
+# only change some settings (no `profile`) are merged over the last profile, as before.
+def _whole_profile_config():
+    from snakemake.common.configfile import load_configfile
+    from snakemake.utils import update_config
+
+    files = [load_configfile(f) for f in workflow.config_settings.configfiles]
+    whole = [i for i, c in enumerate(files) if "profile" in c and "data" in c]
+    if not whole:
+        return None
+    merged = {}
+    for c in files[whole[-1]:]:
+        update_config(merged, c)
+    if workflow.config_settings.config:
+        update_config(merged, dict(workflow.config_settings.config))
+    return merged
+
+
+_profile = _whole_profile_config()
+if _profile is not None:
+    config.clear()
+    config.update(_profile)
+
+
 validate(config, "workflow/config/config.schema.yaml")
 
 

@@ -9,8 +9,10 @@ shell.prefix(f'export PATH="{os.path.dirname(sys.executable)}:$PATH"; ')
 
 
 def as_json(obj):
-    """A config section as a compact JSON string for a `--params` option."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    """A config section as a compact JSON string for a `--params` option. The shell commands
+    put it in single quotes, so a single quote inside a string (a source such as "ESAM's
+    code") is written as the JSON escape \\u0027: the same JSON value, safe in the shell."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).replace("'", "\\u0027")
 
 
 def section(*keys):
