@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sharpness.cli import main
-from tests.pipeline.helpers import copy_workflow, snakemake, write_config
+from tests.pipeline.helpers import copy_workflow, paper_with_imagenet, snakemake
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -22,13 +22,7 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def _with_imagenet(workdir: Path) -> str:
-    """An override config pointing data.imagenet at an (empty) train/ val/ layout."""
-    import yaml
-
-    for split in ("train", "val"):
-        (workdir / "inet" / split).mkdir(parents=True, exist_ok=True)
-    data = yaml.safe_load((ROOT / "workflow/config/paper.yaml").read_text())["data"]
-    return str(write_config(workdir, {"data": {**data, "imagenet": str(workdir / "inet")}}))
+    return paper_with_imagenet(workdir, ROOT)
 
 
 @pytest.fixture(scope="module")

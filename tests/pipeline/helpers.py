@@ -34,3 +34,13 @@ def snakemake(bin_dir: Path, workdir: Path, *args: str, timeout: float = 600,
     if check and proc.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
     return proc
+
+
+def paper_with_imagenet(workdir: Path, repo: Path) -> str:
+    """An override config for the paper profile pointing ``data.imagenet`` at an empty
+    ``train/ val/`` layout in ``workdir``: without it the paper profile's DAG stops while it
+    plans the ImageNet runs (no ImageNet here)."""
+    for split in ("train", "val"):
+        (workdir / "inet" / split).mkdir(parents=True, exist_ok=True)
+    data = yaml.safe_load((repo / "workflow/config/paper.yaml").read_text())["data"]
+    return str(write_config(workdir, {"data": {**data, "imagenet": str(workdir / "inet")}}))

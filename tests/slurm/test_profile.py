@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.pipeline.helpers import copy_workflow, snakemake
+from tests.pipeline.helpers import copy_workflow, paper_with_imagenet, snakemake
 from tests.slurm.sbatch import parse_dry_run, sbatch_call, sbatch_options
 
 PROFILE = "workflow/profiles/slurm"
@@ -82,7 +82,8 @@ def test_paper_profile_training_rules_request_gpus(tmp_path, repo, bin_dir):
     """At paper scale the rules that train on a GPU say gpu=1, and sbatch gets --gpus=1."""
     work = copy_workflow(repo, tmp_path)
     proc = snakemake(bin_dir, work, "-n", "--workflow-profile", PROFILE,
-                     "--configfile", "workflow/config/paper.yaml", timeout=600)
+                     "--configfile", "workflow/config/paper.yaml",
+                     paper_with_imagenet(work, repo), timeout=600)
     jobs = parse_dry_run(proc.stdout + proc.stderr)
     gpu_jobs = [job for job in jobs if job.resources["gpu"] > 0]
     assert gpu_jobs, "no job of the paper profile asks for a GPU"
