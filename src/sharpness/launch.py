@@ -31,3 +31,15 @@ def launch_prefix(cfg: dict[str, Any]) -> str:
     if n == 1:
         return ""
     return f"torchrun --standalone --nproc-per-node {n} --no-python "
+
+
+def cpus(cfg: dict[str, Any]) -> int:
+    """CPU cores of the job: one per process plus its DataLoader workers."""
+    return processes(cfg) * (1 + int(cfg.get("loader_workers", 0) or 0))
+
+
+def mem_mb(cfg: dict[str, Any], base: int = 4000) -> int:
+    """Memory of the job (MB): ``base`` for one process without workers; each further
+    process ``base`` more, each DataLoader worker 1,000 more."""
+    workers = int(cfg.get("loader_workers", 0) or 0)
+    return base * processes(cfg) + 1000 * workers * processes(cfg)

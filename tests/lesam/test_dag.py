@@ -81,6 +81,7 @@ def test_ddp_imagenet_jobs_ask_for_their_gpus_and_run_under_torchrun(workdir):
     block = [b for b in (proc.stdout + proc.stderr).split("\nrule ")
              if b.startswith("lesam_train:")]
     assert len(block) == 1 and "gpu=4" in block[0]
+    assert "mem_mb=48000" in block[0]  # 4 processes x (4,000 + 8 loader workers x 1,000)
     assert "torchrun --standalone --nproc-per-node 4 --no-python sharpness train" in block[0]
     assert '"gpus":4' in block[0]
     assert f"--set data_root={workdir / 'inet'}" in block[0]  # the key the check reads

@@ -17,7 +17,9 @@
 
 import re
 
+from sharpness.launch import cpus as launch_cpus
 from sharpness.launch import launch_prefix
+from sharpness.launch import mem_mb as launch_mem_mb
 from sharpness.lesam import experiments as lesam_exp
 
 LESAM = config.get("lesam")
@@ -75,9 +77,9 @@ if LESAM:
             "benchmarks/results/lesam/train_{run}.tsv"
         wildcard_constraints:
             run="|".join(map(re.escape, LESAM_RUNS)) or "NONE",
-        threads: 1
+        threads: lambda w: launch_cpus(LESAM_RUNS[w.run]["config"])
         resources:
-            mem_mb=4000,
+            mem_mb=lambda w: launch_mem_mb(LESAM_RUNS[w.run]["config"]),
             runtime=lambda w: 60 * 24 if LESAM_RUNS[w.run]["config"].get("device") != "cpu" else 30,
             gpu=lambda w: lesam_exp.gpu(LESAM_RUNS[w.run]["config"]),
         conda:
