@@ -71,6 +71,18 @@ def test_total_counts_shared_runs_once(paper_jobs):
     assert sum(r.runs for r in rows) > total.runs
 
 
+def test_profile_loading_follows_the_snakefile(tmp_path):
+    """A whole profile replaces the default config; a partial file merges over what it
+    follows."""
+    quick = str(REPO / "workflow/config/quick.yaml")
+    assert load_profile([PAPER], quick) == load_profile([PAPER], None)
+    over = tmp_path / "over.yaml"
+    over.write_text("lesam:\n  base:\n    epochs: 7\n")
+    merged = load_profile([PAPER, str(over)], quick)
+    assert merged["lesam"]["base"]["epochs"] == 7 and merged["profile"] == "paper"
+    assert load_profile([str(over)], quick)["profile"] != "paper"  # over the quick profile
+
+
 def test_cli_prints_the_estimate_and_one_item(capsys, tmp_path):
     out = tmp_path / "cost.md"
     assert main(["cost", "--configfile", PAPER, "--base", "none", "--item", "table_imagenet",

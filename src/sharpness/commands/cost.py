@@ -2,8 +2,9 @@
 
 Prints a Markdown table of runs, optimizer steps and GPU-hours per item and in total (see
 :mod:`sharpness.cost`). The config is read as the workflow reads it: the Snakefile's default
-``workflow/config/quick.yaml`` with each ``--configfile`` merged over it (``--base none`` to
-price a file on its own). With a CUDA device the step times are measured on it; without one
+``workflow/config/quick.yaml`` with each ``--configfile`` merged over it, a whole profile
+(``profile`` and ``data`` keys, e.g. ``paper.yaml``) replacing what came before
+(``--base none`` to price files on their own). With a CUDA device the step times are measured on it; without one
 the table is an analytic estimate at ``--tflops`` sustained TFLOP/s, and says so.
 """
 
@@ -44,20 +45,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def load_profile(files: list[str], base: str | None) -> dict[str, Any]:
-    """The config as the workflow sees it: ``base`` with each file merged over it."""
+    """The config as the workflow sees it (the Snakefile's rule): ``base`` with each file
+    merged over it, except that a whole profile (a file with ``profile`` and ``data`` keys,
+    like ``paper.yaml``) replaces everything before it."""
     import yaml
 
     from sharpness.lesam.experiments import _merge
 
-    config: dict[str, Any] = {}
-    for name in ([base] if base else []) + files:
+    def load(name: str) -> dict[str, Any]:
         path = Path(name)
         if not path.is_file():
             raise ConfigError(f"config file {name!r} not found")
         loaded = yaml.safe_load(path.read_text()) or {}
         if not isinstance(loaded, dict):
             raise ConfigError(f"config file {name!r} is not a mapping")
-        config = _merge(config, loaded)
+        return loaded
+
+    given = [load(name) for name in files]
+    whole = [i for i, c in enumerate(given) if "profile" in c and "data" in c]
+    layers = given[whole[-1]:] if whole else ([load(base)] if base else []) + given
+    config: dict[str, Any] = {}
+    for layer in layers:
+        config = _merge(config, layer)
     return config
 
 
@@ -72,8 +81,7 @@ def _stand_in_warning(config: dict[str, Any]) -> str | None:
     if not tainted:
         return None
     return (f"warning: in this profile the lesam group(s) {', '.join(tainted)} carry "
-            f"stand_ins (settings merged from the base config); they are priced as the "
-            f"workflow would run them")
+            f"stand_ins; they are priced as the workflow would run them")
 
 
 def run(args: argparse.Namespace) -> int:
