@@ -18,26 +18,19 @@ configfile: "workflow/config/quick.yaml"
 # does) replaces the default quick.yaml instead of being merged over it: otherwise the quick
 # profile's stand-ins, widths and extra groups would leak into the paper profile. Files that
 # only change some settings (no `profile`) are merged over the last profile, as before.
-def _whole_profile_config():
-    from snakemake.common.configfile import load_configfile
-    from snakemake.utils import update_config
+from snakemake.common.configfile import load_configfile
+from snakemake.utils import update_config
 
-    files = [load_configfile(f) for f in workflow.config_settings.configfiles]
-    whole = [i for i, c in enumerate(files) if "profile" in c and "data" in c]
-    if not whole:
-        return None
-    merged = {}
-    for c in files[whole[-1]:]:
-        update_config(merged, c)
+_given = [load_configfile(f) for f in workflow.config_settings.configfiles]
+_whole = [i for i, c in enumerate(_given) if "profile" in c and "data" in c]
+if _whole:
+    _merged = {}
+    for _part in _given[_whole[-1] :]:
+        update_config(_merged, _part)
     if workflow.config_settings.config:
-        update_config(merged, dict(workflow.config_settings.config))
-    return merged
-
-
-_profile = _whole_profile_config()
-if _profile is not None:
+        update_config(_merged, dict(workflow.config_settings.config))
     config.clear()
-    config.update(_profile)
+    config.update(_merged)
 
 
 validate(config, "workflow/config/config.schema.yaml")
