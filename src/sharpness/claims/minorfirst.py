@@ -229,9 +229,9 @@ def l2_smaller_alpha_longer(d: D) -> Result:
         for (_, a), (_, b) in zip(times, times[1:], strict=False):
             pairs += 1
             viol += b > a
-    ok = viol == 0 and pairs > 0
     ex = next(iter(found.values()))
-    return Result(SUPPORTED if ok else CONTRADICTED,
+    verdict = INCONCLUSIVE if pairs == 0 else SUPPORTED if viol == 0 else CONTRADICTED
+    return Result(verdict,
                   f"time until the major coordinate dominates falls with α in "
                   f"{pairs - viol}/{pairs} neighbouring pairs (ρ={next(iter(found)):g}: "
                   + ", ".join(f"α/ρ={r:.2f}: s={fmt(t)}" for r, t in ex[:: max(1, len(ex) // 4)])
@@ -271,7 +271,7 @@ def multi_minor_first(d: D) -> Result:
         t, sh = share_matrix(part)
         seqs[m] = (dominant_coords(sh, t), sh.shape[1])
     seq, dd = seqs["l2"]
-    ok = bool(seq) and seq[0] < dd
+    ok = bool(seq) and seq[0] < dd and never_moves_down(seq)
     return Result(SUPPORTED if ok else CONTRADICTED, f"middle α={mid:g}: l2-SAM dominant "
                   + "→".join(map(str, seq[:8])) + ("…" if len(seq) > 8 else "")
                   + "; GD " + "→".join(map(str, seqs["gd"][0][:8])))
@@ -405,7 +405,7 @@ CLAIMS = [
           "first dominant coordinate < d", ("minorfirst/deep_l",), deep_minor_first),
     Claim("mf-multi", P, "papers 000/001; catalog multi_example",
           "Minor-first ordering under l2-SAM on separable multi-example data at a middle α",
-          "l2-SAM's first dominant coordinate at the middle α < d",
+          "l2-SAM's first dominant coordinate at the middle α < d, and it never moves down",
           ("minorfirst/multi_example",), multi_minor_first),
     Claim("mf-cnn", P, "paper 001; catalog cnn_synthetic",
           "A 2-layer CNN trained with SAM at a middle init aligns with the weak feature "

@@ -99,6 +99,18 @@ def _accuracy_rows(section: dict[str, Any], item: str, root: Path
 ACC_COLUMNS = ["data set", "model", "optimizer", "test acc. (%)", "paper (reported)"]
 
 
+def _seed_text(rows: list[dict[str, Any]]) -> str:
+    """What the cells are, from the seed counts the rows hold (never "± std" for one seed)."""
+    counts = sorted({int(r["seeds"]) for r in rows if r.get("seeds")})
+    if not counts:
+        return "no finished runs"
+    if counts == [1]:
+        return "one seed per row (no spread)"
+    span = f"{counts[0]}–{counts[-1]}" if len(counts) > 1 else f"{counts[0]}"
+    return (f"mean ± sample std over {span} seeds per row"
+            + ("; rows with one seed show the value alone" if counts[0] == 1 else ""))
+
+
 def build_accuracy_table(section: dict[str, Any], item: str, out: PathLike,
                          root: PathLike = ".") -> dict[str, Any]:
     """``table_cifar``, ``table_imagenet`` and ``table_transfer``: accuracy per run group."""
@@ -106,7 +118,7 @@ def build_accuracy_table(section: dict[str, Any], item: str, out: PathLike,
     rows, inputs = _accuracy_rows(section, item, Path(root))
     groups = [block["group"] for block in spec.get("rows", [])]
     caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: test "
-                             "accuracy (%), mean ± std over seeds.",
+                             f"accuracy (%), {_seed_text(rows)}.",
                        sources_sentence(section, groups))
     return save_table(out, rows=rows, columns=ACC_COLUMNS, caption=caption, inputs=inputs,
                       params=spec, stand_ins=spec.get("stand_ins", []))
@@ -147,7 +159,7 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
     evals = read_json(path)
     rows = []
     train_angle = float(spec.get("train_angle", 0))
-    for opt, items in group_by(evals, "optimizer").items():
+    for (opt,), items in group_by(evals, "optimizer").items():
         row: dict[str, Any] = {"optimizer": label(opt)}
         by_seed = group_by(items, "seed")
         for (angle,), per in group_by(items, "angle").items():

@@ -196,11 +196,15 @@ def plot_l2_regimes(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) ->
             ax = axes[i]
             dom = a[f"rho{i}_dom"]
             S = a[f"rho{i}_s"]
-            im = ax.pcolormesh(S, ratios, dom + 1, cmap=cmap, vmin=-0.5, vmax=d + 0.5, shading="nearest")
+            # a collapsing trajectory has no dominant feature: draw it in the "none" colour
+            shown = np.where((a[f"rho{i}_regime"] == 0)[:, None], -1, dom)
+            im = ax.pcolormesh(S, ratios, shown + 1, cmap=cmap, vmin=-0.5, vmax=d + 0.5, shading="nearest")
             for b in s["boundaries"]:
                 if b["rho"] == rho:
                     ax.axhline(b["alpha_over_rho"], color="k", ls="--", lw=1)
-                    ax.text(S[-1], b["alpha_over_rho"], f" {b['alpha_over_rho']:.3f}", fontsize=7, va="center")
+                    ax.text(S[0] + 0.02 * (S[-1] - S[0]), b["alpha_over_rho"], f"{b['alpha_over_rho']:.3f}",
+                            fontsize=6, va="bottom", ha="left",
+                            bbox={"facecolor": "white", "alpha": 0.7, "pad": 0.5, "lw": 0})
             ax.set_yscale("log")
             ax.set_xlabel("rescaled time $s$")
             ax.set_ylabel(r"$\alpha/\rho$")
@@ -214,7 +218,7 @@ def plot_l2_regimes(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) ->
                 rows += [{"panel": "heatmap", "rho": rho, "alpha_over_rho": float(r), "s": float(t),
                           "dominant": int(dom[k, m]) + 1} for m, t in enumerate(S)]
         cb = fig.colorbar(im, ax=axes[len(rhos) - 1], ticks=range(d + 1))
-        cb.ax.set_yticklabels(["none"] + [str(j + 1) for j in range(d)])
+        cb.ax.set_yticklabels(["none / collapse"] + [str(j + 1) for j in range(d)])
         ax = axes[-1]
         names = ["collapse", "sequential", "major-first"]
         for i, rho in enumerate(rhos):
@@ -254,8 +258,8 @@ def plot_l2_limit(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) -> N
                              for x, c in zip(S, C, strict=True)]
             ax.set_yscale("log")
             ax.set_xlabel("rescaled time $s$")
-            t = np.round(a[f"{name}_target"], 3)
-            ax.set_title(f"{name}: ℓ1 max margin (LP) = {tuple(t)}", fontsize=8)
+            t = ", ".join(f"{float(x):.3g}" for x in np.round(a[f"{name}_target"], 3))
+            ax.set_title(f"{name}: ℓ1 max margin (LP) = ({t})", fontsize=8)
         axes[0].set_ylabel(r"$1-\cos(\beta, \beta^\star_{\ell_1})$")
         axes[0].legend(fontsize=7)
         fig.suptitle("L=2: ℓ2-SAM, like GD, converges to the ℓ1 max-margin direction", fontsize=10)
@@ -320,8 +324,12 @@ def plot_multi_example(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
             for k, alpha in enumerate(al):
                 info = next(q for q in s["runs"] if q["method"] == m and q["alpha"] == alpha)
                 seq = "→".join(str(j + 1) for j in info["sequence"][:8]) + ("…" if len(info["sequence"]) > 8 else "")
+                collapsed = info["regime"] == "collapse"
                 _shares_panel(axes[r, k], a[f"{m}_s"][k], a[f"{m}_share"][k], None, None,
-                              f"{NAMES[m]}, α={alpha}: {info['regime']}\ndominant {seq}")
+                              f"{NAMES[m]}, α={alpha}: {info['regime']}\n"
+                              + ("β → 0: shares of a vanishing β" if collapsed else f"dominant {seq}"))
+                if collapsed:
+                    axes[r, k].set_facecolor("#f0f0f0")
                 for x, row in zip(a[f"{m}_s"][k], a[f"{m}_share"][k], strict=True):
                     rows += [{"method": m, "alpha": alpha, "s": float(x), "coord": j + 1, "share": float(v)}
                              for j, v in enumerate(row)]
@@ -352,6 +360,8 @@ def plot_flow_vs_discrete(a: A, s: dict, p: dict, out: str, inputs: Sequence[Pat
             ax.plot(etas, err[-1] * etas / etas[-1], "k:", lw=1, label="slope 1")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.set_xticks(etas, [f"{e:g}" for e in etas])
+            ax.minorticks_off()
             ax.set_xlabel(r"step size $\eta$")
             ax.set_title(f"L={L}: reference = " + ("closed form (Lambert W)" if L == 1 else "solve_ivp flow"), fontsize=9)
             ax.legend(fontsize=7)
