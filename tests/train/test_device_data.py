@@ -142,3 +142,22 @@ def test_new_keys_are_validated():
                      ("loader_workers", -1)):
         with pytest.raises(ConfigError, match=repr(key)):
             validate_config({**base, key: bad})
+
+
+@pytest.mark.gpu
+def test_cuda_fast_path_batches_and_settings(tmp_path):
+    """On CUDA: device batches equal the pinned DataLoader's; a bf16 run with autotuning
+    takes channels_last and records its settings."""
+    x, y = _data()
+    kw = {"batch_size": 16, "drop_last": False, "augment": AUG, "fill": torch.zeros(3)}
+    cuda = torch.device("cuda")
+    dev = DeviceBatches(x.to(cuda), y.to(cuda), generator=torch.Generator().manual_seed(3),
+                        **kw)
+    loader = LoaderBatches(x, y, generator=torch.Generator().manual_seed(3), device=cuda,
+                           workers=2, **kw)
+    for (xa, ya), (xb, yb) in zip(_epochs(dev), _epochs(loader), strict=True):
+        assert xa.is_cuda and xb.is_cuda and torch.equal(xa, xb) and torch.equal(ya, yb)
+    train({**RUN, "device": "cuda", "bf16": True, "deterministic": False}, tmp_path / "run")
+    prov = read_json(tmp_path / "run/provenance.json")
+    assert prov["channels_last"] is True and prov["cudnn_benchmark"] is True
+    assert prov["bf16"] is True and prov["data_path"] == "device"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=progress)
     acc = final.get("final_test_acc")
+    if os.environ.get("RANK", "0") != "0":  # a DDP run: rank 0 reports
+        return 0
     print(f"{args.out}: status={final['status']} reason={final['reason']} "
           f"steps={final['steps']} test_acc={acc if acc is None else round(acc, 4)}")
     return 0
