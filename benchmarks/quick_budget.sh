@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Time the whole quick profile from a fresh clone, one paper after the other, and write the
-# README's budget table.
+# Time the whole quick profile from a fresh clone and write the README's budget table.
 #
 #   bash benchmarks/quick_budget.sh            # clone HEAD to a temporary folder, run, update README.md
 #   CORES=4 bash benchmarks/quick_budget.sh    # another core count
 #   KEEP=/tmp/clone bash benchmarks/quick_budget.sh   # keep the clone (figures, logs) there
+#   PER_PAPER=1 bash benchmarks/quick_budget.sh       # one run per paper, in sequence
+#   TARGETS=bridges_all NO_README=1 bash benchmarks/quick_budget.sh   # a smoke run of part of it
 #
-# Each `snakemake --cores $CORES <paper>_all` runs under `/usr/bin/time -v`, which gives its wall
-# time, CPU time (user+sys, every child included) and peak memory; the papers run in sequence,
-# so their wall times add up to the whole pipeline's (the data jobs run with the first paper).
+# By default the whole profile is one `snakemake --cores $CORES` run (what `make` does) under
+# `/usr/bin/time -v`, which gives its wall time, CPU time (user+sys, every child included) and
+# peak memory: the **all** row. The per-paper rows come from the rules' benchmark files. With
+# PER_PAPER=1 each `snakemake --cores $CORES <paper>_all` runs under its own `/usr/bin/time -v`
+# in sequence, so every paper gets its own wall/CPU/memory; their wall times add up to more than
+# one run's, because the last jobs of each paper leave cores idle that the next paper's jobs
+# would have used (the data jobs run with the first paper).
 # The clone uses this checkout's .venv (set VENV to use another) with the clone's own source
 # on PYTHONPATH, so the code measured is exactly the committed HEAD. The table goes to
 # benchmarks/quick_budget.md and between the budget markers of README.md.
@@ -19,6 +24,9 @@ VENV=${VENV:-$SRC/.venv}
 CORES=${CORES:-2}
 PAPERS=${PAPERS:-minorfirst lesam eos bridges}
 [ -x "$VENV/bin/snakemake" ] || { echo "no $VENV/bin/snakemake: run 'make test' (or set VENV) first" >&2; exit 2; }
+if [ -f "$VENV/.installed" ] && [ "$SRC/envs/requirements.txt" -nt "$VENV/.installed" ]; then
+    echo "$VENV is older than envs/requirements.txt: run 'make .venv/.installed' first" >&2; exit 2
+fi
 [ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed: apt-get install time" >&2; exit 2; }
 
 WORK=${KEEP:-$(mktemp -d)/clone}
@@ -29,7 +37,27 @@ export PYTHONPATH="$WORK/src"
 mkdir -p "$WORK/timing"
 cd "$WORK"
 
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 timings=()
+if [ -z "${PER_PAPER:-}" ]; then
+    echo "== whole profile: snakemake --cores $CORES ${TARGETS:-} (log: $WORK/timing/all.log)"
+    status=0
+    # shellcheck disable=SC2086  # TARGETS is a list of words
+    /usr/bin/time -v -o "timing/all.txt" "$VENV/bin/snakemake" --cores "$CORES" ${TARGETS:-} \
+        > "timing/all.log" 2>&1 || status=$?
+    grep -E "Elapsed|Maximum resident" "timing/all.txt" | sed 's/^\s*/   /'
+    [ "$status" -eq 0 ] || echo "   FAILED (exit $status): see timing/all.log" >&2
+    timings+=(--timing "all=timing/all.txt")
+    PAPERS=""
+    HOW="\`snakemake --cores $CORES\` (every job in one run, as \`make\` does)"
+    ROWS="The **all** row's wall time, CPU time and peak RSS are that run's; the per-paper rows
+come from the rules' \`benchmark:\` files (job counts, summed job wall times, slowest jobs)."
+else
+    HOW="\`snakemake --cores $CORES <paper>_all\` for each paper in turn"
+    ROWS="Wall time, CPU time (user+sys of every process) and peak RSS (the largest single process) come
+from \`/usr/bin/time -v\`; the job counts, summed job wall times and slowest jobs come from the
+rules' \`benchmark:\` files. The **all** row's wall time is the sum of the papers' runs."
+fi
 for paper in $PAPERS; do
     echo "== $paper: snakemake --cores $CORES ${paper}_all (log: $WORK/timing/$paper.log)"
     status=0
@@ -42,11 +70,13 @@ done
 
 CPU=$(lscpu 2>/dev/null | sed -n 's/^Model name:\s*//p' | head -1)
 PREAMBLE="Measured on $(date -u +%Y-%m-%d) by \`benchmarks/quick_budget.sh\` at commit $COMMIT: a fresh
-clone, the quick profile, \`snakemake --cores $CORES <paper>_all\` for each paper in turn under
-\`/usr/bin/time -v\`, on $(nproc) cores (${CPU:-unknown CPU}), $(free -g | awk '/Mem:/{print $2}') GB RAM, no GPU.
-Wall time, CPU time (user+sys of every process) and peak RSS (the largest single process) come
-from \`/usr/bin/time -v\`; the job counts, summed job wall times and slowest jobs come from the
-rules' \`benchmark:\` files. The **all** row's wall time is the sum of the papers' runs."
-"$VENV/bin/sharpness" budget "${timings[@]}" --preamble "$PREAMBLE" \
-    --out "$SRC/benchmarks/quick_budget.md" --readme "$SRC/README.md"
-echo "table written to $SRC/benchmarks/quick_budget.md and README.md"
+clone, the quick profile, $HOW under \`/usr/bin/time -v\`, on $(nproc) cores
+(${CPU:-unknown CPU}), $(free -g | awk '/Mem:/{print $2}') GB RAM, no GPU, load average before the run
+$LOAD. $ROWS"
+if [ -n "${NO_README:-}" ]; then
+    "$VENV/bin/sharpness" budget "${timings[@]}" --preamble "$PREAMBLE"
+else
+    "$VENV/bin/sharpness" budget "${timings[@]}" --preamble "$PREAMBLE" \
+        --out "$SRC/benchmarks/quick_budget.md" --readme "$SRC/README.md"
+    echo "table written to $SRC/benchmarks/quick_budget.md and README.md"
+fi

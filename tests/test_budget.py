@@ -82,6 +82,17 @@ def test_table_with_timings_and_readme_block(tmp_path, capsys):
     assert "| eos | 10:07" in capsys.readouterr().out
 
 
+def test_whole_run_timing_fills_the_total_row(tmp_path):
+    """`--timing all=FILE` (one `snakemake` run of everything) is the total row's wall time,
+    not a paper row and not a sum; the papers keep their benchmark-file columns."""
+    _benchmarks(tmp_path / "bench")
+    (tmp_path / "all.txt").write_text(TIME_V)
+    table = markdown(collect(tmp_path / "bench"), {"all": parse_time_v(tmp_path / "all.txt")})
+    assert "| **all** | **10:07** | 1105 | 1157 | 0 | 3 |" in table
+    assert "| eos |  |  |  |  | 2 | 16 | 900 | eos/a (10) |" in table
+    assert table.count("| all ") == 0
+
+
 def test_errors_name_what_is_wrong(tmp_path, capsys):
     bench = str(tmp_path / "bench")
     _benchmarks(tmp_path / "bench")

@@ -107,18 +107,21 @@ def _minutes(seconds: float) -> str:
 
 def markdown(budgets: list[PaperBudget], timings: dict[str, Timing] | None = None) -> str:
     """A Markdown table per paper with a total row; with ``timings`` (paper -> Timing) the
-    measured wall time, CPU time and peak memory of each paper's run come first."""
-    timings = timings or {}
+    measured wall time, CPU time and peak memory of each paper's run come first. A timing
+    named ``all`` is one run of the whole pipeline: it fills the total row (instead of the sum
+    of the papers' runs) and the papers' own timing cells stay empty unless given."""
+    timings = dict(timings or {})
+    whole = timings.pop("all", None)
     papers = sorted({b.paper for b in budgets} | set(timings))
     by_paper = {b.paper: b for b in budgets}
     head = ["paper"]
-    if timings:
+    if timings or whole:
         head += ["wall time (m:ss)", "CPU time, user+sys (s)", "peak RSS (MB)", "exit"]
     head += ["jobs", "summed job wall time (s)", "peak RSS of one job (MB)", "slowest job (s)"]
     lines = ["| " + " | ".join(head) + " |", "|---" + "|---:" * (len(head) - 2) + "|---|"]
     for paper in papers:
         cells = [paper]
-        if timings:
+        if timings or whole:
             t = timings.get(paper)
             cells += ([_minutes(t.wall_s), f"{t.cpu_s:.0f}", f"{t.max_rss_mb:.0f}",
                        str(t.exit_status)] if t else ["", "", "", ""])
@@ -127,7 +130,10 @@ def markdown(budgets: list[PaperBudget], timings: dict[str, Timing] | None = Non
                   f"{b.slowest_job} ({b.slowest_s:.0f})" if b.slowest_job else ""]
         lines.append("| " + " | ".join(cells) + " |")
     total = ["**all**"]
-    if timings:
+    if whole:
+        total += [f"**{_minutes(whole.wall_s)}**", f"{whole.cpu_s:.0f}",
+                  f"{whole.max_rss_mb:.0f}", str(whole.exit_status)]
+    elif timings:
         ts = list(timings.values())
         total += [f"**{_minutes(sum(t.wall_s for t in ts))}**", f"{sum(t.cpu_s for t in ts):.0f}",
                   f"{max(t.max_rss_mb for t in ts):.0f}", str(max(t.exit_status for t in ts))]
