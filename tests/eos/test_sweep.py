@@ -129,3 +129,25 @@ def test_run_that_ends_above_its_initial_loss_counts_as_diverged() -> None:
     assert classify_run(final("ok", "max_steps", 1.9), 2.3) == ("ok", "max_steps")
     assert classify_run(final("ok", "loss_goal", 0.1), 2.3) == ("ok", "loss_goal")
     assert classify_run(final("diverged", "diverged", None), 2.3) == ("diverged", "diverged")
+
+
+def test_phase_caption_counts_evidence_and_names_dropped_settings(sweep: dict,
+                                                                  tmp_path: Path) -> None:
+    """The caption counts converged runs above 1.2 eta_c and below eta_c (from the rows) and
+    names each setting the profile leaves out with its reason (config eos.dropped)."""
+    from sharpness.cli import main
+
+    path = Path(sweep["out"]) / "sweep.json"
+    rows = sweep["rows"]
+    above = sum(r["converged"] and r["lr_over_eta_c"] > 1.2 and "eta_s_over_2" in r
+                for r in rows)
+    below = sum(r["converged"] and r["lr_over_eta_c"] < 1.0 for r in rows)
+    out = tmp_path / "fig_phase.pdf"
+    assert main(["eos", "figure", "--id", "fig_phase", "--inputs", str(path), "--out", str(out),
+                 "--dropped", '{"vit": "eta_c too small for the step budget"}']) == 0
+    caption = (tmp_path / "fig_phase.caption.txt").read_text()
+    assert f"({above} runs; {below} converged below eta_c)" in caption
+    assert below == 2  # 0.5 and 0.8 eta_c both reach the goal on this tiny setting
+    assert "Left out of this profile: vit (eta_c too small for the step budget)." in caption
+    assert main(["eos", "figure", "--id", "fig_phase", "--inputs", str(path), "--out", str(out),
+                 "--dropped", "[1]"]) == 2  # not an object: a clear error, not a figure
