@@ -18,9 +18,19 @@ from typing import IO, Any
 import numpy as np
 
 
+def _file_mode() -> int:
+    """``0o666`` less the process umask: the mode ``open()`` would give a new file."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
-    """Open a temporary file next to ``path``; rename it onto ``path`` only on success."""
+    """Open a temporary file next to ``path``; rename it onto ``path`` only on success.
+
+    The file gets the mode a plain ``open()`` would give it (0644 under the usual umask 022),
+    not ``mkstemp``'s 0600, so a group sharing results on a cluster can read it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -29,6 +39,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, _file_mode())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -16,6 +16,7 @@ from sharpness.diagonal import (
     simulate,
     single_example,
 )
+from sharpness.minorfirst.compute import _simulated_limit
 
 MU = np.array([1.0, 2.0])
 
@@ -84,17 +85,6 @@ def test_l1_original_clock_closed_form_vs_discrete_and_flow(method):
     frs = integrate_flow(data, init_theta(alpha, 1, 2), method, rho=rho, t_max=5.0,
                          t_eval=np.linspace(0, 5, 11))
     np.testing.assert_allclose(frs.beta, l1_rescaled(alpha, MU, frs.time), atol=1e-8)
-
-
-def _simulated_limit(beta_end: np.ndarray, beta0: np.ndarray, rho: float, L: int) -> str:
-    sh = np.abs(beta_end) / np.abs(beta_end).sum()
-    if np.max(np.abs(beta_end)) > 1e3 * np.max(np.abs(beta0)) and sh.max() > 0.99:
-        return f"e{int(np.argmax(sh))}"
-    if np.all(np.abs(beta_end) < 0.05 * np.abs(beta0)):
-        return "zero"
-    if L % 2 == 1 and np.all(beta_end > beta0) and np.all(beta_end <= rho**L * (1 + 1e-9)):
-        return "rho"
-    return "undecided"
 
 
 @pytest.mark.parametrize("L", [2, 3])

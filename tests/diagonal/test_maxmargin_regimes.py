@@ -80,8 +80,13 @@ def test_regimes_sequence_and_gd():
     mid_info = classify_regime(fr.beta, major=4)
     assert mid_info.regime == "sequential" and mid_info.monotone
     assert len(mid_info.sequence) >= 3 and mid_info.sequence[-1] == 4
-    # (finding, not asserted: just above the collapse boundary the dominant coordinate can first
-    # move down, e.g. (1, 0, 1, 2, 3) at alpha = 0.361, rho = 1; see the l2_regimes figure)
+    # finding: "the dominant coordinate never moves down" fails just above the collapse
+    # boundary: at alpha = 0.361, rho = 1 the flow visits 1, 0, 1, 2, 3 (see l2_regimes)
+    low = integrate_flow(data, init_theta(0.361, 2, 5), "l2", rho=1.0, t_max=10.0,
+                         t_eval=np.linspace(0, 10, 1001))
+    low_info = classify_regime(low.beta, major=4)
+    assert low_info.regime == "sequential" and not low_info.monotone
+    assert low_info.sequence[:3] == (1, 0, 1)
     gd = simulate(data, init_batch(alphas[::5], 2, 5), "gd", eta=2e-3, steps=2000,
                   clock="rescaled", record_every=20)
     for k in range(gd.beta.shape[0]):

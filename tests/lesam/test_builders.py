@@ -14,6 +14,7 @@ from sharpness.cli import main
 from sharpness.data.longtail import longtail_counts
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
 from sharpness.lesam.glmc import run_glmc
+from sharpness.provenance import sidecar_path
 from sharpness.train import train
 
 torch.set_num_threads(1)
@@ -101,9 +102,9 @@ def test_table_cifar_mean_std_and_paper_only_row(root):
     lesam = next(r for r in rows if r["optimizer"] == "LE-SAM")
     assert lesam["seeds"] == "2" and float(lesam["mean"]) > 20
     assert md.with_suffix(".tex").exists()
-    prov = json.loads(md.with_name("table_cifar.md.provenance.json").read_text()) \
-        if md.with_name("table_cifar.md.provenance.json").exists() else None
-    assert prov is None or STAND_IN in json.dumps(prov)
+    sidecar = sidecar_path(md)
+    assert sidecar.exists(), sidecar
+    assert STAND_IN in json.dumps(json.loads(sidecar.read_text()))
 
 
 def test_robustness_accuracy_falls_with_radius(root):
@@ -126,7 +127,10 @@ def test_domain_table_and_long_tail_table(root):
 def test_cost_table_has_ratios(root):
     rows = _csv(_build(root, "table_cost", "md"))
     sam = next(r for r in rows if r["optimizer"] == "SAM")
-    assert float(sam["raw_ratio_vs_sgd"]) > 1.0  # two passes cost more than one
+    sgd = next(r for r in rows if r["optimizer"] == "SGD")
+    # the ratio's value is a timing (machine-dependent, not asserted); its definition is
+    assert float(sgd["raw_ratio_vs_sgd"]) == pytest.approx(1.0)
+    assert float(sam["raw_ratio_vs_sgd"]) > 0
 
 
 @pytest.mark.parametrize("item", ["fig_flatness", "fig_dynamics", "fig_signal",

@@ -53,8 +53,8 @@ def _kill_at(step: int) -> TrainHooks:
 
 
 def _same_model(a: Path, b: Path) -> None:
-    sa = torch.load(a / "model.pt", weights_only=False)["state_dict"]
-    sb = torch.load(b / "model.pt", weights_only=False)["state_dict"]
+    sa = torch.load(a / "model.pt", weights_only=True)["state_dict"]
+    sb = torch.load(b / "model.pt", weights_only=True)["state_dict"]
     assert sa.keys() == sb.keys()
     for k in sa:
         assert torch.equal(sa[k], sb[k]), k
@@ -158,7 +158,7 @@ def test_finished_run_is_not_rerun_and_changed_config_starts_over(tmp_path, capl
     assert (tmp_path / "metrics.jsonl").stat().st_mtime_ns == mtime
     (tmp_path / "final.json").unlink()  # as if killed after its last checkpoint
     changed = train(dict(cfg, lr=0.3), tmp_path)
-    assert "different config" in caplog.text
+    assert "not reused" in caplog.text and "settings differ" in caplog.text
     fresh = train(dict(cfg, lr=0.3), tmp_path / "fresh")
     assert changed["config_id"] == fresh["config_id"] != first["config_id"]
     assert read_jsonl(tmp_path / "metrics.jsonl") == read_jsonl(tmp_path / "fresh/metrics.jsonl")
@@ -168,9 +168,10 @@ def test_outputs_for_downstream_use(tmp_path):
     cfg = dict(MINI, epochs=1, classes=[3, 5, 7])
     final = train(cfg, tmp_path)
     assert final["num_classes"] == 3
-    for name in ("metrics.jsonl", "final.json", "checkpoint.pt", "provenance.json",
-                 "model.pt", "config.json", "timing.jsonl"):
+    for name in ("metrics.jsonl", "final.json", "provenance.json", "model.pt", "config.json",
+                 "timing.jsonl", "cache_key.json"):
         assert (tmp_path / name).exists(), name
+    assert not (tmp_path / "checkpoint.pt").exists()  # a finished run drops its checkpoint
     model = load_trained_model(tmp_path)
     x = torch.rand(2, 1, 28, 28)
     assert model(x).shape == (2, 3)

@@ -134,8 +134,9 @@ def final_measures(model: nn.Module, run_dir: Path, data: Any, criterion: Any,
     """Sharpness, norms, full-batch gradient norm of a finished run's final model (if finite)."""
     from sharpness.eos.measures import sharpness
     from sharpness.eos.norms import parameter_norms
+    from sharpness.train.checkpoint import safe_load
 
-    blob = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=False)
+    blob = safe_load(run_dir / "model.pt")
     model.load_state_dict(blob["state_dict"])
     params = [p for p in model.parameters() if p.requires_grad]
     if not all(bool(torch.isfinite(p).all()) for p in params):

@@ -1,8 +1,9 @@
 """The `eos` config section expanded into named settings (main settings and ablation variants).
 
 ``eos.defaults`` is merged under every entry of ``eos.settings``. ``eos.ablations`` names a
-``base`` setting and, per factor, the values to try; every value becomes a setting
-``abl_<factor>_<i>`` equal to the base with one key changed (a dotted key such as
+``base`` setting and, per factor, the values to try; every value becomes a setting named by
+its value, ``abl_<factor>_<value>`` (e.g. ``abl_activation_relu``, ``abl_init_scale_0p2``;
+the value's ``names`` entry when given), equal to the base with one key changed (a dotted key such as
 ``model_kwargs.alpha`` reaches into a nested dict) and its own ``lr_factors``. The workflow
 and the CLI both call :func:`expand_settings`, so a setting's name always means the same
 parameters.
@@ -11,6 +12,7 @@ parameters.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from sharpness.errors import ConfigError
@@ -54,7 +56,7 @@ def ablation_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
     base = mains[base_name]
     out = {}
     for factor, spec in abl.get("factors", {}).items():
-        for i, value in enumerate(spec["values"]):
+        for value in spec["values"]:
             setting = copy.deepcopy(base)
             for key, val in (value if isinstance(value, dict) else {spec["key"]: value}).items():
                 _set_dotted(setting, key, val)
@@ -62,9 +64,25 @@ def ablation_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
             setting["lr_factors"] = list(abl.get("lr_factors", base.get("lr_factors", [])))
             setting["label"] = f"{spec.get('label', factor)} = {_show(value, spec)}"
             setting["ablation"] = {"factor": factor, "label": spec.get("label", factor),
-                                   "value": _show(value, spec), "index": i}
-            out[f"abl_{factor}_{i}"] = setting
+                                   "value": _show(value, spec)}
+            name = f"abl_{factor}_{value_slug(value, spec)}"
+            if name in out:
+                raise ConfigError(f"eos.ablations.factors.{factor}: two values are both named "
+                                  f"{name!r}; give the factor distinct 'names'")
+            out[name] = setting
     return out
+
+
+def value_slug(value: Any, spec: dict[str, Any]) -> str:
+    """A setting-name part for an ablation value: its ``names`` entry or the value itself,
+    lower-case letters, digits and ``_`` (``0.2`` -> ``0p2``, ``-1`` -> ``m1``). Named by
+    value, a setting keeps its name (and its results) when another value is inserted."""
+    if isinstance(value, dict) and not spec.get("names"):
+        text = "_".join(f"{k.split('.')[-1]}_{v}" for k, v in sorted(value.items()))
+    else:
+        text = _show(value, spec)
+    text = text.lower().replace(".", "p").replace("-", "m")
+    return re.sub(r"_+", "_", re.sub(r"[^a-z0-9]", "_", text)).strip("_") or "value"
 
 
 def _show(value: Any, spec: dict[str, Any]) -> str:

@@ -490,7 +490,8 @@ def fig_measures(sweep_paths: Sequence[str | os.PathLike[str]],
 
 def fig_ablations(sweep_paths: Sequence[str | os.PathLike[str]],
                   out: str | os.PathLike[str]) -> None:
-    """eta_c and the norm-sharpness trade-off per ablation factor (one row per factor)."""
+    """eta_c and the norm-sharpness trade-off per ablation factor (one row per factor); the
+    values in the order of ``sweep_paths`` (the config's order)."""
     from sharpness.plots import figure_style, save_figure
 
     sweeps = [s for s in load_sweeps(sweep_paths) if s["setting"].get("ablation")]
@@ -502,7 +503,6 @@ def fig_ablations(sweep_paths: Sequence[str | os.PathLike[str]],
     with figure_style():
         fig, axes = _grid(len(factors), 3, 3.4, 2.5)
         for i, (factor, group) in enumerate(factors.items()):
-            group.sort(key=lambda s: s["setting"]["ablation"]["index"])
             label = group[0]["setting"]["ablation"]["label"]
             values = [s["setting"]["ablation"]["value"] for s in group]
             eta_cs = [s["eta_c"] for s in group]

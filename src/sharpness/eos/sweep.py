@@ -31,12 +31,14 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from sharpness.cache import cache_key, claim_dir
 from sharpness.eos.flow import gradient_flow
 from sharpness.eos.measures import all_measures
 from sharpness.eos.measures import sharpness as lanczos_sharpness
 from sharpness.eos.norms import parameter_norms
 from sharpness.errors import ConfigError
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
+from sharpness.train.checkpoint import safe_load
 
 #: Defaults of a setting; the config overrides any of them.
 SETTING_DEFAULTS: dict[str, Any] = {
@@ -155,12 +157,34 @@ def _norm_hook(model: nn.Module) -> dict[str, float]:
     return parameter_norms(model)
 
 
+#: Setting keys the gradient flow does not read (the sweep's grid, its logging, labels).
+NOT_FLOW_KEYS = ("label", "ablation", "stand_ins", "lrs", "lr_factors", "max_steps",
+                 "sharpness_every", "log_every", "checkpoint_every", "diverge_loss",
+                 "fullbatch_chunk", "measures")
+FLOW_FILES = ("flow.json", "flow.npz")
+
+
+def flow_cache_key(setting: dict[str, Any], data_root: str) -> dict[str, Any]:
+    """Cache key of a setting's gradient flow: every setting it reads, resolved, and the code
+    of this module's closure (flow, measures, engine, models, data)."""
+    from sharpness.device import resolve_device
+
+    settings = {k: v for k, v in resolve_setting(setting).items() if k not in NOT_FLOW_KEYS}
+    settings.update(data_root=str(data_root), device=resolve_device(setting["device"]).type)
+    return cache_key("eos_flow", settings, ["sharpness.eos.sweep"])
+
+
 def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root: str,
              ) -> dict[str, Any]:
-    """Gradient flow of ``setting`` from its init; writes ``flow.json`` and ``flow.npz``."""
+    """Gradient flow of ``setting`` from its init; writes ``flow.json`` and ``flow.npz``.
+
+    An existing flow is reused only when its cache key (the flow's settings, the data root,
+    the device and the code fingerprint) is this one's (:func:`flow_cache_key`); otherwise it
+    is recomputed and the log says why."""
     out = Path(out_dir)
     summary_path = out / "flow.json"
-    if summary_path.exists():
+    key = flow_cache_key(setting, data_root)
+    if claim_dir(out, key, stale=FLOW_FILES, what="gradient flow") and summary_path.exists():
         return read_json(summary_path)
     model, data, criterion = build_initial(setting, data_root)
     f = setting["flow"]
@@ -203,7 +227,7 @@ def run_name(lr: float) -> str:
 def _final_measures(setting: dict[str, Any], run_dir: Path, data_root: str,
                     model_template: nn.Module, data: Any, criterion: Any) -> dict[str, Any]:
     """Sharpness, norms and the other measures of a finished run's final model."""
-    blob = torch.load(run_dir / "model.pt", map_location="cpu", weights_only=False)
+    blob = safe_load(run_dir / "model.pt")
     model_template.load_state_dict(blob["state_dict"])
     model = model_template
     params = [p for p in model.parameters() if p.requires_grad]

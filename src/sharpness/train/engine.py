@@ -21,7 +21,14 @@ run directory:
 ``provenance.json``
     through :class:`sharpness.provenance.RunRecord` (status ``ok``/``diverged``/``failed``).
 
-Resume: if ``checkpoint.pt`` exists (same config), training continues from it, the metrics
+Cache key (:mod:`sharpness.cache`): a run folder holds ``cache_key.json``, the digest of the
+resolved config, the device used and the code fingerprint of the engine and its hooks'
+modules. A finished run (``final.json``) is reused, and a checkpoint resumed, only under the
+same key; any other key starts the run over from step 0 and logs why. A finished run deletes
+its ``checkpoint.pt``. Checkpoints and ``model.pt`` load with ``weights_only=True``
+(:mod:`sharpness.train.checkpoint`).
+
+Resume: if ``checkpoint.pt`` exists (same key), training continues from it, the metrics
 file is cut back to the rows that existed at the checkpoint, and the run ends with exactly
 the numbers of an uninterrupted run (CPU; tested bit for bit).
 
@@ -49,10 +56,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from sharpness import cache
+from sharpness.device import resolve_device
 from sharpness.io import append_jsonl, atomic_torch_save, atomic_write_json, atomic_write_text
 from sharpness.optim import BatchClosure, build_optimizer
-from sharpness.provenance import RunRecord, params_id
+from sharpness.provenance import PROVENANCE_NAME, RunRecord
+from sharpness.train import checkpoint as ckpt
 from sharpness.train import distributed as ddp
+from sharpness.train import status as run_status
 from sharpness.train.config import validate_config
 from sharpness.train.device_data import keep_on_device, make_batches
 from sharpness.train.performance import (
@@ -178,7 +189,7 @@ class _EngineClosure(BatchClosure):
             loss = float(result.mean())
             if self._reduce_loss is not None:
                 loss = self._reduce_loss(loss)
-            if not math.isfinite(loss) or (self._diverge is not None and loss > self._diverge):
+            if run_status.is_diverged(loss, self._diverge):
                 raise _Stop("diverged", loss)
             if self._goal is not None and loss < self._goal:
                 raise _Stop("loss_goal", loss)
@@ -205,15 +216,6 @@ class _EngineClosure(BatchClosure):
 
 
 # -- setup -----------------------------------------------------------------------------------
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` -> CUDA when present, else CPU."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(f"device {name!r} asked for but CUDA is not available")
-    return torch.device(name)
-
 
 @contextlib.contextmanager
 def deterministic_mode(enabled: bool, device: torch.device) -> Iterator[None]:
@@ -302,7 +304,7 @@ def _init_from(model: nn.Module, path: Path, exclude: tuple[str, ...] = ()) -> N
     """Load a run's parameters where names and shapes match, except ``exclude`` prefixes.
 
     The input statistics stay those of the new data."""
-    state = torch.load(path, map_location="cpu", weights_only=False)["state_dict"]
+    state = ckpt.safe_load(path)["state_dict"]
     own = model.state_dict()
     own.update({k: v for k, v in state.items()
                 if k in own and own[k].shape == v.shape and k not in ("mean", "std")
@@ -318,7 +320,7 @@ def load_trained_model(run_dir: str | os.PathLike[str], map_location: str = "cpu
     """
     from sharpness.models import build_model
 
-    blob = torch.load(Path(run_dir) / MODEL, map_location=map_location, weights_only=False)
+    blob = ckpt.safe_load(Path(run_dir) / MODEL, map_location=map_location)
     b = blob["build"]
     # the weights come from the state dict: never fetch pretrained ones again
     kwargs = {k: v for k, v in b["model_kwargs"].items() if k != "pretrained"}
@@ -404,7 +406,7 @@ class _Run:
         self.device = ddp.device_for(self.dist, resolve_device(cfg["device"]))
         self.use_bf16 = cfg["bf16"] and self.device.type == "cuda"
         self._autocast = autocast_factory(cfg["bf16"], self.device)
-        self.config_id = params_id(cfg)
+        self.config_id = ""  # the cache key's digest, set by train()
         self.rows_written = 0
         self.timing_written = 0
         self.epoch = 0
@@ -471,10 +473,7 @@ class _Run:
             "model": self.model.state_dict(),
             "optimizer": self.opt.state_dict(),
             "data_generator": self.gen.get_state(),
-            "torch_rng": torch.get_rng_state(),
-            "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-            "python_rng": random.getstate(),
-            "numpy_rng": np.random.get_state(),
+            **ckpt.rng_states(),
             "rows_written": self.rows_written,
             "timing_written": self.timing_written,
             "rank_rng": ddp.gather_rng(self.dist),  # every process's RNG (None: one process)
@@ -485,8 +484,7 @@ class _Run:
     def load_checkpoint(self) -> bool:
         """Restore from ``checkpoint.pt`` if present; cut the metrics back to its row count."""
         path = self.dir / CHECKPOINT
-        state = torch.load(path, map_location="cpu", weights_only=False) if path.exists() \
-            else None
+        state = ckpt.safe_load(path) if path.exists() else None
         ddp.barrier(self.dist)  # every process has read it before rank 0 may remove it
         main = self.dist.is_main
         if state is not None and state.get("config_id") != self.config_id:
@@ -505,11 +503,7 @@ class _Run:
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["optimizer"])
         self.gen.set_state(state["data_generator"])
-        torch.set_rng_state(state["torch_rng"])
-        if state["cuda_rng"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["cuda_rng"])
-        random.setstate(state["python_rng"])
-        np.random.set_state(state["numpy_rng"])
+        ckpt.restore_rng_states(state)
         ddp.restore_rng(self.dist, state.get("rank_rng"))
         self.epoch, self.step = state["epoch"], state["step"]
         for name, keep in ((METRICS, state["rows_written"]), (TIMING, state["timing_written"])):
@@ -594,8 +588,7 @@ class _Run:
 
     def diverged(self, stop: _Stop) -> None:
         """Record the divergence row and stop."""
-        self.stop = {"status": "diverged", "reason": "diverged", "diverged_step": self.step,
-                     "diverged_loss": stop.loss if math.isfinite(stop.loss) else str(stop.loss)}
+        self.stop = run_status.diverged_fields(self.step, stop.loss)
         self.write_row({"kind": "diverged", "epoch": self.epoch, "step": self.step,
                         "loss": stop.loss})
 
@@ -759,6 +752,7 @@ class _Run:
             "config": cfg, "status": self.stop["status"], "step": self.step,
         })
         atomic_write_json(self.dir / FINAL, final)
+        ckpt.remove(self.dir / CHECKPOINT)  # finished: never resumed again
         return final
 
 
@@ -770,14 +764,33 @@ def _progress(enabled: bool, total: int, initial: int, unit: str) -> Any:
     return tqdm(total=total, initial=initial, unit=unit, dynamic_ncols=True, leave=False)
 
 
+#: What a run folder holds besides its key: removed when the key changes.
+RUN_FILES = (FINAL, MODEL, CHECKPOINT, METRICS, TIMING, CONFIG, PROVENANCE_NAME)
+
+
+def run_cache_key(cfg: dict[str, Any], device: torch.device, hooks: TrainHooks
+                  ) -> dict[str, Any]:
+    """Cache key of a run: resolved config, device type, code of the engine and its hooks."""
+    roots = ["sharpness.train.engine",
+             *cache.callable_modules(hooks.sharpness, hooks.metrics, hooks.on_step_end)]
+    roots += [name.split(":")[0] for name in (cfg.get("sharpness_fn"), cfg.get("metrics_fn"))
+              if name and name.startswith("sharpness.")]
+    settings: dict[str, Any] = {"config": cfg, "device": device.type}
+    if cfg.get("init_from"):  # the weights a fine-tuning run starts from are an input
+        from sharpness.provenance import file_sha256
+        settings["init_from_sha256"] = file_sha256(cfg["init_from"])
+    return cache.cache_key("train_run", settings, roots)
+
+
 def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
           hooks: TrainHooks | None = None, threads: int | None = None,
           progress: bool = False) -> dict[str, Any]:
     """Run (or resume, or skip if finished) the training run ``config`` into ``run_dir``.
 
     Returns the ``final.json`` summary. ``threads`` sets ``torch.set_num_threads`` (the
-    workflow passes the rule's threads). A finished run (``final.json`` with the same config)
-    is returned as is; a run with ``checkpoint.pt`` continues from it.
+    workflow passes the rule's threads). A finished run (``final.json``) of the same cache key
+    (config, device, code of the engine and the hooks) is returned as is; a run with
+    ``checkpoint.pt`` of the same key continues from it; anything else starts over.
     """
     cfg = validate_config(config)
     run_dir = Path(run_dir)
@@ -785,6 +798,10 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
     if threads:
         torch.set_num_threads(int(threads))
     run = _Run(cfg, run_dir, hooks or TrainHooks(), progress)
+    key = run_cache_key(cfg, run.device, run.hooks)
+    run.config_id = key["digest"]
+    if run.dist.is_main:  # rank 0 owns the folder's files
+        cache.claim_dir(run_dir, key, what="training run", stale=RUN_FILES)
     final_path = run_dir / FINAL
     if final_path.exists():
         from sharpness.io import read_json
@@ -825,8 +842,5 @@ def _train(run: _Run, cfg: dict[str, Any], run_dir: Path) -> dict[str, Any]:
             final = run.finish()
             record.update(steps=final["steps"], wall_s=round(time.perf_counter() - t0, 3),
                           final_test_acc=final["final_test_acc"])
-            if final["status"] == "diverged":
-                record.set_status("diverged", diverged_step=final["diverged_step"])
-            else:
-                record.set_status("ok", reason=final["reason"])
+            run_status.record_final(record, final)
     return final
