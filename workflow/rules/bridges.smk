@@ -20,10 +20,11 @@ if BRIDGES:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("bridges", "sharpness.bridges.lesam_diagonal"),
             settings=as_json(section("bridges", "lesam_diagonal")),
             outdir=subpath(output.arrays, parent=True),
         shell:
-            "sharpness bridges lesam-diagonal run --params '{params.settings}'"
+            "sharpness bridges lesam-diagonal run --params {params.settings:q}"
             " --out {params.outdir} > {log} 2>&1"
 
     rule bridges_lesam_diagonal_figure:
@@ -44,6 +45,7 @@ if BRIDGES:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("bridges", "sharpness.bridges.lesam_diagonal_plot"),
             rundir=subpath(input[0], parent=True),
         shell:
             "sharpness bridges lesam-diagonal plot --run {params.rundir} --out {output.pdf}"
@@ -51,7 +53,13 @@ if BRIDGES:
 
     rule bridges_sam_eos_run:
         output:
+            # the flow and run folders are outputs: --forcerun/-R starts them over
             sweep="results/bridges/sam_eos/sweep.json",
+            flow=directory("results/bridges/sam_eos/flow"),
+            runs=[
+                directory(f"results/bridges/sam_eos/{opt['name']}")
+                for opt in BRIDGES["sam_eos"]["optimizers"]
+            ],
         log:
             "logs/bridges/sam_eos_run.log",
         benchmark:
@@ -64,12 +72,13 @@ if BRIDGES:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("bridges", "sharpness.bridges.sam_eos"),
             settings=as_json(
                 {**section("bridges", "sam_eos"), "data_root": config["data"]["root"]}
             ),
             outdir=subpath(output.sweep, parent=True),
         shell:
-            "sharpness bridges sam-eos run --params '{params.settings}' --out {params.outdir}"
+            "sharpness bridges sam-eos run --params {params.settings:q} --out {params.outdir}"
             " --threads {threads} > {log} 2>&1"
 
     rule bridges_sam_eos_figure:
@@ -90,6 +99,7 @@ if BRIDGES:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("bridges", "sharpness.bridges.sam_eos_plot"),
             rundir=subpath(input[0], parent=True),
         shell:
             "sharpness bridges sam-eos plot --run {params.rundir} --out {output.pdf} > {log} 2>&1"

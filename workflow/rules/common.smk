@@ -1,7 +1,12 @@
-# Helpers shared by all rule files (settings as JSON for the `sharpness` CLI, data options).
+# Helpers shared by all rule files (settings as JSON for the `sharpness` CLI, data options,
+# code fingerprints).
+import functools
 import json
 import os
+import shlex
 import sys
+
+from sharpness.cache import code_fingerprint
 
 # Rules call the `sharpness` command installed beside the Python running Snakemake, so
 # `.venv/bin/snakemake ...` works without activating the environment first.
@@ -24,10 +29,26 @@ def section(*keys):
 
 
 DATA_ARGS = (
-    f"--root {config['data']['root']}"
-    + (f" --mirror {config['data']['mirror']}" if config["data"].get("mirror") else "")
+    f"--root {shlex.quote(str(config['data']['root']))}"
+    + (
+        f" --mirror {shlex.quote(str(config['data']['mirror']))}"
+        if config["data"].get("mirror")
+        else ""
+    )
     + ("" if config["data"].get("download", True) else " --no-download")
 )
+
+
+@functools.cache
+def code(cli, *modules):
+    """Code fingerprint of what a rule's command runs, for its `params: code=`.
+
+    `cli` is the `sharpness` subcommand's module (`sharpness.commands.<cli>`, counted with its
+    top-level imports: each action imports its library inside its function); `modules` are
+    the library modules that action runs, followed through every `sharpness` import. Editing
+    any of those files (committed or not) changes the param, so Snakemake reruns exactly the
+    jobs whose command runs it, and what depends on them (sharpness.cache)."""
+    return code_fingerprint(*modules, shallow=(f"sharpness.commands.{cli}", "sharpness.cli"))
 
 
 def provenance_labels(path):

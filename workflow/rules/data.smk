@@ -17,6 +17,7 @@ rule data_prepare:
     conda:
         "../../envs/environment.yaml"
     params:
+        code=code("data"),
         data_args=DATA_ARGS,
     shell:
         "sharpness data prepare {wildcards.dataset} {params.data_args} --out {output} > {log} 2>&1"

@@ -36,16 +36,20 @@ if EOS:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("eos", "sharpness.eos.toy"),
             settings=as_json(section("eos", "toy")),
             outdir=subpath(output[0], parent=True),
         shell:
-            "sharpness eos toy --params '{params.settings}' --out {params.outdir} > {log} 2>&1"
+            "sharpness eos toy --params {params.settings:q} --out {params.outdir} > {log} 2>&1"
 
     rule eos_setting:
         input:
             lambda w: setting_data_inputs(EOS_SETTINGS[w.setting]),
         output:
-            f"{EOS_RES}/settings/{{setting}}/sweep.json",
+            # the run folders are outputs: --forcerun/-R deletes them, so a rerun starts over
+            sweep=f"{EOS_RES}/settings/{{setting}}/sweep.json",
+            flow=directory(f"{EOS_RES}/settings/{{setting}}/flow"),
+            runs=directory(f"{EOS_RES}/settings/{{setting}}/runs"),
         log:
             "logs/eos/setting_{setting}.log",
         benchmark:
@@ -60,11 +64,12 @@ if EOS:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("eos", "sharpness.eos.sweep"),
             settings=lambda w: as_json(EOS_SETTINGS[w.setting]),
-            outdir=subpath(output[0], parent=True),
+            outdir=subpath(output.sweep, parent=True),
             root=config["data"]["root"],
         shell:
-            "sharpness eos run --params '{params.settings}' --out {params.outdir}"
+            "sharpness eos run --params {params.settings:q} --out {params.outdir}"
             " --data-root {params.root} --threads {threads} > {log} 2>&1"
 
     rule eos_figure_diagonal:
@@ -84,6 +89,8 @@ if EOS:
             runtime=10,
         conda:
             "../../envs/environment.yaml"
+        params:
+            code=code("eos", "sharpness.eos.figures"),
         shell:
             "sharpness eos figure --id fig_diagonal --inputs {input} --out {output.pdf} > {log} 2>&1"
 
@@ -107,6 +114,7 @@ if EOS:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("eos", "sharpness.eos.figures"),
             caption=caption_text("eos", "fig"),
             dropped=as_json(EOS.get("dropped") or {}),
         shell:

@@ -29,7 +29,9 @@ if GRADCAM:
         input:
             lambda w: GRADCAM_DATA[w.dataset],
         output:
-            runs=f"{GRADCAM_ROOT}/runs/{{dataset}}/{{optimizer}}/runs.json",
+            # the whole group folder (runs.json and one folder a run) is the output, so
+            # --forcerun/-R starts its runs over
+            runs=directory(f"{GRADCAM_ROOT}/runs/{{dataset}}/{{optimizer}}"),
         log:
             "logs/minorfirst/gradcam/train_{dataset}_{optimizer}.log",
         benchmark:
@@ -45,17 +47,18 @@ if GRADCAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("gradcam", "sharpness.gradcam.study"),
             settings=as_json(GRADCAM),
-            outdir=subpath(output.runs, parent=True),
+            outdir=lambda w, output: output.runs,
         shell:
-            "sharpness gradcam train --params '{params.settings}' --dataset {wildcards.dataset}"
+            "sharpness gradcam train --params {params.settings:q} --dataset {wildcards.dataset}"
             " --optimizer {wildcards.optimizer} --out {params.outdir} --threads {threads}"
             " > {log} 2>&1"
 
     rule gradcam_maps:
         input:
             runs=expand(
-                f"{GRADCAM_ROOT}/runs/{{{{dataset}}}}/{{optimizer}}/runs.json",
+                f"{GRADCAM_ROOT}/runs/{{{{dataset}}}}/{{optimizer}}",
                 optimizer=GRADCAM_OPTIMIZERS,
             ),
         output:
@@ -73,12 +76,13 @@ if GRADCAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("gradcam", "sharpness.gradcam.study"),
             settings=as_json(GRADCAM),
-            runs=lambda w, input: os.path.dirname(os.path.dirname(input.runs[0])),
+            runs=lambda w, input: os.path.dirname(input.runs[0]),
             outdir=subpath(output.maps, parent=True),
             root=config["data"]["root"],
         shell:
-            "sharpness gradcam maps --params '{params.settings}' --dataset {wildcards.dataset}"
+            "sharpness gradcam maps --params {params.settings:q} --dataset {wildcards.dataset}"
             " --runs {params.runs} --out {params.outdir} --root {params.root}"
             " --threads {threads} > {log} 2>&1"
 
@@ -104,13 +108,14 @@ if GRADCAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("gradcam", "sharpness.gradcam.figures"),
             settings=as_json(GRADCAM),
             maps=lambda w, input: " ".join(
                 f"{key}={os.path.dirname(path)}"
                 for key, path in zip(GRADCAM_DATASETS, input.maps)
             ),
         shell:
-            "sharpness gradcam figure --params '{params.settings}' --maps {params.maps}"
+            "sharpness gradcam figure --params {params.settings:q} --maps {params.maps}"
             " --out {output.pdf} --table {output.table} > {log} 2>&1"
 
     ALL_TARGETS.extend(

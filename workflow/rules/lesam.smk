@@ -61,9 +61,10 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("lesam"),
             path=config["data"].get("imagenet") or "",
         shell:
-            "sharpness lesam check-imagenet --path '{params.path}' --out {output} > {log} 2>&1"
+            "sharpness lesam check-imagenet --path {params.path:q} --out {output} > {log} 2>&1"
 
     rule lesam_train:
         input:
@@ -85,12 +86,13 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("train", "sharpness.train"),
             cfg=lambda w: as_json(LESAM_RUNS[w.run]["config"]),
             outdir=subpath(output.final, parent=True),
             root=lambda w: lesam_exp.data_root(config["data"], LESAM_RUNS[w.run]["config"]),
             launch=lambda w: launch_prefix(LESAM_RUNS[w.run]["config"]),
         shell:
-            "{params.launch}sharpness train --config '{params.cfg}' --set data_root={params.root}"
+            "{params.launch}sharpness train --config {params.cfg:q} --set data_root={params.root}"
             " --out {params.outdir} --threads {threads} > {log} 2>&1"
 
     rule lesam_glmc:
@@ -112,10 +114,11 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.glmc"),
             settings=as_json(lesam_exp.step_section(LESAM, "glmc")),
             outdir=subpath(output.final, parent=True),
         shell:
-            "sharpness lesam glmc --params '{params.settings}' --run {wildcards.run}"
+            "sharpness lesam glmc --params {params.settings:q} --run {wildcards.run}"
             " --out {params.outdir} --threads {threads} > {log} 2>&1"
 
     rule lesam_signal:
@@ -137,10 +140,11 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.signal"),
             settings=as_json(lesam_exp.step_section(LESAM, "signal")),
             outdir=subpath(output.rows, parent=True),
         shell:
-            "sharpness lesam signal --params '{params.settings}' --run {wildcards.run}"
+            "sharpness lesam signal --params {params.settings:q} --run {wildcards.run}"
             " --out {params.outdir} --threads {threads} > {log} 2>&1"
 
     rule lesam_eval:
@@ -164,11 +168,12 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.evaluate"),
             settings=lambda w: as_json(
                 lesam_exp.step_section(LESAM, "eval", lesam_exp.EVAL_ITEMS[w.what])
             ),
         shell:
-            "sharpness lesam eval {wildcards.what} --params '{params.settings}' --out {output}"
+            "sharpness lesam eval {wildcards.what} --params {params.settings:q} --out {output}"
             " --threads {threads} > {log} 2>&1"
 
     rule lesam_table:
@@ -191,10 +196,11 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("lesam", "sharpness.lesam.figures", "sharpness.lesam.tables"),
             settings=lambda w: as_json(lesam_exp.step_section(LESAM, "build", w.item)),
             caption=caption_text("lesam", "item"),
         shell:
-            "sharpness lesam build {wildcards.item} --params '{params.settings}'"
+            "sharpness lesam build {wildcards.item} --params {params.settings:q}"
             " --out {output.md} > {log} 2>&1"
 
     rule lesam_figure:
@@ -217,10 +223,11 @@ if LESAM:
         conda:
             "../../envs/environment.yaml"
         params:
+            code=code("lesam", "sharpness.lesam.figures", "sharpness.lesam.tables"),
             settings=lambda w: as_json(lesam_exp.step_section(LESAM, "build", w.item)),
             caption=caption_text("lesam", "item"),
         shell:
-            "sharpness lesam build {wildcards.item} --params '{params.settings}'"
+            "sharpness lesam build {wildcards.item} --params {params.settings:q}"
             " --out {output.pdf} > {log} 2>&1"
 
     ALL_TARGETS.extend(expand("figures/lesam/{item}.md", item=LESAM_TABLES))

@@ -17,10 +17,11 @@ rule minorfirst_slice_run:
     conda:
         "../../envs/environment.yaml"
     params:
+        code=code("slice"),
         settings=as_json(section("minorfirst", "slice")),
         outdir=subpath(output.traj, parent=True),
     shell:
-        "sharpness slice run --params '{params.settings}' --out {params.outdir} > {log} 2>&1"
+        "sharpness slice run --params {params.settings:q} --out {params.outdir} > {log} 2>&1"
 
 
 rule minorfirst_slice_figure:
@@ -41,6 +42,7 @@ rule minorfirst_slice_figure:
     conda:
         "../../envs/environment.yaml"
     params:
+        code=code("slice", "sharpness.plots"),
         rundir=subpath(input[0], parent=True),
     shell:
         "sharpness slice plot --run {params.rundir} --out {output.pdf} > {log} 2>&1"
@@ -73,10 +75,11 @@ rule minorfirst_diagonal_run:
     conda:
         "../../envs/environment.yaml"
     params:
+        code=code("minorfirst", "sharpness.minorfirst.compute", "sharpness.minorfirst.cnn"),
         settings=lambda wc: as_json(section("minorfirst", wc.fig)),
         outdir=lambda wc, output: os.path.dirname(output.data),
     shell:
-        "sharpness minorfirst run {wildcards.fig} --params '{params.settings}' --out {params.outdir} > {log} 2>&1"
+        "sharpness minorfirst run {wildcards.fig} --params {params.settings:q} --out {params.outdir} > {log} 2>&1"
 
 
 rule minorfirst_diagonal_figure:
@@ -100,6 +103,7 @@ rule minorfirst_diagonal_figure:
     conda:
         "../../envs/environment.yaml"
     params:
+        code=code("minorfirst", "sharpness.minorfirst.plots"),
         caption=caption_text("minorfirst", "fig"),
         rundir=lambda wc, input: os.path.dirname(input.data),
     shell:
