@@ -5,6 +5,14 @@ directory; a *figure* or *table* writes a sidecar ``<stem>.provenance.json`` lis
 files it was drawn from. Each record carries the code version (git commit and whether the tree
 was dirty), the resolved parameters, seeds, data sets with checksums, package versions, device,
 start/end time and command, so ``sharpness audit FILE`` can walk any number back to its origin.
+
+The ``id`` is content-addressed (:func:`content_id`): the SHA-256 of the kind, the resolved
+params, the seed, the code fingerprint (the sources of every ``sharpness`` module the process
+loaded, as on disk, so a dirty tree counts, plus the numeric packages' versions), the data
+checksums, and the SHA-256 of every input file (or the id of the record of an input folder).
+Different inputs give different ids; the same artifact from the same inputs and code gives the
+same id on any machine (no paths, hosts or times enter it). ``sharpness diff A B`` says which of
+those parts differ between two records.
 """
 
 from __future__ import annotations
@@ -41,14 +49,15 @@ def code_version() -> dict[str, Any]:
     """Git commit and dirtiness of the checkout the package runs from (or the version only)."""
     here = Path(__file__).resolve().parent
     info: dict[str, Any] = {"package_version": _version("sharpness"), "git_commit": None,
-                            "dirty": None}
+                            "dirty": None, "dirty_files": []}
     try:
         commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], check=True,
                                 capture_output=True, text=True, timeout=10).stdout.strip()
         status = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
                                  "--untracked-files=no"], check=True, capture_output=True,
                                 text=True, timeout=10).stdout
-        info.update(git_commit=commit, dirty=bool(status.strip()))
+        info.update(git_commit=commit, dirty=bool(status.strip()),
+                    dirty_files=[line[3:] for line in status.splitlines() if line.strip()])
     except (OSError, subprocess.SubprocessError):
         pass
     return info
@@ -94,20 +103,47 @@ def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+#: Keys of a data entry that name where it lies, not what it is (left out of ids).
+_DATA_PLACE_KEYS = ("file", "path", "root", "folder", "dir")
+
+
+def content_id(record: dict[str, Any]) -> str:
+    """The content-addressed id of a record (see the module docstring)."""
+    from sharpness.cache import canonical
+
+    body = {
+        "kind": record.get("kind"),
+        "params": record.get("params", {}),
+        "seed": record.get("seed"),
+        "code": record.get("code", {}).get("fingerprint"),
+        "data": [{k: v for k, v in d.items() if k not in _DATA_PLACE_KEYS}
+                 for d in record.get("data", [])],
+        "inputs": [{k: e.get(k) for k in ("sha256", "id")} for e in record.get("inputs", [])],
+    }
+    return hashlib.sha256(canonical(body).encode()).hexdigest()[:16]
+
+
+def code_record() -> dict[str, Any]:
+    """Code version, fingerprint and per-file hashes of the ``sharpness`` modules loaded."""
+    from sharpness.cache import loaded_code_manifest, manifest_fingerprint
+
+    manifest = loaded_code_manifest()
+    return {**code_version(), "fingerprint": manifest_fingerprint(manifest), "files": manifest}
+
+
 def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
                 data: Sequence[dict[str, Any]] = (), stand_ins: Sequence[str] = (),
-                command: Sequence[str] | None = None) -> dict[str, Any]:
-    """The fields every provenance record has."""
-    params = dict(params or {})
-    code = code_version()
-    return {
-        "id": params_id({"kind": kind, "params": params, "seed": seed,
-                         "commit": code.get("git_commit")}),
+                command: Sequence[str] | None = None,
+                inputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
+    """The fields every provenance record has, ``id`` (content-addressed) included."""
+    params = json.loads(to_json(dict(params or {})))
+    record = {
         "kind": kind,
-        "code": code,
+        "code": code_record(),
         "params": params,
         "seed": seed,
         "data": list(data),
+        "inputs": [input_entry(p) for p in inputs],
         "stand_ins": list(stand_ins),
         "packages": package_versions(),
         "device": device_info(),
@@ -115,6 +151,7 @@ def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | 
         "cwd": os.getcwd(),
         "started": now_iso(),
     }
+    return {"id": content_id(record), **record}
 
 
 def write_run_provenance(run_dir: str | os.PathLike[str], *, params: dict[str, Any],
@@ -165,6 +202,9 @@ class RunRecord:
         elif not self._status_set:
             self.record["status"] = "ok"
         self.record["ended"] = now_iso()
+        # the code that ran: modules imported during the run count too
+        self.record["code"] = code_record()
+        self.record["id"] = content_id(self.record)
         atomic_write_json(self.path, self.record)
 
 
@@ -195,9 +235,12 @@ def find_provenance(path: str | os.PathLike[str]) -> Path | None:
 
 
 def input_entry(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Describe one input of an artifact: its path and the id of the record behind it."""
+    """Describe one input of an artifact: its path, the SHA-256 of its content (a file) and
+    the id of the record behind it."""
     prov = find_provenance(path)
     entry: dict[str, Any] = {"path": str(path)}
+    if Path(path).is_file():
+        entry["sha256"] = file_sha256(path)
     if prov is not None:
         try:
             record = read_json(prov)
@@ -215,11 +258,10 @@ def write_artifact_provenance(artifact: str | os.PathLike[str], *, kind: str,
                               data: Sequence[dict[str, Any]] = (),
                               outputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
     """Write the sidecar of a figure or table and return its record (``id`` included)."""
-    record = base_record(kind, params, data=data, stand_ins=stand_ins)
+    record = base_record(kind, params, data=data, stand_ins=stand_ins, inputs=inputs)
     record.update(
         artifact=str(artifact),
         outputs=[str(p) for p in outputs],
-        inputs=[input_entry(p) for p in inputs],
         caption=caption,
         status="ok",
         ended=now_iso(),
@@ -228,54 +270,8 @@ def write_artifact_provenance(artifact: str | os.PathLike[str], *, kind: str,
     return record
 
 
-def audit_lines(path: str | os.PathLike[str], depth: int = 0, seen: set[str] | None = None,
-                max_depth: int = 6) -> list[str]:
-    """Human-readable provenance chain of ``path``: the record and, recursively, its inputs."""
-    seen = set() if seen is None else seen
-    pad = "  " * depth
-    prov = find_provenance(path)
-    if prov is None:
-        return [f"{pad}{path}: no provenance record found"]
-    key = str(prov.resolve())
-    if key in seen:
-        return [f"{pad}{path}: (see above, {prov})"]
-    seen.add(key)
-    record = read_json(prov)
-    code = record.get("code", {})
-    commit = code.get("git_commit") or "unknown"
-    dirty = " (dirty tree)" if code.get("dirty") else ""
-    lines = [
-        f"{pad}{record.get('kind', '?')} {record.get('id', '?')}: {path}",
-        f"{pad}  record:   {prov}",
-        f"{pad}  status:   {record.get('status')}   {record.get('started')} -> "
-        f"{record.get('ended')}",
-        f"{pad}  code:     {commit}{dirty}  sharpness {code.get('package_version')}",
-    ]
-    if record.get("seed") is not None:
-        lines.append(f"{pad}  seed:     {record['seed']}")
-    if record.get("params"):
-        lines.append(f"{pad}  params:   {json.dumps(record['params'], sort_keys=True)}")
-        sources = record["params"].get("sources") if isinstance(record["params"], dict) else None
-        for key, text in sorted((sources or {}).items()):
-            lines.append(f"{pad}  source:   {key}: {text}")
-    for item in record.get("data", []):
-        lines.append(f"{pad}  data:     {item.get('name')} sha256={item.get('sha256', '-')}"
-                     f"{' (' + item['note'] + ')' if item.get('note') else ''}")
-    for stand_in in record.get("stand_ins", []):
-        lines.append(f"{pad}  STAND-IN: {stand_in}")
-    dev = record.get("device", {})
-    lines.append(f"{pad}  device:   {dev.get('cuda') or dev.get('cpu')} on {dev.get('host')}, "
-                 f"torch threads {dev.get('torch_threads', '-')}")
-    pk = record.get("packages", {})
-    lines.append(f"{pad}  packages: " + ", ".join(f"{k} {v}" for k, v in pk.items() if v))
-    if record.get("command"):
-        lines.append(f"{pad}  command:  {' '.join(record['command'])}")
-    inputs = record.get("inputs", [])
-    if inputs:
-        lines.append(f"{pad}  inputs ({len(inputs)}):")
-        if depth >= max_depth:
-            lines.append(f"{pad}    ... (depth limit)")
-        else:
-            for entry in inputs:
-                lines.extend(audit_lines(entry["path"], depth + 2, seen, max_depth))
-    return lines
+def audit_lines(path: str | os.PathLike[str], max_depth: int = 6) -> list[str]:
+    """Human-readable provenance chain of ``path`` (see :func:`sharpness.audit.audit_lines`)."""
+    from sharpness.audit import audit_lines as lines
+
+    return lines(path, max_depth=max_depth)
