@@ -123,6 +123,7 @@ def cost_rows(config: dict[str, Any], optimizers: dict[str, dict[str, Any]], *, 
     with the epoch time it implies. Memory: on CUDA the peak allocated during the steps; on
     the CPU the bytes of optimizer state plus the parameter copy a two-pass step holds.
     """
+    from sharpness.device import resolve_device
     from sharpness.optim import BatchClosure, build_optimizer
     from sharpness.train import per_example_loss, validate_config
     from sharpness.train.engine import build_run_model, prepare_data
@@ -130,8 +131,7 @@ def cost_rows(config: dict[str, Any], optimizers: dict[str, dict[str, Any]], *, 
     if threads:
         torch.set_num_threads(threads)
     cfg = validate_config(config)
-    device = torch.device("cuda" if torch.cuda.is_available() and cfg["device"] != "cpu"
-                          else "cpu")
+    device = resolve_device(cfg["device"])  # a missing requested device is an error
     data = prepare_data(cfg, device)
     bs = min(cfg["batch_size"], len(data.x_train))
     x, y = data.x_train[:bs], data.y_train[:bs]

@@ -33,6 +33,7 @@ replaced by the engine's cosine schedule.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -44,13 +45,24 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from sharpness.cache import cache_key, claim_dir
 from sharpness.data.longtail import longtail_indices
-from sharpness.io import append_jsonl, atomic_write_json, atomic_write_text
+from sharpness.device import resolve_device
+from sharpness.io import (
+    append_jsonl,
+    atomic_torch_save,
+    atomic_write_json,
+    atomic_write_text,
+    read_json,
+)
 from sharpness.optim import build_optimizer
-from sharpness.provenance import RunRecord
+from sharpness.provenance import PROVENANCE_NAME, RunRecord
 from sharpness.train import augment_batch, lr_at, validate_config
+from sharpness.train.checkpoint import restore_rng_states, rng_states, safe_load
 from sharpness.train.engine import InputNormalization, prepare_data
+from sharpness.train.status import diverged_fields, is_diverged, record_final
 
+GLMC_FILES = ("final.json", "metrics.jsonl", "checkpoint.pt", PROVENANCE_NAME)
 GLMC_DEFAULTS: dict[str, Any] = {"imbalance_factor": 100, "beta": 1.0, "label_weighting": 1.0,
                                  "contrast_weight": 1.0, "proj_dim": 64, "lt_seed": 0}
 
@@ -126,7 +138,11 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
              threads: int | None = None) -> dict[str, Any]:
     """Train GLMC (with the config's optimizer) on a long-tailed subset; write ``final.json``.
 
-    ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`).
+    ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`). Status
+    as the training engine's (:mod:`sharpness.train.status`): a NaN/inf loss (or one above
+    ``diverge_loss``) stops the run as ``diverged`` with its step, an exception is recorded as
+    ``failed``. The run folder is keyed (:mod:`sharpness.cache`): a finished run of the same
+    key is returned as is, a killed one resumes from its last epoch checkpoint.
     """
     if threads:
         torch.set_num_threads(threads)
@@ -135,8 +151,11 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
     cfg = validate_config(config)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    device = torch.device("cuda" if torch.cuda.is_available() and cfg["device"] != "cpu"
-                          else "cpu")
+    device = resolve_device(cfg["device"])  # a missing requested device is an error
+    key = cache_key("lesam_glmc", {"config": cfg, "glmc": settings, "device": device.type},
+                    ["sharpness.lesam.glmc"])
+    if claim_dir(out, key, stale=GLMC_FILES, what="GLMC run") and (out / "final.json").exists():
+        return read_json(out / "final.json")
     torch.manual_seed(cfg["seed"])
     full = prepare_data(cfg, device)
     keep, counts = longtail_indices(full.y_train.cpu(), settings["imbalance_factor"],
@@ -177,13 +196,26 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
                                    generator=gen, fill=fill) for _ in range(2))  # type: ignore
 
     metrics = out / "metrics.jsonl"
-    atomic_write_text(metrics, "")
+    checkpoint = out / "checkpoint.pt"
     t0 = time.perf_counter()
-    step = 0
+    step, start_epoch, rows = 0, 0, 0
+    if checkpoint.exists():  # same key (claim_dir removed any other): resume
+        state = safe_load(checkpoint)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        gen.set_state(state["data_generator"])
+        rng.bit_generator.state = json.loads(state["numpy_generator"])
+        restore_rng_states(state)
+        step, start_epoch, rows = state["step"], state["epoch"], state["rows_written"]
+    lines = metrics.read_text().splitlines(keepends=True) if metrics.exists() else []
+    atomic_write_text(metrics, "".join(lines[:rows]))
+    stop: dict[str, Any] | None = None
     with RunRecord(out, params={**cfg, "glmc": settings}, seed=cfg["seed"],
                    data=[{**full.info, "longtail_counts": counts}],
                    stand_ins=cfg["stand_ins"]) as record:
-        for epoch in range(cfg["epochs"]):
+        record.update(resumed_from_step=step if start_epoch else None,
+                      device_used=str(device))
+        for epoch in range(start_epoch, cfg["epochs"]):
             alpha = 1.0 - (epoch / cfg["epochs"]) ** 2
             model.train()
             perm = torch.randperm(n, generator=gen).to(device)
@@ -203,8 +235,11 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
                 soft = lam * y_org + (1 - lam) * y_inv
                 soft_w = lam * y_org * weights + (1 - lam) * y_inv * weights
 
+                calls = [0]
+
                 def closure(mix_x: Tensor = mix_x, cut_x: Tensor = cut_x, soft: Tensor = soft,
-                            soft_w: Tensor = soft_w, alpha: float = alpha) -> Tensor:
+                            soft_w: Tensor = soft_w, alpha: float = alpha,
+                            calls: list[int] = calls) -> Tensor:
                     o1, c1, z1, p1 = glmc.train_outputs((mix_x - model.mean) / model.std)
                     o2, c2, z2, p2 = glmc.train_outputs((cut_x - model.mean) / model.std)
                     balance = soft_cross_entropy(o1, soft) + soft_cross_entropy(o2, soft)
@@ -212,24 +247,52 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
                     contrast = consistency_loss(p1, z2) + consistency_loss(p2, z1)
                     loss = (alpha * balance + (1 - alpha) * rebalance
                             + settings["contrast_weight"] * contrast)
+                    calls[0] += 1
+                    if calls[0] == 1 and is_diverged(float(loss.detach()), cfg["diverge_loss"]):
+                        raise _Diverged(float(loss.detach()))  # before any parameter moves
                     loss.backward()
                     return loss.detach()
 
                 for group in opt.param_groups:
                     group["lr"] = lr_at(cfg, step, total)
-                loss_sum += float(opt.step(closure))
+                try:
+                    loss_sum += float(opt.step(closure))
+                except _Diverged as div:
+                    stop = diverged_fields(step, div.loss)
+                    append_jsonl(metrics, {"kind": "diverged", "epoch": epoch, "step": step,
+                                           "loss": stop["diverged_loss"]})
+                    break
                 step += 1
+            if stop is not None:
+                break
             acc, per_class = _evaluate(model, full.x_test, full.y_test, num_classes)
             append_jsonl(metrics, {"epoch": epoch + 1, "step": step, "alpha": alpha,
                                    "train_loss": loss_sum / steps_per_epoch, "test_acc": acc})
+            rows += 1
+            if cfg["checkpoint_every"] and (epoch + 1) % cfg["checkpoint_every"] == 0:
+                atomic_torch_save(checkpoint, {
+                    "model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "data_generator": gen.get_state(),
+                    "numpy_generator": json.dumps(rng.bit_generator.state),
+                    **rng_states(), "step": step, "epoch": epoch + 1, "rows_written": rows})
         acc, per_class = _evaluate(model, full.x_test, full.y_test, num_classes)
-        final = {"status": "ok", "final_test_acc": acc, "per_class_acc": per_class,
-                 "train_counts": counts, "n_train": n, "steps": step,
-                 "imbalance_factor": settings["imbalance_factor"],
+        final = {**(stop or {"status": "ok", "reason": "completed"}), "final_test_acc": acc,
+                 "per_class_acc": per_class, "train_counts": counts, "n_train": n,
+                 "steps": step, "imbalance_factor": settings["imbalance_factor"],
                  "optimizer": cfg["optimizer"], "seed": cfg["seed"]}
         record.update(final_test_acc=acc, wall_s=round(time.perf_counter() - t0, 3))
-    atomic_write_json(out / "final.json", final)
+        record_final(record, final)
+        atomic_write_json(out / "final.json", final)
+        checkpoint.unlink(missing_ok=True)  # finished: never resumed again
     return final
+
+
+class _Diverged(Exception):  # noqa: N818 - control flow, not an error
+    """Raised in the closure's first pass when the loss counts as divergence."""
+
+    def __init__(self, loss: float) -> None:
+        super().__init__(loss)
+        self.loss = loss
 
 
 @torch.no_grad()

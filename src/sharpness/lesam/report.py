@@ -26,18 +26,27 @@ def label(name: str) -> str:
     return OPTIMIZER_LABELS.get(name, name)
 
 
-def mean_std(values: Sequence[float], scale: float = 100.0, digits: int = 2
-             ) -> tuple[float, float | None, str]:
-    """``(mean, std, "m ± s")`` of ``values * scale``; std is the sample std (ddof 1), absent
-    for one seed, where the text says ``(1 seed)``."""
+def mean_std(values: Sequence[float], scale: float = 100.0, digits: int = 2, *,
+             diverged: int = 0, failed: int = 0) -> tuple[float, float | None, str]:
+    """``(mean, std, "m ± s (n=k)")`` of ``values * scale``; std is the sample std (ddof 1),
+    absent for one seed. The text always says how many seeds the mean is over and, when some
+    runs were left out, how many diverged or failed: ``"91.20 ± 0.40 (n=2; 1 diverged)"``."""
     vals = [v * scale for v in values if v is not None and math.isfinite(v)]
+    left_out = "".join(f"; {k} {what}" for k, what in ((diverged, "diverged"),
+                                                       (failed, "failed")) if k)
     if not vals:
-        return float("nan"), None, "n/a"
+        return float("nan"), None, f"n/a (n=0{left_out})"
     m = statistics.fmean(vals)
+    note = f"(n={len(vals)}{left_out})"
     if len(vals) == 1:
-        return m, None, f"{m:.{digits}f} (1 seed)"
+        return m, None, f"{m:.{digits}f} {note}"
     s = statistics.stdev(vals)
-    return m, s, f"{m:.{digits}f} ± {s:.{digits}f}"
+    return m, s, f"{m:.{digits}f} ± {s:.{digits}f} {note}"
+
+
+def status_counts(finals: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """``{"diverged": k, "failed": j}`` among runs' ``final.json`` records."""
+    return {what: sum(f.get("status") == what for f in finals) for what in ("diverged", "failed")}
 
 
 def per_seed_text(pairs: Iterable[tuple[int, dict[str, Any]]], scale: float = 100.0) -> str:

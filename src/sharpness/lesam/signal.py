@@ -21,6 +21,7 @@ statistics, as the optimizer's two passes see the network). Each probed step wri
 from __future__ import annotations
 
 import copy
+import json
 import os
 import time
 from pathlib import Path
@@ -28,12 +29,24 @@ from typing import Any
 
 import torch
 
+from sharpness.cache import cache_key, claim_dir
 from sharpness.curvature import HessianOperator, curvature_term
-from sharpness.io import append_jsonl, atomic_write_json, atomic_write_text
+from sharpness.device import resolve_device
+from sharpness.io import (
+    append_jsonl,
+    atomic_torch_save,
+    atomic_write_json,
+    atomic_write_text,
+    read_jsonl,
+)
 from sharpness.optim import BatchClosure, build_optimizer
-from sharpness.provenance import RunRecord
+from sharpness.provenance import PROVENANCE_NAME, RunRecord
 from sharpness.train import augment_batch, lr_at, per_example_loss, validate_config
+from sharpness.train.checkpoint import restore_rng_states, rng_states, safe_load
 from sharpness.train.engine import build_run_model, prepare_data
+from sharpness.train.status import diverged_fields, is_diverged, record_final
+
+SIGNAL_FILES = ("final.json", "signal.jsonl", "checkpoint.pt", PROVENANCE_NAME)
 
 
 def eval_mode_terms(model: torch.nn.Module, loss: Any, x: torch.Tensor, y: torch.Tensor,
@@ -63,15 +76,25 @@ def eval_mode_terms(model: torch.nn.Module, loss: Any, x: torch.Tensor, y: torch
 
 def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe_every: int,
                threads: int | None = None) -> list[dict[str, Any]]:
-    """Train one run of ``config`` and log the first-order and curvature terms; returns rows."""
+    """Train one run of ``config`` and log the first-order and curvature terms; returns rows.
+
+    Status as the training engine's (:mod:`sharpness.train.status`): a NaN/inf loss (or one
+    above ``diverge_loss``) stops the run as ``diverged`` with its step; an exception is
+    recorded as ``failed``. The folder is keyed (:mod:`sharpness.cache`): a finished run of the
+    same key is reused, a killed one resumes from its last epoch checkpoint."""
     if threads:
         torch.set_num_threads(threads)
     cfg = validate_config(config)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg["seed"])
-    device = torch.device("cpu") if cfg["device"] == "cpu" or not torch.cuda.is_available() \
-        else torch.device("cuda")
+    device = resolve_device(cfg["device"])  # a missing requested device is an error
+    key = cache_key("lesam_signal", {"config": cfg, "probe_every": probe_every,
+                                     "device": device.type}, ["sharpness.lesam.signal"])
+    path = out / "signal.jsonl"
+    if claim_dir(out, key, stale=SIGNAL_FILES, what="signal run") \
+            and (out / "final.json").exists():
+        return read_jsonl(path)
     data = prepare_data(cfg, device)
     torch.manual_seed(cfg["seed"])
     model = build_run_model(cfg, data)
@@ -91,15 +114,26 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
     def mean_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         return loss_fn(outputs, targets).mean()
 
-    path = out / "signal.jsonl"
-    atomic_write_text(path, "")
+    checkpoint = out / "checkpoint.pt"
+    step, start_epoch = 0, 0
     rows: list[dict[str, Any]] = []
+    if checkpoint.exists():  # same key (claim_dir removed any other): resume
+        state = safe_load(checkpoint)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        gen.set_state(state["data_generator"])
+        restore_rng_states(state)
+        step, start_epoch = state["step"], state["epoch"]
+        rows = read_jsonl(path)[:state["rows_written"]] if path.exists() else []
+    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     t0 = time.perf_counter()
+    stop: dict[str, Any] | None = None
     with RunRecord(out, params={**cfg, "probe_every": probe_every}, seed=cfg["seed"],
                    data=[data.info], stand_ins=cfg["stand_ins"]) as record:
-        step = 0
+        record.update(resumed_from_step=step if start_epoch else None,
+                      device_used=str(device))
         model.train()
-        for epoch in range(cfg["epochs"]):
+        for epoch in range(start_epoch, cfg["epochs"]):
             perm = torch.randperm(n, generator=gen).to(device)
             for b in range(steps_per_epoch):
                 idx = perm[b * bs:(b + 1) * bs]
@@ -111,7 +145,12 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
                     group["lr"] = lr
                 probe = step % probe_every == 0 or step == total - 1
                 snapshot = copy.deepcopy(model) if probe else None
-                opt.step(BatchClosure(model, x, y, loss_fn))
+                closure = _CheckedClosure(model, x, y, loss_fn, cfg["diverge_loss"])
+                try:
+                    opt.step(closure)
+                except _Diverged as div:
+                    stop = diverged_fields(step, div.loss)
+                    break
                 if snapshot is not None:
                     d = dict(opt.diagnostics)
                     op = HessianOperator(snapshot, mean_loss, (x, y), mode="train")
@@ -127,7 +166,39 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
                     rows.append(row)
                     append_jsonl(path, row)
                 step += 1
+            if stop is not None:
+                break
+            if cfg["checkpoint_every"] and (epoch + 1) % cfg["checkpoint_every"] == 0:
+                atomic_torch_save(checkpoint, {
+                    "model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "data_generator": gen.get_state(), **rng_states(), "step": step,
+                    "epoch": epoch + 1, "rows_written": len(rows)})
         record.update(steps=step, probes=len(rows), wall_s=round(time.perf_counter() - t0, 3))
-    atomic_write_json(out / "final.json", {"status": "ok", "steps": step, "probes": len(rows),
-                                           "optimizer": cfg["optimizer"]})
+        final = {**(stop or {"status": "ok", "reason": "completed"}), "steps": step,
+                 "probes": len(rows), "optimizer": cfg["optimizer"]}
+        record_final(record, final)
+        atomic_write_json(out / "final.json", final)
+        checkpoint.unlink(missing_ok=True)  # finished: never resumed again
     return rows
+
+
+class _Diverged(Exception):  # noqa: N818 - control flow, not an error
+    def __init__(self, loss: float) -> None:
+        super().__init__(loss)
+        self.loss = loss
+
+
+class _CheckedClosure(BatchClosure):
+    """The optimizers' batch closure with the engine's divergence check on the clean pass."""
+
+    def __init__(self, model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, loss_fn: Any,
+                 diverge_loss: float | None) -> None:
+        super().__init__(model, x, y, loss_fn)
+        self._diverge = diverge_loss
+
+    def __call__(self, *args: Any, **kwargs: Any) -> torch.Tensor:
+        first = self.calls == 0
+        result = super().__call__(*args, **kwargs)
+        if first and is_diverged(float(result.mean()), self._diverge):
+            raise _Diverged(float(result.mean()))
+        return result

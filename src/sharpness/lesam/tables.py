@@ -3,7 +3,8 @@
 Every builder takes the config's ``lesam`` section and the output path, reads the finished
 runs / evaluation files under ``results/lesam/`` and writes one table whose caption names the
 data actually used (and every stand-in, also in the title line and the provenance). Cells
-are mean ± sample std over seeds (``(1 seed)`` where there is one); the paper's reported
+are mean ± sample std over seeds with the seed count beside every mean (``(n=3)``, and
+``(n=2; 1 diverged)`` when runs were left out); the paper's reported
 numbers sit in their own column where the catalog gives them, never mixed with ours.
 """
 
@@ -16,7 +17,14 @@ from typing import Any
 from sharpness.claims.reported import comparable_setting, paper_column
 from sharpness.io import read_json
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
-from sharpness.lesam.report import group_by, label, mean_std, per_seed_text, read_final
+from sharpness.lesam.report import (
+    group_by,
+    label,
+    mean_std,
+    per_seed_text,
+    read_final,
+    status_counts,
+)
 from sharpness.plots import save_table
 
 PathLike = str | os.PathLike[str]
@@ -77,7 +85,7 @@ def _accuracy_rows(section: dict[str, Any], item: str, root: Path
             finals = [read_final(root / RUNS_DIR / rid) for rid, _ in entries]
             inputs += [str(root / RUNS_DIR / rid / "final.json") for rid, _ in entries]
             accs = [f["final_test_acc"] for f in finals if f.get("status") == "ok"]
-            m, s, text = mean_std(accs)
+            m, s, text = mean_std(accs, **status_counts(finals))
             ok = comparable_setting(entries[0][1]["config"], spec.get("stand_ins"))
             paper = paper_column(item, block.get("paper_key", ""), ok) if lab == "lesam" else ""
             rows.append({"data set": block["dataset"], "model": block["model"],
@@ -203,11 +211,13 @@ def build_table_long_tail(section: dict[str, Any], out: PathLike, root: PathLike
             [{"rid": rid, **r} for rid, r in runs.items()], "imbalance_factor", "label").items():
         finals = [read_final(Path(root) / GLMC_DIR / r["rid"]) for r in items]
         inputs += [str(Path(root) / GLMC_DIR / r["rid"] / "final.json") for r in items]
-        m, s, text = mean_std([f["final_test_acc"] for f in finals])
+        ok = [f for f in finals if f.get("status") == "ok"]
+        m, s, text = mean_std([f["final_test_acc"] for f in ok], **status_counts(finals))
         counts = finals[0]["train_counts"]
         name = "GLMC" if lab == "sgd" else f"GLMC + {label(lab)}"
         rows.append({"imbalance factor": factor, "method": name, "test acc. (%)": text,
-                     "mean": m, "std": s, "seeds": len(finals),
+                     "mean": m, "std": s, "seeds": len(ok),
+                     "diverged": status_counts(finals)["diverged"],
                      "train counts (head→tail)": "/".join(map(str, counts)),
                      "paper (reported)": paper_column("table_long_tail", f"{factor:g}",
                                                       comparable_setting(items[0]["config"],

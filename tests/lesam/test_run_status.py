@@ -1,0 +1,89 @@
+"""GLMC and signal runs report status as the training engine does, and resume (issue 14).
+
+Before: both always wrote status ``ok`` (a NaN loss trained on silently) and restarted from
+scratch after a kill; their device fell back to the CPU without saying so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from sharpness.device import DeviceUnavailableError, resolve_device
+from sharpness.io import read_json, read_jsonl
+from sharpness.lesam import glmc as glmc_module
+from sharpness.lesam.glmc import run_glmc
+from sharpness.lesam.report import mean_std
+from sharpness.lesam.signal import run_signal
+
+DATA = str(Path(__file__).resolve().parents[2] / "data")
+BASE = {"dataset": "mnist_embedded", "data_root": DATA, "model": "cnn",
+        "model_kwargs": {"channels": 4}, "train_size": 128, "test_size": 60, "epochs": 2,
+        "batch_size": 64, "lr": 0.05, "device": "cpu", "checkpoint_every": 1}
+GLMC = {**BASE, "glmc": {"imbalance_factor": 4, "proj_dim": 8}}
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    torch.set_num_threads(1)
+
+
+def test_glmc_divergence_is_recorded_with_its_step(tmp_path):
+    final = run_glmc({**GLMC, "diverge_loss": 1e-6}, tmp_path)
+    assert final["status"] == "diverged" and final["diverged_step"] == 0
+    prov = read_json(tmp_path / "provenance.json")
+    assert prov["status"] == "diverged" and prov["diverged_step"] == 0
+
+
+def test_signal_divergence_is_recorded_with_its_step(tmp_path):
+    run_signal({**BASE, "optimizer": "sam", "opt_hparams": {"rho": 0.05},
+                "diverge_loss": 1e-6}, tmp_path, probe_every=1)
+    final = read_json(tmp_path / "final.json")
+    assert final["status"] == "diverged" and final["diverged_step"] == 0
+    assert read_json(tmp_path / "provenance.json")["status"] == "diverged"
+
+
+class Killed(RuntimeError):
+    pass
+
+
+def test_glmc_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch):
+    ref = run_glmc(GLMC, tmp_path / "ref")
+    evaluate = glmc_module._evaluate
+    calls = [0]
+
+    def dying(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 2:  # end of epoch 2, after epoch 1's checkpoint
+            raise Killed("simulated kill")
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(glmc_module, "_evaluate", dying)
+    with pytest.raises(Killed):
+        run_glmc(GLMC, tmp_path / "run")
+    assert read_json(tmp_path / "run/provenance.json")["status"] == "failed"
+    monkeypatch.setattr(glmc_module, "_evaluate", evaluate)
+    final = run_glmc(GLMC, tmp_path / "run")
+    assert read_json(tmp_path / "run/provenance.json")["resumed_from_step"] == final["steps"] // 2
+    assert final["final_test_acc"] == ref["final_test_acc"]
+    assert read_jsonl(tmp_path / "run/metrics.jsonl") == read_jsonl(tmp_path / "ref/metrics.jsonl")
+    assert not (tmp_path / "run/checkpoint.pt").exists()
+
+
+def test_a_missing_requested_device_is_an_error_naming_it():
+    if not torch.cuda.is_available():
+        with pytest.raises(DeviceUnavailableError, match="'cuda'"):
+            resolve_device("cuda")
+        with pytest.raises(DeviceUnavailableError, match="'cuda'"):
+            run_glmc({**GLMC, "device": "cuda"}, "/nonexistent/never-written")
+    with pytest.raises(DeviceUnavailableError, match="cuda:99"):
+        resolve_device("cuda:99")
+    assert resolve_device("auto").type in ("cpu", "cuda")
+
+
+def test_means_carry_the_seed_count_and_what_was_left_out():
+    assert mean_std([0.9, 0.92, 0.94])[2] == "92.00 ± 2.00 (n=3)"
+    assert mean_std([0.9], diverged=2)[2] == "90.00 (n=1; 2 diverged)"
+    assert mean_std([], failed=1)[2] == "n/a (n=0; 1 failed)"
