@@ -156,3 +156,32 @@ def test_verified_copy_is_used_without_mirror(tmp_path, toy_spec):
     resolve("toyset", tmp_path / "data", mirror=mirror, download=False)
     (mirror / "toy.tar.gz").unlink()
     assert resolve("toyset", tmp_path / "data", download=False) == Path(tmp_path / "data/toyset")
+
+
+def test_unpacked_files_are_reused_only_while_their_content_is_the_verified_one(
+        tmp_path, monkeypatch):
+    """An archive with only an archive checksum (like CIFAR's): every file it unpacked is
+    keyed by its SHA-256 in the stamp, so an edited member is not reused (issue 14)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in (("toy/meta.txt", b"meta"), ("toy/batch.bin", PAYLOAD)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive = buf.getvalue()
+    spec = DatasetSpec(name="toyarch", title="toy", source="test", files=(
+        FileSpec("toy/meta.txt", remote="toy.tar.gz", unpack="untar",
+                 remote_sha256=hashlib.sha256(archive).hexdigest()),))
+    monkeypatch.setitem(DATASETS, "toyarch", spec)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "toy.tar.gz").write_bytes(archive)
+    folder = resolve("toyarch", tmp_path / "data", mirror=mirror, download=False)
+    (mirror / "toy.tar.gz").unlink()
+    assert resolve("toyarch", tmp_path / "data", download=False) == folder  # verified: reused
+    (folder / "toy/batch.bin").write_bytes(b"edited")  # not the file named in the registry
+    with pytest.raises(DataError):
+        resolve("toyarch", tmp_path / "data", download=False)
+    (mirror / "toy.tar.gz").write_bytes(archive)
+    resolve("toyarch", tmp_path / "data", mirror=mirror, download=False)
+    assert (folder / "toy/batch.bin").read_bytes() == PAYLOAD

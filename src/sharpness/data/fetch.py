@@ -60,9 +60,18 @@ def _file_ok(root: Path, spec: FileSpec) -> bool:
     if spec.sha256 or spec.md5:
         return checksum_ok(target, spec.sha256, spec.md5)
     # No published checksum of the unpacked file: accept only what this module verified
-    # (the archive's checksum) when it unpacked it.
+    # (the archive's checksum) when it unpacked it, and only while the file still has the
+    # SHA-256 recorded then (an edited or truncated file is not reused).
     stamp = root / STAMP
-    return stamp.exists() and spec.path in read_json(stamp).get("files", [])
+    if not stamp.exists():
+        return False
+    content = read_json(stamp)
+    recorded = content.get("files", {})
+    if not isinstance(recorded, dict):  # an older stamp without hashes: verify again
+        return False
+    members = content.get("archives", {}).get(spec.path, [spec.path])
+    return all(recorded.get(m) is not None and (root / m).is_file()
+               and recorded[m] == _digest(root / m, "sha256") for m in [spec.path, *members])
 
 
 def verify(spec: DatasetSpec, root: Path) -> list[str]:
@@ -80,6 +89,7 @@ def _unpack(fetched: Path, spec: FileSpec, root: Path) -> None:
         raise DataError(f"{fetched}: checksum mismatch (corrupted or wrong file)")
     target = root / spec.path
     target.parent.mkdir(parents=True, exist_ok=True)
+    members: list[str] = []
     if spec.unpack == "gunzip":
         tmp = target.with_name(target.name + ".part")
         with gzip.open(fetched, "rb") as src, open(tmp, "wb") as dst:
@@ -88,14 +98,21 @@ def _unpack(fetched: Path, spec: FileSpec, root: Path) -> None:
     elif spec.unpack == "untar":
         with tarfile.open(fetched) as archive:
             archive.extractall(root, filter="data")
+            members = sorted(m.name for m in archive.getmembers() if m.isfile())
     else:
         tmp = target.with_name(target.name + ".part")
         shutil.copyfile(fetched, tmp)
         os.replace(tmp, target)
     if spec.unpack != "copy" and not (spec.sha256 or spec.md5):
         stamp = root / STAMP
-        files = read_json(stamp).get("files", []) if stamp.exists() else []
-        atomic_write_json(stamp, {"files": sorted({*files, spec.path}),
+        old = read_json(stamp) if stamp.exists() else {}
+        files = old.get("files", {}) if isinstance(old.get("files"), dict) else {}
+        archives = old.get("archives", {})
+        unpacked = members if spec.unpack == "untar" else [spec.path]
+        for member in unpacked:  # every unpacked file, keyed by its content
+            files[member] = _digest(root / member, "sha256")
+        archives[spec.path] = unpacked
+        atomic_write_json(stamp, {"files": dict(sorted(files.items())), "archives": archives,
                                   "source": str(fetched)})
 
 
