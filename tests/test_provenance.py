@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from sharpness.audit import audit_lines
 from sharpness.cli import main
 from sharpness.io import atomic_write_json
-from sharpness.provenance import RunRecord, audit_lines, code_version, write_artifact_provenance
+from sharpness.provenance import RunRecord, code_version, write_artifact_provenance
 
 
 def test_run_record_statuses(tmp_path):

@@ -67,6 +67,13 @@ def _module_file(name: str, root: Path) -> Path | None:
 def _imports(path: Path, name: str, root: Path, top_level: bool = False) -> set[str]:
     """The ``sharpness`` modules ``path`` imports anywhere (top level or inside functions), or
     at its top level only."""
+    stat = path.stat()  # parsed once per version of the file
+    return set(_imports_cached(path, name, root, top_level, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.cache
+def _imports_cached(path: Path, name: str, root: Path, top_level: bool, _mtime_ns: int,
+                    _size: int) -> frozenset[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     is_package = path.name == "__init__.py"
     found: set[str] = set()
@@ -84,10 +91,15 @@ def _imports(path: Path, name: str, root: Path, top_level: bool = False) -> set[
             found.add(module)
             # ``from sharpness.x import y`` may import the submodule ``sharpness.x.y``
             found.update(f"{module}.{alias.name}" for alias in node.names)
-    return {m for m in found if m.split(".")[0] == PACKAGE and _module_file(m, root)}
+    if is_package and any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__"
+                          for n in tree.body):
+        # a package that imports its submodules on first use (PEP 562): which one a caller
+        # reaches is decided at run time, so every submodule counts
+        found.update(f"{name}.{p.stem}" for p in path.parent.glob("*.py")
+                     if p.name != "__init__.py")
+    return frozenset(m for m in found if m.split(".")[0] == PACKAGE and _module_file(m, root))
 
 
-@functools.cache
 def _closure(roots: tuple[str, ...], root: Path) -> tuple[Path, ...]:
     """Files of the modules ``roots`` import, transitively, plus their parent packages.
 
@@ -132,7 +144,13 @@ def source_files(*roots: str, shallow: Sequence[str] = ()) -> list[Path]:
 
 
 def _sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    stat = path.stat()  # an edited file has a new mtime or size, so a new cache entry
+    return _sha256_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _sha256_cached(path: str, _mtime_ns: int, _size: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def code_manifest(*roots: str, shallow: Sequence[str] = ()) -> dict[str, str]:
@@ -144,6 +162,11 @@ def code_manifest(*roots: str, shallow: Sequence[str] = ()) -> dict[str, str]:
 
 def numeric_versions() -> dict[str, str | None]:
     """Installed versions of :data:`NUMERIC_PACKAGES` (``None`` when absent)."""
+    return dict(_numeric_versions())
+
+
+@functools.cache
+def _numeric_versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name in NUMERIC_PACKAGES:
         try:

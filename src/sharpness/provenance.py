@@ -268,10 +268,3 @@ def write_artifact_provenance(artifact: str | os.PathLike[str], *, kind: str,
     )
     atomic_write_json(sidecar_path(artifact), record)
     return record
-
-
-def audit_lines(path: str | os.PathLike[str], max_depth: int = 6) -> list[str]:
-    """Human-readable provenance chain of ``path`` (see :func:`sharpness.audit.audit_lines`)."""
-    from sharpness.audit import audit_lines as lines
-
-    return lines(path, max_depth=max_depth)

@@ -70,7 +70,7 @@ def test_audit_prints_chain(built, bin_dir):
                           capture_output=True, text=True, check=True)
     out = proc.stdout
     assert "figure" in out and "run " in out  # the figure and the run behind it
-    assert '"steps": 400' in out  # the resolved parameters
+    assert "steps=400" in out  # the resolved parameters
     assert "torch 2.14.1" in out and "code:" in out and "device:" in out
 
 
