@@ -26,6 +26,7 @@ rule claims:
     conda:
         "../../envs/environment.yaml"
     params:
+        code=code("claims", "sharpness.claims.ledger"),
         profile=config.get("profile", "quick"),
         figures=lambda wildcards, output: os.path.dirname(output.md),
     shell:

@@ -119,6 +119,6 @@ if EOS:
             dropped=as_json(EOS.get("dropped") or {}),
         shell:
             "sharpness eos figure --id {wildcards.fig} --inputs {input} --out {output.pdf}"
-            " --dropped '{params.dropped}' > {log} 2>&1"
+            " --dropped {params.dropped:q} > {log} 2>&1"
 
     ALL_TARGETS.extend(figure_targets(EOS))
