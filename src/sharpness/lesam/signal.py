@@ -199,6 +199,6 @@ class _CheckedClosure(BatchClosure):
     def __call__(self, *args: Any, **kwargs: Any) -> torch.Tensor:
         first = self.calls == 0
         result = super().__call__(*args, **kwargs)
-        if first and is_diverged(float(result.mean()), self._diverge):
-            raise _Diverged(float(result.mean()))
+        if first and is_diverged(float(result.detach().mean()), self._diverge):
+            raise _Diverged(float(result.detach().mean()))
         return result
