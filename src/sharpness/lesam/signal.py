@@ -70,7 +70,8 @@ def eval_mode_terms(model: torch.nn.Module, loss: Any, x: torch.Tensor, y: torch
             p.add_(eps[offset:offset + p.numel()].view_as(p).to(p))
             offset += p.numel()
         perturbed = float(loss(net(x), y))
-    return {"rise_eval": perturbed - float(base), "g_dot_eps_eval": float(grad @ eps.to(grad)),
+    return {"rise_eval": perturbed - float(base.detach()),
+            "g_dot_eps_eval": float(grad @ eps.to(grad)),
             "curvature_eval": curv}
 
 
