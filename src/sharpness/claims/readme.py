@@ -35,9 +35,13 @@ def readme_block(rows: Sequence[Mapping[str, Any]], source: str) -> str:
     """The block's Markdown: counts per paper and verdict, then the decided and inconclusive
     claims, each with its measured value; claims not run are counted, with their ids."""
     papers = list(dict.fromkeys(str(r["paper"]) for r in rows))
+    unbuilt = sum(r["value"] == NOT_BUILT for r in rows)
+    partial = (f" That run was partial: the items of {unbuilt} of the {len(rows)} claims were "
+               "not built, so those rows are counted under `not run in this profile` here and "
+               "listed apart below." if unbuilt else "")
     lines = [f"Generated from `{source}` (the claims ledger of a quick-profile run; "
              "`figures/CLAIMS.md` after any run has every row with its predicate, figures and "
-             "provenance ids).", "", "| paper | " + " | ".join(VERDICTS) + " |",
+             f"provenance ids).{partial}", "", "| paper | " + " | ".join(VERDICTS) + " |",
              "|---|" + "---:|" * len(VERDICTS)]
     for paper in papers:
         mine = [r for r in rows if r["paper"] == paper]
