@@ -72,6 +72,7 @@ def test_cvode_and_rk45_agree_on_small_mlps(seed: int, activation: type[nn.Modul
         ends[method] = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     rk, cv = results["RK45"], results["cvode"]
     assert rk.status == cv.status == "ok"
+    assert rk.loss_rises == cv.loss_rises == 0  # a gradient flow's loss never rises
     assert cv.s_gf == pytest.approx(rk.s_gf, rel=1e-3)
     assert cv.t[-1] == pytest.approx(rk.t[-1], rel=1e-3)
     assert cv.nfev > 0 and cv.jvps > 0 and cv.hvps > 0 and rk.jvps == 0
@@ -123,6 +124,7 @@ def test_records_hold_abs_lambda_max_beside_s(method: str) -> None:
     np.testing.assert_allclose(res.sharpness, 1.0, rtol=1e-6)
     np.testing.assert_allclose(res.abs_sharpness, 3.0, rtol=1e-6)
     assert res.summary()["abs_s_max"] == pytest.approx(3.0)
+    assert res.loss_rises == 0
     if method == "cvode":  # a dominant negative eigenvalue (a saddle): explicit intervals only
         assert res.explicit_intervals == len(res.t) - 1 and res.jvps == 0
 

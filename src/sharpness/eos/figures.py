@@ -277,9 +277,13 @@ def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathL
             worst = max((abs(x["eta_s_over_2"] - 1) for x in eos_ok), default=float("nan"))
             checks.append(f"{_label(sw)}: max|eta S/2-1| over converged eta>1.2eta_c = "
                           f"{worst:.3f} ({len(eos_ok)} runs; {len(below)} converged below "
-                          f"eta_c); flow {sw['flow']['status']}")
+                          f"eta_c); flow {sw['flow']['status']}"
+                          + (f", its loss rose at {sw['flow']['loss_rises']} records (inaccurate)"
+                             if sw["flow"].get("loss_rises") else ""))
             flow_note = "" if sw["flow"]["status"] == "ok" else \
                 f" [flow: {sw['flow']['status']}, $s_{{GF}}$ is a lower bound]"
+            if sw["flow"].get("loss_rises"):  # a gradient flow's loss never rises
+                flow_note += f" [flow loss rose at {sw['flow']['loss_rises']} records]"
             axes[i, 0].set_title(f"$\\eta_c$={sw['eta_c']:.3g}, max$|\\eta S/2-1|$ (EoS)="
                                  f"{worst:.2f}{flow_note}", fontsize=8)
             rows += _tidy_rows(sw, keys + ["eta_s_over_2"], "fig_phase")

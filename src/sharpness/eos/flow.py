@@ -87,6 +87,14 @@ class FlowResult:
         return 2.0 / self.s_gf
 
     @property
+    def loss_rises(self) -> int:
+        """Records whose loss is above the previous one by more than 1e-6 relative. A gradient
+        flow's loss never rises (dL/dt = -||g||^2), so a positive count means the integration
+        was not accurate enough (e.g. a loose ``rtol`` on a net with a few sharp directions)."""
+        return int(sum(b > a * (1 + 1e-6) + 1e-12 for a, b in zip(self.loss, self.loss[1:],
+                                                                  strict=False)))
+
+    @property
     def cost(self) -> int:
         """The integrator's cost in gradient units: gradients + 2 x Hessian-vector products."""
         return self.nfev + 2 * self.jvps
@@ -101,7 +109,8 @@ class FlowResult:
                 "final_loss": self.loss[-1] if self.loss else None,
                 "final_sharpness": self.sharpness[-1] if self.sharpness else None,
                 "argmax_t": self.t[int(np.nanargmax(self.sharpness))] if self.sharpness else None,
-                "records": len(self.t), "nfev": self.nfev, "jvps": self.jvps,
+                "records": len(self.t), "loss_rises": self.loss_rises,
+                "nfev": self.nfev, "jvps": self.jvps,
                 "hvps": self.hvps, "cost": self.cost,
                 "explicit_intervals": self.explicit_intervals, "wall_s": round(self.wall_s, 3)}
 
