@@ -14,8 +14,10 @@ import numpy as np
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 
 FIGURE = "figures/minorfirst/slice_l1_gd.pdf"
-# long enough to be killed mid-job (several seconds), short enough for the default suite
-SETTINGS = {"minorfirst": {"slice": {"steps": 30000, "record_every": 30}}}
+# long enough to be killed mid-job and for a second invocation to meet the resumed run's lock
+# (several seconds: at 30,000 steps the job, which no longer imports torch, could finish
+# before the second invocation checked the lock), short enough for the default suite
+SETTINGS = {"minorfirst": {"slice": {"steps": 120000, "record_every": 120}}}
 
 
 def _start(bin_dir: Path, work: Path) -> subprocess.Popen[str]:
