@@ -136,7 +136,7 @@ def test_first_record_interval_is_capped() -> None:
     with torch.enable_grad():
         loss0 = _mse(model(x), y)
         grads = torch.autograd.grad(loss0, list(model.parameters()))
-    cap = 0.5 * float(loss0) / float(sum(g.square().sum() for g in grads))
+    cap = 0.5 * float(loss0.detach()) / float(sum(g.square().sum() for g in grads))
     res = gradient_flow(model, _mse, x, y, loss_goal=1e-3, record_factor=1e6,
                         record_first_drop=0.5)
     assert res.t[1] == pytest.approx(cap, rel=1e-9)
