@@ -18,7 +18,7 @@ DATA = str(Path(__file__).resolve().parents[2] / "data")
 BASE = {
     "label": "tiny", "dataset": "mnist_embedded", "train_size": 32, "test_size": 50,
     "model": "fcn", "model_kwargs": {"hidden": 8, "activation": "tanh", "alpha": 0.3},
-    "loss": "mse", "loss_goal": 0.05, "device": "cpu", "lr_factors": [1.0],
+    "loss": "mse", "loss_goal": 0.3, "device": "cpu", "lr_factors": [1.0],
 }
 
 
