@@ -58,8 +58,14 @@ def test_lock_then_kill_then_resume_equals_clean_run(tmp_path, repo, bin_dir):
     resumed = _start(bin_dir, killed)  # the profile's rerun-incomplete redoes the killed job
     try:
         _wait_for(killed / ".snakemake/locks/0.output.lock")
-        second = snakemake(bin_dir, killed, FIGURE, "--cores", "1", "--configfile",
-                           "test-config.yaml", check=False)
+        # hold the resumed run (job included) while it owns the lock, so the second
+        # invocation meets the lock however fast the job or however slow the DAG parse is
+        os.killpg(resumed.pid, signal.SIGSTOP)
+        try:
+            second = snakemake(bin_dir, killed, FIGURE, "--cores", "1", "--configfile",
+                               "test-config.yaml", check=False)
+        finally:
+            os.killpg(resumed.pid, signal.SIGCONT)
         assert second.returncode != 0
         assert "cannot be locked" in (second.stdout + second.stderr)
     finally:
