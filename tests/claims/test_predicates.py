@@ -54,3 +54,15 @@ def test_one_seed_is_inconclusive() -> None:
     row = evaluate_claim(CLAIMS["ls-imagenet-r50"],
                          {"lesam/table_imagenet": item("lesam/table_imagenet", rows)}, "quick")
     assert row["verdict"] == "inconclusive at this scale" and "one seed" in row["note"]
+
+
+def test_svhn_claim_reads_the_paper_profiles_row_label() -> None:
+    """The paper profile labels its row "SVHN", the quick profile "SVHN stand-in"; the paper
+    smoke run's ledger failed when the claim looked for the quick label only."""
+    from tests.claims.fixtures import gradcam, item
+
+    rows = gradcam(1)["minorfirst/gradcam_table"].rows.replace({"SVHN stand-in": "SVHN"})
+    row = evaluate_claim(CLAIMS["mf-gradcam-svhn"],
+                         {"minorfirst/gradcam_table": item("minorfirst/gradcam_table", rows)},
+                         "paper")
+    assert row["verdict"] == "supported", row["value"]
