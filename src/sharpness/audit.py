@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness.cache import flatten
 from sharpness.io import read_json
 from sharpness.provenance import find_provenance
 
@@ -31,16 +32,6 @@ def load_record(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]] | N
     if prov is None:
         return None
     return prov, read_json(prov)
-
-
-def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
-    """Nested dicts as ``{"a.b.c": value}`` (lists and scalars are leaves)."""
-    if isinstance(obj, Mapping) and obj:
-        out: dict[str, Any] = {}
-        for key, value in obj.items():
-            out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    return {prefix: obj}
 
 
 def _show(value: Any) -> str:

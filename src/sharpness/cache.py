@@ -261,11 +261,13 @@ def cache_key(kind: str, settings: Mapping[str, Any], code_roots: Sequence[str]
     return {**body, "digest": hashlib.sha256(canonical(body).encode()).hexdigest()}
 
 
-def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(obj, dict) and obj:
+def flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested dicts as ``{"a.b.c": value}`` (lists and scalars are leaves), so two settings
+    can be compared key by key in a log line or an audit."""
+    if isinstance(obj, Mapping) and obj:
         out: dict[str, Any] = {}
-        for k, v in obj.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        for key, value in obj.items():
+            out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
         return out
     return {prefix: obj}
 
@@ -277,7 +279,7 @@ def why_differs(stored: Mapping[str, Any] | None, key: Mapping[str, Any]) -> str
     reasons = []
     if stored.get("kind") != key.get("kind"):
         reasons.append(f"kind {stored.get('kind')!r} -> {key.get('kind')!r}")
-    old, new = _flatten(stored.get("settings", {})), _flatten(key.get("settings", {}))
+    old, new = flatten(stored.get("settings", {})), flatten(key.get("settings", {}))
     changed = sorted(k for k in set(old) | set(new) if old.get(k, "<unset>") != new.get(k,
                                                                                   "<unset>"))
     if changed:
