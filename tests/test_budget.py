@@ -103,3 +103,13 @@ def test_errors_name_what_is_wrong(tmp_path, capsys):
         assert message in capsys.readouterr().err
     with pytest.raises(SharpnessError, match="budget markers"):
         replace_block("no markers here", "table")
+
+
+def test_collect_names_a_top_level_rule_by_its_file(tmp_path):
+    """A rule of all papers (the claims ledger) writes benchmarks/results/claims.tsv: its row
+    is 'claims', not the file name."""
+    _benchmarks(tmp_path)
+    (tmp_path / "claims.tsv").write_text(HEADER + "1.5\t0:00:01\t125\t1\t1\t1\t0\t0\t90\t1\n")
+    papers = {b.paper: b for b in collect(tmp_path)}
+    assert set(papers) == {"claims", "eos", "lesam"}
+    assert papers["claims"].slowest_job == "claims"

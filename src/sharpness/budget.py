@@ -58,7 +58,8 @@ def collect(root: str | os.PathLike[str] = "benchmarks/results") -> list[PaperBu
     """Per-paper totals of every benchmark file under ``root`` (sorted by paper)."""
     totals: dict[str, PaperBudget] = defaultdict(lambda: PaperBudget(""))
     for tsv in sorted(Path(root).rglob("*.tsv")):
-        paper = tsv.relative_to(root).parts[0]
+        parts = tsv.relative_to(root).parts  # <paper>/<job>.tsv, or <job>.tsv for a rule
+        paper = parts[0] if len(parts) > 1 else tsv.stem  # of all papers (the claims ledger)
         with open(tsv) as handle:
             rows = list(csv.DictReader(handle, delimiter="\t"))
         if not rows:
