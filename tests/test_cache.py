@@ -51,10 +51,10 @@ def test_closure_follows_imports_and_nothing_else():
     names = {str(p.relative_to(cache.package_dir())) for p in
              cache.source_files("sharpness.eos.sweep")}
     assert {"eos/sweep.py", "eos/flow.py", "train/engine.py", "eos/measures.py"} <= names
-    assert "eos/figures.py" not in names and "plots/save.py" not in names
+    assert "eos/figures/phase.py" not in names and "plots/save.py" not in names
     figures = {str(p.relative_to(cache.package_dir())) for p in
                cache.source_files("sharpness.eos.figures")}
-    assert {"eos/figures.py", "plots/save.py"} <= figures
+    assert {"eos/figures/__init__.py", "eos/figures/phase.py", "plots/save.py"} <= figures
     slice_plot = {str(p.relative_to(cache.package_dir())) for p in
                   cache.source_files("sharpness.minorfirst.plots")}
     assert "eos/flow.py" not in slice_plot

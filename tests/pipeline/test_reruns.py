@@ -90,7 +90,7 @@ def test_editing_the_flow_reruns_only_the_eos_setting_and_its_figure(work, bin_d
 
 
 def test_editing_a_plot_module_reruns_only_its_figure(work, bin_dir):
-    with _edited(work / "src/sharpness/eos/figures.py"):
+    with _edited(work / "src/sharpness/eos/figures/phase.py"):
         assert _planned(bin_dir, work) == ["eos_figure"]
     with _edited(work / "src/sharpness/plots/style.py"):  # shared by every figure
         assert _planned(bin_dir, work) == ["eos_figure", "minorfirst_slice_figure"]

@@ -119,6 +119,19 @@ def wilson_interval(errors: float, n: int, level: float = 0.95) -> tuple[float, 
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def separated_minimum(errors: Sequence[float], n: int, level: float = 0.95) -> int | None:
+    """Index of the lowest error rate when it is an interior point whose Wilson interval lies
+    entirely below the intervals of the first and the last entry (errors sorted by eta):
+    a U-shape with a best eta that noise cannot explain. None otherwise."""
+    if len(errors) < 3:
+        return None
+    k = int(np.argmin(errors))
+    if k in (0, len(errors) - 1):
+        return None
+    lo_hi = [wilson_interval(e * n, n, level) for e in errors]
+    return k if lo_hi[0][0] > lo_hi[k][1] and lo_hi[-1][0] > lo_hi[k][1] else None
+
+
 def decide(interval: Interval, direction: int = 1) -> str:
     """Verdict of the claim "the quantity is > 0" (``direction=1``) or "< 0" (``-1``)."""
     if not interval.has_interval:

@@ -1,0 +1,78 @@
+"""``fig_measures``: Hessian trace, worst-case, adaptive and average sharpness of the final
+models vs eta, and each against the final l2 norm (the norm-sharpness trade-off)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sharpness.eos.figures.common import (
+    grid,
+    load_sweeps,
+    logx,
+    mark_diverged,
+    mark_eta_c,
+    series,
+    setting_label,
+    stand_ins_of,
+    tidy_rows,
+)
+
+MEASURES = {"hessian_trace": "Hessian trace (Hutchinson)",
+            "worst_case": r"worst-case $\max_{\|\epsilon\|\leq\rho}\Delta L$",
+            "adaptive": r"adaptive $\max_{\|\epsilon/|\theta|\|\leq\rho}\Delta L$",
+            "average": r"average $E_{\epsilon\sim N(0,\sigma^2)}\Delta L$"}
+
+
+def fig_measures(sweep_paths: Sequence[str | os.PathLike[str]],
+                 out: str | os.PathLike[str]) -> None:
+    """Final Hessian trace, worst-case, adaptive and average sharpness vs eta, plus the
+    trade-off (l2 norm against each measure), one row per setting."""
+    from sharpness.plots import figure_style, save_figure
+
+    sweeps = load_sweeps(sweep_paths)
+    keys = list(MEASURES)
+    rows: list[dict[str, Any]] = []
+    with figure_style():
+        fig, axes = grid(len(sweeps), len(keys) + 1, 2.9, 2.4)
+        for i, sw in enumerate(sweeps):
+            r = sw["rows"]
+            div = [x["lr"] for x in r if x["diverged"]]
+            for j, key in enumerate(keys):
+                ax = axes[i, j]
+                series(ax, r, key, f"C{j}", None)
+                mark_eta_c(ax, sw["eta_c"], label=False)
+                mark_diverged(ax, div, label=False)
+                logx(ax)
+                ax.set_xlabel(r"$\eta$")
+                ax.set_title(MEASURES[key], fontsize=7)
+            axes[i, 0].set_ylabel(setting_label(sw), fontsize=8)
+            ax = axes[i, -1]
+            ok = [x for x in r if not x["diverged"] and x.get("l2") is not None]
+            for j, key in enumerate(keys):
+                vals = [x.get(key) for x in ok]
+                if vals and all(v is not None for v in vals):
+                    v = np.array(vals, dtype=float)
+                    scale = np.max(np.abs(v)) or 1.0
+                    ax.plot([x["l2"] for x in ok], v / scale, "o-", ms=3, color=f"C{j}",
+                            label=key)
+            ax.set_xlabel(r"final $\ell_2$ norm")
+            ax.set_ylabel("measure / max", fontsize=8)
+            ax.set_title("trade-off: norm vs measures", fontsize=7)
+            ax.legend(fontsize=5)
+            rows += tidy_rows(sw, keys + ["sharpness", "l1", "l2", "nuclear"], "fig_measures")
+        stand = stand_ins_of(sweeps)
+        m = sweeps[0]["setting"]["measures"] if sweeps else {}
+        fig.suptitle(f"Other sharpness measures vs learning rate (rho={m.get('rho')}, adaptive "
+                     f"rho={m.get('adaptive_rho')}, sigma={m.get('sigma')})" +
+                     (f" (stand-in: {'; '.join(stand)})" if stand else ""), y=1.0)
+        fig.tight_layout()
+        save_figure(fig, out, rows=rows, stand_ins=stand, inputs=list(sweep_paths),
+                    params={"figure": "fig_measures", "measures": m},
+                    caption="Hessian trace, worst-case, adaptive and average sharpness of the "
+                            "final models vs eta (dashed: eta_c), and each against the final "
+                            "l2 norm.")
+
