@@ -44,12 +44,12 @@ from sharpness.errors import ConfigError
 
 BRIDGE_REGIMES: tuple[str, ...] = ("collapse", "sequential", "major-first", "minor-last",
                                    "unsettled")
-#: the four runs drawn side by side, as (key, method, label)
-VARIANTS: tuple[tuple[str, str, str], ...] = (
-    ("gd", "gd", "GD"),
-    ("l2", "l2", r"$\ell_2$-SAM"),
-    ("lesam_clip", "lesam", r"LE-SAM, clip $\rho_{\max}$"),
-    ("lesam_free", "lesam", r"LE-SAM, no clip"),
+#: the four runs drawn side by side, as (key, method)
+VARIANTS: tuple[tuple[str, str], ...] = (
+    ("gd", "gd"),
+    ("l2", "l2"),
+    ("lesam_clip", "lesam"),
+    ("lesam_free", "lesam"),
 )
 
 
@@ -162,7 +162,7 @@ def compute(p: LesamDiagonalParams) -> tuple[dict[str, np.ndarray], dict[str, An
         sigma = matched_sigma(data, p, alpha) if p.sigma is None else float(p.sigma)
         summary[f"{name}_sigma"] = sigma
         # share paths at the chosen (alpha, sigma), plus the sigma sweep for the limit panel
-        for key, method, _ in VARIANTS:
+        for key, method in VARIANTS:
             sweep = key.startswith("lesam")
             sig = np.concatenate([[sigma], sigmas]) if sweep else np.array([sigma])
             pb = _paths(data, p, np.full(sig.size, alpha), method, **_variant_kwargs(key, p, sig))

@@ -77,7 +77,7 @@ def plot(arrays: dict[str, np.ndarray], summary: dict[str, Any], p: LesamDiagona
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
 
-    from sharpness.plots import figure_style, optimizer_color, save_figure
+    from sharpness.plots import figure_style, method_color, method_label, save_figure
 
     f = findings(arrays, summary, p)
     rows: list[dict[str, Any]] = []
@@ -88,7 +88,9 @@ def plot(arrays: dict[str, np.ndarray], summary: dict[str, Any], p: LesamDiagona
         gs = fig.add_gridspec(3, 5, hspace=0.45, wspace=0.35)
         cmap_c = plt.get_cmap("viridis")
         for r, name in enumerate(("single", "multi")):
-            for c, (key, _, label) in enumerate(VARIANTS):
+            for c, (key, method) in enumerate(VARIANTS):
+                label = method_label(method) + {"lesam_clip": r", clip $\rho_{\max}$",
+                                                "lesam_free": ", no clip"}.get(key, "")
                 ax = fig.add_subplot(gs[r, c])
                 sh = arrays[f"{name}_{key}_share"]
                 ok = np.all(np.isfinite(sh), -1)
@@ -114,13 +116,13 @@ def plot(arrays: dict[str, np.ndarray], summary: dict[str, Any], p: LesamDiagona
             for key in ("lesam_clip", "lesam_free"):
                 cos = arrays[f"{name}_{key}_limit_cos"]
                 ax.semilogx(sig, cos, ls, marker="o", ms=3,
-                            color=optimizer_color("lesam") if key == "lesam_clip" else "#cc3311",
+                            color=method_color("lesam") if key == "lesam_clip" else "#cc3311",
                             label=f"{name}, {'clip' if key == 'lesam_clip' else 'no clip'}")
                 rows.extend({"panel": "limit", "set": name, "variant": key, "sigma": float(x),
                              "cosine_l1": float(y)} for x, y in zip(sig, cos, strict=True))
             for key in ("gd", "l2"):
                 val = float(arrays[f"{name}_{key}_limit_cos"][0])
-                ax.axhline(val, ls=ls, lw=0.8, color=optimizer_color("gd" if key == "gd" else "sam"))
+                ax.axhline(val, ls=ls, lw=0.8, color=method_color(key))
                 rows.append({"panel": "limit", "set": name, "variant": key, "cosine_l1": val})
         ax.set_xlabel(r"budget $\sigma$")
         ax.set_ylabel(r"end cosine to $\ell_1$ max-margin")
@@ -146,7 +148,7 @@ def plot(arrays: dict[str, np.ndarray], summary: dict[str, Any], p: LesamDiagona
         g0 = initial_grad_norm(single_example(p.mu), p.L, alphas)
         maps = (("lesam_free", "sigmas", r"$\sigma$", "LE-SAM, no clip"),
                 ("lesam_clip", "sigmas", r"$\sigma$", f"LE-SAM, $\\rho_{{\\max}}$={p.rho_max}"),
-                ("l2", "rhos", r"$\rho$", r"$\ell_2$-SAM"))
+                ("l2", "rhos", r"$\rho$", method_label("l2")))
         for c, (key, yname, ylabel, title) in enumerate(maps):
             ax = fig.add_subplot(gs[2, c])
             y = arrays[yname]

@@ -10,9 +10,6 @@ import numpy as np
 from sharpness.bridges.sam_eos import thresholds
 from sharpness.io import read_json
 
-LABELS = {"gd": "GD", "sam": r"$\ell_2$-SAM", "lesam": "LE-SAM"}
-COLORS = {"gd": "gd", "sam": "sam", "lesam": "lesam"}
-
 
 def wilson(err: float, n: int, z: float = 1.96) -> tuple[float, float]:
     """Wilson 95% interval of an error rate measured on ``n`` test points."""
@@ -116,7 +113,7 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
     """Draw the figure from ``run/sweep.json`` and save it with CSV and provenance."""
     import matplotlib.pyplot as plt
 
-    from sharpness.plots import figure_style, optimizer_color, save_figure
+    from sharpness.plots import figure_style, method_color, method_label, save_figure
 
     sweep = read_json(Path(run) / "sweep.json")
     f = findings(sweep)
@@ -131,27 +128,27 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
         grid = np.geomspace(lrs_all.min() / 1.2, lrs_all.max() * 1.2, 100)
         ax_s.loglog(grid, 2 / grid, "k-", lw=1, label=r"$2/\eta$")
         for k, name in enumerate(names):
-            col = optimizer_color(COLORS.get(name, name))
+            col = method_color(name)
             rs = sorted((r for r in sweep["rows"] if r["optimizer"] == name), key=lambda r: r["lr"])
             ok = [r for r in rs if "sharpness" in r]
             lr = np.array([r["lr"] for r in ok])
             sh = np.array([r["sharpness"] for r in ok])
             conv = np.array([r["converged"] for r in ok], bool)
             ax_s.loglog(lr, sh, "-", color=col, lw=1)
-            ax_s.loglog(lr[conv], sh[conv], "o", color=col, label=LABELS.get(name, name))
+            ax_s.loglog(lr[conv], sh[conv], "o", color=col, label=method_label(name))
             ax_s.loglog(lr[~conv], sh[~conv], "o", mfc="none", color=col)
             if name != "gd":
                 edge = np.array([r.get("edge", np.nan) for r in ok])
-                ax_s.loglog(lr, edge, "--", color=col, lw=1, label=f"{LABELS.get(name, name)} edge")
-            ax_r.semilogx(lr[conv], lr[conv] * sh[conv] / 2, "o-", color=col, label=LABELS.get(name, name))
+                ax_s.loglog(lr, edge, "--", color=col, lw=1, label=f"{method_label(name)} edge")
+            ax_r.semilogx(lr[conv], lr[conv] * sh[conv] / 2, "o-", color=col, label=method_label(name))
             own = np.array([r["sharpness"] / r["edge"] if r.get("edge") else np.nan for r in ok])
-            ax_own.semilogx(lr[conv], own[conv], "o-", color=col, label=LABELS.get(name, name))
+            ax_own.semilogx(lr[conv], own[conv], "o-", color=col, label=method_label(name))
             nrm = np.array([r.get("l2", np.nan) for r in ok])
-            ax_n.semilogx(lr, nrm, "o-", color=col, label=LABELS.get(name, name))
+            ax_n.semilogx(lr, nrm, "o-", color=col, label=method_label(name))
             err = np.array([r["test_error"] for r in ok])
             ci = np.array([wilson(e, n_test) for e in err]).reshape(-1, 2)
             ax_e.errorbar(lr * (1 + 0.02 * (k - 1)), err, yerr=[err - ci[:, 0], ci[:, 1] - err],
-                          fmt="o-", color=col, capsize=2, label=LABELS.get(name, name))
+                          fmt="o-", color=col, capsize=2, label=method_label(name))
             ax_e.set_xscale("log")
             for r in rs:
                 if r["diverged"]:
@@ -194,7 +191,7 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
         ax_n.set_title("parameter norm (dotted: diverged)", fontsize=10)
         ax_e.set_ylabel("test error (95% CI)")
         ax_e.set_title("generalization", fontsize=10)
-        ax_t.set_yticks(range(len(names)), [LABELS.get(n, n) for n in names])
+        ax_t.set_yticks(range(len(names)), [method_label(n) for n in names])
         ax_t.set_title("o converged, □ loss goal not reached, × diverged;\nbar: threshold bracket",
                        fontsize=9)
         ax_s.legend(fontsize=7)

@@ -180,7 +180,7 @@ def build_figure(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
     rows of every plotted number (one per map cell and one per share point)."""
     import matplotlib.pyplot as plt
 
-    from sharpness.plots import optimizer_color
+    from sharpness.plots import method_color
 
     keys = list(maps)
     first = maps[keys[0]]
@@ -215,7 +215,7 @@ def build_figure(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
                             bbox={"facecolor": "black", "alpha": 0.5, "pad": 1, "lw": 0})
                     if row == 0:
                         ax.set_title(f"{params['optimizers'][opt]['label']}\nα={alpha:g}",
-                                     fontsize=6, color=optimizer_color(opt))
+                                     fontsize=6, color=method_color(opt))
                     plotted.append({"panel": "map", "dataset": key, "image": r,
                                     "test_index": int(arr["indices"][r]), "optimizer": opt,
                                     "alpha": float(alpha), "seed": int(arr["seeds"][0]),
@@ -232,7 +232,7 @@ def build_figure(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
             es = np.array([p["share_ci"] for p in pts])
             offset = (i - (len(opts) - 1) / 2) * 0.04
             ax.errorbar(xs * (1 + offset), ys, yerr=es, marker="o", capsize=2,
-                        color=optimizer_color(opt), label=params["optimizers"][opt]["label"])
+                        color=method_color(opt), label=params["optimizers"][opt]["label"])
             chance = pts[0]["chance"] if pts else chance
             for p in pts:
                 plotted.append({"panel": "share", "dataset": key, "optimizer": opt,

@@ -13,7 +13,7 @@ from sharpness.io import read_json, read_jsonl
 from sharpness.lesam.experiments import RUNS_DIR, training_runs
 from sharpness.lesam.report import group_by, label, mean_std, per_seed_text, read_final
 from sharpness.lesam.tables import EVAL_DIR, _item, _title
-from sharpness.plots import figure_style, optimizer_color, save_figure
+from sharpness.plots import figure_style, method_color, method_label, save_figure
 
 PathLike = str | os.PathLike[str]
 SIGNAL_DIR = "results/lesam/signal"
@@ -49,15 +49,15 @@ def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = 
     with figure_style():
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
         for lab, (ep, acc) in curves.items():
-            c = optimizer_color(lab)
-            axes[0].plot(ep, acc.mean(0), marker="o", color=c, label=label(lab))
+            c = method_color(lab)
+            axes[0].plot(ep, acc.mean(0), marker="o", color=c, label=method_label(lab))
             axes[0].fill_between(ep, acc.min(0), acc.max(0), color=c, alpha=0.2)
         axes[0].set(xlabel="epoch", ylabel="test accuracy (%)")
         axes[0].legend()
         if "lesam" in curves and "sam" in curves:
             ep = curves["sam"][0]
             gap = curves["lesam"][1].mean(0) - curves["sam"][1].mean(0)
-            axes[1].bar(ep, gap, color=optimizer_color("lesam"))
+            axes[1].bar(ep, gap, color=method_color("lesam"))
             axes[1].axhline(0, color="k", lw=0.8)
             rows += [{"optimizer": "lesam-sam", "epoch": int(e), "gap": float(g)}
                      for e, g in zip(ep, gap, strict=True)]
@@ -82,15 +82,15 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
         names = [key[0] for key in groups]
         for i, (name, items) in enumerate(zip(names, groups.values(), strict=True)):
-            c = optimizer_color(name)
+            c = method_color(name)
             traces = [r["trace"] for r in items]
             lows = [r["trace"] - r["trace_ci_low"] for r in items]
             axes[0].errorbar([i] * len(traces), traces, yerr=lows, fmt="o", color=c, capsize=3)
             k = len([key for key in items[0] if key.startswith("lambda_")])
             lam = np.array([[r[f"lambda_{j + 1}"] for j in range(k)] for r in items])
             axes[1].plot(np.arange(1, k + 1), lam.mean(0), marker="o", color=c,
-                         label=label(name))
-        axes[0].set_xticks(range(len(names)), [label(n) for n in names])
+                         label=method_label(name))
+        axes[0].set_xticks(range(len(names)), [method_label(n) for n in names])
         axes[0].set(ylabel="Hessian trace (Hutchinson)")
         axes[1].set(xlabel="eigenvalue index", ylabel="top Hessian eigenvalues (Lanczos)")
         axes[1].legend()
@@ -132,7 +132,7 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
             step = [r["step"] for r in sig]
             ax.plot(step, [abs(r["rise"]) for r in sig], color="k", lw=1.4,
                     label=r"measured rise $|L(\theta+\epsilon)-L(\theta)|$")
-            ax.plot(step, [r["g_dot_eps"] for r in sig], color=optimizer_color(lab),
+            ax.plot(step, [r["g_dot_eps"] for r in sig], color=method_color(lab),
                     label=r"first order $\langle g,\epsilon\rangle$")
             ax.plot(step, [abs(r["curvature"]) for r in sig], color="0.3", ls="--",
                     label=r"curvature $|\frac{1}{2}\epsilon^\top H\epsilon|$")
@@ -146,7 +146,7 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
                 ax.plot(step, [r.get("sigma") or 0.0 for r in sig], color="k", lw=0.8,
                         ls=":", label=r"budget $\sigma_t$")
             ax.set_yscale("log")
-            ax.set(title=label(lab), xlabel="step", ylabel="loss rise term")
+            ax.set(title=method_label(lab), xlabel="step", ylabel="loss rise term")
             ax.legend(fontsize=6)
             curv = [abs(r["curvature"]) for r in sig]
             ratio = float(np.median([a / max(c, 1e-12) for a, c in zip(res, curv, strict=True)]))
@@ -202,7 +202,7 @@ def build_fig_ablation(section: dict[str, Any], out: PathLike, root: PathLike = 
         x = np.arange(len(rows))
         ax.bar(x, [r["mean_acc"] for r in rows],
                yerr=[r["std_acc"] or 0.0 for r in rows],
-               color=[optimizer_color("lesam") if i == 0 else "0.6" for i in range(len(rows))])
+               color=[method_color("lesam") if i == 0 else "0.6" for i in range(len(rows))])
         ax.set_xticks(x, [_variant_name(r["variant"]) for r in rows], rotation=30, ha="right",
                       fontsize=8)
         ax.set_ylim(0, None)  # from zero: differences of a few points must not look large

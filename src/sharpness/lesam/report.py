@@ -10,20 +10,19 @@ from typing import Any
 
 from sharpness.claims.reported import entries
 from sharpness.io import read_json
+from sharpness.plots.methods import method_text
 
 #: LE-SAM numbers the summary of paper 002 reports, keyed by (item, key): the text of
 #: ``sharpness/claims/paper_reported.yaml`` (numbers and their sources live there)
 PAPER_REPORTED: dict[tuple[str, str], str] = {
     (e["item"], str(e["key"])): e["text"] for e in entries() if e["item"].startswith("table_")}
 
-OPTIMIZER_LABELS = {"sgd": "SGD", "sam": "SAM", "sam_linf": "SAM (L_inf)", "asam": "ASAM",
-                    "esam": "ESAM", "fsam": "F-SAM", "eigensam": "Eigen-SAM",
-                    "lesam": "LE-SAM"}
 
 
 def label(name: str) -> str:
-    """Display name of an optimizer (or ablation label)."""
-    return OPTIMIZER_LABELS.get(name, name)
+    """Table and caption name of an optimizer (the methods table's plain text,
+    :func:`sharpness.plots.methods.method_text`); an ablation label stays as it is."""
+    return method_text(name)
 
 
 def mean_std(values: Sequence[float], scale: float = 100.0, digits: int = 2, *,

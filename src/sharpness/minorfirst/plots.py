@@ -15,11 +15,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-from sharpness.plots import figure_style, optimizer_color, save_figure
+from sharpness.plots import figure_style, method_color, method_label, save_figure
 
 A = dict[str, np.ndarray]
-NAMES = {"gd": "GD", "l2": r"$\ell_2$-SAM", "linf": r"$\ell_\infty$-SAM"}
-COLORS = {"gd": optimizer_color("gd"), "l2": optimizer_color("sam"), "linf": optimizer_color("sam_linf")}
 
 
 def _coord_colors(d: int) -> list[Any]:
@@ -39,8 +37,8 @@ def plot_l1_maxmargin(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) 
                 for k, (al, r) in enumerate(combos):
                     if m == "gd" and k % len(p["rhos"]):
                         continue
-                    lab = f"{NAMES[m]} α={al}" + ("" if m == "gd" else f" ρ={r}")
-                    ax.plot(S[k, 1:], 1 - C[k, 1:] + 1e-16, styles[k % 4], color=COLORS[m], lw=1.2,
+                    lab = f"{method_label(m)} α={al}" + ("" if m == "gd" else f" ρ={r}")
+                    ax.plot(S[k, 1:], 1 - C[k, 1:] + 1e-16, styles[k % 4], color=method_color(m), lw=1.2,
                             marker="o" if m != "gd" else None, markevery=0.2, ms=3, label=lab)
                     rows += [{"data": name, "method": m, "alpha": al, "rho": r if m != "gd" else None,
                               "s": float(x), "one_minus_cos": float(1 - c)} for x, c in zip(S[k], C[k], strict=True)]
@@ -167,7 +165,7 @@ def plot_l2_sequential(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
                 seq = "→".join(str(j + 1) for j in info["sequence"])
                 _shares_panel(axes[i, c], a[f"{key}_s"], a[f"{key}_share"], a[f"{key}_s_sim"],
                               a[f"{key}_share_sim"],
-                              f"{NAMES[m]}, μ={tuple(case['mu'])}, α={case['alpha']}"
+                              f"{method_label(m)}, μ={tuple(case['mu'])}, α={case['alpha']}"
                               + (f", ρ={p['rho']}" if m == "l2" else "") + f"\ndominant: {seq} ({info['regime']})")
                 for x, row in zip(a[f"{key}_s"], a[f"{key}_share"], strict=True):
                     rows += [{"case": i, "method": m, "s": float(x), "coord": j + 1, "share": float(v)}
@@ -252,8 +250,8 @@ def plot_l2_limit(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) -> N
             for m in ("gd", "l2"):
                 for k, al in enumerate(p["alphas"]):
                     S, C = a[f"{name}_{m}_s"][k], a[f"{name}_{m}_cos"][k]
-                    ax.plot(S[1:], np.maximum(1 - C[1:], 1e-16), ["-", "--", ":"][k % 3], color=COLORS[m],
-                            label=f"{NAMES[m]} α={al}")
+                    ax.plot(S[1:], np.maximum(1 - C[1:], 1e-16), ["-", "--", ":"][k % 3], color=method_color(m),
+                            label=f"{method_label(m)} α={al}")
                     rows += [{"data": name, "method": m, "alpha": al, "s": float(x), "one_minus_cos": float(1 - c)}
                              for x, c in zip(S, C, strict=True)]
             ax.set_yscale("log")
@@ -326,7 +324,7 @@ def plot_multi_example(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
                 seq = "→".join(str(j + 1) for j in info["sequence"][:8]) + ("…" if len(info["sequence"]) > 8 else "")
                 collapsed = info["regime"] == "collapse"
                 _shares_panel(axes[r, k], a[f"{m}_s"][k], a[f"{m}_share"][k], None, None,
-                              f"{NAMES[m]}, α={alpha}: {info['regime']}\n"
+                              f"{method_label(m)}, α={alpha}: {info['regime']}\n"
                               + ("β → 0: shares of a vanishing β" if collapsed else f"dominant {seq}"))
                 if collapsed:
                     axes[r, k].set_facecolor("#f0f0f0")
@@ -353,9 +351,9 @@ def plot_flow_vs_discrete(a: A, s: dict, p: dict, out: str, inputs: Sequence[Pat
             for m in ("gd", "l2", "linf"):
                 err = a[f"L{L}_{m}_err"]
                 slope = next(q["slope"] for q in s["slopes"] if q["L"] == L and q["method"] == m)
-                ax.plot(etas, err, "o", color=COLORS[m], label=f"{NAMES[m]} (slope {slope:.3f})")
+                ax.plot(etas, err, "o", color=method_color(m), label=f"{method_label(m)} (slope {slope:.3f})")
                 fit = np.polyfit(np.log(etas), np.log(err), 1)
-                ax.plot(etas, np.exp(np.polyval(fit, np.log(etas))), "-", color=COLORS[m], lw=1)
+                ax.plot(etas, np.exp(np.polyval(fit, np.log(etas))), "-", color=method_color(m), lw=1)
                 rows += [{"L": L, "method": m, "eta": float(e), "error": float(v)} for e, v in zip(etas, err, strict=True)]
             ax.plot(etas, err[-1] * etas / etas[-1], "k:", lw=1, label="slope 1")
             ax.set_xscale("log")
@@ -375,7 +373,12 @@ def plot_flow_vs_discrete(a: A, s: dict, p: dict, out: str, inputs: Sequence[Pat
         save_figure(fig, out, rows=rows, caption=cap, inputs=inputs, params=p)
 
 
-CNN_NAMES = {"sgd": "GD", "sam": r"$\ell_2$-SAM", "sam_linf": r"$\ell_\infty$-SAM"}
+#: the CNN optimizers in display order (full-batch "sgd" is GD, labelled so)
+CNN_ORDER = ("sgd", "sam", "sam_linf")
+
+
+def _cnn_label(m: str) -> str:
+    return method_label("gd" if m == "sgd" else m)
 
 
 def _cnn_optimizer_text(m: str, hp: dict) -> str:
@@ -387,7 +390,7 @@ def _cnn_optimizer_text(m: str, hp: dict) -> str:
 def plot_cnn_synthetic(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) -> None:
     """Filter alignment with the strong and the weak feature over GD steps: optimizers x init scales."""
     rows = []
-    order = list(CNN_NAMES)  # GD first, then the SAM variants, then anything else configured
+    order = list(CNN_ORDER)  # GD first, then the SAM variants, then anything else configured
     opts = sorted(p["optimizers"], key=lambda m: order.index(m) if m in order else len(order))
     al = p["alphas"]
     strong_c, weak_c = "#1b6ca8", "#d95f02"
@@ -420,9 +423,9 @@ def plot_cnn_synthetic(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
                 else:
                     tw.tick_params(right=False, labelright=False)
                 hits = ", ".join(f"{f} @ {info[f'step_{f}']}" for f in ("weak", "strong") if info[f"step_{f}"] is not None)
-                ax.set_title(f"{CNN_NAMES.get(m, m)}" + (f" (ρ={rho})" if rho is not None else "")
+                ax.set_title(_cnn_label(m) + (f" (ρ={rho})" if rho is not None else "")
                              + f", α={alpha}\nfirst aligned: {info['first']}" + (f" ({hits})" if hits else ""),
-                             fontsize=8, color=optimizer_color(m) if m in CNN_NAMES else "k")
+                             fontsize=8, color=method_color(m) if m in CNN_ORDER else "k")
                 if k == 0:
                     ax.set_ylabel(r"alignment $\max_j\langle w_j, v\rangle$")
                 if r == len(opts) - 1:
@@ -432,7 +435,7 @@ def plot_cnn_synthetic(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
                    loc="lower center", ncol=3, fontsize=8, bbox_to_anchor=(0.5, -0.01))
         check = s["middle_first"]
         fig.suptitle(f"2-layer CNN on strong/weak-feature patch data: which feature the filters learn first "
-                     f"(middle init α={s['middle_alpha']}: " + ", ".join(f"{CNN_NAMES.get(o, o)} {v}" for o, v in check.items())
+                     f"(middle init α={s['middle_alpha']}: " + ", ".join(f"{_cnn_label(o)} {v}" for o, v in check.items())
                      + ")", fontsize=10)
         fig.tight_layout(rect=(0, 0.04, 1, 1))
         holds = "holds" if s["catalog_check_holds"] else "does NOT hold"

@@ -1,6 +1,18 @@
-"""One plot style and one way to save figures and tables (with numbers and provenance)."""
+"""One plot style, one methods table and one way to save figures and tables (with numbers
+and provenance)."""
 
+from sharpness.plots.methods import (
+    METHODS,
+    Method,
+    find_method,
+    method,
+    method_color,
+    method_label,
+    method_text,
+)
 from sharpness.plots.save import save_figure, save_table
 from sharpness.plots.style import PALETTE, figure_style, optimizer_color
 
-__all__ = ["PALETTE", "figure_style", "optimizer_color", "save_figure", "save_table"]
+__all__ = ["METHODS", "PALETTE", "Method", "figure_style", "find_method", "method",
+           "method_color", "method_label", "method_text", "optimizer_color", "save_figure",
+           "save_table"]

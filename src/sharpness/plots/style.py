@@ -12,19 +12,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-#: Colour-blind-safe palette (seaborn "colorblind"), one fixed colour per optimizer so that
-#: every figure of every paper shows GD/SGD, SAM and LE-SAM in the same colours.
+from sharpness.plots.methods import method_color  # noqa: E402
+
+#: Colour-blind-safe palette (seaborn "colorblind"); each method's fixed colour in it is set
+#: by the methods table (:mod:`sharpness.plots.methods`).
 PALETTE = sns.color_palette("colorblind", 10)
-_OPTIMIZER_ORDER = ("gd", "sgd", "sam", "sam_linf", "lesam", "asam", "esam", "fsam",
-                    "eigensam", "gf")
 
-
-def optimizer_color(name: str) -> tuple[float, float, float]:
-    """The fixed colour of an optimizer (unknown names get a stable fallback)."""
-    key = name.lower().replace("-", "_").replace("l2_sam", "sam").replace("linf_sam", "sam_linf")
-    if key in _OPTIMIZER_ORDER:
-        return PALETTE[_OPTIMIZER_ORDER.index(key) % len(PALETTE)]
-    return PALETTE[sum(map(ord, key)) % len(PALETTE)]
+#: The fixed colour of a method (:func:`sharpness.plots.methods.method_color`), under the
+#: name figures have used for it.
+optimizer_color = method_color
 
 
 @contextmanager

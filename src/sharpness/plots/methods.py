@@ -1,0 +1,115 @@
+"""The one table of methods: key, figure label, table text, colour and optimizer name.
+
+Every figure and table names a method through this table, so GD, SAM and LE-SAM carry the
+same label and colour in every paper's figures. Two vocabularies name the same methods and
+both resolve here:
+
+* the optimizer registry's names (``sgd``, ``sam``, ``sam_linf``, ``lesam``, ...), used by the
+  trained networks (lesam, gradcam, the minorfirst CNN, the bridges);
+* the diagonal-network methods of :mod:`sharpness.diagonal` (``gd``, ``l2``, ``linf``), used
+  by the minorfirst theory figures; ``l2`` is l2-SAM and ``linf`` is l_inf-SAM.
+
+Colours are the seaborn "colorblind" palette (colour-blind safe), one fixed entry per method
+(``tests/plots/test_methods.py`` checks they equal :data:`sharpness.plots.style.PALETTE`).
+This module imports neither matplotlib nor torch, so tables and the claims ledger may use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: seaborn's "colorblind" palette, in its order (hex)
+COLORBLIND: tuple[str, ...] = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc",
+                               "#ca9161", "#fbafe4", "#949494", "#ece133", "#56b4e9")
+
+RGB = tuple[float, float, float]
+
+
+def hex_to_rgb(code: str) -> RGB:
+    """``"#0173b2"`` -> ``(r, g, b)`` in [0, 1] (the values matplotlib's ``to_rgb`` gives)."""
+    code = code.lstrip("#")
+    r, g, b = (int(code[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    return (r, g, b)
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method as figures and tables show it.
+
+    ``label`` is the figure label (matplotlib mathtext allowed), ``text`` the plain text used
+    in table cells, CSV rows and captions, ``optimizer`` the :mod:`sharpness.optim` registry
+    name that runs it (``None`` for a flow that no optimizer runs), ``aliases`` the other
+    names it goes by (the diagonal-network vocabulary, spellings in configs)."""
+
+    key: str
+    label: str
+    text: str
+    colour: str
+    optimizer: str | None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def color(self) -> RGB:
+        """The colour as an RGB tuple."""
+        return hex_to_rgb(self.colour)
+
+
+METHODS: tuple[Method, ...] = (
+    Method("gd", "GD", "GD", COLORBLIND[0], "sgd"),
+    Method("sgd", "SGD", "SGD", COLORBLIND[1], "sgd"),
+    Method("sam", r"$\ell_2$-SAM", "SAM", COLORBLIND[2], "sam", ("l2", "l2_sam")),
+    Method("sam_linf", r"$\ell_\infty$-SAM", "SAM (L_inf)", COLORBLIND[3], "sam_linf",
+           ("linf", "linf_sam")),
+    Method("lesam", "LE-SAM", "LE-SAM", COLORBLIND[4], "lesam", ("le_sam",)),
+    Method("asam", "ASAM", "ASAM", COLORBLIND[5], "asam"),
+    Method("esam", "ESAM", "ESAM", COLORBLIND[6], "esam"),
+    Method("fsam", "F-SAM", "F-SAM", COLORBLIND[7], "fsam"),
+    Method("eigensam", "Eigen-SAM", "Eigen-SAM", COLORBLIND[8], "eigensam"),
+    Method("gf", "gradient flow", "gradient flow", COLORBLIND[9], None),
+)
+
+_BY_NAME: dict[str, Method] = {}
+for _m in METHODS:
+    for _name in (_m.key, *_m.aliases):
+        _BY_NAME[_name] = _m
+
+
+def _normal(name: str) -> str:
+    return (name.lower().replace("-", "_").replace("l2_sam", "sam")
+            .replace("linf_sam", "sam_linf"))
+
+
+def find_method(name: str) -> Method | None:
+    """The method called ``name`` in either vocabulary (case and ``-``/``_`` ignored), or
+    ``None`` for a name the table does not hold (an ablation variant, say)."""
+    return _BY_NAME.get(name) or _BY_NAME.get(_normal(name))
+
+
+def method(name: str) -> Method:
+    """The method called ``name``; a ``KeyError`` naming the known keys if there is none."""
+    found = find_method(name)
+    if found is None:
+        known = ", ".join(sorted(_BY_NAME))
+        raise KeyError(f"unknown method {name!r}; the methods table knows {known}")
+    return found
+
+
+def method_label(name: str) -> str:
+    """The figure label of ``name`` (the name itself when the table does not hold it)."""
+    found = find_method(name)
+    return found.label if found else name
+
+
+def method_text(name: str) -> str:
+    """The plain-text name of ``name`` for tables and captions (the name itself if unknown)."""
+    found = find_method(name)
+    return found.text if found else name
+
+
+def method_color(name: str) -> RGB:
+    """The fixed colour of ``name``; a name the table does not hold gets a stable colour of
+    the same palette (from its characters), so a new ablation label still draws."""
+    found = find_method(name)
+    if found is not None:
+        return found.color
+    return hex_to_rgb(COLORBLIND[sum(map(ord, _normal(name))) % len(COLORBLIND)])
