@@ -1,6 +1,7 @@
 """One plot style, one methods table and one way to save figures and tables (with numbers
 and provenance)."""
 
+from sharpness.plots.builder import FigureBuilder, new_figure, stand_in_title
 from sharpness.plots.methods import (
     METHODS,
     Method,
@@ -13,6 +14,6 @@ from sharpness.plots.methods import (
 from sharpness.plots.save import save_figure, save_table
 from sharpness.plots.style import PALETTE, figure_style, optimizer_color
 
-__all__ = ["METHODS", "PALETTE", "Method", "figure_style", "find_method", "method",
-           "method_color", "method_label", "method_text", "optimizer_color", "save_figure",
-           "save_table"]
+__all__ = ["METHODS", "PALETTE", "FigureBuilder", "Method", "figure_style", "find_method",
+           "method", "method_color", "method_label", "method_text", "new_figure",
+           "optimizer_color", "save_figure", "save_table", "stand_in_title"]
