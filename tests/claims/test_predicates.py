@@ -66,3 +66,20 @@ def test_svhn_claim_reads_the_paper_profiles_row_label() -> None:
                          {"minorfirst/gradcam_table": item("minorfirst/gradcam_table", rows)},
                          "paper")
     assert row["verdict"] == "supported", row["value"]
+
+
+def test_comparison_quotes_means_over_the_seeds_it_pairs():
+    """A row with two seeds against one with one: the difference pairs seed 0 only, so the
+    quoted means are seed 0's (not 25.5 vs 22.3 beside a paired difference of 0), and the note
+    says so."""
+    import pandas as pd
+
+    from sharpness.claims.lesam import compare
+
+    a = pd.Series({"per_seed": "0:22.3 1:28.7"})
+    b = pd.Series({"per_seed": "0:22.3"})
+    result = compare(a, b, 0.10, "default vs no_rho_max")
+    assert "22.30 vs 22.30 %" in result.value
+    assert "paired on the 1 seed(s) both rows have (2 vs 1 run)" in result.note
+    same = compare(a, pd.Series({"per_seed": "0:20.0 1:25.0"}), 0.10, "x")
+    assert "25.50 vs 22.50 %" in same.value and "paired on" not in same.note

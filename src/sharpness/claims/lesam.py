@@ -74,12 +74,17 @@ def compare(a: pd.Series, b: pd.Series, chance: float, what: str, direction: int
     diffs = paired_differences(sa, sb)
     iv = t_interval(diffs)
     verdict = decide(iv, direction)
-    means = (np.mean(list(sa.values())) if sa else float("nan"),
-             np.mean(list(sb.values())) if sb else float("nan"))
+    shared = set(sa) & set(sb)  # the means quoted are over the seeds the difference pairs
+    sa_p, sb_p = ({k: v for k, v in s.items() if k in shared} or s for s in (sa, sb))
+    means = (np.mean(list(sa_p.values())) if sa_p else float("nan"),
+             np.mean(list(sb_p.values())) if sb_p else float("nan"))
     smoke = min(means) < 200 * chance  # accuracies in %, chance as a fraction
     level = SMOKE if smoke else (WEAK if verdict == INCONCLUSIVE else None)
     note = (f"smoke: accuracies {means[0]:.1f} / {means[1]:.1f} % are below twice chance "
             f"({200 * chance:.0f} %)" if smoke else "")
+    if set(sa) != set(sb):
+        note = (note + "; " if note else "") + (
+            f"paired on the {len(shared)} seed(s) both rows have ({len(sa)} vs {len(sb)} run)")
     if iv.n < 2:
         note = (note + "; " if note else "") + "one seed: no interval (needs ≥ 2, better ≥ 3)"
     elif verdict == INCONCLUSIVE:
