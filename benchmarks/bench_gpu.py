@@ -39,8 +39,10 @@ import yaml
 
 from sharpness.models import build_model
 from sharpness.optim import build_optimizer
+from sharpness.train.closure import EngineClosure
 from sharpness.train.device_data import DeviceBatches
-from sharpness.train.engine import InputNormalization, _EngineClosure, per_example_loss
+from sharpness.train.losses import per_example_loss
+from sharpness.train.model_io import InputNormalization
 from sharpness.train.performance import (
     autocast_factory,
     cudnn_autotune,
@@ -110,7 +112,7 @@ class Trainer:
     def step(self) -> None:
         """One training step, as the engine takes it."""
         x, y = self._next()
-        closure = _EngineClosure(self.model, x, y, self.loss, autocast=self.autocast,
+        closure = EngineClosure(self.model, x, y, self.loss, autocast=self.autocast,
                                  chunk=None, diverge_loss=None, loss_goal=None)
         self.opt.step(closure)
 
@@ -136,7 +138,7 @@ class Trainer:
         t0 = time.perf_counter()
         steps = 0
         for x, y in self.batches.epoch():
-            closure = _EngineClosure(self.model, x, y, self.loss, autocast=self.autocast,
+            closure = EngineClosure(self.model, x, y, self.loss, autocast=self.autocast,
                                      chunk=None, diverge_loss=None, loss_goal=None)
             self.opt.step(closure)
             steps += 1

@@ -191,7 +191,7 @@ def test_lesam_sigma_schedule_official_epochs():
 
 
 def test_lesam_optimizer_uses_the_epoch_schedule_and_cosine_epoch_lr():
-    from sharpness.train.engine import lr_at
+    from sharpness.train.schedule import lr_at
     model, x, y = _mlp(5)
     spe = 3
     opt = build_optimizer("lesam", model, lr=0.05, total_steps=200 * spe, steps_per_epoch=spe,

@@ -23,8 +23,9 @@ from sharpness.curvature.modes import frozen_bn_stats
 from sharpness.errors import ConfigError
 from sharpness.io import read_json, read_jsonl
 from sharpness.train import per_example_loss, train, validate_config
+from sharpness.train.data_prep import prepare_data
 from sharpness.train.device_data import DeviceBatches
-from sharpness.train.engine import build_run_model, prepare_data
+from sharpness.train.model_io import build_run_model
 
 REPO = Path(__file__).resolve().parents[2]
 

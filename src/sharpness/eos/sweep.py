@@ -129,8 +129,10 @@ def mean_criterion(kind: str, num_classes: int) -> Any:
 def build_initial(setting: dict[str, Any], data_root: str) -> tuple[nn.Module, Any, Any]:
     """Model at its seeded init, the prepared data and the mean criterion - exactly as the
     training engine builds them, so the flow and every GD run share one initial point."""
+    from sharpness.device import resolve_device
     from sharpness.train.config import validate_config
-    from sharpness.train.engine import build_run_model, prepare_data, resolve_device
+    from sharpness.train.data_prep import prepare_data
+    from sharpness.train.model_io import build_run_model
 
     cfg = validate_config(engine_config(setting, 0.0, data_root))
     device = resolve_device(cfg["device"])

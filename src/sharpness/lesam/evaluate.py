@@ -30,7 +30,7 @@ PathLike = str | os.PathLike[str]
 
 def _run_data(run_dir: PathLike) -> tuple[torch.nn.Module, Any, dict[str, Any]]:
     from sharpness.train import load_trained_model
-    from sharpness.train.engine import prepare_data
+    from sharpness.train.data_prep import prepare_data
 
     cfg = read_json(Path(run_dir) / "config.json")
     model = load_trained_model(run_dir)
@@ -126,7 +126,8 @@ def cost_rows(config: dict[str, Any], optimizers: dict[str, dict[str, Any]], *, 
     from sharpness.device import resolve_device
     from sharpness.optim import BatchClosure, build_optimizer
     from sharpness.train import per_example_loss, validate_config
-    from sharpness.train.engine import build_run_model, prepare_data
+    from sharpness.train.data_prep import prepare_data
+    from sharpness.train.model_io import build_run_model
 
     if threads:
         torch.set_num_threads(threads)

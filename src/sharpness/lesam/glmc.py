@@ -59,7 +59,8 @@ from sharpness.optim import build_optimizer
 from sharpness.provenance import PROVENANCE_NAME, RunRecord
 from sharpness.train import augment_batch, lr_at, validate_config
 from sharpness.train.checkpoint import restore_rng_states, rng_states, safe_load
-from sharpness.train.engine import InputNormalization, prepare_data
+from sharpness.train.data_prep import prepare_data
+from sharpness.train.model_io import InputNormalization
 from sharpness.train.status import diverged_fields, is_diverged, record_final
 
 GLMC_FILES = ("final.json", "metrics.jsonl", "checkpoint.pt", PROVENANCE_NAME)

@@ -1,0 +1,84 @@
+"""A run's model: built with the input standardisation, initialised from another run, and
+rebuilt from a finished run's ``model.pt``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from sharpness.train import checkpoint as ckpt
+from sharpness.train.data_prep import PreparedData
+from sharpness.train.layout import MODEL
+
+
+class InputNormalization(nn.Module):
+    """``net((x - mean) / std)``: the model takes raw [0, 1] images; stats are buffers."""
+
+    def __init__(self, net: nn.Module, mean: Tensor, std: Tensor) -> None:
+        super().__init__()
+        self.net = net
+        self.register_buffer("mean", mean.detach().clone().view(1, -1, 1, 1))
+        self.register_buffer("std", std.detach().clone().view(1, -1, 1, 1))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Standardise, then the wrapped network."""
+        return self.net((x - self.mean) / self.std)
+
+
+def build_run_model(cfg: dict[str, Any], data: PreparedData,
+                    device: torch.device | None = None) -> InputNormalization:
+    """The config's model wrapped in the input standardisation (train-set statistics), on
+    ``device`` (default: where the training data is)."""
+    from sharpness.models import build_model
+
+    c, h = data.x_train.shape[1], data.x_train.shape[2]
+    net = build_model(cfg["model"], data.num_classes, c, h, width=cfg["width"],
+                      **cfg["model_kwargs"])
+    if cfg["normalize"] and hasattr(data.x_train, "channel_stats"):
+        mean, std = data.x_train.channel_stats()  # streamed image folders (ImageNet statistics)
+    elif cfg["normalize"]:
+        x = data.x_train.double()
+        mean = x.mean(dim=(0, 2, 3)).float()
+        std = x.std(dim=(0, 2, 3)).clamp_min(1e-6).float()
+    else:
+        mean, std = torch.zeros(c), torch.ones(c)
+    model = InputNormalization(net, mean, std)
+    if cfg["init_from"]:
+        _init_from(model, Path(cfg["init_from"]), tuple(cfg["init_exclude"]))
+    return model.to(device or data.x_train.device)
+
+
+def _init_from(model: nn.Module, path: Path, exclude: tuple[str, ...] = ()) -> None:
+    """Load a run's parameters where names and shapes match, except ``exclude`` prefixes.
+
+    The input statistics stay those of the new data."""
+    state = ckpt.safe_load(path)["state_dict"]
+    own = model.state_dict()
+    own.update({k: v for k, v in state.items()
+                if k in own and own[k].shape == v.shape and k not in ("mean", "std")
+                and not k.startswith(exclude)})
+    model.load_state_dict(own)
+
+
+def load_trained_model(run_dir: str | os.PathLike[str], map_location: str = "cpu") -> nn.Module:
+    """Rebuild a finished run's model from its ``model.pt`` (for Hessians, Grad-CAM, PGD).
+
+    The returned module takes raw [0, 1] images (normalisation inside) and is in eval mode;
+    ``model.net`` is the bare network (``model.net.gradcam_layer`` where defined).
+    """
+    from sharpness.models import build_model
+
+    blob = ckpt.safe_load(Path(run_dir) / MODEL, map_location=map_location)
+    b = blob["build"]
+    # the weights come from the state dict: never fetch pretrained ones again
+    kwargs = {k: v for k, v in b["model_kwargs"].items() if k != "pretrained"}
+    net = build_model(b["model"], b["num_classes"], b["in_channels"], b["image_size"],
+                      width=b["width"], **kwargs)
+    model = InputNormalization(net, torch.zeros(b["in_channels"]), torch.ones(b["in_channels"]))
+    model.load_state_dict(blob["state_dict"])
+    return model.eval()
+
