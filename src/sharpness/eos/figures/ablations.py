@@ -8,11 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from sharpness.eos.figures.common import (
-    grid,
     load_sweeps,
     logx,
     mark_diverged,
-    stand_ins_of,
+    sweep_figure,
     tidy_rows,
 )
 
@@ -63,16 +62,14 @@ def fig_ablations(sweep_paths: Sequence[str | os.PathLike[str]],
                   out: str | os.PathLike[str]) -> None:
     """eta_c and the norm-sharpness trade-off per ablation factor (one row per factor); the
     values in the order of ``sweep_paths`` (the config's order)."""
-    from sharpness.plots import figure_style, save_figure
-
     sweeps = [s for s in load_sweeps(sweep_paths) if s["setting"].get("ablation")]
     factors: dict[str, list[dict[str, Any]]] = {}
     for sw in sweeps:
         factors.setdefault(sw["setting"]["ablation"]["factor"], []).append(sw)
     rows: list[dict[str, Any]] = []
     notes = []
-    with figure_style():
-        fig, axes = grid(len(factors), 3, 3.4, 2.5)
+    with sweep_figure(out, sweeps, len(factors), 3, 3.4, 2.5) as f:
+        axes = f.axes
         for i, (factor, group) in enumerate(factors.items()):
             label = group[0]["setting"]["ablation"]["label"]
             values = [s["setting"]["ablation"]["value"] for s in group]
@@ -107,17 +104,14 @@ def fig_ablations(sweep_paths: Sequence[str | os.PathLike[str]],
             axes[i, 2].set_xlabel("final sharpness")
             axes[i, 2].set_ylabel(r"final $\ell_2$ norm")
             axes[i, 2].set_title("trade-off (each point one $\\eta$)", fontsize=7)
-        stand = stand_ins_of(sweeps)
         base = base_description([s["setting"] for s in sweeps]) if sweeps else ""
         left_out = omitted_factors([[s["setting"] for s in g] for g in factors.values()])
         notes.append("catalog factors not varied in this profile: "
                      + (", ".join(left_out) if left_out else "none"))
-        fig.suptitle(f"Ablations of eta_c and the trade-off, one row per factor: "
+        f.title(f"Ablations of eta_c and the trade-off, one row per factor: "
                      f"{', '.join(g[0]['setting']['ablation']['label'] for g in factors.values())}"
                      f"\nbase: {base}" + (f"\nnot varied here: {', '.join(left_out)}"
-                                          if left_out else "") +
-                     (f" (stand-in: {'; '.join(stand)})" if stand else ""), y=1.0)
-        fig.tight_layout()
-        save_figure(fig, out, rows=rows, stand_ins=stand, inputs=list(sweep_paths),
-                    params={"figure": "fig_ablations"},
-                    caption="Ablation grid: " + " | ".join(notes))
+                                          if left_out else ""), y=1.0)
+        f.add_rows(rows)
+        f.save("Ablation grid: " + " | ".join(notes), inputs=list(sweep_paths),
+               params={"figure": "fig_ablations"}, tight=True)

@@ -95,12 +95,15 @@ def logx(ax: Any) -> None:
     ax.xaxis.set_minor_formatter(NullFormatter())
 
 
-def grid(n_rows: int, n_cols: int, w: float = 2.9, h: float = 2.3) -> tuple[Any, Any]:
-    """A figure with an ``n_rows`` x ``n_cols`` array of axes, ``w`` x ``h`` inches each."""
-    import matplotlib.pyplot as plt
+def sweep_figure(out: str | os.PathLike[str], sweeps: Sequence[dict[str, Any]], n_rows: int,
+                 n_cols: int, w: float = 2.9, h: float = 2.3) -> Any:
+    """The figure builder (:func:`sharpness.plots.new_figure`) for a figure drawn from
+    ``sweeps``: an ``n_rows`` x ``n_cols`` array of axes, ``w`` x ``h`` inches each, whose title
+    names every stand-in data set the sweeps used."""
+    from sharpness.plots import new_figure
 
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(w * n_cols, h * n_rows), squeeze=False)
-    return fig, axes
+    return new_figure(out, n_rows, n_cols, figsize=(w * n_cols, h * n_rows), squeeze=False,
+                      stand_ins=stand_ins_of(sweeps))
 
 
 def dropped_note(dropped: dict[str, str] | None) -> str:

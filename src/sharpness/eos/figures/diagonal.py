@@ -18,17 +18,17 @@ def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) 
     import matplotlib.pyplot as plt
 
     from sharpness.eos.toy import CATALOG_EXAMPLE
-    from sharpness.plots import figure_style, optimizer_color, save_figure
+    from sharpness.plots import method_color, new_figure
 
     toy = read_json(toy_path)
     runs = toy["runs"]
     ok = [r for r in runs if r["status"] == "ok"]
     div = [r["eta"] for r in runs if r["status"] == "diverged"]
     eta_c = toy["eta_c"]
-    gd_c = optimizer_color("gd")
+    gd_c = method_color("gd")
     rows: list[dict[str, Any]] = []
-    with figure_style():
-        fig, ax = plt.subplots(1, 4, figsize=(17, 3.8), layout="constrained")
+    with new_figure(out, 1, 4, figsize=(17, 3.8), layout="constrained") as f:
+        fig, ax = f.fig, f.axes
         # (a) d = 2 picture in beta space
         d2 = toy["d2"]
         x1, x2 = d2["x"]
@@ -115,9 +115,8 @@ def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) 
         ax[3].set_ylabel(r"risk $\|\beta-\beta^*\|^2$")
         ax[3].set_title("(d) risk (- - norm min., ··· sharp. min.)", fontsize=8)
         ax[3].legend(fontsize=6)
-        fig.suptitle(f"Diagonal toy $f_w(x)=\\langle w\\odot w,x\\rangle$, x={tuple(toy['x'])}, "
-                     f"y={toy['y']}, $w_0$={toy['w0']}·1, loss goal {toy['loss_goal']:g}",
-                     fontsize=10, y=1.03)
+        f.title(f"Diagonal toy $f_w(x)=\\langle w\\odot w,x\\rangle$, x={tuple(toy['x'])}, "
+                f"y={toy['y']}, $w_0$={toy['w0']}·1, loss goal {toy['loss_goal']:g}", y=1.03)
         for r in runs:
             rows.append({"panel": "sweep", "eta": r["eta"], "status": r["status"],
                          "steps": r["steps"], "sharpness": r["sharpness"], "eta_s": r["eta_s"],
@@ -131,5 +130,5 @@ def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) 
                    f"(catalog 7.14, 0.28). ||beta||_1 at eta=0.05 and 0.5 and the catalog's "
                    f"values are both drawn (stars); first diverging eta of the grid: {first} "
                    f"(catalog: about 0.6). Red crosses: diverged runs.")
-        save_figure(fig, out, rows=rows, caption=caption, inputs=[toy_path],
-                    params={"figure": "fig_diagonal"})
+        f.add_rows(rows)
+        f.save(caption, inputs=[toy_path], params={"figure": "fig_diagonal"})

@@ -10,14 +10,13 @@ from typing import Any
 import numpy as np
 
 from sharpness.eos.figures.common import (
-    grid,
     load_sweeps,
     logx,
     mark_diverged,
     mark_eta_c,
     series,
     setting_label,
-    stand_ins_of,
+    sweep_figure,
     tidy_rows,
 )
 
@@ -31,13 +30,11 @@ def fig_measures(sweep_paths: Sequence[str | os.PathLike[str]],
                  out: str | os.PathLike[str]) -> None:
     """Final Hessian trace, worst-case, adaptive and average sharpness vs eta, plus the
     trade-off (l2 norm against each measure), one row per setting."""
-    from sharpness.plots import figure_style, save_figure
-
     sweeps = load_sweeps(sweep_paths)
     keys = list(MEASURES)
     rows: list[dict[str, Any]] = []
-    with figure_style():
-        fig, axes = grid(len(sweeps), len(keys) + 1, 2.9, 2.4)
+    with sweep_figure(out, sweeps, len(sweeps), len(keys) + 1, 2.9, 2.4) as f:
+        axes = f.axes
         for i, sw in enumerate(sweeps):
             r = sw["rows"]
             div = [x["lr"] for x in r if x["diverged"]]
@@ -64,15 +61,12 @@ def fig_measures(sweep_paths: Sequence[str | os.PathLike[str]],
             ax.set_title("trade-off: norm vs measures", fontsize=7)
             ax.legend(fontsize=5)
             rows += tidy_rows(sw, keys + ["sharpness", "l1", "l2", "nuclear"], "fig_measures")
-        stand = stand_ins_of(sweeps)
         m = sweeps[0]["setting"]["measures"] if sweeps else {}
-        fig.suptitle(f"Other sharpness measures vs learning rate (rho={m.get('rho')}, adaptive "
-                     f"rho={m.get('adaptive_rho')}, sigma={m.get('sigma')})" +
-                     (f" (stand-in: {'; '.join(stand)})" if stand else ""), y=1.0)
-        fig.tight_layout()
-        save_figure(fig, out, rows=rows, stand_ins=stand, inputs=list(sweep_paths),
-                    params={"figure": "fig_measures", "measures": m},
-                    caption="Hessian trace, worst-case, adaptive and average sharpness of the "
-                            "final models vs eta (dashed: eta_c), and each against the final "
-                            "l2 norm.")
+        f.title(f"Other sharpness measures vs learning rate (rho={m.get('rho')}, adaptive "
+                f"rho={m.get('adaptive_rho')}, sigma={m.get('sigma')})", y=1.0)
+        f.add_rows(rows)
+        f.save("Hessian trace, worst-case, adaptive and average sharpness of the final models "
+               "vs eta (dashed: eta_c), and each against the final l2 norm.",
+               inputs=list(sweep_paths), params={"figure": "fig_measures", "measures": m},
+               tight=True)
 

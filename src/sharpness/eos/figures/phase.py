@@ -19,11 +19,10 @@ import numpy as np
 
 from sharpness.eos.figures.common import (
     dropped_note,
-    grid,
     load_sweeps,
     logx,
     setting_label,
-    stand_ins_of,
+    sweep_figure,
     tidy_rows,
 )
 
@@ -77,8 +76,6 @@ def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathL
     top: diverged). The caption counts each setting's evidence."""
     import matplotlib.pyplot as plt
 
-    from sharpness.plots import figure_style, save_figure
-
     sweeps = load_sweeps(sweep_paths)
     rows: list[dict[str, Any]] = []
     checks, empty = [], []
@@ -87,9 +84,8 @@ def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathL
               ("s_over_gf", "final S / flow's final S")] + [
         (f"rel_{k}", f"final {name} norm / flow's $-$ 1") for k, name in
         zip(NORMS, names, strict=True)]
-    with figure_style():
-        fig, axes = grid(1, len(panels), 3.3, 3.0)
-        axes = axes[0]
+    with sweep_figure(out, sweeps, 1, len(panels), 3.3, 3.0) as f:
+        axes = f.axes[0]
         colors = plt.cm.tab10(np.arange(len(sweeps)) % 10)
         markers = "osD^v<>ph*"
         for i, sw in enumerate(sweeps):
@@ -142,17 +138,16 @@ def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathL
         for j, tag, name in zip(range(2, len(panels)), "cde", names, strict=False):
             axes[j].set_title(f"({tag}) {name} norm vs the flow's end point", fontsize=9)
         handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=7,
+        f.fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=7,
                    bbox_to_anchor=(0.5, -0.02), frameon=False)
-        stand = stand_ins_of(sweeps)
-        fig.suptitle("Final sharpness and norms vs learning rate, every setting (full-batch GD, "
-                     "one init per setting; hollow: stopped at max_steps, x: diverged)"
-                     + (f"\nstand-in: {'; '.join(stand)}" if stand else ""), y=1.02)
-        fig.tight_layout(rect=(0, 0.04 + 0.035 * (len(labels) // 4), 1, 1))
+        f.title("Final sharpness and norms vs learning rate, every setting (full-batch GD, one "
+                "init per setting; hollow: stopped at max_steps, x: diverged)", y=1.02)
         caption = ("Final eta S/2, final S over the flow's final S, and the l1/l2/nuclear norm change relative to the "
                    "gradient flow's end point, against eta/eta_c; every setting on the same "
                    "axes. Evidence per setting: " + " | ".join(checks)
                    + (f". No converged run (drawn hollow or not at all): {', '.join(empty)}"
                       if empty else "") + dropped_note(dropped))
-        save_figure(fig, out, rows=rows, stand_ins=stand, inputs=list(sweep_paths),
-                    params={"figure": "fig_phase", "dropped": dropped or {}}, caption=caption)
+        f.add_rows(rows)
+        f.save(caption, inputs=list(sweep_paths),
+               params={"figure": "fig_phase", "dropped": dropped or {}},
+               tight=(0, 0.04 + 0.035 * (len(labels) // 4), 1, 1))

@@ -16,14 +16,13 @@ from typing import Any
 from sharpness.claims.stats import separated_minimum, wilson_interval
 from sharpness.eos.figures.common import (
     dropped_note,
-    grid,
     load_sweeps,
     logx,
     mark_diverged,
     mark_eta_c,
     series,
     setting_label,
-    stand_ins_of,
+    sweep_figure,
     tidy_rows,
 )
 
@@ -41,16 +40,14 @@ def fig_test_vs_lr(sweep_paths: Sequence[str | os.PathLike[str]],
                    out: str | os.PathLike[str], dropped: dict[str, str] | None = None) -> None:
     """Test error (Wilson 95 % bars) and test loss vs eta, one panel per setting; a star
     where the lowest error is separated from both ends."""
-    from sharpness.plots import figure_style, save_figure
-
     sweeps = load_sweeps(sweep_paths)
     ncol = min(4, len(sweeps))
     nrow = math.ceil(len(sweeps) / ncol)
     rows: list[dict[str, Any]] = []
     notes = []
     legend: dict[str, Any] = {}  # one legend for the figure, below the panels
-    with figure_style():
-        fig, axes = grid(nrow, ncol, 3.3, 2.6)
+    with sweep_figure(out, sweeps, nrow, ncol, 3.3, 2.6) as f:
+        axes = f.axes
         for k, sw in enumerate(sweeps):
             ax = axes[k // ncol, k % ncol]
             r = sw["rows"]
@@ -98,15 +95,14 @@ def fig_test_vs_lr(sweep_paths: Sequence[str | os.PathLike[str]],
             rows += srows
         for k in range(len(sweeps), nrow * ncol):
             axes[k // ncol, k % ncol].axis("off")
-        stand = stand_ins_of(sweeps)
-        fig.suptitle("Test error and loss vs learning rate" +
-                     (f" (stand-in: {'; '.join(stand)})" if stand else ""), y=1.0)
-        fig.legend(list(legend.values()), list(legend), loc="lower center",
-                   ncol=min(6, len(legend)), fontsize=7, frameon=False)
-        fig.tight_layout(rect=(0, 0.05 if nrow > 1 else 0.1, 1, 1))
-        save_figure(fig, out, rows=rows, stand_ins=stand, inputs=list(sweep_paths),
-                    params={"figure": "fig_test_vs_lr", "dropped": dropped or {}},
-                    caption="Test error (left axis, Wilson 95 % intervals over the test images) "
+        f.title("Test error and loss vs learning rate", y=1.0)
+        f.fig.legend(list(legend.values()), list(legend), loc="lower center",
+                     ncol=min(6, len(legend)), fontsize=7, frameon=False)
+        f.add_rows(rows)
+        f.save(inputs=list(sweep_paths), params={"figure": "fig_test_vs_lr",
+                                                 "dropped": dropped or {}},
+               tight=(0, 0.05 if nrow > 1 else 0.1, 1, 1),
+               caption="Test error (left axis, Wilson 95 % intervals over the test images) "
                             "and test loss (right axis) of the final models vs eta; dashed: "
                             "eta_c; crosses: diverged; star: the lowest error, drawn only when "
                             "its interval lies below those of the smallest and largest eta. "

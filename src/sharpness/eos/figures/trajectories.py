@@ -10,10 +10,9 @@ from typing import Any
 import numpy as np
 
 from sharpness.eos.figures.common import (
-    grid,
     load_sweeps,
     setting_label,
-    stand_ins_of,
+    sweep_figure,
 )
 
 # -- fig_trajectories --------------------------------------------------------------------------
@@ -44,13 +43,11 @@ def fig_trajectories(sweep_paths: Sequence[str | os.PathLike[str]],
     import matplotlib.pyplot as plt
 
     from sharpness.eos.sweep import load_trajectory
-    from sharpness.plots import figure_style, save_figure
-
     sweeps = load_sweeps(sweep_paths)
     rows: list[dict[str, Any]] = []
     notes = []
-    with figure_style():
-        fig, axes = grid(len(sweeps), 3, 3.6, 2.6)
+    with sweep_figure(out, sweeps, len(sweeps), 3, 3.6, 2.6) as f:
+        axes = f.axes
         for i, sw in enumerate(sweeps):
             runs = [x for x in sw["rows"] if not x["diverged"]]
             if len(runs) > max_runs:
@@ -104,13 +101,10 @@ def fig_trajectories(sweep_paths: Sequence[str | os.PathLike[str]],
                 ax.set_xscale("symlog", linthresh=1.0)
                 ax.set_xlim(left=0)
                 ax.set_xlabel(r"time $t$ = step$\cdot\eta$ (GF: flow time)")
-        stand = stand_ins_of(sweeps)
-        fig.suptitle("Trajectories below and above $\\eta_c$, with the gradient-flow path" +
-                     (f" (stand-in: {'; '.join(stand)})" if stand else ""), y=1.0)
-        fig.tight_layout()
-        save_figure(fig, out, rows=rows, stand_ins=stand, inputs=list(sweep_paths),
-                    params={"figure": "fig_trajectories"},
-                    caption="Sharpness with 2/eta (dotted), l2 norm and train loss over time "
+        f.title("Trajectories below and above $\\eta_c$, with the gradient-flow path", y=1.0)
+        f.add_rows(rows)
+        f.save(inputs=list(sweep_paths), params={"figure": "fig_trajectories"}, tight=True,
+               caption="Sharpness with 2/eta (dotted), l2 norm and train loss over time "
                             "t = step*eta; black: gradient flow. Monotone after entering EoS "
                             f"means no drop below the running maximum larger than "
                             f"{MONOTONE_TOL:g} (relative). " + " | ".join(notes))
