@@ -87,3 +87,33 @@ def test_means_carry_the_seed_count_and_what_was_left_out():
     assert mean_std([0.9, 0.92, 0.94])[2] == "92.00 ± 2.00 (n=3)"
     assert mean_std([0.9], diverged=2)[2] == "90.00 (n=1; 2 diverged)"
     assert mean_std([], failed=1)[2] == "n/a (n=0; 1 failed)"
+
+
+def test_signal_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch):
+    """The signal study runs on the engine's loop (issue 18): a kill in epoch 2 resumes from
+    epoch 1's checkpoint and ends with the rows of an uninterrupted run."""
+    from sharpness.lesam import signal as signal_module
+
+    cfg = {**BASE, "optimizer": "sam", "opt_hparams": {"rho": 0.05}}
+    ref = run_signal(cfg, tmp_path / "ref", probe_every=1)
+    after = signal_module.SignalProbe.after
+
+    def dying(self, step, state):
+        if step.epoch == 1:
+            raise Killed("simulated kill")
+        return after(self, step, state)
+
+    monkeypatch.setattr(signal_module.SignalProbe, "after", dying)
+    with pytest.raises(Killed):
+        run_signal(cfg, tmp_path / "run", probe_every=1)
+    assert read_json(tmp_path / "run/provenance.json")["status"] == "failed"
+    assert (tmp_path / "run/checkpoint.pt").exists()
+    monkeypatch.setattr(signal_module.SignalProbe, "after", after)
+    rows = run_signal(cfg, tmp_path / "run", probe_every=1)
+    assert read_json(tmp_path / "run/provenance.json")["resumed_from_step"] == 2
+    assert len(ref) == 4 and rows == ref
+    assert read_jsonl(tmp_path / "run/signal.jsonl") == ref
+    assert not (tmp_path / "run/checkpoint.pt").exists()
+    # a finished run of the same key is reused; another probe interval is another run
+    assert run_signal(cfg, tmp_path / "run", probe_every=1) == ref
+    assert len(run_signal(cfg, tmp_path / "run", probe_every=3)) == 2

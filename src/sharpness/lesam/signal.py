@@ -6,9 +6,10 @@ training.
 curvature signal matters only late in training; LE-SAM fixes the first-order term to
 ``sigma_t`` and leaves the curvature term as the signal throughout.
 
-:func:`run_signal` trains with the same engine pieces as :func:`sharpness.train.train`
-(data, model with input normalisation, cosine lr, augmentation, the optimizer's two-pass
-step) and, every ``probe_every`` steps, before the step snapshots the model at ``theta_t``;
+:func:`run_signal` trains with the engine (:func:`sharpness.train.train`: data, model with
+input normalisation, cosine lr, augmentation, the optimizer's two-pass step, divergence,
+resume) and its step probe :class:`SignalProbe`: every ``probe_every`` steps, before the step
+it snapshots the model at ``theta_t``;
 after the step it reads the optimizer's ``eps`` (:meth:`perturbation_vector`) and computes the
 curvature term with an exact Hessian-vector product on the same batch, in train mode (batch
 statistics, as the optimizer's two passes see the network). Each probed step writes one row of
@@ -23,30 +24,18 @@ from __future__ import annotations
 import copy
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from sharpness.cache import cache_key, claim_dir
 from sharpness.curvature import HessianOperator, curvature_term
-from sharpness.device import resolve_device
-from sharpness.io import (
-    append_jsonl,
-    atomic_torch_save,
-    atomic_write_json,
-    atomic_write_text,
-    read_jsonl,
-)
-from sharpness.optim import BatchClosure, build_optimizer
-from sharpness.provenance import PROVENANCE_NAME, RunRecord
-from sharpness.train import augment_batch, lr_at, per_example_loss, validate_config
-from sharpness.train.checkpoint import restore_rng_states, rng_states, safe_load
-from sharpness.train.engine import build_run_model, prepare_data
-from sharpness.train.status import diverged_fields, is_diverged, record_final
+from sharpness.io import atomic_write_text, read_jsonl
+from sharpness.train import BatchStep, TrainHooks, train
+from sharpness.train.layout import METRICS
 
-SIGNAL_FILES = ("final.json", "signal.jsonl", "checkpoint.pt", PROVENANCE_NAME)
+#: the probe rows, one JSON object a line (the rule's output; ``fig_signal`` reads it)
+SIGNAL = "signal.jsonl"
 
 
 def eval_mode_terms(model: torch.nn.Module, loss: Any, x: torch.Tensor, y: torch.Tensor,
@@ -75,131 +64,57 @@ def eval_mode_terms(model: torch.nn.Module, loss: Any, x: torch.Tensor, y: torch
             "curvature_eval": curv}
 
 
+class SignalProbe:
+    """The engine's step probe (:class:`sharpness.train.StepProbe`) of ``fig_signal``.
+
+    Every ``probe_every`` steps (and on the last step) ``before`` copies the model at
+    ``theta_t``; ``after`` reads the optimizer's ``eps`` and diagnostics and measures the
+    curvature term on that copy and the same batch, in train and in eval mode. It draws no
+    random numbers, so probed and unprobed runs train identically."""
+
+    def __init__(self, probe_every: int) -> None:
+        self.probe_every = probe_every
+
+    def before(self, step: BatchStep) -> torch.nn.Module | None:
+        """A copy of the model before the step, on the steps that are probed."""
+        if step.step % self.probe_every == 0 or step.step == step.total_steps - 1:
+            return copy.deepcopy(step.model)
+        return None
+
+    def after(self, step: BatchStep, snapshot: torch.nn.Module) -> dict[str, Any]:
+        """The row of one probed step (the module docstring lists its columns)."""
+        def mean_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+            return step.loss_fn(outputs, targets).mean()
+
+        d = dict(step.optimizer.diagnostics)
+        op = HessianOperator(snapshot, mean_loss, (step.x, step.y), mode="train")
+        eps = step.optimizer.perturbation_vector()
+        curv = curvature_term(op, eps) if float(eps.norm()) > 0 else 0.0
+        return {"step": step.step, "epoch": step.epoch,
+                "fraction": step.step / max(step.total_steps - 1, 1),
+                "lr": step.lr, "loss": d.get("loss"), "grad_norm": d.get("grad_norm"),
+                "radius": d.get("radius"), "g_dot_eps": d.get("g_dot_eps"), "curvature": curv,
+                "rise": d.get("perturbed_loss", d["loss"]) - d["loss"],
+                "sigma": d.get("sigma"), "clipped": d.get("clipped"),
+                **eval_mode_terms(snapshot, mean_loss, step.x, step.y, eps)}
+
+
 def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe_every: int,
                threads: int | None = None) -> list[dict[str, Any]]:
-    """Train one run of ``config`` and log the first-order and curvature terms; returns rows.
+    """Train one run of ``config`` with :func:`sharpness.train.train` and the
+    :class:`SignalProbe`; write the probe rows to ``signal.jsonl`` and return them.
 
-    Status as the training engine's (:mod:`sharpness.train.status`): a NaN/inf loss (or one
-    above ``diverge_loss``) stops the run as ``diverged`` with its step; an exception is
-    recorded as ``failed``. The folder is keyed (:mod:`sharpness.cache`): a finished run of the
-    same key is reused, a killed one resumes from its last epoch checkpoint."""
-    if threads:
-        torch.set_num_threads(threads)
-    cfg = validate_config(config)
+    Everything else is the engine's: status (a NaN/inf loss, or one above ``diverge_loss``,
+    stops the run as ``diverged`` with its step; an exception is recorded as ``failed``), the
+    cache key (config, device, code, ``probe_every``: a finished run is reused), resume from
+    the last epoch checkpoint (the probe rows live in ``metrics.jsonl``, which the checkpoint
+    counts), ``final.json``, ``model.pt`` and the provenance."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(cfg["seed"])
-    device = resolve_device(cfg["device"])  # a missing requested device is an error
-    key = cache_key("lesam_signal", {"config": cfg, "probe_every": probe_every,
-                                     "device": device.type}, ["sharpness.lesam.signal"])
-    path = out / "signal.jsonl"
-    if claim_dir(out, key, stale=SIGNAL_FILES, what="signal run") \
-            and (out / "final.json").exists():
-        return read_jsonl(path)
-    data = prepare_data(cfg, device)
-    torch.manual_seed(cfg["seed"])
-    model = build_run_model(cfg, data)
-    loss_fn = per_example_loss(cfg["loss"], data.num_classes, cfg["label_smoothing"])
-    n = len(data.x_train)
-    bs = min(cfg["batch_size"], n)
-    steps_per_epoch = -(-n // bs)
-    total = steps_per_epoch * cfg["epochs"]
-    opt = build_optimizer(cfg["optimizer"], model, lr=cfg["lr"], momentum=cfg["momentum"],
-                          weight_decay=cfg["weight_decay"], nesterov=cfg["nesterov"],
-                          total_steps=total, steps_per_epoch=steps_per_epoch,
-                          seed=cfg["seed"], **cfg["opt_hparams"])
-    gen = torch.Generator().manual_seed(cfg["seed"] + 1)
-    aug = cfg["augment"]
-    fill = model.mean.view(-1) if cfg["normalize"] else None
-
-    def mean_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return loss_fn(outputs, targets).mean()
-
-    checkpoint = out / "checkpoint.pt"
-    step, start_epoch = 0, 0
-    rows: list[dict[str, Any]] = []
-    if checkpoint.exists():  # same key (claim_dir removed any other): resume
-        state = safe_load(checkpoint)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        gen.set_state(state["data_generator"])
-        restore_rng_states(state)
-        step, start_epoch = state["step"], state["epoch"]
-        rows = read_jsonl(path)[:state["rows_written"]] if path.exists() else []
-    atomic_write_text(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    t0 = time.perf_counter()
-    stop: dict[str, Any] | None = None
-    with RunRecord(out, params={**cfg, "probe_every": probe_every}, seed=cfg["seed"],
-                   data=[data.info], stand_ins=cfg["stand_ins"]) as record:
-        record.update(resumed_from_step=step if start_epoch else None,
-                      device_used=str(device))
-        model.train()
-        for epoch in range(start_epoch, cfg["epochs"]):
-            perm = torch.randperm(n, generator=gen).to(device)
-            for b in range(steps_per_epoch):
-                idx = perm[b * bs:(b + 1) * bs]
-                x = augment_batch(data.x_train[idx], crop=aug["crop"], flip=aug["flip"],
-                                  cutout=aug["cutout"], generator=gen, fill=fill)
-                y = data.y_train[idx]
-                lr = lr_at(cfg, step, total)
-                for group in opt.param_groups:
-                    group["lr"] = lr
-                probe = step % probe_every == 0 or step == total - 1
-                snapshot = copy.deepcopy(model) if probe else None
-                closure = _CheckedClosure(model, x, y, loss_fn, cfg["diverge_loss"])
-                try:
-                    opt.step(closure)
-                except _Diverged as div:
-                    stop = diverged_fields(step, div.loss)
-                    break
-                if snapshot is not None:
-                    d = dict(opt.diagnostics)
-                    op = HessianOperator(snapshot, mean_loss, (x, y), mode="train")
-                    eps = opt.perturbation_vector()
-                    curv = curvature_term(op, eps) if float(eps.norm()) > 0 else 0.0
-                    row = {"step": step, "epoch": epoch, "fraction": step / max(total - 1, 1),
-                           "lr": lr, "loss": d.get("loss"), "grad_norm": d.get("grad_norm"),
-                           "radius": d.get("radius"), "g_dot_eps": d.get("g_dot_eps"),
-                           "curvature": curv,
-                           "rise": d.get("perturbed_loss", d["loss"]) - d["loss"],
-                           "sigma": d.get("sigma"), "clipped": d.get("clipped"),
-                           **eval_mode_terms(snapshot, mean_loss, x, y, eps)}
-                    rows.append(row)
-                    append_jsonl(path, row)
-                step += 1
-            if stop is not None:
-                break
-            if cfg["checkpoint_every"] and (epoch + 1) % cfg["checkpoint_every"] == 0:
-                atomic_torch_save(checkpoint, {
-                    "model": model.state_dict(), "optimizer": opt.state_dict(),
-                    "data_generator": gen.get_state(), **rng_states(), "step": step,
-                    "epoch": epoch + 1, "rows_written": len(rows)})
-        record.update(steps=step, probes=len(rows), wall_s=round(time.perf_counter() - t0, 3))
-        final = {**(stop or {"status": "ok", "reason": "completed"}), "steps": step,
-                 "probes": len(rows), "optimizer": cfg["optimizer"]}
-        record_final(record, final)
-        atomic_write_json(out / "final.json", final)
-        checkpoint.unlink(missing_ok=True)  # finished: never resumed again
+    rows_path = out / SIGNAL
+    rows_path.unlink(missing_ok=True)  # written again below from this run's metrics
+    hooks = TrainHooks(probe=SignalProbe(probe_every), settings={"probe_every": probe_every})
+    train(config, out, hooks=hooks, threads=threads)
+    rows = [{k: v for k, v in row.items() if k != "kind"}
+            for row in read_jsonl(out / METRICS) if row.get("kind") == "probe"]
+    atomic_write_text(rows_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return rows
-
-
-class _Diverged(Exception):  # noqa: N818 - control flow, not an error
-    def __init__(self, loss: float) -> None:
-        super().__init__(loss)
-        self.loss = loss
-
-
-class _CheckedClosure(BatchClosure):
-    """The optimizers' batch closure with the engine's divergence check on the clean pass."""
-
-    def __init__(self, model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, loss_fn: Any,
-                 diverge_loss: float | None) -> None:
-        super().__init__(model, x, y, loss_fn)
-        self._diverge = diverge_loss
-
-    def __call__(self, *args: Any, **kwargs: Any) -> torch.Tensor:
-        first = self.calls == 0
-        result = super().__call__(*args, **kwargs)
-        if first and is_diverged(float(result.detach().mean()), self._diverge):
-            raise _Diverged(float(result.detach().mean()))
-        return result
