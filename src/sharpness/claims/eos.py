@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from sharpness.claims.common import fmt
-from sharpness.claims.model import Claim, ItemData, Result
+from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.reported import reported
 from sharpness.claims.stats import (
     CONTRADICTED,
@@ -235,6 +235,8 @@ def init_moves_eta_c(d: D) -> Result:
 def ablations_all(d: D) -> Result:
     df = d["eos/fig_ablations"].rows
     conv = _converged(df)
+    factors = list(dict.fromkeys(df["factor"].astype(str)))
+    missing = [f for f in ABLATION_FACTORS if f not in factors]
     ok = bad = 0
     names = []
     for (factor, value), part in conv.groupby(["factor", "value"], sort=False):
@@ -251,48 +253,25 @@ def ablations_all(d: D) -> Result:
     return Result(_count_verdict(ok, bad, 0), f"above η_c the norm is larger and sharpness "
                   f"smaller than below in {ok}/{ok + bad} ablation settings ("
                   + ", ".join(names) + ")",
-                  note="quick grid: init scale, activation, width, μP vs SP; depth, data-set "
-                       "size and loss goal are in the paper profile only")
+                  note=f"factors varied: {', '.join(factors)}"
+                       + (f"; catalog factors not varied in this profile: {', '.join(missing)}"
+                          if missing else ""))
 
 
-CLAIMS = [
-    Claim("eos-toy-numbers", P, "catalog fig_diagonal (derived example)",
-          "The toy reproduces s_GF ≈ 7.14, η_c ≈ 0.28, ‖β‖₁ 0.61 → 1.14 and divergence from "
-          "about η = 0.6", "each number equal to 2 significant digits; divergence within 0.1",
-          ("eos/fig_diagonal",), toy_numbers),
-    Claim("eos-toy-tradeoff", P, "paper 003 (theory, diagonal network)",
-          "On the diagonal toy, GD above η_c ends at ηS ≈ 2 with a larger ℓ1 norm: the "
-          "sharpness minimiser and the norm minimiser differ", "|ηS/2 − 1| < 0.1 above 1.2 η_c "
-          "and ‖β‖₁ non-decreasing in η", ("eos/fig_diagonal",), toy_tradeoff),
-    Claim("eos-band", P, "paper 003 (headline); catalog fig_phase",
-          "In the EoS regime (η > η_c = 2/s_GF) the final sharpness is ≈ 2/η",
-          "|ηS/2 − 1| < 0.1 for converged runs above 1.2 η_c, per setting",
-          ("eos/fig_phase",), band),
-    Claim("eos-flat-below", P, "paper 003; catalog fig_phase",
-          "Below η_c (flow-aligned regime) final sharpness and norm stay about constant",
-          "relative spread of the final sharpness over converged η < η_c < 0.1",
-          ("eos/fig_phase",), flat_below),
-    Claim("eos-norm-grows", P, "paper 003 (headline)",
-          "Above η_c the parameter norm grows with η (the norm–sharpness trade-off)",
-          "final ℓ2 norm larger at the largest than at the smallest converged η > η_c",
-          ("eos/fig_phase",), norm_grows),
-    Claim("eos-u-shape", P, "paper 003",
-          "Test error is U-shaped in η in many settings: the best η lies in between",
-          "best η interior and its Wilson interval below both ends'",
-          ("eos/fig_test_vs_lr",), u_shape),
-    Claim("eos-traj-monotone", P, "paper 003; catalog fig_trajectories",
-          "After entering EoS the parameter norm rises monotonically over time",
-          "the figure's monotone_after_eos flag true for every run above η_c",
-          ("eos/fig_trajectories", "eos/fig_phase"), traj_monotone),
-    Claim("eos-measures", P, "paper 003; catalog fig_measures",
-          "The trade-off holds for other sharpness measures (trace, worst-case, adaptive, "
-          "average)", "each measure smaller and ℓ2 larger at the largest converged η > η_c "
-          "than at the smallest", ("eos/fig_measures",), measures),
-    Claim("eos-init-eta_c", P, "catalog fig_ablations",
-          "A larger init scale moves η_c", "|η_c(α_max)/η_c(α_min) − 1| > 0.05",
-          ("eos/fig_ablations",), init_moves_eta_c),
-    Claim("eos-ablations", P, "paper 003",
-          "The trade-off persists across width, depth, data-set size, init, activation, loss "
-          "goal and parameterisation", "per ablation value: above η_c larger norm and lower "
-          "sharpness than below", ("eos/fig_ablations",), ablations_all),
-]
+# The paper's ablation factors, by the names the configs give them (eos.ablations.factors).
+ABLATION_FACTORS = ("width", "depth", "data_size", "init_scale", "activation", "loss_goal",
+                    "parametrization")
+
+# The predicates the ledger's rows (claims.yaml) name in their `test` field.
+PREDICATES: dict[str, Predicate] = {
+    "toy_numbers": toy_numbers,
+    "toy_tradeoff": toy_tradeoff,
+    "band": band,
+    "flat_below": flat_below,
+    "norm_grows": norm_grows,
+    "u_shape": u_shape,
+    "traj_monotone": traj_monotone,
+    "measures": measures,
+    "init_moves_eta_c": init_moves_eta_c,
+    "ablations_all": ablations_all,
+}

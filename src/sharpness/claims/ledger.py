@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,15 +26,11 @@ COLUMNS = ["id", "paper", "source", "claim", "predicate", "value", "verdict", "l
 
 
 def all_claims() -> list[Claim]:
-    """Every claim of the three papers and every catalog check, in ledger order."""
-    from sharpness.claims import eos, lesam, minorfirst
+    """Every claim of the three papers and every catalog check, in ledger order
+    (``claims.yaml``, see :mod:`sharpness.claims.catalog`)."""
+    from sharpness.claims.catalog import load_claims
 
-    claims = [*minorfirst.CLAIMS, *lesam.CLAIMS, *eos.CLAIMS]
-    ids = Counter(c.id for c in claims)
-    dup = [k for k, n in ids.items() if n > 1]
-    if dup:
-        raise SharpnessError(f"claims ledger: duplicate claim ids {dup}")
-    return claims
+    return load_claims()
 
 
 def _row(claim: Claim, **fields: Any) -> dict[str, Any]:
