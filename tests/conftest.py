@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,21 @@ def repo() -> Path:
 def bin_dir() -> Path:
     """The folder holding `snakemake` and `sharpness` for this interpreter."""
     return BIN
+
+
+@pytest.fixture(scope="session")
+def imports_torch() -> Callable[[str], bool]:
+    """``imports_torch(code)``: run ``code`` in a fresh interpreter and say whether it
+    imported torch (a figure job should not: about 1.6 s of start-up each, issue 17)."""
+    import subprocess
+
+    def run(code: str) -> bool:
+        probe = code + "\nimport sys\nprint('torch' in sys.modules)\n"
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                             check=True).stdout.strip().splitlines()
+        return out[-1] == "True"
+
+    return run
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

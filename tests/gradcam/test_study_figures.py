@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from sharpness.gradcam.figures import (
-    build_figure,
     claim_sentence,
+    draw_figure,
+    grid_size,
     make_outputs,
     middle_index,
     paired_difference,
@@ -99,8 +100,12 @@ def test_stand_in_labelled_in_figure_caption_and_provenance(tmp_path: Path) -> N
     b = _fake_maps(tmp_path / "b", 0.0, channels=3, seed=1)
     params = _params()
     maps = {"mnist": load_maps(a), "svhn": load_maps(b)}
-    fig, plotted = build_figure(params, maps, summary_rows(params, maps), 1, "t\n[stand-in: x]")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=grid_size(params, maps, 1))
+    plotted = draw_figure(fig, params, maps, summary_rows(params, maps), 1)
     labels = [ax.get_ylabel() for ax in fig.axes]
+    plt.close(fig)
     assert any("SVHN stand-in" in lab for lab in labels)
     assert {p["panel"] for p in plotted} == {"map", "share"}
     out = make_outputs(params, {"mnist": a, "svhn": b}, tmp_path / "fig" / "gradcam.pdf",
@@ -143,3 +148,34 @@ def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
     out = make_outputs(params, {"svhn": tmp_path / "maps"}, tmp_path / "gradcam.pdf",
                        tmp_path / "gradcam_table.md")
     assert len(out["rows"]) == 6
+
+
+def test_one_seed_caption_claims_no_interval(tmp_path: Path) -> None:
+    """With one seed the captions say so and print no t-interval (issue 19)."""
+    from sharpness.gradcam.figures import load_maps
+
+    folder = _fake_maps(tmp_path / "a", 0.1)
+    arr = load_maps(folder)
+    one = {k: (v[:, :, :1] if k in ("shares", "maps", "test_acc") else v[:1] if k == "seeds"
+               else v) for k, v in arr.items()}
+    atomic_save_npz(tmp_path / "one" / "maps.npz", **one)
+    params = {**_params(), "seeds": [0]}
+    out = make_outputs(params, {"mnist": tmp_path / "one"}, tmp_path / "fig" / "gradcam.pdf",
+                       tmp_path / "fig" / "gradcam_table.md")
+    caption = (tmp_path / "fig" / "gradcam.caption.txt").read_text()
+    assert "one seed" in caption and "t-interval" not in caption and "CI [" not in caption
+    assert "one seed, so no interval" in out["sentence"]
+    two = (tmp_path / "two")
+    make_outputs(_params(), {"mnist": folder}, two / "gradcam.pdf", two / "gradcam_table.md")
+    assert "t-interval over the 2 seeds" in (two / "gradcam.caption.txt").read_text()
+
+
+def test_figure_job_does_not_import_torch(tmp_path: Path, imports_torch) -> None:
+    """``sharpness gradcam figure`` reads numpy arrays only: no torch import (issue 17)."""
+    folder = _fake_maps(tmp_path / "a", 0.1)
+    assert not imports_torch(
+        "from sharpness.cli import main\n"
+        f"main(['gradcam', 'figure', '--params', {json.dumps(json.dumps(_params()))}, "
+        f"'--maps', 'mnist={folder}', '--out', '{tmp_path}/f/gradcam.pdf', "
+        f"'--table', '{tmp_path}/f/gradcam_table.md'])")
+    assert (tmp_path / "f" / "gradcam.csv").exists()

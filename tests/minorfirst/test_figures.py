@@ -9,7 +9,6 @@ and summaries its pipeline job would give it.
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any
 
 import numpy as np
@@ -201,18 +200,12 @@ def test_cnn_synthetic_csv_gives_the_quoted_first_feature_and_loss(drawn):
         assert f"{opt} alpha={alpha:g}: {first}, final loss {loss:.3g}" in cap
 
 
-def test_figure_commands_do_not_import_torch(tmp_path):
+def test_figure_commands_do_not_import_torch(tmp_path, imports_torch):
     """A theory figure job (``sharpness minorfirst plot``) must not pay torch's import."""
-    import subprocess
-
-    code = ("import sys, numpy as np\n"
-            "from sharpness.minorfirst.compute import compute_flow_vs_discrete\n"
-            "from sharpness.minorfirst.plots import PLOTS\n"
-            f"p = {PARAMS['flow_vs_discrete']!r}\n"
-            "a, s = compute_flow_vs_discrete(p)\n"
-            f"PLOTS['flow_vs_discrete'](a, s, p, {str(tmp_path / 'f.pdf')!r}, inputs=[])\n"
-            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip().splitlines()[-1]
-    assert out == "[]", out
+    assert not imports_torch(
+        "from sharpness.minorfirst.compute import compute_flow_vs_discrete\n"
+        "from sharpness.minorfirst.plots import PLOTS\n"
+        f"p = {PARAMS['flow_vs_discrete']!r}\n"
+        "a, s = compute_flow_vs_discrete(p)\n"
+        f"PLOTS['flow_vs_discrete'](a, s, p, {str(tmp_path / 'f.pdf')!r}, inputs=[])")
     assert (tmp_path / "f.csv").exists()

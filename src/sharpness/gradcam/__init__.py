@@ -7,18 +7,23 @@
 * :mod:`~sharpness.gradcam.figures`: the figure grid, the table and the computed claim.
 
 ``pytorch_grad_cam`` (slow to import: it pulls in torchvision and OpenCV) is imported only
-inside :func:`gradcam_maps`.
+inside :func:`gradcam_maps`; the names below load their module on first use, so the figure
+job (:mod:`~sharpness.gradcam.figures`, numpy only) never imports torch.
 """
 
-from sharpness.gradcam.background import (
-    background_mask,
-    background_share,
-    luma,
-    mask_from_config,
-    mean_ci,
-)
-from sharpness.gradcam.maps import gradcam_maps, target_layer
-from sharpness.gradcam.panel import select_panel
+from importlib import import_module
+from typing import Any
 
-__all__ = ["background_mask", "background_share", "gradcam_maps", "luma", "mask_from_config",
-           "mean_ci", "select_panel", "target_layer"]
+#: public name -> the module that defines it; imported on first use, so that importing
+#: ``sharpness.gradcam.figures`` (the figure job) does not import torch through this package
+_EXPORTS = {"background_mask": "background", "background_share": "background",
+            "luma": "background", "mask_from_config": "background", "mean_ci": "background",
+            "gradcam_maps": "maps", "target_layer": "maps", "select_panel": "panel"}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(f"sharpness.gradcam.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'sharpness.gradcam' has no attribute {name!r}")

@@ -30,11 +30,13 @@ intensity itself for grayscale) of the raw image in [0, 1]:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 from scipy import stats
+
+if TYPE_CHECKING:  # torch is not imported at run time: the figure job reads numpy arrays only
+    import torch
 
 #: BT.601 luma weights of R, G, B
 LUMA = (0.299, 0.587, 0.114)
@@ -43,7 +45,7 @@ RULES = ("threshold", "below_median", "digit_mask")
 
 def luma(images: torch.Tensor | np.ndarray) -> np.ndarray:
     """(N, H, W) luma of (N, C, H, W) images in [0, 1] (C = 1: the intensity itself)."""
-    x = images.detach().cpu().numpy() if isinstance(images, torch.Tensor) else np.asarray(images)
+    x = images.detach().cpu().numpy() if hasattr(images, "detach") else np.asarray(images)
     if x.ndim != 4 or x.shape[1] not in (1, 3):
         raise ValueError(f"expected (N, 1|3, H, W) images, got shape {x.shape}")
     if x.shape[1] == 1:

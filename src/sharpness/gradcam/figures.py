@@ -145,13 +145,14 @@ def claim_sentence(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np
         s_label = params["optimizers"][r["a"]]["label"]
         agrees = "as the paper claims" if r["verdict"] == "exceeds" else \
             "so the paper's claim is not confirmed here"
+        spread = (f"{level:.0%} CI [{r['seed_low']:+.3f}, {r['seed_high']:+.3f}] over the "
+                  f"means of {r['n_seeds']} seeds (per seed: "
+                  + " ".join(f"{v:+.3f}" for v in r["seed_diffs"]) + ")"
+                  if r["n_seeds"] > 1 else "one seed, so no interval")
         parts.append(
             f"{s_label}'s background share ({r['mean_a']:.3f}) {r['verdict']} {gd_label}'s "
             f"({r['mean_b']:.3f}), {agrees} (paired difference {r['seed_diff']:+.3f}, "
-            f"{level:.0%} CI [{r['seed_low']:+.3f}, {r['seed_high']:+.3f}] over the means of "
-            f"{r['n_seeds']} seeds (per seed: "
-            + " ".join(f"{v:+.3f}" for v in r["seed_diffs"])
-            + f"); {r['dropped_pairs']} of {r['n_pairs'] + r['dropped_pairs']} image-seed "
+            f"{spread}; {r['dropped_pairs']} of {r['n_pairs'] + r['dropped_pairs']} image-seed "
             f"pairs dropped for a massless map)")
     sentence = (f"On {label} at the middle init scale alpha = {results[0]['alpha']:g}: "
                 + "; ".join(parts) + ".")
@@ -172,14 +173,21 @@ def _overlay(ax: Any, image: np.ndarray, cam: np.ndarray | None) -> None:
         spine.set_visible(False)
 
 
-def build_figure(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.ndarray]],
-                 rows: Sequence[Mapping[str, Any]], show: int, title: str
-                 ) -> tuple[Any, list[dict[str, Any]]]:
-    """The grid (data set x shown image rows; input + optimizer x init scale columns) and,
-    below it, background share vs init scale per data set. Returns the figure and the tidy
-    rows of every plotted number (one per map cell and one per share point)."""
-    import matplotlib.pyplot as plt
+def grid_size(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.ndarray]],
+              show: int) -> tuple[float, float]:
+    """Figure size (inches) of :func:`draw_figure`'s grid: one column per input, optimizer
+    and init scale, one row per shown image of each data set, and the share panels below."""
+    first = next(iter(maps.values()))
+    ncol = 1 + len(first["optimizers"]) * len(first["alphas"])
+    return (1.05 * ncol + 0.6, 1.1 * len(maps) * show + 2.6)
 
+
+def draw_figure(fig: Any, params: Mapping[str, Any],
+                maps: Mapping[str, Mapping[str, np.ndarray]],
+                rows: Sequence[Mapping[str, Any]], show: int) -> list[dict[str, Any]]:
+    """Draw into ``fig`` the grid (data set x shown image rows; input + optimizer x init scale
+    columns) and, below it, background share vs init scale per data set. Returns the tidy
+    rows of every plotted number (one per map cell and one per share point)."""
     from sharpness.plots import method_color
 
     keys = list(maps)
@@ -189,7 +197,6 @@ def build_figure(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
     alphas = list(first["alphas"])
     ncol = 1 + len(opts) * len(alphas)
     nrow = len(keys) * show
-    fig = plt.figure(figsize=(1.05 * ncol + 0.6, 1.1 * nrow + 2.6))
     grid = fig.add_gridspec(nrow + 2, ncol, height_ratios=[1] * nrow + [0.25, 2.2],
                             hspace=0.08, wspace=0.05)
     plotted: list[dict[str, Any]] = []
@@ -249,8 +256,7 @@ def build_figure(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
         if d == 0:
             ax.set_ylabel("background share")
             ax.legend(fontsize=6)
-    fig.suptitle(title, fontsize=9)
-    return fig, plotted
+    return plotted
 
 
 def format_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -285,7 +291,7 @@ TABLE_COLUMNS = ["data set", "optimizer", "alpha", "background share", "minus GD
 def make_outputs(params: Mapping[str, Any], map_dirs: Mapping[str, str | os.PathLike[str]],
                  figure: str | os.PathLike[str], table: str | os.PathLike[str]) -> dict[str, Any]:
     """Build and save the figure grid and the table (with CSV and provenance)."""
-    from sharpness.plots import figure_style, save_figure, save_table
+    from sharpness.plots import new_figure, save_table
 
     maps = {key: load_maps(path) for key, path in map_dirs.items()}
     level = float(params.get("ci_level", 0.95))
@@ -303,31 +309,40 @@ def make_outputs(params: Mapping[str, Any], map_dirs: Mapping[str, str | os.Path
     weak_note = ("" if not weak else " Models near chance (mean test accuracy below twice "
                  "chance), whose maps explain barely trained networks: " + ", ".join(weak) + ".")
     first = next(iter(maps.values()))
-    n_panel, n_seeds = len(first["labels"]), len(first["seeds"])
+    cells, paired = _spread_text(first, level)
     common = (f"Share of Grad-CAM mass on background pixels (sum of the map over background "
-              f"pixels / sum over all) of {n_panel} panel test images x {n_seeds} seeds: "
-              f"mean of the per-seed means ± {level:.0%} t-interval over the {n_seeds} seeds; 'chance' is the background pixel fraction (a "
-              f"uniform map's share); 'minus GD (paired)': the share minus GD's on the same "
-              f"image and seed, averaged within each seed, with the {level:.0%} t-interval "
-              f"over the {n_seeds} seed means (images of one seed share a model, so the seed "
-              f"is the unit); massless maps (all zero) are excluded and counted. "
-              f"Background: {bg}.{weak_note} {sentence}")
-    title = "Grad-CAM of CNNs trained by GD/SGD and SAM across init scales"
-    if subs:
-        title += "\n[stand-in: " + "; ".join(subs) + "]"
+              f"pixels / sum over all) of {cells}; 'chance' is the background pixel fraction "
+              f"(a uniform map's share); {paired}; massless maps (all zero) are excluded and "
+              f"counted. Background: {bg}.{weak_note} {sentence}")
     fig_caption = (f"Grad-CAM maps (first seed) of the same test images for every optimizer "
                    f"and init scale (number: the map's background share); below, background "
                    f"share vs init scale. {common}")
-    with figure_style():
-        fig, plotted = build_figure(params, maps, rows, int(params["panel"].get("show", 2)),
-                                    title)
-        fig_record = save_figure(fig, figure, rows=plotted, caption=fig_caption, inputs=inputs,
-                                 params=dict(params), stand_ins=subs)
+    show = int(params["panel"].get("show", 2))
+    with new_figure(figure, None, figsize=grid_size(params, maps, show), stand_ins=subs) as f:
+        f.add_rows(draw_figure(f.fig, params, maps, rows, show))
+        f.title("Grad-CAM of CNNs trained by GD/SGD and SAM across init scales", fontsize=9)
+        fig_record = f.save(fig_caption, inputs=inputs, params=dict(params))
     table_record = save_table(table, rows=format_table_rows(rows), columns=TABLE_COLUMNS,
                               caption=common, inputs=inputs, params=dict(params),
                               stand_ins=subs)
     return {"rows": rows, "claim": results, "sentence": sentence, "figure": fig_record,
             "table": table_record}
+
+
+def _spread_text(arr: Mapping[str, np.ndarray], level: float) -> tuple[str, str]:
+    """What the table's share and paired-difference cells are, from the seed and image
+    counts the maps hold: a t-interval over seeds needs two or more seeds; one has none."""
+    n_panel, n_seeds = len(arr["labels"]), len(arr["seeds"])
+    if n_seeds == 1:
+        return (f"{n_panel} panel test images and one seed: the mean over the images, with no "
+                f"interval (one trained model per cell; an interval needs two or more seeds)",
+                "'minus GD (paired)': the share minus GD's on the same image, averaged over "
+                "the images, likewise without an interval")
+    return (f"{n_panel} panel test images x {n_seeds} seeds: mean of the per-seed means ± "
+            f"{level:.0%} t-interval over the {n_seeds} seeds",
+            f"'minus GD (paired)': the share minus GD's on the same image and seed, averaged "
+            f"within each seed, with the {level:.0%} t-interval over the {n_seeds} seed means "
+            f"(images of one seed share a model, so the seed is the unit)")
 
 
 def _rule_text(spec: Mapping[str, Any]) -> str:
