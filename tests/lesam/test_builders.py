@@ -139,3 +139,36 @@ def test_figures_build_with_csv(root, item):
     pdf = _build(root, item, "pdf")
     assert pdf.exists() and pdf.with_suffix(".png").exists()
     assert _csv(pdf)
+
+
+def test_captions_read_sizes_and_seeds_from_the_runs(root):
+    """Issue 19: the caption's sizes, epochs and seed counts come from the runs' records."""
+    _build(root, "table_cifar", "md")
+    caption = (root / "figures" / "table_cifar.caption.txt").read_text()
+    assert "Read from the 6 runs' records: seeds 0, 1; 256 train / 120 test images; 2 epochs." \
+        in caption
+    _build(root, "fig_ablation", "pdf")
+    caption = (root / "figures" / "fig_ablation.caption.txt").read_text()
+    assert "seeds per bar: LE-SAM (default) 2, σ = 0.2 1" in caption
+    assert "Read from the 3 runs' records: seeds 0, 1;" in caption
+
+
+def test_runs_sentence_spans_and_one_run():
+    from sharpness.lesam.report import runs_sentence
+
+    assert runs_sentence([{"n_train": 1000, "n_test": 500, "epochs": 1}], [3]) == \
+        "Read from the run's records: seed 3; 1,000 train / 500 test images; 1 epoch."
+    assert runs_sentence([{"n_train": 904}, {"n_train": 1020}], [0, 0]) == \
+        "Read from the 2 runs' records: seed 0; 904–1,020 train images."
+    assert runs_sentence([], []) == "No finished runs were read."
+
+
+@pytest.mark.parametrize("item", ["fig_dynamics", "table_cifar"])
+def test_build_jobs_do_not_import_torch(root, item, imports_torch):
+    """A lesam figure or table job reads JSON records only: no torch import (issue 17)."""
+    out = root / "nt" / f"{item}.{'pdf' if item.startswith('fig') else 'md'}"
+    assert not imports_torch(
+        "from sharpness.cli import main\n"
+        f"assert main(['lesam', 'build', {item!r}, '--params', {json.dumps(SECTION)!r}, "
+        f"'--root', {str(root)!r}, '--out', {str(out)!r}]) == 0")
+    assert out.with_suffix(".csv").exists()

@@ -6,14 +6,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from sharpness.io import read_json, read_jsonl
+from sharpness.lesam import report
 from sharpness.lesam.experiments import RUNS_DIR, training_runs
-from sharpness.lesam.report import group_by, label, mean_std, per_seed_text, read_final
-from sharpness.lesam.tables import EVAL_DIR, _item, _title
-from sharpness.plots import figure_style, method_color, method_label, save_figure
+from sharpness.lesam.tables import EVAL_DIR, _item
+from sharpness.plots import method_color, method_label, new_figure
 
 PathLike = str | os.PathLike[str]
 SIGNAL_DIR = "results/lesam/signal"
@@ -28,17 +27,24 @@ def _runs_of(section: dict[str, Any], group: str, labels: list[str] | None = Non
     return out
 
 
+def _seed_of(run_id: str) -> int:
+    """The seed of a training run, from its id ``<group>-<label>-s<seed>``."""
+    return int(run_id.rsplit("-s", 1)[1])
+
+
 def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = "."
                        ) -> dict[str, Any]:
     """Test accuracy per epoch (mean over seeds, band = min..max) and the LE-SAM − SAM gap."""
     spec = _item(section, "fig_dynamics")
     runs = _runs_of(section, spec["group"], spec["optimizers"])
-    rows, inputs, curves = [], [], {}
+    rows, inputs, curves, finals, seeds = [], [], {}, [], []
     for lab, rids in runs.items():
         per_seed = []
         for rid in rids:
             path = Path(root) / RUNS_DIR / rid / "metrics.jsonl"
             inputs.append(str(path))
+            finals.append(report.read_final(path.parent))
+            seeds.append(_seed_of(rid))
             ep = [r for r in read_jsonl(path) if r.get("kind") == "epoch" and "test_acc" in r]
             per_seed.append({r["epoch"]: r["test_acc"] for r in ep})
             rows += [{"optimizer": lab, "run": rid, "epoch": r["epoch"],
@@ -46,8 +52,8 @@ def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = 
         epochs = sorted(set.intersection(*(set(p) for p in per_seed)))
         acc = np.array([[p[e] for e in epochs] for p in per_seed]) * 100
         curves[lab] = (np.array(epochs), acc)
-    with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    with new_figure(out, 1, 2, figsize=(9, 3.4), stand_ins=spec.get("stand_ins", [])) as f:
+        axes = f.axes
         for lab, (ep, acc) in curves.items():
             c = method_color(lab)
             axes[0].plot(ep, acc.mean(0), marker="o", color=c, label=method_label(lab))
@@ -62,13 +68,15 @@ def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = 
             rows += [{"optimizer": "lesam-sam", "epoch": int(e), "gap": float(g)}
                      for e, g in zip(ep, gap, strict=True)]
         axes[1].set(xlabel="epoch", ylabel="LE-SAM − SAM (points)")
-        fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
-        caption = (f"{spec['title']}: test accuracy along training (mean over seeds, band = "
-                   f"range) and the LE-SAM − SAM gap per epoch. Data used: {spec['data_used']}.")
-        rec = save_figure(fig, out, rows=rows, caption=caption, inputs=inputs, params=spec,
-                          stand_ins=spec.get("stand_ins", []))
-        plt.close(fig)
-    return rec
+        f.add_rows(rows)
+        f.title(spec["title"])
+        n_seeds = len(set(seeds))
+        over = (f"mean over {n_seeds} seeds, band = range" if n_seeds > 1
+                else "one seed, no band")
+        caption = (f"{spec['title']}: test accuracy along training ({over}) and the "
+                   f"LE-SAM − SAM gap per epoch. Data used: {spec['data_used']}. "
+                   + report.runs_sentence(finals, seeds))
+        return f.save(caption, inputs=inputs, params=spec)
 
 
 def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = "."
@@ -77,9 +85,9 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
     spec = _item(section, "fig_flatness")
     path = Path(root) / EVAL_DIR / "flatness.json"
     evals = read_json(path)
-    groups = group_by(evals, "optimizer")
-    with figure_style():
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    groups = report.group_by(evals, "optimizer")
+    with new_figure(out, 1, 2, figsize=(9, 3.4), stand_ins=spec.get("stand_ins", [])) as f:
+        axes = f.axes
         names = [key[0] for key in groups]
         for i, (name, items) in enumerate(zip(names, groups.values(), strict=True)):
             c = method_color(name)
@@ -94,16 +102,16 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
         axes[0].set(ylabel="Hessian trace (Hutchinson)")
         axes[1].set(xlabel="eigenvalue index", ylabel="top Hessian eigenvalues (Lanczos)")
         axes[1].legend()
-        fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
+        f.title(spec["title"])
         n_ex = evals[0]["n_examples"] if evals else "?"
+        n_seeds = len({r["seed"] for r in evals})
+        over = f"mean over {n_seeds} seeds" if n_seeds > 1 else "one seed"
         caption = (f"{spec['title']}: flatness of the final models, Hessian of the mean "
                    f"cross-entropy on {n_ex} training images (eval mode); trace by Hutchinson "
-                   "(95% CI bars, one point per seed), top eigenvalues by Lanczos (mean over "
-                   f"seeds). Data used: {spec['data_used']}.")
-        rec = save_figure(fig, out, rows=evals, caption=caption, inputs=[path], params=spec,
-                          stand_ins=spec.get("stand_ins", []))
-        plt.close(fig)
-    return rec
+                   f"(95% CI bars, one point per seed), top eigenvalues by Lanczos ({over}). "
+                   f"Data used: {spec['data_used']}.")
+        f.add_rows(evals)
+        return f.save(caption, inputs=[path], params=spec)
 
 
 def _residual(rows: list[dict[str, Any]], suffix: str = "") -> list[float]:
@@ -121,10 +129,9 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
     labels = list(section["signal"]["optimizers"])
     labels = [lab if isinstance(lab, str) else lab["label"] for lab in labels]
     rows, inputs, notes = [], [], []
-    with figure_style():
-        fig, axes = plt.subplots(1, len(labels), figsize=(5 * len(labels), 3.8),
-                                 squeeze=False)
-        for ax, lab in zip(axes[0], labels, strict=True):
+    with new_figure(out, 1, len(labels), figsize=(5 * len(labels), 3.8), squeeze=False,
+                    stand_ins=spec.get("stand_ins", [])) as f:
+        for ax, lab in zip(f.axes[0], labels, strict=True):
             path = Path(root) / SIGNAL_DIR / lab / "signal.jsonl"
             inputs.append(str(path))
             sig = read_jsonl(path)
@@ -150,14 +157,14 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
             ax.legend(fontsize=6)
             curv = [abs(r["curvature"]) for r in sig]
             ratio = float(np.median([a / max(c, 1e-12) for a, c in zip(res, curv, strict=True)]))
-            note = (f"{label(lab)}: median residual / curvature term = {ratio:.2g} in train "
-                    "mode")
+            note = (f"{report.label(lab)}: median residual / curvature term = {ratio:.2g} in "
+                    "train mode")
             if ev:
                 ratio_ev = float(np.median([a / max(abs(r["curvature_eval"]), 1e-12) for a, r in
                                             zip(_residual(ev, "_eval"), ev, strict=True)]))
                 note += f", {ratio_ev:.2g} in eval mode"
             notes.append(note)
-        fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
+        f.title(spec["title"])
         caption = (f"{spec['title']}: the measured rise L(θ+ε) − L(θ) at probed steps, on the "
                    "training batch of that step, with its first-order term ⟨g, ε⟩, its "
                    "curvature term ½εᵀHε (exact Hessian-vector product, train mode as the "
@@ -168,10 +175,8 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
                    "the signal left is the curvature term; the residual shows how much of the "
                    "rise the curvature term does not explain. " + "; ".join(notes)
                    + f". Data used: {spec['data_used']}.")
-        rec = save_figure(fig, out, rows=rows, caption=caption, inputs=inputs, params=spec,
-                          stand_ins=spec.get("stand_ins", []))
-        plt.close(fig)
-    return rec
+        f.add_rows(rows)
+        return f.save(caption, inputs=inputs, params=spec)
 
 
 def _variant_name(variant: str) -> str:
@@ -185,20 +190,22 @@ def build_fig_ablation(section: dict[str, Any], out: PathLike, root: PathLike = 
                        ) -> dict[str, Any]:
     """Final test accuracy of the LE-SAM variants (sigma sweep, rho_max off, no annealing)."""
     spec = _item(section, "fig_ablation")
-    rows, inputs = [], []
+    rows, inputs, all_finals, all_seeds = [], [], [], []
     blocks = [(spec["reference_group"], [spec["reference_label"]])] + [(spec["group"], None)]
     for group, labels in blocks:
         for lab, rids in _runs_of(section, group, labels).items():
-            finals = [read_final(Path(root) / RUNS_DIR / rid) for rid in rids]
+            finals = [report.read_final(Path(root) / RUNS_DIR / rid) for rid in rids]
             inputs += [str(Path(root) / RUNS_DIR / rid / "final.json") for rid in rids]
-            m, s, _ = mean_std([f["final_test_acc"] for f in finals])
+            m, s, _ = report.mean_std([f["final_test_acc"] for f in finals])
             name = "LE-SAM (default)" if group == spec["reference_group"] else lab
-            seeds = [int(rid.rsplit("-s", 1)[1]) for rid in rids]
+            seeds = [_seed_of(rid) for rid in rids]
+            all_finals += finals
+            all_seeds += seeds
             rows.append({"variant": name, "mean_acc": m, "std_acc": s, "seeds": len(finals),
                          "status": ",".join(f["status"] for f in finals), "label": lab,
-                         "per_seed": per_seed_text(zip(seeds, finals, strict=True))})
-    with figure_style():
-        fig, ax = plt.subplots(figsize=(6.5, 3.4))
+                         "per_seed": report.per_seed_text(zip(seeds, finals, strict=True))})
+    with new_figure(out, figsize=(6.5, 3.4), stand_ins=spec.get("stand_ins", [])) as f:
+        ax = f.axes
         x = np.arange(len(rows))
         ax.bar(x, [r["mean_acc"] for r in rows],
                yerr=[r["std_acc"] or 0.0 for r in rows],
@@ -207,14 +214,17 @@ def build_fig_ablation(section: dict[str, Any], out: PathLike, root: PathLike = 
                       fontsize=8)
         ax.set_ylim(0, None)  # from zero: differences of a few points must not look large
         ax.set(ylabel="test accuracy (%)")
-        fig.suptitle(_title(spec["title"], spec.get("stand_ins", [])), fontsize=10)
+        f.title(spec["title"])
+        counts = sorted({r["seeds"] for r in rows})
+        bars = ("mean over seeds, error bar = sample std where a row has 2 or more seeds"
+                if counts and counts[-1] > 1 else "one seed per bar (no error bar)")
         caption = (f"{spec['title']}: LE-SAM with its default settings and with one change "
-                   f"each (σ sweep, no ρ_max clip, no σ annealing). Data used: "
-                   f"{spec['data_used']}.")
-        rec = save_figure(fig, out, rows=rows, caption=caption, inputs=inputs, params=spec,
-                          stand_ins=spec.get("stand_ins", []))
-        plt.close(fig)
-    return rec
+                   f"each (σ sweep, no ρ_max clip, no σ annealing); {bars}; seeds per bar: "
+                   + ", ".join(f"{_variant_name(r['variant'])} {r['seeds']}" for r in rows)
+                   + f". Data used: {spec['data_used']}. "
+                   + report.runs_sentence(all_finals, all_seeds))
+        f.add_rows(rows)
+        return f.save(caption, inputs=inputs, params=spec)
 
 
 FIGURES = {"fig_dynamics": build_fig_dynamics, "fig_flatness": build_fig_flatness,

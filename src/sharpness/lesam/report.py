@@ -43,6 +43,32 @@ def mean_std(values: Sequence[float], scale: float = 100.0, digits: int = 2, *,
     return m, s, f"{m:.{digits}f} ± {s:.{digits}f} {note}"
 
 
+def _span(values: Sequence[int]) -> str:
+    vals = sorted(set(values))
+    return f"{vals[0]:,}" if len(vals) == 1 else f"{vals[0]:,}–{vals[-1]:,}"
+
+
+def runs_sentence(finals: Sequence[dict[str, Any]], seeds: Sequence[int]) -> str:
+    """What the runs an item reads actually used, from their ``final.json`` records (never
+    from the config's prose): how many runs and seeds, train / test images, epochs. E.g.
+    ``"Read from the 3 runs' records: seeds 0, 1; 4,000 train / 1,000 test images; 3 epochs."``.
+    """
+    if not finals:
+        return "No finished runs were read."
+    distinct = sorted({int(s) for s in seeds})
+    parts = [("seed " if len(distinct) == 1 else "seeds ") + ", ".join(map(str, distinct))]
+    n_train = [int(f["n_train"]) for f in finals if f.get("n_train") is not None]
+    n_test = [int(f["n_test"]) for f in finals if f.get("n_test") is not None]
+    if n_train:
+        parts.append(f"{_span(n_train)} train" + (f" / {_span(n_test)} test" if n_test else "")
+                     + " images")
+    epochs = [int(f["epochs"]) for f in finals if f.get("epochs") is not None]
+    if epochs:
+        parts.append(f"{_span(epochs)} epoch{'s' if max(epochs) > 1 else ''}")
+    runs = "the run's" if len(finals) == 1 else f"the {len(finals)} runs'"
+    return f"Read from {runs} records: " + "; ".join(parts) + "."
+
+
 def status_counts(finals: Sequence[dict[str, Any]]) -> dict[str, int]:
     """``{"diverged": k, "failed": j}`` among runs' ``final.json`` records."""
     return {what: sum(f.get("status") == what for f in finals) for what in ("diverged", "failed")}

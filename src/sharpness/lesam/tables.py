@@ -23,9 +23,10 @@ from sharpness.lesam.report import (
     mean_std,
     per_seed_text,
     read_final,
+    runs_sentence,
     status_counts,
 )
-from sharpness.plots import save_table
+from sharpness.plots import save_table, stand_in_title
 
 PathLike = str | os.PathLike[str]
 EVAL_DIR = "results/lesam/eval"
@@ -35,12 +36,17 @@ def _item(section: dict[str, Any], item: str) -> dict[str, Any]:
     return section["items"][item]
 
 
-def _title(text: str, stand_ins: list[str]) -> str:
-    return f"{text} (stand-in: {'; '.join(stand_ins)})" if stand_ins else text
+def heading(spec: dict[str, Any]) -> str:
+    """An item's title line: its configured title, naming its stand-ins."""
+    return stand_in_title(spec["title"], spec.get("stand_ins", []))
 
 
-def _caption(spec: dict[str, Any], what: str, sources: str = "") -> str:
-    return f"{what} Data used: {spec['data_used']}.{' ' + sources if sources else ''}"
+def _caption(spec: dict[str, Any], what: str, sources: str = "",
+             read: str = "") -> str:
+    """The caption: what the item shows, the data used (the config's words), what the runs
+    read actually used (``read``: :func:`runs_sentence`, from their records) and the sources."""
+    return (f"{what} Data used: {spec['data_used']}.{' ' + read if read else ''}"
+            f"{' ' + sources if sources else ''}")
 
 
 def sources_sentence(section: dict[str, Any], groups: list[str]) -> str:
@@ -71,11 +77,14 @@ def sources_sentence(section: dict[str, Any], groups: list[str]) -> str:
 
 
 def _accuracy_rows(section: dict[str, Any], item: str, root: Path
-                   ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Rows (data set, model, optimizer) with test accuracy over seeds, for groups of runs."""
+                   ) -> tuple[list[dict[str, Any]], list[str], str]:
+    """Rows (data set, model, optimizer) with test accuracy over seeds, for groups of runs,
+    their inputs and what the runs read used (:func:`runs_sentence`)."""
     spec = _item(section, item)
     runs = training_runs(section)
     rows, inputs = [], []
+    all_finals: list[dict[str, Any]] = []
+    all_seeds: list[int] = []
     for block in spec.get("rows", []):
         members = [(rid, r) for rid, r in runs.items() if r["group"] == block["group"]]
         by_label: dict[str, list[tuple[str, dict[str, Any]]]] = {}
@@ -84,6 +93,8 @@ def _accuracy_rows(section: dict[str, Any], item: str, root: Path
         for lab, entries in by_label.items():
             finals = [read_final(root / RUNS_DIR / rid) for rid, _ in entries]
             inputs += [str(root / RUNS_DIR / rid / "final.json") for rid, _ in entries]
+            all_finals += finals
+            all_seeds += [int(r["seed"]) for _, r in entries]
             accs = [f["final_test_acc"] for f in finals if f.get("status") == "ok"]
             m, s, text = mean_std(accs, **status_counts(finals))
             ok = comparable_setting(entries[0][1]["config"], spec.get("stand_ins"))
@@ -101,7 +112,7 @@ def _accuracy_rows(section: dict[str, Any], item: str, root: Path
                      "mean": None, "std": None, "seeds": 0, "diverged": 0,
                      "paper (reported)": paper_column(item, block["dataset"], False)
                      + f" [{block['reason']}]"})
-    return rows, inputs
+    return rows, inputs, runs_sentence(all_finals, all_seeds)
 
 
 ACC_COLUMNS = ["data set", "model", "optimizer", "test acc. (%)", "paper (reported)"]
@@ -123,11 +134,11 @@ def build_accuracy_table(section: dict[str, Any], item: str, out: PathLike,
                          root: PathLike = ".") -> dict[str, Any]:
     """``table_cifar``, ``table_imagenet`` and ``table_transfer``: accuracy per run group."""
     spec = _item(section, item)
-    rows, inputs = _accuracy_rows(section, item, Path(root))
+    rows, inputs, read = _accuracy_rows(section, item, Path(root))
     groups = [block["group"] for block in spec.get("rows", [])]
-    caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: test "
+    caption = _caption(spec, f"{heading(spec)}: test "
                              f"accuracy (%), {_seed_text(rows)}.",
-                       sources_sentence(section, groups))
+                       sources_sentence(section, groups), read)
     return save_table(out, rows=rows, columns=ACC_COLUMNS, caption=caption, inputs=inputs,
                       params=spec, stand_ins=spec.get("stand_ins", []))
 
@@ -149,7 +160,7 @@ def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLik
                      "per_seed": per_seed_text((r["seed"], {"status": "ok",
                                                             "final_test_acc": r["accuracy"]})
                                                for r in items)})
-    caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: accuracy "
+    caption = _caption(spec, f"{heading(spec)}: accuracy "
                              f"(%) under {spec['steps']}-step PGD (step 2.5 eps/steps, random "
                              "start), radius in [0,1] pixel units; radius 0 is clean accuracy.",
                        sources_sentence(section, [spec["group"]]))
@@ -186,7 +197,7 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
         rows.append({"optimizer": f"{block['dataset']}: not run", "mean unseen": block["reason"],
                      "paper (reported)": paper_column("table_domain_gen", block["dataset"],
                                                       False)})
-    caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: trained on "
+    caption = _caption(spec, f"{heading(spec)}: trained on "
                              f"{train_angle:g}° only, accuracy (%) on each rotation; 'mean "
                              "unseen' averages the unseen angles per seed.",
                        sources_sentence(section, [spec["group"]]))
@@ -207,10 +218,14 @@ def build_table_long_tail(section: dict[str, Any], out: PathLike, root: PathLike
     spec = _item(section, "table_long_tail")
     runs = glmc_runs(section)
     rows, inputs = [], []
+    all_finals: list[dict[str, Any]] = []
+    all_seeds: list[int] = []
     for (factor, lab), items in group_by(
             [{"rid": rid, **r} for rid, r in runs.items()], "imbalance_factor", "label").items():
         finals = [read_final(Path(root) / GLMC_DIR / r["rid"]) for r in items]
         inputs += [str(Path(root) / GLMC_DIR / r["rid"] / "final.json") for r in items]
+        all_finals += finals
+        all_seeds += [int(r["seed"]) for r in items]
         ok = [f for f in finals if f.get("status") == "ok"]
         m, s, text = mean_std([f["final_test_acc"] for f in ok], **status_counts(finals))
         counts = finals[0]["train_counts"]
@@ -225,10 +240,11 @@ def build_table_long_tail(section: dict[str, Any], out: PathLike, root: PathLike
                      if lab == "lesam" else "", "label": lab,
                      "per_seed": per_seed_text((r["seed"], f) for r, f in
                                                zip(items, finals, strict=True))})
-    caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: GLMC "
+    caption = _caption(spec, f"{heading(spec)}: GLMC "
                              "(global MixUp / local CutMix consistency, cumulative re-weighted "
                              "loss) with SGD, SAM and LE-SAM as its optimizer; accuracy (%) "
-                             "on the balanced test set.")
+                             f"on the balanced test set, {_seed_text(rows)}.",
+                       read=runs_sentence(all_finals, all_seeds))
     return save_table(out, rows=rows, columns=["imbalance factor", "method", "test acc. (%)",
                                                "train counts (head→tail)", "paper (reported)"],
                       caption=caption, inputs=inputs, params=spec,
@@ -250,7 +266,7 @@ def build_table_cost(section: dict[str, Any], out: PathLike, root: PathLike = ".
                      "memory (MB)": f"{r['memory_mb']:.2f} ({r['memory_kind']})",
                      **{f"raw_{k}": v for k, v in r.items()}})
     device = evals[0]["device"] if evals else "?"
-    caption = _caption(spec, f"{_title(spec['title'], spec.get('stand_ins', []))}: median "
+    caption = _caption(spec, f"{heading(spec)}: median "
                              f"time per step over interleaved rounds in one process on {device} "
                              f"(batch {evals[0]['batch_size'] if evals else '?'}); epoch = "
                              "step × steps per epoch. Expected: SAM ÷ SGD ≈ 2, LE-SAM ÷ SAM ≈ 1. "
