@@ -4,7 +4,8 @@
 >>> summary = run_setting({"train_size": 128, "lr_factors": [0.5, 2.0]}, "results/eos/x")
 
 Modules: :mod:`~sharpness.eos.toy` (the diagonal toy with its closed forms),
-:mod:`~sharpness.eos.flow` (gradient-flow reference: RK45 or CVODE),
+:mod:`~sharpness.eos.flow` (gradient-flow reference: RK45 or CVODE, through
+:mod:`~sharpness.eos.integrators`),
 :mod:`~sharpness.eos.sweep` (one setting: flow, then the GD learning-rate sweep),
 :mod:`~sharpness.eos.norms`, :mod:`~sharpness.eos.measures` (sharpness measures),
 :mod:`~sharpness.eos.figures` (the six figures).
