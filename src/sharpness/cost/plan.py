@@ -1,34 +1,9 @@
-"""The price of a profile before it starts: runs, optimizer steps and GPU-hours per item.
-
-:func:`plan_jobs` expands a workflow config (the same expansion the rules use:
-:mod:`sharpness.lesam.experiments`, :mod:`sharpness.eos.config`, the gradcam and bridges
-sections) into training jobs, each with its number of optimizer steps, the examples one step
-sees and the forward+backward passes it makes (1 for SGD/GD, 2 for the SAM family, more for
-Eigen-SAM's power iterations). :func:`price` turns them into GPU-hours in one of two ways:
-
-``measured``
-    a short timing of each distinct (model, input shape, per-device batch) on the current
-    device: a few warm-up and timed SGD steps (forward, backward, update; bf16 autocast and
-    channels_last on CUDA), so a pass costs what this device makes it cost;
-``analytic``
-    without a GPU: the forward FLOPs of one example counted by
-    ``torch.utils.flop_counter.FlopCounterMode`` on a meta-device copy of the model (no memory,
-    no compute), times 3 for forward+backward, divided by a stated sustained throughput. This is
-    an **estimate**, and the table says so with the throughput it assumed.
-
-What is priced: the training runs (and the full-batch sweeps and gradient flows of the eos
-paper) that items need; evaluation passes (test set per epoch) are added at forward cost.
-Post-hoc analyses (PGD, Hessian spectra, Grad-CAM) and the CPU-only theory items are not.
-Runs shared by several items (the CIFAR-10 ResNet-18 runs feed four lesam items) appear in
-each item's row and once in the total. Full-batch runs stop at their loss goal, usually long
-before ``max_steps``; their rows are upper bounds and are marked ``<=``.
-"""
+"""Planning: a workflow config expanded into the training jobs it will run (:func:`plan_jobs`),
+each with its optimizer steps, examples per step and passes per step. See :mod:`sharpness.cost`."""
 
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,13 +62,14 @@ class Job:
     @property
     def shape_key(self) -> tuple[Any, ...]:
         """What a step-time measurement depends on."""
-        side, ch, classes = _shape(self.dataset)[2], _shape(self.dataset)[1], \
-            _shape(self.dataset)[3]
+        side, ch, classes = data_shape(self.dataset)[2], data_shape(self.dataset)[1], \
+            data_shape(self.dataset)[3]
         return (self.model, self.width, tuple(sorted(self.model_kwargs.items())), ch, side,
                 classes, max(1, min(self.batch // self.gpus, 1024)))
 
 
-def _shape(dataset: str) -> tuple[int, int, int, int, int]:
+def data_shape(dataset: str) -> tuple[int, int, int, int, int]:
+    """(train examples, channels, side, classes, test examples) of a data set."""
     if dataset not in DATA_SHAPES:
         raise KeyError(f"sharpness cost: no size known for data set {dataset!r}; known: "
                        f"{', '.join(sorted(DATA_SHAPES))}")
@@ -114,7 +90,7 @@ def _passes(optimizer: str, hparams: dict[str, Any]) -> float:
 
 def _train_job(paper: str, items: list[str], run: str, cfg: dict[str, Any],
                n_train: int | None = None) -> Job:
-    n_full, _, _, _, n_test_full = _shape(cfg["dataset"])
+    n_full, _, _, _, n_test_full = data_shape(cfg["dataset"])
     n = n_train if n_train is not None else min(cfg.get("train_size") or n_full, n_full)
     n_test = min(cfg.get("test_size") or n_test_full, n_test_full)
     bs = min(cfg.get("batch_size", 128), n)
@@ -165,7 +141,7 @@ def lesam_jobs(section: dict[str, Any]) -> list[Job]:
             for rid, items in by_run.items()] + extra
     for rid, r in exp.glmc_runs(section).items():
         cfg = r["config"]
-        n_full, _, _, classes, _ = _shape(cfg["dataset"])
+        n_full, _, _, classes, _ = data_shape(cfg["dataset"])
         n = _longtail_size(n_full // classes, classes, float(r["imbalance_factor"]))
         jobs.append(_train_job("lesam", ["table_long_tail"], f"glmc/{rid}", cfg, n_train=n))
     for label, r in exp.signal_runs(section).items():
@@ -176,7 +152,7 @@ def lesam_jobs(section: dict[str, Any]) -> list[Job]:
 
 def _fullbatch_job(paper: str, items: list[str], run: str, setting: dict[str, Any], *,
                    optimizer: str, hparams: dict[str, Any]) -> Job:
-    n_full, _, _, _, _ = _shape(setting["dataset"])
+    n_full, _, _, _, _ = data_shape(setting["dataset"])
     n = min(setting.get("train_size") or n_full, n_full)
     steps = int(setting.get("max_steps", 1000))
     every = setting.get("sharpness_every") or 0
@@ -260,150 +236,3 @@ def plan_jobs(config: dict[str, Any]) -> list[Job]:
 
 
 # -- pricing -------------------------------------------------------------------------------------
-
-def forward_flops(job: Job) -> float:
-    """Forward FLOPs of one example, counted on a meta-device copy of the model."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
-
-    from sharpness.models import build_model
-
-    _, ch, side, classes, _ = _shape(job.dataset)
-    with torch.device("meta"):
-        model = build_model(job.model, classes, ch, side, width=job.width, **job.model_kwargs)
-        x = torch.zeros(2, ch, side, side)
-        counter = FlopCounterMode(display=False)
-        with counter, torch.no_grad():
-            model.eval()
-            model(x)
-    return counter.get_total_flops() / 2
-
-
-def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int = 10) -> float:
-    """Seconds of one SGD step (forward, backward, update) at the job's per-device batch."""
-    import torch
-    from torch.nn import functional as F
-
-    from sharpness.models import build_model
-    from sharpness.train.performance import autocast_factory, to_channels_last, use_channels_last
-
-    _, ch, side, classes, _ = _shape(job.dataset)
-    batch = job.shape_key[-1]
-    model = build_model(job.model, classes, ch, side, width=job.width, **job.model_kwargs)
-    model = model.to(device).train()
-    if use_channels_last("auto", model, device):
-        to_channels_last(model)
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    x = torch.rand(batch, ch, side, side, device=device)
-    y = torch.randint(0, classes, (batch,), device=device)
-    autocast = autocast_factory(True, device)
-
-    def step() -> None:
-        opt.zero_grad(set_to_none=True)
-        with autocast():
-            loss = F.cross_entropy(model(x).float(), y)
-        loss.backward()
-        opt.step()
-
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
-    for _ in range(warmup):
-        step()
-    sync()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    sync()
-    return (time.perf_counter() - t0) / steps
-
-
-@dataclass
-class Priced:
-    """A job with its price."""
-
-    job: Job
-    gpu_hours: float
-    flops: float | None  # total FLOPs (analytic) or None (measured)
-
-
-def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
-          device: Any = None) -> list[Priced]:
-    """GPU-hours of each job, ``method`` = ``analytic`` or ``measured`` (on ``device``)."""
-    cache: dict[tuple[Any, ...], float] = {}
-    out = []
-    for job in jobs:
-        key = job.shape_key
-        if method == "analytic":
-            if key not in cache:
-                cache[key] = forward_flops(job)
-            fwd = cache[key]
-            flops = fwd * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
-                                              + job.extra_passes * job.n_train)
-                           + job.eval_examples)
-            out.append(Priced(job, flops / (tflops * 1e12) / 3600.0, flops))
-        else:
-            if key not in cache:
-                cache[key] = measure_pass_seconds(job, device)
-            per_pass = cache[key]  # at the per-device batch, on one device
-            per_device_batch = key[-1]
-            passes = job.steps * job.passes * job.batch / per_device_batch \
-                + job.extra_passes * job.n_train / per_device_batch \
-                + job.eval_examples / per_device_batch / BACKWARD_FACTOR
-            out.append(Priced(job, passes * per_pass / 3600.0, None))
-    return out
-
-
-@dataclass
-class Row:
-    """One line of the cost table."""
-
-    paper: str
-    item: str
-    runs: int
-    steps: int
-    gpu_hours: float
-    bound: bool
-
-
-def table(priced: list[Priced], item: str | None = None) -> tuple[list[Row], Row]:
-    """Per-item rows (shared runs counted in each) and the total (each run once)."""
-    rows: dict[tuple[str, str], Row] = {}
-    for p in priced:
-        for it in p.job.items:
-            if item is not None and it != item:
-                continue
-            row = rows.setdefault((p.job.paper, it), Row(p.job.paper, it, 0, 0, 0.0, False))
-            row.runs += 1
-            row.steps += p.job.steps
-            row.gpu_hours += p.gpu_hours
-            row.bound |= p.job.bound
-    chosen = [p for p in priced if item is None or item in p.job.items]
-    total = Row("all", "total (each run once)", len(chosen), sum(p.job.steps for p in chosen),
-                sum(p.gpu_hours for p in chosen), any(p.job.bound for p in chosen))
-    return list(rows.values()), total
-
-
-def render(rows: list[Row], total: Row, header: str) -> str:
-    """A Markdown table."""
-    def fmt(r: Row) -> str:
-        le = "<= " if r.bound else ""
-        hours = f"{r.gpu_hours:,.1f}" if r.gpu_hours >= 0.1 else f"{r.gpu_hours:.2g}"
-        return f"| {r.paper} | {r.item} | {r.runs:,} | {le}{r.steps:,} | {le}{hours} |"
-    lines = [header, "", "| paper | item | runs | optimizer steps | GPU-hours |",
-             "|---|---|---:|---:|---:|"]
-    lines += [fmt(r) for r in sorted(rows, key=lambda r: (r.paper, r.item))]
-    lines.append(fmt(total).replace(f"| {total.paper} | {total.item} |",
-                                    f"| **{total.paper}** | **{total.item}** |"))
-    return "\n".join(lines)
-
-
-def iter_items(jobs: list[Job]) -> Iterator[str]:
-    """Every item name, once, in order of appearance."""
-    seen: set[str] = set()
-    for job in jobs:
-        for it in job.items:
-            if it not in seen:
-                seen.add(it)
-                yield it

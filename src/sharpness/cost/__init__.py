@@ -1,0 +1,55 @@
+"""The price of a profile before it starts: runs, optimizer steps and GPU-hours per item.
+
+:func:`plan_jobs` expands a workflow config (the same expansion the rules use:
+:mod:`sharpness.lesam.experiments`, :mod:`sharpness.eos.config`, the gradcam and bridges
+sections) into training jobs, each with its number of optimizer steps, the examples one step
+sees and the forward+backward passes it makes (1 for SGD/GD, 2 for the SAM family, more for
+Eigen-SAM's power iterations). :func:`price` turns them into GPU-hours in one of two ways:
+
+``measured``
+    a short timing of each distinct (model, input shape, per-device batch) on the current
+    device: a few warm-up and timed SGD steps (forward, backward, update; bf16 autocast and
+    channels_last on CUDA), so a pass costs what this device makes it cost;
+``analytic``
+    without a GPU: the forward FLOPs of one example counted by
+    ``torch.utils.flop_counter.FlopCounterMode`` on a meta-device copy of the model (no memory,
+    no compute), times 3 for forward+backward, divided by a stated sustained throughput. This is
+    an **estimate**, and the table says so with the throughput it assumed.
+
+What is priced: the training runs (and the full-batch sweeps and gradient flows of the eos
+paper) that items need; evaluation passes (test set per epoch) are added at forward cost.
+Post-hoc analyses (PGD, Hessian spectra, Grad-CAM) and the CPU-only theory items are not.
+Runs shared by several items (the CIFAR-10 ResNet-18 runs feed four lesam items) appear in
+each item's row and once in the total. Full-batch runs stop at their loss goal, usually long
+before ``max_steps``; their rows are upper bounds and are marked ``<=``.
+"""
+
+from sharpness.cost.plan import (
+    BACKWARD_FACTOR,
+    DATA_SHAPES,
+    DEFAULT_TFLOPS,
+    LANCZOS_ITERS,
+    PASSES,
+    TFLOPS_SOURCE,
+    Job,
+    bridges_jobs,
+    eos_jobs,
+    gradcam_jobs,
+    lesam_jobs,
+    plan_jobs,
+)
+from sharpness.cost.price import (
+    Priced,
+    Row,
+    forward_flops,
+    iter_items,
+    measure_pass_seconds,
+    price,
+    render,
+    table,
+)
+
+__all__ = ["BACKWARD_FACTOR", "DATA_SHAPES", "DEFAULT_TFLOPS", "LANCZOS_ITERS", "PASSES",
+           "TFLOPS_SOURCE", "Job", "Priced", "Row", "bridges_jobs", "eos_jobs", "forward_flops",
+           "gradcam_jobs", "iter_items", "lesam_jobs", "measure_pass_seconds", "plan_jobs",
+           "price", "render", "table"]
