@@ -59,3 +59,16 @@ def test_sweep_records_diverged_runs(tmp_path):
         assert summary["thresholds"][name]["first_diverged"] == fast["lr"]
         assert "sharpness" in slow and "sharpness" not in fast
     assert (tmp_path / "sweep" / "provenance.json").exists()
+    # the figure draws from the sweep alone: one CSV row per (optimizer, learning rate),
+    # diverged runs kept as rows with their status
+    import csv
+
+    from sharpness.bridges.sam_eos_plot import plot
+
+    plot(tmp_path / "sweep", tmp_path / "fig" / "sam_eos.pdf")
+    with (tmp_path / "fig" / "sam_eos.csv").open() as handle:
+        drawn = list(csv.DictReader(handle))
+    assert sorted((r["optimizer"], r["status"]) for r in drawn) == sorted(
+        (r["optimizer"], r["status"]) for r in rows)
+    assert (tmp_path / "fig" / "sam_eos.png").stat().st_size > 0
+    assert "eta_c" in (tmp_path / "fig" / "sam_eos.caption.txt").read_text()

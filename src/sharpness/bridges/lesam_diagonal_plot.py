@@ -77,14 +77,14 @@ def plot(arrays: dict[str, np.ndarray], summary: dict[str, Any], p: LesamDiagona
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
 
-    from sharpness.plots import figure_style, method_color, method_label, save_figure
+    from sharpness.plots import method_color, method_label, new_figure
 
     f = findings(arrays, summary, p)
     rows: list[dict[str, Any]] = []
     s = arrays["s"]
     d = len(p.mu)
-    with figure_style():
-        fig = plt.figure(figsize=(17, 10.5))
+    with new_figure(out, None, figsize=(17, 10.5)) as built:
+        fig = built.fig
         gs = fig.add_gridspec(3, 5, hspace=0.45, wspace=0.35)
         cmap_c = plt.get_cmap("viridis")
         for r, name in enumerate(("single", "multi")):
@@ -183,10 +183,10 @@ def plot(arrays: dict[str, np.ndarray], summary: dict[str, Any], p: LesamDiagona
             ax.plot([], [], "s", ms=10, color=REGIME_COLORS[r], label=r)
         ax.legend(loc="center left", title="regime (read off each path)", fontsize=9)
         multi = p.multi
-        fig.suptitle(f"LE-SAM vs GD and $\\ell_2$-SAM on L={p.L} diagonal networks "
-                     f"(rows: single example $\\mu$={tuple(p.mu)}; {multi['n']} Gaussian-class "
-                     f"examples, scales {tuple(multi['scales'])}, noise {multi['noise']})",
-                     fontsize=11)
-        caption = caption_text(f, p, summary)
-        return save_figure(fig, out, rows=rows, caption=caption, inputs=list(inputs),
-                           params=p.to_dict())
+        built.title(f"LE-SAM vs GD and $\\ell_2$-SAM on L={p.L} diagonal networks "
+                    f"(rows: single example $\\mu$={tuple(p.mu)}; {multi['n']} Gaussian-class "
+                    f"examples, scales {tuple(multi['scales'])}, noise {multi['noise']})",
+                    fontsize=11)
+        built.add_rows(rows)
+        return built.save(caption_text(f, p, summary), inputs=list(inputs),
+                          params=p.to_dict())

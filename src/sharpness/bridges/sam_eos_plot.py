@@ -111,9 +111,8 @@ def caption_text(sweep: dict[str, Any], f: dict[str, Any]) -> str:
 
 def plot(run: Path, out: str | Path) -> dict[str, Any]:
     """Draw the figure from ``run/sweep.json`` and save it with CSV and provenance."""
-    import matplotlib.pyplot as plt
 
-    from sharpness.plots import figure_style, method_color, method_label, save_figure
+    from sharpness.plots import method_color, method_label, new_figure
 
     sweep = read_json(Path(run) / "sweep.json")
     f = findings(sweep)
@@ -122,8 +121,9 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     names = [o["name"] for o in sweep["optimizers"]]
     lrs_all = np.array(sorted({r["lr"] for r in sweep["rows"]}))
-    with figure_style():
-        fig, axes = plt.subplots(2, 3, figsize=(14, 8))
+    s = sweep["setting"]
+    with new_figure(out, 2, 3, figsize=(14, 8), stand_ins=list(s.get("stand_ins") or [])) as b:
+        axes = b.axes
         ax_s, ax_r, ax_own, ax_n, ax_e, ax_t = axes.ravel()
         grid = np.geomspace(lrs_all.min() / 1.2, lrs_all.max() * 1.2, 100)
         ax_s.loglog(grid, 2 / grid, "k-", lw=1, label=r"$2/\eta$")
@@ -196,11 +196,8 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
                        fontsize=9)
         ax_s.legend(fontsize=7)
         ax_e.legend(fontsize=7)
-        s = sweep["setting"]
-        stand = list(s.get("stand_ins") or [])
-        fig.suptitle(f"SAM and LE-SAM at the edge of stability: {s['dataset']}, "
-                     f"{s['train_size']} points, {s['model']}, {s['loss']}"
-                     + (f" (stand-in: {'; '.join(stand)})" if stand else ""), fontsize=11)
-        fig.tight_layout()
-        return save_figure(fig, out, rows=rows, caption=caption_text(sweep, f),
-                           inputs=[Path(run)], params={"run": str(run)}, stand_ins=stand)
+        b.title(f"SAM and LE-SAM at the edge of stability: {s['dataset']}, "
+                f"{s['train_size']} points, {s['model']}, {s['loss']}", fontsize=11)
+        b.add_rows(rows)
+        return b.save(caption_text(sweep, f), inputs=[Path(run)], params={"run": str(run)},
+                      tight=True)
