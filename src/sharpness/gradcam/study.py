@@ -36,22 +36,22 @@ def run_name(alpha: float, seed: int) -> str:
     return f"alpha{alpha:g}_seed{seed}"
 
 
+def _entry(params: Mapping[str, Any], section: str, key: str, what: str) -> dict[str, Any]:
+    try:
+        return dict(params[section][key])
+    except KeyError:
+        raise ConfigError(f"gradcam: unknown {what} {key!r}; known: "
+                          f"{', '.join(params[section])}") from None
+
+
 def dataset_spec(params: Mapping[str, Any], key: str) -> dict[str, Any]:
     """The config entry of data set ``key`` (error naming the known keys)."""
-    try:
-        return dict(params["datasets"][key])
-    except KeyError:
-        raise ConfigError(f"gradcam: unknown data set {key!r}; known: "
-                          f"{', '.join(params['datasets'])}") from None
+    return _entry(params, "datasets", key, "data set")
 
 
 def optimizer_spec(params: Mapping[str, Any], key: str) -> dict[str, Any]:
     """The config entry of optimizer ``key`` (error naming the known keys)."""
-    try:
-        return dict(params["optimizers"][key])
-    except KeyError:
-        raise ConfigError(f"gradcam: unknown optimizer {key!r}; known: "
-                          f"{', '.join(params['optimizers'])}") from None
+    return _entry(params, "optimizers", key, "optimizer")
 
 
 def stand_ins(spec: Mapping[str, Any]) -> list[str]:

@@ -33,6 +33,7 @@ of a section written without one (the paper profile must have none).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 RUNS_DIR = "results/lesam/runs"
@@ -153,22 +154,34 @@ def group_runs(section: dict[str, Any], group: str) -> list[str]:
     return [rid for rid, r in training_runs(section).items() if r["group"] == group]
 
 
+def _study_config(section: dict[str, Any], spec: dict[str, Any]
+                  ) -> Callable[[dict[str, Any], int], dict[str, Any]]:
+    """For a study with its own ``overrides`` (GLMC, the signal probe): the train config of
+    one (optimizer entry, seed), with the source of every setting recorded."""
+    base_cfg, base_src = _strip(section.get("base", {}))
+    overrides = spec.get("overrides", {})
+    base = _merge(base_cfg, overrides)
+    train_src = _train_sources((base_cfg, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
+
+    def run_config(entry: dict[str, Any], seed: int) -> dict[str, Any]:
+        cfg = _merge(base, {"optimizer": entry["optimizer"], "opt_hparams": entry["hparams"],
+                            "seed": seed})
+        _with_sources(cfg, {**train_src, **_opt_sources(entry)})
+        return cfg
+    return run_config
+
+
 def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Long-tail runs: ``lt<IF>-<label>-s<seed>`` -> GLMC settings (train keys + GLMC keys)."""
     spec = section.get("glmc")
     if not spec:
         return {}
-    base_cfg, base_src = _strip(section.get("base", {}))
-    overrides = spec.get("overrides", {})
-    base = _merge(base_cfg, overrides)
-    train_src = _train_sources((base_cfg, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
+    run_config = _study_config(section, spec)
     runs = {}
     for factor in spec["imbalance_factors"]:
         for entry in optimizer_entries(section, spec["optimizers"]):
             for seed in spec["seeds"]:
-                cfg = _merge(base, {"optimizer": entry["optimizer"],
-                                    "opt_hparams": entry["hparams"], "seed": int(seed)})
-                _with_sources(cfg, {**train_src, **_opt_sources(entry)})
+                cfg = run_config(entry, int(seed))
                 cfg["glmc"] = _merge(spec.get("method", {}),
                                      {"imbalance_factor": factor})
                 rid = f"lt{factor:g}-{entry['label']}-s{seed}"
@@ -182,15 +195,10 @@ def signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     spec = section.get("signal")
     if not spec:
         return {}
-    base_cfg, base_src = _strip(section.get("base", {}))
-    overrides = spec.get("overrides", {})
-    base = _merge(base_cfg, overrides)
-    train_src = _train_sources((base_cfg, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
+    run_config = _study_config(section, spec)
     out = {}
     for entry in optimizer_entries(section, spec["optimizers"]):
-        cfg = _merge(base, {"optimizer": entry["optimizer"], "opt_hparams": entry["hparams"],
-                            "seed": int(spec.get("seed", 0))})
-        _with_sources(cfg, {**train_src, **_opt_sources(entry)})
+        cfg = run_config(entry, int(spec.get("seed", 0)))
         out[entry["label"]] = {"config": cfg, "probe_every": spec["probe_every"],
                                "probe_batch": spec.get("probe_batch")}
     return out

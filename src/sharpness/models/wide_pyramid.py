@@ -23,6 +23,13 @@ from torch import Tensor, nn
 from sharpness.models.common import scaled
 
 
+def _kaiming_convs(net: nn.Module) -> None:
+    """He (fan-out) initialisation of every convolution, as both official codes do."""
+    for m in net.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+
 class WideBasic(nn.Module):
     """Pre-activation basic block of a WideResNet (BN-ReLU-conv, twice, optional dropout)."""
 
@@ -67,11 +74,8 @@ class WideResNet(nn.Module):
         self.blocks = nn.Sequential(*layers)
         self.bn = nn.BatchNorm2d(in_planes)
         self.fc = nn.Linear(in_planes, num_classes)
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-            elif isinstance(m, nn.Linear):
-                nn.init.zeros_(m.bias)
+        _kaiming_convs(self)
+        nn.init.zeros_(self.fc.bias)
 
     @property
     def gradcam_layer(self) -> nn.Module:
@@ -133,9 +137,7 @@ class PyramidNet(nn.Module):
         self.blocks = nn.Sequential(*layers)
         self.bn_final = nn.BatchNorm2d(in_planes)
         self.fc = nn.Linear(in_planes, num_classes)
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+        _kaiming_convs(self)
 
     @property
     def gradcam_layer(self) -> nn.Module:
