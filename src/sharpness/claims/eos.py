@@ -8,7 +8,7 @@ goal does not count either way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import pandas as pd
@@ -111,12 +111,16 @@ def band(d: D) -> Result:
                         if undecided else ""))
 
 
+def _converged_settings(d: D, item: str = "eos/fig_phase"
+                        ) -> Iterator[tuple[str, pd.DataFrame, float]]:
+    """(setting, its converged runs, eta_c) for every setting of an eos figure's CSV."""
+    for setting, part in _converged(d[item].rows).groupby("setting", sort=False):
+        yield str(setting), part, float(part["eta_c"].iloc[0])
+
+
 def flat_below(d: D) -> Result:
-    df = d["eos/fig_phase"].rows
-    conv = _converged(df)
     ok, bad, thin = [], [], []
-    for setting, part in conv.groupby("setting", sort=False):
-        eta_c = float(part["eta_c"].iloc[0])
+    for setting, part, eta_c in _converged_settings(d):
         below = part[part["eta"].astype(float) < eta_c]["sharpness"].astype(float)
         if len(below) < 2:
             thin.append(setting)
@@ -132,11 +136,8 @@ def flat_below(d: D) -> Result:
 
 
 def norm_grows(d: D) -> Result:
-    df = d["eos/fig_phase"].rows
-    conv = _converged(df)
     ok, bad, thin = [], [], []
-    for setting, part in conv.groupby("setting", sort=False):
-        eta_c = float(part["eta_c"].iloc[0])
+    for setting, part, eta_c in _converged_settings(d):
         eos = part[part["eta"].astype(float) > eta_c].sort_values("eta")
         if len(eos) < 2:
             thin.append(setting)
@@ -195,15 +196,13 @@ MEASURES = ("hessian_trace", "worst_case", "adaptive", "average")
 
 
 def measures(d: D) -> Result:
-    df = d["eos/fig_measures"].rows
-    conv = _converged(df)
+    columns = d["eos/fig_measures"].rows.columns
     found = {}
     for m in MEASURES:
-        if m not in conv.columns:
+        if m not in columns:
             continue
         ok = bad = 0
-        for _, part in conv.groupby("setting", sort=False):
-            eta_c = float(part["eta_c"].iloc[0])
+        for _, part, eta_c in _converged_settings(d, "eos/fig_measures"):
             eos = part[part["eta"].astype(float) > eta_c].sort_values("eta")
             if len(eos) < 2 or eos[m].isna().any():
                 continue
