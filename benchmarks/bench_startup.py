@@ -24,6 +24,7 @@ JOBS = {
     "eos run (flow + GD)": ["sharpness.eos.sweep", "sharpness.eos.flow"],
     "lesam figure/table": ["sharpness.lesam.figures", "sharpness.lesam.tables"],
     "minorfirst run/figure": ["sharpness.minorfirst.compute", "sharpness.minorfirst.plots"],
+    "gradcam figure/table": ["sharpness.gradcam.figures"],
     "bridges lesam_diagonal": ["sharpness.bridges.lesam_diagonal",
                                "sharpness.bridges.lesam_diagonal_plot"],
     "train (any training job)": ["sharpness.train"],
