@@ -13,6 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
+from sharpness.commands import add_action
 from sharpness.errors import ConfigError
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
@@ -26,23 +27,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``eos toy``, ``eos run`` and ``eos figure``."""
     parser = subparsers.add_parser("eos", help="edge-of-stability study (paper eos)")
     sub = parser.add_subparsers(dest="action", required=True)
-    toy = sub.add_parser("toy", help="diagonal toy: flow, GD sweep, minimisers -> toy.json")
-    toy.add_argument("--params", required=True, help="JSON object (x, y, w0, lrs, ...)")
-    toy.add_argument("--out", required=True, help="output directory")
-    toy.set_defaults(func=_toy)
-    run = sub.add_parser("run", help="one setting: gradient flow + GD learning-rate sweep")
-    run.add_argument("--params", required=True, help="JSON object of the setting")
-    run.add_argument("--out", required=True, help="output directory (sweep.json goes here)")
-    run.add_argument("--data-root", default="data", help="data folder (config data.root)")
-    run.add_argument("--threads", type=int, default=None, help="torch threads")
-    run.set_defaults(func=_run)
-    fig = sub.add_parser("figure", help="draw one eos figure from toy.json / sweep.json files")
+    add_action(sub, "toy", _toy, "diagonal toy: flow, GD sweep, minimisers -> toy.json",
+               params="JSON object (x, y, w0, lrs, ...)", out="output directory")
+    add_action(sub, "run", _run, "one setting: gradient flow + GD learning-rate sweep",
+               params="JSON object of the setting", out="output directory (sweep.json goes here)",
+               root="--data-root", threads=True)
+    fig = add_action(sub, "figure", _figure,
+                     "draw one eos figure from toy.json / sweep.json files",
+                     out="figure path (.pdf; .png/.csv beside it)")
     fig.add_argument("--id", required=True, choices=FIGURE_IDS)
     fig.add_argument("--inputs", nargs="+", required=True, help="toy.json or sweep.json files")
-    fig.add_argument("--out", required=True, help="figure path (.pdf; .png/.csv beside it)")
     fig.add_argument("--dropped", default="{}",
                      help="JSON object: setting -> why this profile leaves it out (caption)")
-    fig.set_defaults(func=_figure)
 
 
 def _toy(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ import argparse
 import json
 from typing import Any
 
+from sharpness.commands import add_action
 from sharpness.errors import ConfigError
 
 
@@ -28,30 +29,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "images with Grad-CAM, and tabulate the share of attention on background "
                     "pixels.")
     sub = parser.add_subparsers(dest="action", required=True)
-    tr = sub.add_parser("train", help="train every init scale and seed of one data set and "
-                                      "optimizer (runs.json + one run folder each)")
-    tr.add_argument("--params", required=True, help="the config's gradcam section as JSON")
+    section = "the config's gradcam section as JSON"
+    tr = add_action(sub, "train", _train, "train every init scale and seed of one data set and "
+                    "optimizer (runs.json + one run folder each)", params=section,
+                    out="folder for the runs", threads=True)
     tr.add_argument("--dataset", required=True, help="a key of params.datasets")
     tr.add_argument("--optimizer", required=True, help="a key of params.optimizers")
-    tr.add_argument("--out", required=True, help="folder for the runs")
-    tr.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    tr.set_defaults(func=_train)
-    mp = sub.add_parser("maps", help="Grad-CAM maps and background shares of every model of "
-                                     "one data set on the shared panel (maps.npz)")
-    mp.add_argument("--params", required=True, help="the config's gradcam section as JSON")
+    mp = add_action(sub, "maps", _maps, "Grad-CAM maps and background shares of every model "
+                    "of one data set on the shared panel (maps.npz)", params=section,
+                    out="output folder (maps.npz, provenance.json)", root="--root",
+                    threads=True)
     mp.add_argument("--dataset", required=True, help="a key of params.datasets")
     mp.add_argument("--runs", required=True, help="folder holding <optimizer>/<run> folders")
-    mp.add_argument("--out", required=True, help="output folder (maps.npz, provenance.json)")
-    mp.add_argument("--root", default="data", help="data root")
-    mp.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    mp.set_defaults(func=_maps)
-    fg = sub.add_parser("figure", help="figure grid and background-share table")
-    fg.add_argument("--params", required=True, help="the config's gradcam section as JSON")
+    fg = add_action(sub, "figure", _figure, "figure grid and background-share table",
+                    params=section, out="figure path (.pdf; .png and .csv too)")
     fg.add_argument("--maps", nargs="+", required=True, metavar="KEY=DIR",
                     help="data-set key and its maps folder, in figure order")
-    fg.add_argument("--out", required=True, help="figure path (.pdf; .png and .csv too)")
     fg.add_argument("--table", required=True, help="table path (.md; .tex and .csv too)")
-    fg.set_defaults(func=_figure)
 
 
 def _params(text: str) -> dict[str, Any]:
