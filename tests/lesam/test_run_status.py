@@ -50,26 +50,38 @@ class Killed(RuntimeError):
 
 
 def test_glmc_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch):
+    """GLMC runs on the engine's loop (issue 18): killed in epoch 2, it resumes from epoch 1's
+    checkpoint (with its NumPy generator for MixUp/CutMix) and ends as an unkilled run."""
     ref = run_glmc(GLMC, tmp_path / "ref")
-    evaluate = glmc_module._evaluate
+    steps_per_epoch = ref["steps"] // 2
+    box = glmc_module.cutmix_box
     calls = [0]
 
     def dying(*args, **kwargs):
         calls[0] += 1
-        if calls[0] == 2:  # end of epoch 2, after epoch 1's checkpoint
+        if calls[0] == steps_per_epoch + 1:  # the first step of epoch 2
             raise Killed("simulated kill")
-        return evaluate(*args, **kwargs)
+        return box(*args, **kwargs)
 
-    monkeypatch.setattr(glmc_module, "_evaluate", dying)
+    monkeypatch.setattr(glmc_module, "cutmix_box", dying)
     with pytest.raises(Killed):
         run_glmc(GLMC, tmp_path / "run")
     assert read_json(tmp_path / "run/provenance.json")["status"] == "failed"
-    monkeypatch.setattr(glmc_module, "_evaluate", evaluate)
+    assert (tmp_path / "run/checkpoint.pt").exists()
+    monkeypatch.setattr(glmc_module, "cutmix_box", box)
     final = run_glmc(GLMC, tmp_path / "run")
-    assert read_json(tmp_path / "run/provenance.json")["resumed_from_step"] == final["steps"] // 2
+    assert read_json(tmp_path / "run/provenance.json")["resumed_from_step"] == steps_per_epoch
     assert final["final_test_acc"] == ref["final_test_acc"]
+    assert str(final["per_class_acc"]) == str(ref["per_class_acc"])  # nan: class not in test
     assert read_jsonl(tmp_path / "run/metrics.jsonl") == read_jsonl(tmp_path / "ref/metrics.jsonl")
+    assert [r["alpha"] for r in read_jsonl(tmp_path / "ref/metrics.jsonl")] == [1.0, 0.75]
     assert not (tmp_path / "run/checkpoint.pt").exists()
+    # a finished run of the same key is reused; other GLMC settings are another run
+    again = run_glmc(GLMC, tmp_path / "run")
+    assert again["config_id"] == final["config_id"] and again["steps"] == final["steps"]
+    assert read_json(tmp_path / "run/provenance.json")["resumed_from_step"] == steps_per_epoch
+    other = run_glmc({**GLMC, "glmc": {"imbalance_factor": 2, "proj_dim": 8}}, tmp_path / "run")
+    assert other["train_counts"] != final["train_counts"]
 
 
 def test_a_missing_requested_device_is_an_error_naming_it():

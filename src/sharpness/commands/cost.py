@@ -89,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from sharpness import cost
+    from sharpness.device import resolve_device
 
     if not args.configfile and args.base == "none":
         raise ConfigError("sharpness cost: give --configfile or a --base config")
@@ -99,12 +100,12 @@ def run(args: argparse.Namespace) -> int:
                           f"{', '.join(cost.iter_items(jobs))}")
     if args.item is not None:
         jobs = [j for j in jobs if args.item in j.items]
+    device = resolve_device("auto")
     method = args.method
     if method == "auto":
-        method = "measured" if torch.cuda.is_available() else "analytic"
+        method = "measured" if device.type == "cuda" else "analytic"
     if args.tflops <= 0:
         raise ConfigError("--tflops must be positive")
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     priced = cost.price(jobs, method=method, tflops=args.tflops, device=device)
     rows, total = cost.table(priced, args.item)
     profile = config.get("profile", "?")

@@ -36,8 +36,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,25 +45,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from sharpness.cache import cache_key, claim_dir
 from sharpness.data.longtail import longtail_indices
-from sharpness.device import resolve_device
-from sharpness.io import (
-    append_jsonl,
-    atomic_torch_save,
-    atomic_write_json,
-    atomic_write_text,
-    read_json,
-)
-from sharpness.optim import build_optimizer
-from sharpness.provenance import PROVENANCE_NAME, RunRecord
-from sharpness.train import augment_batch, lr_at, validate_config
-from sharpness.train.checkpoint import restore_rng_states, rng_states, safe_load
-from sharpness.train.data_prep import prepare_data
-from sharpness.train.model_io import InputNormalization
-from sharpness.train.status import diverged_fields, is_diverged, record_final
+from sharpness.train import TrainHooks, augment_batch, train
+from sharpness.train.data_prep import PreparedData
 
-GLMC_FILES = ("final.json", "metrics.jsonl", "checkpoint.pt", PROVENANCE_NAME)
 GLMC_DEFAULTS: dict[str, Any] = {"imbalance_factor": 100, "beta": 1.0, "label_weighting": 1.0,
                                  "contrast_weight": 1.0, "proj_dim": 64, "lt_seed": 0}
 
@@ -135,165 +120,153 @@ def consistency_loss(p: Tensor, z: Tensor) -> Tensor:
     return -F.cosine_similarity(p, z.detach(), dim=-1).mean()
 
 
+@dataclass
+class GLMCBatch:
+    """One GLMC step's inputs: the MixUp and CutMix images and their two soft-label sets."""
+
+    mix_x: Tensor
+    cut_x: Tensor
+    soft: Tensor
+    soft_w: Tensor
+
+
+class GLMCBatches:
+    """The two samplers, the two augmented views and the mixtures, step by step.
+
+    Draw order per epoch: a permutation (``run.gen``); per step the class-balanced indices
+    and four augmentations (``run.gen``), then ``lam`` and the CutMix box from its own NumPy
+    generator (``seed + 2``, checkpointed through :meth:`state_dict`)."""
+
+    kind = "glmc"
+
+    def __init__(self, run: Any, settings: dict[str, Any], counts: list[int]) -> None:
+        self.run = run
+        self.settings = settings
+        self.rng = np.random.default_rng(run.cfg["seed"] + 2)
+        self.sample_p = (1.0 / torch.tensor(counts, dtype=torch.float64))[
+            run.data.y_train.cpu()]
+        self.weights = class_weights(counts, settings["label_weighting"]).to(run.device)
+        self.eye = torch.eye(run.data.num_classes, device=run.device)
+        self.fill = run.model.mean.view(-1)
+
+    def _views(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        aug = self.run.cfg["augment"]
+        return tuple(augment_batch(x, crop=aug["crop"], flip=aug["flip"], cutout=aug["cutout"],
+                                   generator=self.run.gen, fill=self.fill)
+                     for _ in range(2))  # type: ignore[return-value]
+
+    def epoch(self) -> Iterator[tuple[GLMCBatch, Tensor]]:
+        """The steps of one epoch: a :class:`GLMCBatch` and the instance-balanced labels."""
+        run = self.run
+        x_train, y_train = run.data.x_train, run.data.y_train
+        n = len(x_train)
+        bs = min(run.cfg["batch_size"], n)
+        gen, rng, beta = run.gen, self.rng, self.settings["beta"]
+        perm = torch.randperm(n, generator=gen).to(run.device)
+        for b in range(run.steps_per_epoch):
+            idx = perm[b * bs:(b + 1) * bs]
+            cb = torch.multinomial(self.sample_p, len(idx), replacement=True,
+                                   generator=gen).to(run.device)
+            org1, org2 = self._views(x_train[idx])
+            inv1, inv2 = self._views(x_train[cb])
+            y_org, y_inv = self.eye[y_train[idx]], self.eye[y_train[cb]]
+            lam = float(rng.beta(beta, beta))
+            mix_x = lam * org1 + (1 - lam) * inv1
+            y1, y2, x1, x2 = cutmix_box(org2.shape[2], org2.shape[3], lam, rng)
+            cut_x = org2.clone()
+            cut_x[:, :, y1:y2, x1:x2] = inv2[:, :, y1:y2, x1:x2]
+            soft = lam * y_org + (1 - lam) * y_inv
+            soft_w = lam * y_org * self.weights + (1 - lam) * y_inv * self.weights
+            yield GLMCBatch(mix_x, cut_x, soft, soft_w), y_train[idx]
+
+    def state_dict(self) -> dict[str, Any]:
+        """The NumPy generator's state (a string: checkpoints hold plain values only)."""
+        return {"numpy_generator": json.dumps(self.rng.bit_generator.state)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`."""
+        self.rng.bit_generator.state = json.loads(state["numpy_generator"])
+
+
+class GLMCMethod:
+    """GLMC as hooks of the training engine (:class:`sharpness.train.TrainHooks`): the
+    long-tailed subset, the two-headed network, the batches, the loss, the epoch's ``alpha``
+    and the per-class accuracies of ``final.json``."""
+
+    def __init__(self, settings: dict[str, Any]) -> None:
+        self.settings = settings
+        self.counts: list[int] = []
+
+    def hooks(self) -> TrainHooks:
+        """The engine hooks of this method (its settings go into the cache key)."""
+        return TrainHooks(data=self.data, wrap_net=self.wrap_net, batches=self.batches,
+                          closure=self.closure, on_epoch_end=self.on_epoch_end,
+                          on_finish=self.on_finish, settings={"glmc": self.settings})
+
+    def data(self, cfg: dict[str, Any], full: PreparedData) -> PreparedData:
+        """The long-tailed subset of the training set (the test set stays balanced)."""
+        keep, self.counts = longtail_indices(full.y_train.cpu(),
+                                             self.settings["imbalance_factor"],
+                                             seed=self.settings["lt_seed"])
+        keep = keep.to(full.x_train.device)
+        info = {**full.info, "longtail_counts": self.counts, "n_train": len(keep)}
+        return PreparedData(full.x_train[keep], full.y_train[keep], full.x_test, full.y_test,
+                            full.num_classes, info)
+
+    def wrap_net(self, backbone: nn.Module, num_classes: int) -> nn.Module:
+        """The backbone with GLMC's two heads, projector and predictor."""
+        return GLMCNet(backbone, num_classes, self.settings["proj_dim"])
+
+    def batches(self, run: Any) -> GLMCBatches:
+        """GLMC's batch source over the run's (long-tailed) training set."""
+        return GLMCBatches(run, self.settings, self.counts)
+
+    def closure(self, run: Any, batch: GLMCBatch, labels: Tensor) -> Callable[[], Tensor]:
+        """The GLMC loss of one step (backward inside), with this epoch's ``alpha``."""
+        model = run.model
+        glmc: GLMCNet = model.net
+        alpha = 1.0 - (run.epoch / run.cfg["epochs"]) ** 2
+        weight = self.settings["contrast_weight"]
+
+        def closure() -> Tensor:
+            o1, c1, z1, p1 = glmc.train_outputs((batch.mix_x - model.mean) / model.std)
+            o2, c2, z2, p2 = glmc.train_outputs((batch.cut_x - model.mean) / model.std)
+            balance = soft_cross_entropy(o1, batch.soft) + soft_cross_entropy(o2, batch.soft)
+            rebalance = (soft_cross_entropy(c1, batch.soft_w)
+                         + soft_cross_entropy(c2, batch.soft_w))
+            contrast = consistency_loss(p1, z2) + consistency_loss(p2, z1)
+            loss = alpha * balance + (1 - alpha) * rebalance + weight * contrast
+            loss.backward()
+            return loss.detach()
+        return closure
+
+    def on_epoch_end(self, run: Any, row: dict[str, Any]) -> None:
+        """The cumulative weight ``alpha`` of the epoch just finished."""
+        row["alpha"] = 1.0 - ((run.epoch - 1) / run.cfg["epochs"]) ** 2
+
+    def on_finish(self, run: Any, final: dict[str, Any]) -> None:
+        """Accuracy of the re-balanced head (overall and per class) and the run's counts."""
+        acc, per_class = _evaluate(run.model, run.data.x_test, run.data.y_test,
+                                   run.data.num_classes)
+        final.update(final_test_acc=acc, per_class_acc=per_class, train_counts=self.counts,
+                     imbalance_factor=self.settings["imbalance_factor"],
+                     optimizer=run.cfg["optimizer"], seed=run.cfg["seed"])
+
+
 def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
              threads: int | None = None) -> dict[str, Any]:
-    """Train GLMC (with the config's optimizer) on a long-tailed subset; write ``final.json``.
+    """Train GLMC (with the config's optimizer) on a long-tailed subset; return ``final.json``.
 
-    ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`). Status
-    as the training engine's (:mod:`sharpness.train.status`): a NaN/inf loss (or one above
-    ``diverge_loss``) stops the run as ``diverged`` with its step, an exception is recorded as
-    ``failed``. The run folder is keyed (:mod:`sharpness.cache`): a finished run of the same
-    key is returned as is, a killed one resumes from its last epoch checkpoint.
+    ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`). The run
+    is the training engine's (:func:`sharpness.train.train` with :class:`GLMCMethod`'s hooks):
+    a NaN/inf loss (or one above ``diverge_loss``) stops it as ``diverged`` with its step, an
+    exception is recorded as ``failed``; the folder is keyed (config, ``glmc`` settings,
+    device, code): a finished run of the same key is returned as is, a killed one resumes
+    from its last epoch checkpoint.
     """
-    if threads:
-        torch.set_num_threads(threads)
     config = dict(config)
     settings = {**GLMC_DEFAULTS, **config.pop("glmc", {})}
-    cfg = validate_config(config)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    device = resolve_device(cfg["device"])  # a missing requested device is an error
-    key = cache_key("lesam_glmc", {"config": cfg, "glmc": settings, "device": device.type},
-                    ["sharpness.lesam.glmc"])
-    if claim_dir(out, key, stale=GLMC_FILES, what="GLMC run") and (out / "final.json").exists():
-        return read_json(out / "final.json")
-    torch.manual_seed(cfg["seed"])
-    full = prepare_data(cfg, device)
-    keep, counts = longtail_indices(full.y_train.cpu(), settings["imbalance_factor"],
-                                    seed=settings["lt_seed"])
-    keep = keep.to(device)
-    x_train, y_train = full.x_train[keep], full.y_train[keep]
-    num_classes = full.num_classes
-    from sharpness.models import build_model
-
-    torch.manual_seed(cfg["seed"])
-    c, h = x_train.shape[1], x_train.shape[2]
-    backbone = build_model(cfg["model"], num_classes, c, h, width=cfg["width"],
-                           **cfg["model_kwargs"])
-    xd = x_train.double()
-    mean = xd.mean(dim=(0, 2, 3)).float()
-    std = xd.std(dim=(0, 2, 3)).clamp_min(1e-6).float()
-    model = InputNormalization(GLMCNet(backbone, num_classes, settings["proj_dim"]),
-                               mean, std).to(device)
-    glmc: GLMCNet = model.net  # type: ignore[assignment]
-    n = len(x_train)
-    bs = min(cfg["batch_size"], n)
-    steps_per_epoch = -(-n // bs)
-    total = steps_per_epoch * cfg["epochs"]
-    opt = build_optimizer(cfg["optimizer"], model, lr=cfg["lr"], momentum=cfg["momentum"],
-                          weight_decay=cfg["weight_decay"], nesterov=cfg["nesterov"],
-                          total_steps=total, steps_per_epoch=steps_per_epoch,
-                          seed=cfg["seed"], **cfg["opt_hparams"])
-    gen = torch.Generator().manual_seed(cfg["seed"] + 1)
-    rng = np.random.default_rng(cfg["seed"] + 2)
-    weights = class_weights(counts, settings["label_weighting"]).to(device)
-    sample_p = (1.0 / torch.tensor(counts, dtype=torch.float64))[y_train.cpu()]
-    aug = cfg["augment"]
-    fill = model.mean.view(-1)
-    eye = torch.eye(num_classes, device=device)
-
-    def views(x: Tensor) -> tuple[Tensor, Tensor]:
-        return tuple(augment_batch(x, crop=aug["crop"], flip=aug["flip"], cutout=aug["cutout"],
-                                   generator=gen, fill=fill) for _ in range(2))  # type: ignore
-
-    metrics = out / "metrics.jsonl"
-    checkpoint = out / "checkpoint.pt"
-    t0 = time.perf_counter()
-    step, start_epoch, rows = 0, 0, 0
-    if checkpoint.exists():  # same key (claim_dir removed any other): resume
-        state = safe_load(checkpoint)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        gen.set_state(state["data_generator"])
-        rng.bit_generator.state = json.loads(state["numpy_generator"])
-        restore_rng_states(state)
-        step, start_epoch, rows = state["step"], state["epoch"], state["rows_written"]
-    lines = metrics.read_text().splitlines(keepends=True) if metrics.exists() else []
-    atomic_write_text(metrics, "".join(lines[:rows]))
-    stop: dict[str, Any] | None = None
-    with RunRecord(out, params={**cfg, "glmc": settings}, seed=cfg["seed"],
-                   data=[{**full.info, "longtail_counts": counts}],
-                   stand_ins=cfg["stand_ins"]) as record:
-        record.update(resumed_from_step=step if start_epoch else None,
-                      device_used=str(device))
-        for epoch in range(start_epoch, cfg["epochs"]):
-            alpha = 1.0 - (epoch / cfg["epochs"]) ** 2
-            model.train()
-            perm = torch.randperm(n, generator=gen).to(device)
-            loss_sum = 0.0
-            for b in range(steps_per_epoch):
-                idx = perm[b * bs:(b + 1) * bs]
-                cb = torch.multinomial(sample_p, len(idx), replacement=True,
-                                       generator=gen).to(device)
-                org1, org2 = views(x_train[idx])
-                inv1, inv2 = views(x_train[cb])
-                y_org, y_inv = eye[y_train[idx]], eye[y_train[cb]]
-                lam = float(rng.beta(settings["beta"], settings["beta"]))
-                mix_x = lam * org1 + (1 - lam) * inv1
-                y1, y2, x1, x2 = cutmix_box(org2.shape[2], org2.shape[3], lam, rng)
-                cut_x = org2.clone()
-                cut_x[:, :, y1:y2, x1:x2] = inv2[:, :, y1:y2, x1:x2]
-                soft = lam * y_org + (1 - lam) * y_inv
-                soft_w = lam * y_org * weights + (1 - lam) * y_inv * weights
-
-                calls = [0]
-
-                def closure(mix_x: Tensor = mix_x, cut_x: Tensor = cut_x, soft: Tensor = soft,
-                            soft_w: Tensor = soft_w, alpha: float = alpha,
-                            calls: list[int] = calls) -> Tensor:
-                    o1, c1, z1, p1 = glmc.train_outputs((mix_x - model.mean) / model.std)
-                    o2, c2, z2, p2 = glmc.train_outputs((cut_x - model.mean) / model.std)
-                    balance = soft_cross_entropy(o1, soft) + soft_cross_entropy(o2, soft)
-                    rebalance = soft_cross_entropy(c1, soft_w) + soft_cross_entropy(c2, soft_w)
-                    contrast = consistency_loss(p1, z2) + consistency_loss(p2, z1)
-                    loss = (alpha * balance + (1 - alpha) * rebalance
-                            + settings["contrast_weight"] * contrast)
-                    calls[0] += 1
-                    if calls[0] == 1 and is_diverged(float(loss.detach()), cfg["diverge_loss"]):
-                        raise _Diverged(float(loss.detach()))  # before any parameter moves
-                    loss.backward()
-                    return loss.detach()
-
-                for group in opt.param_groups:
-                    group["lr"] = lr_at(cfg, step, total)
-                try:
-                    loss_sum += float(opt.step(closure))
-                except _Diverged as div:
-                    stop = diverged_fields(step, div.loss)
-                    append_jsonl(metrics, {"kind": "diverged", "epoch": epoch, "step": step,
-                                           "loss": stop["diverged_loss"]})
-                    break
-                step += 1
-            if stop is not None:
-                break
-            acc, per_class = _evaluate(model, full.x_test, full.y_test, num_classes)
-            append_jsonl(metrics, {"epoch": epoch + 1, "step": step, "alpha": alpha,
-                                   "train_loss": loss_sum / steps_per_epoch, "test_acc": acc})
-            rows += 1
-            if cfg["checkpoint_every"] and (epoch + 1) % cfg["checkpoint_every"] == 0:
-                atomic_torch_save(checkpoint, {
-                    "model": model.state_dict(), "optimizer": opt.state_dict(),
-                    "data_generator": gen.get_state(),
-                    "numpy_generator": json.dumps(rng.bit_generator.state),
-                    **rng_states(), "step": step, "epoch": epoch + 1, "rows_written": rows})
-        acc, per_class = _evaluate(model, full.x_test, full.y_test, num_classes)
-        final = {**(stop or {"status": "ok", "reason": "completed"}), "final_test_acc": acc,
-                 "per_class_acc": per_class, "train_counts": counts, "n_train": n,
-                 "steps": step, "imbalance_factor": settings["imbalance_factor"],
-                 "optimizer": cfg["optimizer"], "seed": cfg["seed"]}
-        record.update(final_test_acc=acc, wall_s=round(time.perf_counter() - t0, 3))
-        record_final(record, final)
-        atomic_write_json(out / "final.json", final)
-        checkpoint.unlink(missing_ok=True)  # finished: never resumed again
-    return final
-
-
-class _Diverged(Exception):  # noqa: N818 - control flow, not an error
-    """Raised in the closure's first pass when the loss counts as divergence."""
-
-    def __init__(self, loss: float) -> None:
-        super().__init__(loss)
-        self.loss = loss
+    return train(config, out_dir, hooks=GLMCMethod(settings).hooks(), threads=threads)
 
 
 @torch.no_grad()

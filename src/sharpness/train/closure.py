@@ -87,3 +87,25 @@ class EngineClosure(BatchClosure):
         all_losses = torch.cat(losses)
         return all_losses if reduction == "none" else all_losses.mean()
 
+
+
+class CheckedClosure:
+    """A custom closure (``closure() -> loss``, backward inside; a training method's own loss)
+    with the engine's divergence check on its first call, before the optimizer moves any
+    parameter. It has no clean outputs, so the epoch row's ``train_acc`` is left out."""
+
+    clean_outputs = None
+
+    def __init__(self, closure: Callable[[], Tensor], diverge_loss: float | None) -> None:
+        self._closure = closure
+        self._diverge = diverge_loss
+        self.calls = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Tensor:
+        result = self._closure(*args, **kwargs)
+        self.calls += 1
+        if self.calls == 1:
+            loss = float(result.detach().mean())
+            if run_status.is_diverged(loss, self._diverge):
+                raise Stop("diverged", loss)
+        return result

@@ -48,6 +48,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from sharpness.device import resolve_device
 from sharpness.errors import ConfigError
 from sharpness.train.device_data import Shard
 
@@ -144,7 +145,7 @@ def context_for(cfg: dict[str, Any]) -> DistContext:
             f"train config key 'gpus': {n} asks for {n} processes; launch it with "
             f"`torchrun --standalone --nproc-per-node {n} --no-python sharpness train ...` "
             f"(the workflow rule does), found WORLD_SIZE={os.environ.get('WORLD_SIZE')}")
-    backend = "nccl" if torch.cuda.is_available() and cfg["device"] != "cpu" else "gloo"
+    backend = "nccl" if resolve_device(cfg["device"]).type == "cuda" else "gloo"
     return DistContext(int(os.environ["RANK"]), world, int(os.environ.get("LOCAL_RANK", "0")),
                        backend)
 

@@ -105,8 +105,7 @@ def run_cache_key(cfg: dict[str, Any], device: torch.device, hooks: TrainHooks
                   ) -> dict[str, Any]:
     """Cache key of a run: resolved config, device type, code of the engine and its hooks."""
     roots = ["sharpness.train.engine",
-             *cache.callable_modules(hooks.sharpness, hooks.metrics, hooks.on_step_end,
-                                     hooks.probe)]
+             *cache.callable_modules(*hooks.callables())]
     roots += [name.split(":")[0] for name in (cfg.get("sharpness_fn"), cfg.get("metrics_fn"))
               if name and name.startswith("sharpness.")]
     settings: dict[str, Any] = {"config": cfg, "device": device.type}
@@ -171,6 +170,8 @@ def _train(run: Run, cfg: dict[str, Any], run_dir: Path) -> dict[str, Any]:
                           data_path=run.batches.kind if cfg["mode"] == "minibatch" else "device",
                           distributed=run.dist.describe(per_device,
                                                         cfg["ddp_perturbation"]))
+            if run.hooks.settings:
+                record.update(hook_settings=run.hooks.settings)
             if cfg["mode"] == "minibatch":
                 run_minibatch(run)
             else:

@@ -20,7 +20,7 @@ def run_minibatch(run: Run) -> None:
     while run.epoch < cfg["epochs"] and run.stop is None:
         t0 = time.perf_counter()
         run.model.train()
-        loss_sum, correct, seen = 0.0, 0, 0
+        loss_sum, correct, seen, counted = 0.0, 0, 0, 0
         diag_sum: dict[str, float] = {}
         lr = cfg["lr"]
         for x, y in run.batches.epoch():  # this process's piece of each global batch
@@ -36,7 +36,9 @@ def run_minibatch(run: Run) -> None:
                 run.probe_after(*probed)
             out = closure.clean_outputs
             loss_sum += loss * len(y)
-            correct += int((out.argmax(1) == y).sum()) if out is not None else 0
+            if out is not None:  # a custom closure has none (no train accuracy)
+                correct += int((out.argmax(1) == y).sum())
+                counted += len(y)
             seen += len(y)
             for k, v in run.opt.diagnostics.items():
                 diag_sum[k] = diag_sum.get(k, 0.0) + float(v)
@@ -51,12 +53,12 @@ def run_minibatch(run: Run) -> None:
                                                 dict(run.opt.diagnostics)))
         if run.stop is not None:
             break
-        loss_sum, correct, seen = ddp.sum_over_ranks(run.dist, [loss_sum, correct, seen],
-                                                      run.device)
+        loss_sum, correct, seen, counted = ddp.sum_over_ranks(
+            run.dist, [loss_sum, correct, seen, counted], run.device)
         run.epoch += 1
         row: dict[str, Any] = {"kind": "epoch", "epoch": run.epoch, "step": run.step,
                                "lr": lr, "train_loss": loss_sum / max(seen, 1),
-                               "train_acc": correct / max(seen, 1)}
+                               "train_acc": correct / counted if counted else None}
         row.update({f"opt_{k}": v / run.steps_per_epoch for k, v in diag_sum.items()})
         last = run.epoch == cfg["epochs"]
         if cfg["eval_every"] and (run.epoch % cfg["eval_every"] == 0 or last):
@@ -65,13 +67,17 @@ def run_minibatch(run: Run) -> None:
         if cfg["sharpness_every"] and (run.epoch % cfg["sharpness_every"] == 0 or last):
             run.sharpness(row)
         run.extra_metrics(row)
+        if run.hooks.on_epoch_end is not None:
+            run.hooks.on_epoch_end(run, row)
         run.write_row(row)
         run.write_timing({"epoch": run.epoch, "step": run.step,
                            "seconds": time.perf_counter() - t0,
                            "steps": run.steps_per_epoch})
         if bar is not None:
             bar.update(1)
-            bar.set_postfix(loss=f"{row['train_loss']:.4f}", acc=f"{row['train_acc']:.3f}")
+            acc = row["train_acc"]
+            bar.set_postfix(loss=f"{row['train_loss']:.4f}",
+                            acc="-" if acc is None else f"{acc:.3f}")
         if cfg["checkpoint_every"] and run.epoch % cfg["checkpoint_every"] == 0:
             run.save_checkpoint()
     if bar is not None:

@@ -4,6 +4,7 @@ rebuilt from a finished run's ``model.pt``."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +31,19 @@ class InputNormalization(nn.Module):
 
 
 def build_run_model(cfg: dict[str, Any], data: PreparedData,
-                    device: torch.device | None = None) -> InputNormalization:
+                    device: torch.device | None = None,
+                    wrap: Callable[[nn.Module, int], nn.Module] | None = None
+                    ) -> InputNormalization:
     """The config's model wrapped in the input standardisation (train-set statistics), on
-    ``device`` (default: where the training data is)."""
+    ``device`` (default: where the training data is). ``wrap(net, num_classes)`` replaces the
+    bare network first (a training method's heads, e.g. GLMC's)."""
     from sharpness.models import build_model
 
     c, h = data.x_train.shape[1], data.x_train.shape[2]
     net = build_model(cfg["model"], data.num_classes, c, h, width=cfg["width"],
                       **cfg["model_kwargs"])
+    if wrap is not None:
+        net = wrap(net, data.num_classes)
     if cfg["normalize"] and hasattr(data.x_train, "channel_stats"):
         mean, std = data.x_train.channel_stats()  # streamed image folders (ImageNet statistics)
     elif cfg["normalize"]:
@@ -74,6 +80,10 @@ def load_trained_model(run_dir: str | os.PathLike[str], map_location: str = "cpu
 
     blob = ckpt.safe_load(Path(run_dir) / MODEL, map_location=map_location)
     b = blob["build"]
+    if b.get("wrapped_by"):
+        raise ValueError(f"{run_dir}: the network of this run was wrapped by "
+                         f"{b['wrapped_by']} (a training method's own heads); rebuild it with "
+                         "that method, not load_trained_model")
     # the weights come from the state dict: never fetch pretrained ones again
     kwargs = {k: v for k, v in b["model_kwargs"].items() if k != "pretrained"}
     net = build_model(b["model"], b["num_classes"], b["in_channels"], b["image_size"],

@@ -17,12 +17,13 @@ import torch
 from torch import Tensor
 
 from sharpness.device import resolve_device
+from sharpness.errors import ConfigError
 from sharpness.io import append_jsonl, atomic_torch_save, atomic_write_json, atomic_write_text
 from sharpness.optim import build_optimizer
 from sharpness.train import checkpoint as ckpt
 from sharpness.train import distributed as ddp
 from sharpness.train import status as run_status
-from sharpness.train.closure import EngineClosure, Stop
+from sharpness.train.closure import CheckedClosure, EngineClosure, Stop
 from sharpness.train.data_prep import PreparedData, prepare_data
 from sharpness.train.device_data import keep_on_device, make_batches
 from sharpness.train.evaluation import evaluate, finite, param_norm
@@ -55,6 +56,7 @@ class Run:
         self.epoch = 0
         self.step = 0
         self.stop: dict[str, Any] | None = None
+        self.batches: Any = None  # the mini-batch source (set up by setup())
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
         """bf16 autocast on CUDA when asked, else nothing."""
@@ -121,6 +123,8 @@ class Run:
             "timing_written": self.timing_written,
             "rank_rng": ddp.gather_rng(self.dist),  # every process's RNG (None: one process)
         }
+        if hasattr(self.batches, "state_dict"):  # a custom source's own generators
+            state["batches"] = self.batches.state_dict()
         if self.dist.is_main:
             atomic_torch_save(self.dir / CHECKPOINT, state)
 
@@ -146,6 +150,8 @@ class Run:
         self.model.load_state_dict(state["model"])
         self.opt.load_state_dict(state["optimizer"])
         self.gen.set_state(state["data_generator"])
+        if "batches" in state:
+            self.batches.load_state_dict(state["batches"])
         ckpt.restore_rng_states(state)
         ddp.restore_rng(self.dist, state.get("rank_rng"))
         self.epoch, self.step = state["epoch"], state["step"]
@@ -167,6 +173,8 @@ class Run:
         np.random.seed(seed % 2**32)
         torch.manual_seed(seed)
         data = prepare_data(cfg, torch.device("cpu"))
+        if self.hooks.data is not None:  # e.g. GLMC's long-tailed subset
+            data = self.hooks.data(cfg, data)
         # small-image training sets live on the device (sharpness.train.device_data)
         self.data_on_device = keep_on_device(cfg["data_on_device"], data.x_train)
         self.data = PreparedData(
@@ -175,7 +183,7 @@ class Run:
             data.x_test.to(self.device), data.y_test.to(self.device), data.num_classes,
             data.info)
         torch.manual_seed(seed)  # model init does not depend on how the data was loaded
-        self.model = build_run_model(cfg, self.data, self.device)
+        self.model = build_run_model(cfg, self.data, self.device, wrap=self.hooks.wrap_net)
         self.channels_last = use_channels_last(cfg["channels_last"], self.model, self.device)
         if self.channels_last:
             to_channels_last(self.model)
@@ -198,7 +206,12 @@ class Run:
                                    seed=seed, **cfg["opt_hparams"])
         self.gen = torch.Generator().manual_seed(seed + 1)
         self.fill = self.model.mean.view(-1).to(self.device) if cfg["normalize"] else None
-        if cfg["mode"] == "minibatch":
+        if cfg["mode"] == "minibatch" and self.hooks.batches is not None:
+            if self.dist.enabled:
+                raise ConfigError("train config key 'gpus': a custom batch source (e.g. "
+                                  "GLMC) runs in one process only")
+            self.batches = self.hooks.batches(self)
+        elif cfg["mode"] == "minibatch":
             ddp.check_last_batch(self.dist, n, cfg["batch_size"], cfg["drop_last"])
             self.batches = make_batches(
                 self.data.x_train, self.data.y_train, on_device=self.data_on_device,
@@ -207,9 +220,12 @@ class Run:
                 workers=cfg["loader_workers"], channels_last=self.channels_last)
         self.resumed = self.load_checkpoint()
 
-    def closure(self, x: Tensor, y: Tensor, *, goal: bool) -> EngineClosure:
-        """A closure over one batch with the stop checks."""
+    def closure(self, x: Any, y: Tensor, *, goal: bool) -> EngineClosure | CheckedClosure:
+        """A closure over one batch with the stop checks (the custom closure hook's, when
+        set, inside the divergence check)."""
         cfg = self.cfg
+        if self.hooks.closure is not None:
+            return CheckedClosure(self.hooks.closure(self, x, y), cfg["diverge_loss"])
         distributed = self.dist.enabled
         return EngineClosure(self.net, x, y, self.loss_fn, autocast=self.autocast,
                               chunk=cfg["fullbatch_chunk"] if cfg["mode"] == "fullbatch" else None,
@@ -274,12 +290,16 @@ class Run:
             "n_train": len(self.data.x_train),
             "n_test": len(self.data.x_test),
         }
+        if self.hooks.on_finish is not None:
+            self.hooks.on_finish(self, final)
         if not self.dist.is_main:  # rank 0 writes the files
             return final
+        wrap = self.hooks.wrap_net
         atomic_torch_save(self.dir / MODEL, {
             "build": {"model": cfg["model"], "num_classes": self.data.num_classes,
                       "in_channels": c, "image_size": h, "width": cfg["width"],
-                      "model_kwargs": cfg["model_kwargs"]},
+                      "model_kwargs": cfg["model_kwargs"],
+                      "wrapped_by": f"{wrap.__module__}.{wrap.__qualname__}" if wrap else None},
             "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
             "config": cfg, "status": self.stop["status"], "step": self.step,
         })
