@@ -17,6 +17,7 @@ from sharpness.lesam import glmc as glmc_module
 from sharpness.lesam.glmc import run_glmc
 from sharpness.lesam.report import mean_std
 from sharpness.lesam.signal import run_signal
+from sharpness.train import load_trained_model
 
 DATA = str(Path(__file__).resolve().parents[2] / "data")
 BASE = {"dataset": "mnist_embedded", "data_root": DATA, "model": "cnn",
@@ -76,6 +77,8 @@ def test_glmc_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch
     assert read_jsonl(tmp_path / "run/metrics.jsonl") == read_jsonl(tmp_path / "ref/metrics.jsonl")
     assert [r["alpha"] for r in read_jsonl(tmp_path / "ref/metrics.jsonl")] == [1.0, 0.75]
     assert not (tmp_path / "run/checkpoint.pt").exists()
+    with pytest.raises(ValueError, match="GLMCMethod.wrap_net"):  # not a plain network
+        load_trained_model(tmp_path / "ref")
     # a finished run of the same key is reused; other GLMC settings are another run
     again = run_glmc(GLMC, tmp_path / "run")
     assert again["config_id"] == final["config_id"] and again["steps"] == final["steps"]
