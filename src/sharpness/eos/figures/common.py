@@ -72,6 +72,18 @@ def series(ax: Any, rows: list[dict[str, Any]], key: str, color: Any, label: str
                 ms=5, label="max_steps (not converged)" if label else None)
 
 
+def eta_panel(ax: Any, sweep: dict[str, Any], key: str, color: Any, label: str | None,
+              legend: bool = True) -> None:
+    """One quantity of a sweep's final models vs eta on a log axis, with eta_c (dashed) and
+    the diverged runs (red crosses); ``legend``: whether the markers get legend labels."""
+    rows = sweep["rows"]
+    series(ax, rows, key, color, label)
+    mark_eta_c(ax, sweep["eta_c"], label=legend)
+    mark_diverged(ax, [x["lr"] for x in rows if x["diverged"]], label=legend)
+    logx(ax)
+    ax.set_xlabel(r"$\eta$")
+
+
 def tidy_rows(sweep: dict[str, Any], keys: Sequence[str], figure: str) -> list[dict[str, Any]]:
     """One CSV row per run of the sweep: eta, eta/eta_c, status and the requested values."""
     rows = []

@@ -10,11 +10,8 @@ from typing import Any
 import numpy as np
 
 from sharpness.eos.figures.common import (
+    eta_panel,
     load_sweeps,
-    logx,
-    mark_diverged,
-    mark_eta_c,
-    series,
     setting_label,
     sweep_figure,
     tidy_rows,
@@ -37,14 +34,9 @@ def fig_measures(sweep_paths: Sequence[str | os.PathLike[str]],
         axes = f.axes
         for i, sw in enumerate(sweeps):
             r = sw["rows"]
-            div = [x["lr"] for x in r if x["diverged"]]
             for j, key in enumerate(keys):
                 ax = axes[i, j]
-                series(ax, r, key, f"C{j}", None)
-                mark_eta_c(ax, sw["eta_c"], label=False)
-                mark_diverged(ax, div, label=False)
-                logx(ax)
-                ax.set_xlabel(r"$\eta$")
+                eta_panel(ax, sw, key, f"C{j}", None, legend=False)
                 ax.set_title(MEASURES[key], fontsize=7)
             axes[i, 0].set_ylabel(setting_label(sw), fontsize=8)
             ax = axes[i, -1]

@@ -16,10 +16,8 @@ from typing import Any
 from sharpness.claims.stats import separated_minimum, wilson_interval
 from sharpness.eos.figures.common import (
     dropped_note,
+    eta_panel,
     load_sweeps,
-    logx,
-    mark_diverged,
-    mark_eta_c,
     series,
     setting_label,
     sweep_figure,
@@ -52,7 +50,7 @@ def fig_test_vs_lr(sweep_paths: Sequence[str | os.PathLike[str]],
             ax = axes[k // ncol, k % ncol]
             r = sw["rows"]
             n = n_test(sw)
-            series(ax, r, "test_error", "C0", "test error")
+            eta_panel(ax, sw, "test_error", "C0", "test error")
             fin = sorted((x for x in r if not x["diverged"] and x.get("test_error") is not None),
                          key=lambda x: x["lr"])
             cis = [wilson_interval(x["test_error"] * n, n) for x in fin]
@@ -76,10 +74,6 @@ def fig_test_vs_lr(sweep_paths: Sequence[str | os.PathLike[str]],
             series(ax2, r, "test_loss", "C2", "test loss")
             ax2.set_ylabel("test loss", color="C2", fontsize=8)
             ax2.grid(False)
-            mark_eta_c(ax, sw["eta_c"])
-            mark_diverged(ax, [x["lr"] for x in r if x["diverged"]])
-            logx(ax)
-            ax.set_xlabel(r"$\eta$")
             ax.set_ylabel("test error", color="C0", fontsize=8)
             ax.set_title(f"{setting_label(sw)} (n={n} test images)", fontsize=8)
             for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
