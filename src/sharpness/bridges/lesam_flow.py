@@ -60,7 +60,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.special import log_expit, logsumexp
 
-from sharpness.diagonal import Dataset, Trajectory, grad, predictor, simulate
+from sharpness import radius
+from sharpness.diagonal import Dataset, Trajectory, grad, perturbation, predictor, simulate
 from sharpness.diagonal.discrete import run_steps
 from sharpness.diagonal.model import Clock, loss_derivative_scale, margins
 
@@ -97,8 +98,7 @@ def lesam_radius(
     log_g = log_loss_scale(theta, data) + 0.5 * np.log(np.sum(r * r, axis=(-2, -1)))
     with np.errstate(over="ignore", divide="ignore"):
         gnorm = np.exp(log_g)
-        rho = _batch(sigma, B) / (gnorm + varrho)
-    return np.minimum(rho, _batch(rho_max, B))
+    return radius.lesam_radius(gnorm, _batch(sigma, B), _batch(rho_max, B), varrho)[0]
 
 
 def lesam_perturbation(
@@ -109,11 +109,8 @@ def lesam_perturbation(
     varrho: float = 0.0,
 ) -> np.ndarray:
     """``eps = rho_t g / ||g||`` of LE-SAM (``(B, L, d)``); zero where the gradient is zero."""
-    r = grad(theta, data, "rescaled")
-    nrm = np.sqrt(np.sum(r * r, axis=(-2, -1), keepdims=True))
-    rho = lesam_radius(theta, data, sigma, rho_max, varrho)[:, None, None]
-    safe = np.where(nrm > 0, nrm, 1.0)
-    return np.where(nrm > 0, rho * r / safe, 0.0)
+    rho = lesam_radius(theta, data, sigma, rho_max, varrho)
+    return perturbation(grad(theta, data, "rescaled"), "l2", rho)
 
 
 def lesam_direction(

@@ -28,18 +28,18 @@ converged and the smallest one whose run diverged (or did not reach the loss goa
 from __future__ import annotations
 
 import copy
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
-from torch import Tensor, nn
 
+from sharpness.bridges.sam_eos_stability import edge_for, sam_edge, thresholds
 from sharpness.errors import ConfigError
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
+
+__all__ = ["SamEosParams", "edge_for", "run_sweep", "sam_edge", "thresholds"]
 
 #: config optimizer names -> engine names
 ENGINE_NAMES = {"gd": "sgd", "sam": "sam", "lesam": "lesam"}
@@ -86,85 +86,18 @@ class SamEosParams:
         return asdict(self)
 
 
-def sam_edge(grad_norm: float, eta: float, rho: float) -> float:
-    """Long-Bartlett SAM edge ``||g||/(2 rho) (sqrt(1 + 8 rho/(eta ||g||)) - 1)`` (``2/eta`` at rho=0)."""
-    if rho <= 0 or grad_norm <= 0:
-        return 2.0 / eta if rho <= 0 else 0.0
-    return grad_norm / (2 * rho) * (math.sqrt(1 + 8 * rho / (eta * grad_norm)) - 1)
-
-
-def edge_for(opt: dict[str, Any], grad_norm: float, eta: float) -> float:
-    """The stability edge of an optimizer at a gradient norm (see the module doc)."""
-    h = opt.get("hparams", {})
-    if opt["name"] == "gd":
-        return 2.0 / eta
-    if opt["name"] == "sam":
-        return sam_edge(grad_norm, eta, float(h.get("rho", 0.05)))
-    sigma = float(h.get("sigma", 0.35))
-    rho_max = h.get("rho_max", 0.3)
-    rho_t = sigma / grad_norm if grad_norm > 0 else math.inf
-    if rho_max is not None:
-        rho_t = min(rho_t, float(rho_max))
-    return sam_edge(grad_norm, eta, rho_t)
-
-
-class _Sharpness:
-    """Engine hook: warm-started Lanczos sharpness of the full-batch train loss."""
-
-    def __init__(self, tol: float, seed: int) -> None:
-        self.v0: np.ndarray | None = None
-        self.tol, self.seed = tol, seed
-
-    def __call__(self, model: nn.Module, criterion: Any, x: Tensor, y: Tensor) -> dict[str, float]:
-        from sharpness.eos.measures import sharpness
-
-        value, self.v0, _ = sharpness(model, criterion, x, y, mode="train", v0=self.v0,
-                                      tol=self.tol, seed=self.seed)
-        return {"sharpness": value}
-
-
-def _norms(model: nn.Module) -> dict[str, float]:
-    from sharpness.eos.norms import parameter_norms
-
-    return parameter_norms(model)
-
-
-def final_measures(model: nn.Module, run_dir: Path, data: Any, criterion: Any,
-                   setting: dict[str, Any]) -> dict[str, Any]:
-    """Sharpness, norms, full-batch gradient norm of a finished run's final model (if finite)."""
-    from sharpness.eos.measures import sharpness
-    from sharpness.eos.norms import parameter_norms
-    from sharpness.train.checkpoint import safe_load
-
-    blob = safe_load(run_dir / "model.pt")
-    model.load_state_dict(blob["state_dict"])
-    params = [p for p in model.parameters() if p.requires_grad]
-    if not all(bool(torch.isfinite(p).all()) for p in params):
-        return {}
-    out: dict[str, Any] = parameter_norms(model)
-    model.zero_grad(set_to_none=True)
-    loss = criterion(model(data.x_train), data.y_train)
-    if not math.isfinite(float(loss.detach())) or float(loss.detach()) > setting["diverge_loss"]:
-        return out
-    grads = torch.autograd.grad(loss, params)
-    out["grad_norm"] = float(torch.sqrt(sum(g.double().square().sum() for g in grads)))
-    out["sharpness"], _, _ = sharpness(model, criterion, data.x_train, data.y_train,
-                                       mode="train", tol=setting["lanczos_tol"],
-                                       seed=setting["seed"])
-    return out
-
-
 def run_sweep(p: SamEosParams, out: Path, threads: int | None = None) -> dict[str, Any]:
     """GD reference flow, then every optimizer at every learning rate; writes ``sweep.json``."""
     from sharpness.eos.sweep import (
         build_initial,
         engine_config,
+        initial_loss,
         learning_rates,
+        measured_run,
         resolve_setting,
         run_flow,
         run_name,
     )
-    from sharpness.train import TrainHooks, train
 
     if threads:
         torch.set_num_threads(int(threads))
@@ -173,35 +106,20 @@ def run_sweep(p: SamEosParams, out: Path, threads: int | None = None) -> dict[st
         setting = resolve_setting(copy.deepcopy(p.setting))
         flow = run_flow(setting, out / "flow", p.data_root)
         eta_c = float(flow["eta_c"])
-        model, data, criterion = build_initial(setting, p.data_root)
-        grid = learning_rates(setting, eta_c)
+        initial = build_initial(setting, p.data_root)
+        init_loss = initial_loss(*initial)
         rows: list[dict[str, Any]] = []
         for opt in p.optimizers:
-            for g in grid:
-                lr = g["lr"]
-                cfg = engine_config(setting, lr, p.data_root)
+            for g in learning_rates(setting, eta_c):
+                cfg = engine_config(setting, g["lr"], p.data_root)
                 cfg["optimizer"] = ENGINE_NAMES[opt["name"]]
                 cfg["opt_hparams"] = dict(opt.get("hparams", {}))
-                run_dir = out / opt["name"] / run_name(lr)
-                hooks = TrainHooks(sharpness=_Sharpness(setting["lanczos_tol"], setting["seed"]),
-                                   metrics=_norms)
-                final = train(cfg, run_dir, hooks=hooks, threads=threads)
-                row: dict[str, Any] = {
-                    "optimizer": opt["name"], "lr": lr, "factor": g["factor"],
-                    "lr_over_eta_c": lr / eta_c, "status": final["status"],
-                    "reason": final["reason"], "steps": final["steps"],
-                    "converged": final["status"] == "ok" and final["reason"] == "loss_goal",
-                    "diverged": final["status"] == "diverged",
-                    "diverged_step": final.get("diverged_step"),
-                    "train_loss": final["final_train_loss"],
-                    "test_error": 1 - final["final_test_acc"]
-                    if final.get("final_test_acc") is not None else None,
-                    "run": str(run_dir)}
-                row.update(final_measures(model, run_dir, data, criterion, setting))
-                if "sharpness" in row:
-                    row["eta_s_over_2"] = lr * row["sharpness"] / 2
+                row = {"optimizer": opt["name"],
+                       **measured_run(setting, cfg, out / opt["name"] / run_name(g["lr"]), g,
+                                      eta_c, initial, init_loss, threads=threads,
+                                      grad_norm=True, measures=False)}
                 if "grad_norm" in row:
-                    row["edge"] = edge_for(opt, row["grad_norm"], lr)
+                    row["edge"] = edge_for(opt, row["grad_norm"], g["lr"])
                 rows.append(row)
         summary = {"eta_c": eta_c, "s_gf": flow["s_gf"], "flow": flow, "setting": setting,
                    "optimizers": p.optimizers, "rows": rows,
@@ -210,25 +128,3 @@ def run_sweep(p: SamEosParams, out: Path, threads: int | None = None) -> dict[st
         record.update(eta_c=eta_c, n_runs=len(rows),
                       n_diverged=sum(bool(r["diverged"]) for r in rows))
     return summary
-
-
-def thresholds(rows: list[dict[str, Any]], names: list[str]) -> dict[str, dict[str, Any]]:
-    """Per optimizer: the bracket ``(last_ok, first_fail]`` of its stability threshold.
-
-    ``last_ok`` is the largest learning rate whose run converged below the smallest diverged
-    one (``first_diverged``); ``first_fail`` the smallest learning rate above ``last_ok`` whose
-    run did not converge (diverged or stopped without reaching the loss goal). A run that is
-    merely too slow at a *small* learning rate does not count as a failure. ``None`` where the
-    grid has no such run (the threshold then lies outside the grid).
-    """
-    out: dict[str, dict[str, Any]] = {}
-    for name in names:
-        rs = sorted((r for r in rows if r["optimizer"] == name), key=lambda r: r["lr"])
-        first_div = min((r["lr"] for r in rs if r["diverged"]), default=None)
-        ok = [r["lr"] for r in rs if r["converged"] and (first_div is None or r["lr"] < first_div)]
-        last_ok = max(ok) if ok else None
-        fails = [r["lr"] for r in rs if not r["converged"]
-                 and (last_ok is None or r["lr"] > last_ok)]
-        out[name] = {"last_ok": last_ok, "first_fail": min(fails) if fails else None,
-                     "first_diverged": first_div}
-    return out

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.bridges.sam_eos import thresholds
+from sharpness.bridges.sam_eos_stability import thresholds
 from sharpness.io import read_json
 
 

@@ -45,20 +45,26 @@ def top_eigenvalues(
     ncv: int | None = None,
     maxiter: int | None = None,
     return_eigenvectors: bool = False,
+    v0: np.ndarray | None = None,
+    which: str = "LA",
 ) -> EigenResult:
     """The ``k`` largest (algebraic) eigenvalues of ``operator`` by Lanczos (``eigsh``).
 
     ``tol=0`` asks ARPACK for machine precision; a looser ``tol`` trades accuracy for fewer
-    Hessian-vector products. ``num_hvps`` counts the products this call used.
+    Hessian-vector products. ``num_hvps`` counts the products this call used. ``v0`` is the
+    Lanczos start vector (e.g. the previous top eigenvector, a warm start); without it a
+    random one seeded by ``seed``. ``which`` is ``eigsh``'s: ``"LA"`` (largest algebraic, the
+    sharpness) or ``"LM"`` (largest magnitude). ARPACK's errors propagate to the caller.
     """
     if not 1 <= k < operator.dim:
         raise ValueError(f"k must be in [1, {operator.dim - 1}], got {k}")
     start = operator.num_hvps
-    v0 = np.random.default_rng(seed).standard_normal(operator.dim)
+    if v0 is None:
+        v0 = np.random.default_rng(seed).standard_normal(operator.dim)
     values, vectors = eigsh(
         operator.as_linear_operator(),
         k=k,
-        which="LA",
+        which=which,
         tol=tol,
         v0=v0,
         ncv=ncv,

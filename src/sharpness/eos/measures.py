@@ -1,7 +1,8 @@
 """Sharpness and the other sharpness measures of the `eos` study, on a full data set.
 
 * :func:`sharpness` - top eigenvalue of the full-batch loss Hessian by Lanczos
-  (``scipy.sparse.linalg.eigsh`` on :class:`sharpness.curvature.HessianOperator`). It accepts
+  (:func:`sharpness.curvature.top_eigenvalues`, ``eigsh`` on
+  :class:`sharpness.curvature.HessianOperator`). It accepts
   the previous top eigenvector as the start vector: along a GD path the eigenvector moves
   slowly, so a warm start cuts the Hessian-vector products a measurement costs.
 * :func:`hessian_trace` - Hutchinson (:func:`sharpness.curvature.hutchinson_trace`), the
@@ -27,10 +28,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, eigsh
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence
 from torch import Tensor, nn
 
-from sharpness.curvature import HessianOperator, hutchinson_trace, model_mode
+from sharpness.curvature import HessianOperator, hutchinson_trace, model_mode, top_eigenvalues
 from sharpness.curvature.hvp import flatten, trainable_parameters
 
 Criterion = Callable[[Tensor, Tensor], Tensor]
@@ -83,8 +84,10 @@ def sharpness(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, *,
     def solve(start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         try:
             with single_threaded_blas(), math_attention():
-                return eigsh(op.as_linear_operator(), k=1, which=which, tol=tol, v0=start,
-                             ncv=ncv, maxiter=op.dim * 10)
+                res = top_eigenvalues(op, k=1, tol=tol, ncv=ncv, maxiter=op.dim * 10,
+                                      return_eigenvectors=True, v0=start, which=which)
+            assert res.eigenvectors is not None
+            return res.eigenvalues, res.eigenvectors
         except ArpackNoConvergence as err:  # pragma: no cover - rare, keep the best estimate
             return err.eigenvalues, err.eigenvectors
 

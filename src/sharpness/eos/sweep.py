@@ -142,7 +142,7 @@ def build_initial(setting: dict[str, Any], data_root: str) -> tuple[nn.Module, A
     return model, data, mean_criterion(cfg["loss"], data.num_classes)
 
 
-class _SharpnessHook:
+class SharpnessHook:
     """Engine hook: warm-started Lanczos sharpness (the previous eigenvector is the start)."""
 
     def __init__(self, tol: float, seed: int) -> None:
@@ -155,8 +155,13 @@ class _SharpnessHook:
         return {"sharpness": value, "lanczos_hvps": float(hvps)}
 
 
-def _norm_hook(model: nn.Module) -> dict[str, float]:
-    return parameter_norms(model)
+def run_hooks(setting: dict[str, Any]) -> Any:
+    """The measurement hooks of one run of ``setting`` (the eos sweep and ``bridges/sam_eos``):
+    sharpness every ``sharpness_every`` steps, parameter norms on every logged step."""
+    from sharpness.train import TrainHooks
+
+    return TrainHooks(sharpness=SharpnessHook(setting["lanczos_tol"], setting["seed"]),
+                      metrics=parameter_norms)
 
 
 #: Setting keys the gradient flow does not read (the sweep's grid, its logging, labels).
@@ -226,29 +231,39 @@ def run_name(lr: float) -> str:
     return f"lr_{lr:.6e}"
 
 
-def _final_measures(setting: dict[str, Any], run_dir: Path, data_root: str,
-                    model_template: nn.Module, data: Any, criterion: Any) -> dict[str, Any]:
-    """Sharpness, norms and the other measures of a finished run's final model."""
+def final_measures(setting: dict[str, Any], run_dir: Path, model_template: nn.Module,
+                   data: Any, criterion: Any, *, grad_norm: bool = False,
+                   measures: bool = True) -> dict[str, Any]:
+    """Norms, sharpness and (``measures``) the other measures of a finished run's final model.
+
+    Nothing but the norms when the train loss is not finite or above ``diverge_loss``, nothing
+    at all when a parameter is not finite. ``grad_norm`` adds the full-batch gradient norm
+    (the SAM-type edges of ``bridges/sam_eos`` need it)."""
     blob = safe_load(run_dir / "model.pt")
     model_template.load_state_dict(blob["state_dict"])
     model = model_template
     params = [p for p in model.parameters() if p.requires_grad]
-    finite = all(bool(torch.isfinite(p).all()) for p in params)
-    out: dict[str, Any] = {**parameter_norms(model)} if finite else {}
-    if not finite:
-        return out
-    with torch.no_grad():
-        train_loss = float(criterion(model(data.x_train), data.y_train))
+    if not all(bool(torch.isfinite(p).all()) for p in params):
+        return {}
+    out: dict[str, Any] = {**parameter_norms(model)}
+    with torch.set_grad_enabled(grad_norm):
+        loss = criterion(model(data.x_train), data.y_train)
+    train_loss = float(loss.detach())
     if not math.isfinite(train_loss) or train_loss > setting["diverge_loss"]:
         return out
+    if grad_norm:
+        grads = torch.autograd.grad(loss, params)
+        out["grad_norm"] = float(torch.sqrt(sum(g.double().square().sum() for g in grads)))
     s, _, _ = lanczos_sharpness(model, criterion, data.x_train, data.y_train, mode="train",
                                 tol=setting["lanczos_tol"], seed=setting["seed"])
     out["sharpness"] = s
-    m = setting["measures"]
-    out.update(all_measures(model, criterion, data.x_train, data.y_train, rho=m["rho"],
-                            adaptive_rho=m["adaptive_rho"], sigma=m["sigma"],
-                            trace_samples=m["trace_samples"], ascent_steps=m["ascent_steps"],
-                            avg_samples=m["avg_samples"], seed=setting["seed"]))
+    if measures:
+        m = setting["measures"]
+        out.update(all_measures(model, criterion, data.x_train, data.y_train, rho=m["rho"],
+                                adaptive_rho=m["adaptive_rho"], sigma=m["sigma"],
+                                trace_samples=m["trace_samples"],
+                                ascent_steps=m["ascent_steps"], avg_samples=m["avg_samples"],
+                                seed=setting["seed"]))
     return out
 
 
@@ -268,40 +283,64 @@ def classify_run(final: dict[str, Any], initial_loss: float) -> tuple[str, str]:
     return status, reason
 
 
+def initial_loss(model: nn.Module, data: Any, criterion: Any) -> float:
+    """The full-batch train loss at the shared init (:func:`classify_run`'s reference)."""
+    with torch.no_grad():
+        return float(criterion(model(data.x_train), data.y_train))
+
+
+def run_row(final: dict[str, Any], lr: float, factor: float | None, eta_c: float,
+            init_loss: float, run_dir: Path) -> dict[str, Any]:
+    """The sweep row of one finished engine run, classified by :func:`classify_run`."""
+    status, reason = classify_run(final, init_loss)
+
+    def error(acc: float | None) -> float | None:
+        return None if acc is None else 1 - acc
+
+    return {
+        "lr": lr, "factor": factor, "lr_over_eta_c": lr / eta_c,
+        "status": status, "reason": reason, "steps": final["steps"],
+        "converged": status == "ok" and reason == "loss_goal",
+        "diverged": status == "diverged",
+        "diverged_step": final.get("diverged_step"), "initial_train_loss": init_loss,
+        "train_loss": final["final_train_loss"], "train_error": error(final["final_train_acc"]),
+        "test_loss": final["final_test_loss"], "test_error": error(final.get("final_test_acc")),
+        "run": str(run_dir),
+    }
+
+
+def measured_run(setting: dict[str, Any], cfg: dict[str, Any], run_dir: Path,
+                 grid_point: dict[str, Any], eta_c: float, initial: tuple[Any, Any, Any],
+                 init_loss: float, *, threads: int | None = None, grad_norm: bool = False,
+                 measures: bool = True) -> dict[str, Any]:
+    """Train one run of the grid (engine config ``cfg``) with :func:`run_hooks`, then its row:
+    :func:`run_row` plus :func:`final_measures` and ``eta * S / 2``. ``initial`` is
+    :func:`build_initial`'s ``(model, data, criterion)``; the model is overwritten."""
+    from sharpness.train import train
+
+    lr = grid_point["lr"]
+    final = train(cfg, run_dir, hooks=run_hooks(setting), threads=threads)
+    row = run_row(final, lr, grid_point["factor"], eta_c, init_loss, run_dir)
+    model, data, criterion = initial
+    row.update(final_measures(setting, run_dir, model, data, criterion, grad_norm=grad_norm,
+                              measures=measures))
+    if "sharpness" in row:
+        row["eta_s_over_2"] = lr * row["sharpness"] / 2
+    return row
+
+
 def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
               out_dir: str | os.PathLike[str], data_root: str,
               threads: int | None = None) -> dict[str, Any]:
     """GD at every learning rate of the grid; writes ``sweep.json`` (rows + flow summary)."""
-    from sharpness.train import TrainHooks, train
-
     out = Path(out_dir)
     eta_c = float(flow_summary["eta_c"])
-    model, data, criterion = build_initial(setting, data_root)
-    with torch.no_grad():
-        init_loss = float(criterion(model(data.x_train), data.y_train))
-    rows: list[dict[str, Any]] = []
-    for g in learning_rates(setting, eta_c):
-        lr = g["lr"]
-        run_dir = out / "runs" / run_name(lr)
-        hooks = TrainHooks(sharpness=_SharpnessHook(setting["lanczos_tol"], setting["seed"]),
-                           metrics=_norm_hook)
-        final = train(engine_config(setting, lr, data_root), run_dir, hooks=hooks,
-                      threads=threads)
-        status, reason = classify_run(final, init_loss)
-        row: dict[str, Any] = {
-            "lr": lr, "factor": g["factor"], "lr_over_eta_c": lr / eta_c,
-            "status": status, "reason": reason, "steps": final["steps"],
-            "converged": status == "ok" and reason == "loss_goal",
-            "diverged": status == "diverged",
-            "diverged_step": final.get("diverged_step"), "initial_train_loss": init_loss,
-            "train_loss": final["final_train_loss"], "train_error": 1 - final["final_train_acc"],
-            "test_loss": final["final_test_loss"], "test_error": 1 - final["final_test_acc"],
-            "run": str(run_dir),
-        }
-        row.update(_final_measures(setting, run_dir, data_root, model, data, criterion))
-        if "sharpness" in row:
-            row["eta_s_over_2"] = lr * row["sharpness"] / 2
-        rows.append(row)
+    initial = build_initial(setting, data_root)
+    init_loss = initial_loss(*initial)
+    rows = [measured_run(setting, engine_config(setting, g["lr"], data_root),
+                         out / "runs" / run_name(g["lr"]), g, eta_c, initial, init_loss,
+                         threads=threads)
+            for g in learning_rates(setting, eta_c)]
     summary = {"setting": setting, "flow": flow_summary, "eta_c": eta_c,
                "s_gf": flow_summary["s_gf"], "rows": rows}
     atomic_write_json(out / "sweep.json", summary)

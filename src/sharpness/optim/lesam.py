@@ -43,6 +43,7 @@ from torch import Tensor
 
 from sharpness.optim.base import _TINY, Closure, SharpnessOptimizer
 from sharpness.optim.schedules import EpochSigmaSchedule, SigmaSchedule
+from sharpness.radius import LESAM_RHO_MAX, LESAM_SIGMA, LESAM_VARRHO, lesam_radius
 
 
 def top_fraction(losses: Tensor, fraction: float) -> Tensor:
@@ -56,9 +57,9 @@ class LESAM(SharpnessOptimizer):
 
     name: ClassVar[str] = "lesam"
     hparam_defaults: ClassVar[dict[str, Any]] = {
-        "sigma": 0.35,
-        "rho_max": 0.3,
-        "varrho": 1e-12,
+        "sigma": LESAM_SIGMA,
+        "rho_max": LESAM_RHO_MAX,
+        "varrho": LESAM_VARRHO,
         "schedule": "epochs",
         "warmup_epochs": 10,
         "warmup_start": 0.0,
@@ -116,12 +117,10 @@ class LESAM(SharpnessOptimizer):
         return self.epoch_schedule.value(self.epoch)
 
     def radius(self, grad_norm: float, sigma: float) -> tuple[float, bool]:
-        """``(rho_t, clipped)`` for a gradient norm and a budget."""
-        rho = sigma / (grad_norm + self.hparams["varrho"]) if sigma > 0 else 0.0
-        rho_max = self.hparams["rho_max"]
-        if rho_max is not None and rho > rho_max:
-            return float(rho_max), True
-        return rho, False
+        """``(rho_t, clipped)`` for a gradient norm and a budget (:func:`sharpness.radius.lesam_radius`)."""
+        rho, clipped = lesam_radius(grad_norm, sigma, self.hparams["rho_max"],
+                                    self.hparams["varrho"])
+        return float(rho), bool(clipped)
 
     # -- passes (top-k) --------------------------------------------------------------------
     def _top_pass(self, closure: Closure, indices: Tensor | None) -> tuple[Tensor, Tensor]:

@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from sharpness.optim.base import _TINY, SharpnessOptimizer
+from sharpness.radius import SAM_RHO
 
 
 class GradientDescent(SharpnessOptimizer):
@@ -46,7 +47,7 @@ class SAM(SharpnessOptimizer):
     """l2-SAM (Foret et al., 2021): ``eps = rho g / ||g||_2``."""
 
     name: ClassVar[str] = "sam"
-    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.05, "bn_second_pass": "freeze"}
+    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": SAM_RHO, "bn_second_pass": "freeze"}
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
@@ -59,7 +60,7 @@ class LinfSAM(SharpnessOptimizer):
     """l_inf-SAM: ``eps = rho sign(g)`` (each coordinate moved by ``rho``)."""
 
     name: ClassVar[str] = "sam_linf"
-    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": 0.05, "bn_second_pass": "freeze"}
+    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": SAM_RHO, "bn_second_pass": "freeze"}
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
