@@ -54,6 +54,28 @@ def findings(sweep: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def verdicts_of(f: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Per SAM-type optimizer of :func:`findings`: how its threshold compares with GD's
+    (``"becomes unstable at a smaller learning rate than GD"``, ``"stays stable at a larger
+    learning rate than GD"`` or ``"has its threshold in the same grid bracket as GD"``) and
+    where its sharpness above ``1.2 eta_c`` lies against ``2/eta`` (``"below"``, ``"not
+    below"``, ``"untested"`` when no such run converged). Empty without a GD sweep."""
+    g = f["opt"].get("gd")
+    out: dict[str, tuple[str, str]] = {}
+    for name, o in f["opt"].items():
+        if name == "gd" or g is None:
+            continue
+        if o["first_fail"] and g["last_ok"] and o["first_fail"] <= g["last_ok"]:
+            order = "becomes unstable at a smaller learning rate than GD"
+        elif g["first_fail"] and o["last_ok"] and o["last_ok"] >= g["first_fail"]:
+            order = "stays stable at a larger learning rate than GD"
+        else:
+            order = "has its threshold in the same grid bracket as GD"
+        side = ("below" if o["ratio_max"] < 1 else "not below") if o["n_eos"] else "untested"
+        out[name] = (order, side)
+    return out
+
+
 def _bracket(f: dict[str, Any], eta_c: float) -> str:
     lo, hi = f["last_ok"], f["first_fail"]
     lo_s = f"{lo / eta_c:.3g}" if lo else "below the grid"
@@ -80,20 +102,8 @@ def caption_text(sweep: dict[str, Any], f: dict[str, Any]) -> str:
                 if o["norm_min"] is not None else "no converged run")
         parts.append(f"{name} ({hp_s}): threshold in {_bracket(o, eta_c)}, "
                      f"{o['n_diverged']}/{o['n_runs']} runs diverged; {ratio}; {norm}; {best}")
-    verdicts = []
-    g = f["opt"].get("gd")
-    for name, o in f["opt"].items():
-        if name == "gd" or g is None:
-            continue
-        if o["first_fail"] and g["last_ok"] and o["first_fail"] <= g["last_ok"]:
-            order = "becomes unstable at a smaller learning rate than GD"
-        elif g["first_fail"] and o["last_ok"] and o["last_ok"] >= g["first_fail"]:
-            order = "stays stable at a larger learning rate than GD"
-        else:
-            order = "has its threshold in the same grid bracket as GD"
-        side = ("below" if o["ratio_max"] < 1 else "not below") if o["n_eos"] else "untested"
-        verdicts.append(f"{name} {order}, and its final sharpness above 1.2 eta_c lies {side} "
-                        f"2/eta in every converged run")
+    verdicts = [f"{name} {order}, and its final sharpness above 1.2 eta_c lies {side} 2/eta in "
+                "every converged run" for name, (order, side) in verdicts_of(f).items()]
     return (
         f"The eos learning-rate sweep repeated with SAM and LE-SAM as the full-batch optimizer: "
         f"{s['dataset']} ({s['train_size']} train / {s['test_size']} test), {s['model']} "
