@@ -27,6 +27,7 @@ JOBS = {
     "gradcam figure/table": ["sharpness.gradcam.figures"],
     "bridges lesam_diagonal": ["sharpness.bridges.lesam_diagonal",
                                "sharpness.bridges.lesam_diagonal_plot"],
+    "bridges sam_eos figure": ["sharpness.bridges.sam_eos_plot"],
     "train (any training job)": ["sharpness.train"],
     "import torch alone": ["torch"],
 }

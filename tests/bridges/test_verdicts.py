@@ -13,8 +13,10 @@ import pytest
 from sharpness.bridges.lesam_diagonal import (
     BRIDGE_REGIMES,
     LesamDiagonalParams,
-    findings as diagonal_findings,
     rest_margin_theory,
+)
+from sharpness.bridges.lesam_diagonal import (
+    findings as diagonal_findings,
 )
 from sharpness.bridges.sam_eos_plot import caption_text, findings, verdicts_of
 

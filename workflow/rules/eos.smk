@@ -9,6 +9,7 @@
 # a GPU (gpu=1) unless the setting is pinned to the CPU (the quick profile).
 
 from sharpness.eos.config import (
+    dropped_settings,
     expand_settings,
     figure_sweeps,
     figure_targets,
@@ -116,7 +117,7 @@ if EOS:
         params:
             code=code("eos", "sharpness.eos.figures"),
             caption=caption_text("eos", "fig"),
-            dropped=as_json(EOS.get("dropped") or {}),
+            dropped=as_json(dropped_settings(EOS)),
         shell:
             "sharpness eos figure --id {wildcards.fig} --inputs {input} --out {output.pdf}"
             " --dropped {params.dropped:q} > {log} 2>&1"

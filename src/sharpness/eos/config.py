@@ -56,6 +56,7 @@ def ablation_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
     base = mains[base_name]
     out = {}
     for factor, spec in abl.get("factors", {}).items():
+        _check_factor(factor, spec)
         for value in spec["values"]:
             setting = copy.deepcopy(base)
             for key, val in (value if isinstance(value, dict) else {spec["key"]: value}).items():
@@ -71,6 +72,19 @@ def ablation_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
                                   f"{name!r}; give the factor distinct 'names'")
             out[name] = setting
     return out
+
+
+def _check_factor(factor: str, spec: Any) -> None:
+    """An ablation factor needs a list ``values``, a ``key`` unless every value is a mapping of
+    keys, and one ``names`` entry per value when it gives names."""
+    where = f"eos.ablations.factors.{factor}"
+    if not isinstance(spec, dict) or not isinstance(spec.get("values"), list):
+        raise ConfigError(f"{where}.values: a list of values is required")
+    if "key" not in spec and not all(isinstance(v, dict) for v in spec["values"]):
+        raise ConfigError(f"{where}.key: required unless every value is a mapping of keys")
+    names = spec.get("names")
+    if names is not None and len(names) != len(spec["values"]):
+        raise ConfigError(f"{where}.names: {len(names)} names for {len(spec['values'])} values")
 
 
 def value_slug(value: Any, spec: dict[str, Any]) -> str:
@@ -100,6 +114,21 @@ def expand_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
             raise ConfigError(f"eos setting name {name!r} is used twice")
         out[name] = setting
     return out
+
+
+def dropped_settings(eos: dict[str, Any]) -> dict[str, str]:
+    """``eos.dropped`` (setting name -> why this profile leaves it out of the figures), checked:
+    every name is a setting of ``eos.settings`` that no figure of ``eos.figures`` lists."""
+    dropped = eos.get("dropped") or {}
+    settings = eos.get("settings", {})
+    for name in dropped:
+        if name not in settings:
+            raise ConfigError(f"eos.dropped.{name}: not a setting of eos.settings "
+                              f"(known: {sorted(settings)})")
+        for fig, names in (eos.get("figures") or {}).items():
+            if name in names:
+                raise ConfigError(f"eos.dropped.{name}: still drawn by eos.figures.{fig}")
+    return dict(dropped)
 
 
 def setting_gpu(setting: dict[str, Any]) -> int:
