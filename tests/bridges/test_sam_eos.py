@@ -72,3 +72,54 @@ def test_sweep_records_diverged_runs(tmp_path):
         (r["optimizer"], r["status"]) for r in rows)
     assert (tmp_path / "fig" / "sam_eos.png").stat().st_size > 0
     assert "eta_c" in (tmp_path / "fig" / "sam_eos.caption.txt").read_text()
+
+
+TINY_SETTING = {"dataset": "mnist_embedded", "train_size": 32, "test_size": 50, "model": "fcn",
+                "width": 0.05, "loss": "mse", "loss_goal": 0.3, "max_steps": 30,
+                "sharpness_every": 0, "log_every": 10, "checkpoint_every": 100, "device": "cpu",
+                "flow": {"rtol": 1e-2}, "lr_factors": [0.5, 60.0]}
+
+
+def _classes(rows):
+    keys = ("lr", "status", "reason", "converged", "diverged", "steps")
+    return [{k: r[k] for k in keys} for r in sorted(rows, key=lambda r: r["lr"])]
+
+
+def test_bridge_gd_runs_are_classified_like_the_eos_sweep(tmp_path):
+    """Same setting, same GD trajectory: the eos sweep row and the bridge row agree."""
+    from sharpness.eos.sweep import run_setting
+
+    eos = run_setting(dict(TINY_SETTING), tmp_path / "eos", threads=1)
+    bridge = run_sweep(SamEosParams.from_dict({"setting": dict(TINY_SETTING),
+                                               "optimizers": [{"name": "gd"}]}),
+                       tmp_path / "bridge", threads=1)
+    assert _classes(bridge["rows"]) == _classes(eos["rows"])
+    assert {r["status"] for r in eos["rows"]} == {"ok", "diverged"}
+
+
+def test_a_run_ending_above_its_initial_loss_is_diverged_in_both(tmp_path, monkeypatch):
+    """The engine reports ``ok``/``max_steps``; both sweeps call it diverged (classify_run)."""
+    import torch
+
+    import sharpness.train
+    from sharpness.eos.sweep import build_initial, initial_loss, resolve_setting, run_setting
+
+    setting = resolve_setting(dict(TINY_SETTING))
+    model, data, criterion = build_initial(setting, "data")
+    start = initial_loss(model, data, criterion)
+
+    def fake_train(cfg, run_dir, hooks=None, threads=None):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        torch.save({"state_dict": model.state_dict()}, run_dir / "model.pt")
+        return {"status": "ok", "reason": "max_steps", "steps": 30, "diverged_step": None,
+                "final_train_loss": start * 3, "final_train_acc": 0.1,
+                "final_test_loss": start * 3, "final_test_acc": 0.1}
+
+    monkeypatch.setattr(sharpness.train, "train", fake_train)
+    eos = run_setting(dict(TINY_SETTING), tmp_path / "eos", threads=1)
+    bridge = run_sweep(SamEosParams.from_dict({"setting": dict(TINY_SETTING),
+                                               "optimizers": [{"name": "gd"}]}),
+                       tmp_path / "bridge", threads=1)
+    for rows in (eos["rows"], bridge["rows"]):
+        assert [(r["status"], r["reason"]) for r in rows] == [("diverged", "above_initial_loss")] * 2
+        assert not any(r["converged"] for r in rows)
