@@ -40,7 +40,7 @@ from sharpness.diagonal import (
     shares,
     single_example,
 )
-from sharpness.errors import ConfigError
+from sharpness.errors import reject_unknown
 
 BRIDGE_REGIMES: tuple[str, ...] = ("collapse", "sequential", "major-first", "minor-last",
                                    "unsettled")
@@ -79,10 +79,7 @@ class LesamDiagonalParams:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> LesamDiagonalParams:
         """Build from a config section; an unknown key is a ``ConfigError`` naming it."""
-        unknown = sorted(set(raw) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise ConfigError(f"bridges.lesam_diagonal: unknown setting(s) {unknown}; "
-                              f"known: {sorted(cls.__dataclass_fields__)}")
+        reject_unknown("bridges.lesam_diagonal", raw, cls.__dataclass_fields__)
         return cls(**raw)
 
     def to_dict(self) -> dict[str, Any]:

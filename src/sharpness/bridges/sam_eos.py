@@ -35,7 +35,7 @@ from typing import Any
 import torch
 
 from sharpness.bridges.sam_eos_stability import edge_for, sam_edge, thresholds
-from sharpness.errors import ConfigError
+from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
 
@@ -70,10 +70,7 @@ class SamEosParams:
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> SamEosParams:
         """Build from a config section; an unknown key is a ``ConfigError`` naming it."""
-        unknown = sorted(set(raw) - set(cls.__dataclass_fields__))
-        if unknown:
-            raise ConfigError(f"bridges.sam_eos: unknown setting(s) {unknown}; "
-                              f"known: {sorted(cls.__dataclass_fields__)}")
+        reject_unknown("bridges.sam_eos", raw, cls.__dataclass_fields__)
         p = cls(**raw)
         for opt in p.optimizers:
             if opt.get("name") not in ENGINE_NAMES:

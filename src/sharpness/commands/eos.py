@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from sharpness.commands import add_action
-from sharpness.errors import ConfigError
+from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
 
@@ -45,9 +45,7 @@ def _toy(args: argparse.Namespace) -> int:
     from sharpness.eos.toy import toy_study
 
     params = json.loads(args.params)
-    unknown = sorted(set(params) - TOY_KEYS)
-    if unknown:
-        raise ConfigError(f"eos toy has unknown key(s) {unknown}; known: {sorted(TOY_KEYS)}")
+    reject_unknown("eos toy", params, TOY_KEYS)
     out = Path(args.out)
     with RunRecord(out, params=params, seed=None) as record:
         result = toy_study(**params)

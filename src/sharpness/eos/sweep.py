@@ -36,7 +36,7 @@ from sharpness.eos.flow import gradient_flow
 from sharpness.eos.measures import all_measures
 from sharpness.eos.measures import sharpness as lanczos_sharpness
 from sharpness.eos.norms import parameter_norms
-from sharpness.errors import ConfigError
+from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
 from sharpness.train.checkpoint import safe_load
 
@@ -85,9 +85,7 @@ def resolve_setting(setting: dict[str, Any]) -> dict[str, Any]:
     for name, known, given in (("setting", SETTING_DEFAULTS, setting),
                                ("flow", FLOW_DEFAULTS, setting.get("flow", {})),
                                ("measures", MEASURE_DEFAULTS, setting.get("measures", {}))):
-        unknown = sorted(set(given) - set(known))
-        if unknown:
-            raise ConfigError(f"eos {name} has unknown key(s) {unknown}; known: {sorted(known)}")
+        reject_unknown(f"eos {name}", given, known)
     out = copy.deepcopy(SETTING_DEFAULTS)
     out.update(copy.deepcopy(setting))
     out["flow"] = {**FLOW_DEFAULTS, **out["flow"]}

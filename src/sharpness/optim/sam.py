@@ -56,11 +56,10 @@ class SAM(SharpnessOptimizer):
         return torch._foreach_mul(grads, scale) if grads else []
 
 
-class LinfSAM(SharpnessOptimizer):
-    """l_inf-SAM: ``eps = rho sign(g)`` (each coordinate moved by ``rho``)."""
+class LinfSAM(SAM):
+    """l_inf-SAM: ``eps = rho sign(g)`` (each coordinate moved by ``rho``); SAM's defaults."""
 
     name: ClassVar[str] = "sam_linf"
-    hparam_defaults: ClassVar[dict[str, Any]] = {"rho": SAM_RHO, "bn_second_pass": "freeze"}
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
