@@ -132,3 +132,10 @@ def test_signal_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypat
     # a finished run of the same key is reused; another probe interval is another run
     assert run_signal(cfg, tmp_path / "run", probe_every=1) == ref
     assert len(run_signal(cfg, tmp_path / "run", probe_every=3)) == 2
+
+
+def test_glmc_shows_the_engines_progress_bar(tmp_path, capsys):
+    """The engine's tqdm bar serves GLMC too (no train accuracy: its closure is GLMC's)."""
+    run_glmc({**GLMC, "epochs": 1}, tmp_path, progress=True)
+    err = capsys.readouterr().err
+    assert "1/1" in err and "acc=-" in err

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,8 @@ def _glmc(args: argparse.Namespace) -> int:
     runs = glmc_runs(_params(args))
     if args.run not in runs:
         raise ConfigError(f"lesam.glmc has no run {args.run!r}; known: {', '.join(runs)}")
-    final = run_glmc(runs[args.run]["config"], args.out, threads=args.threads)
+    final = run_glmc(runs[args.run]["config"], args.out, threads=args.threads,
+                     progress=sys.stderr.isatty())
     print(f"{args.out}: test_acc={final['final_test_acc']:.4f}")
     return 0
 
@@ -84,7 +86,7 @@ def _signal(args: argparse.Namespace) -> int:
         raise ConfigError(f"lesam.signal has no optimizer {args.run!r}; known: {', '.join(runs)}")
     spec = runs[args.run]
     rows = run_signal(spec["config"], args.out, probe_every=spec["probe_every"],
-                      threads=args.threads)
+                      threads=args.threads, progress=sys.stderr.isatty())
     print(f"{args.out}: {len(rows)} probes")
     return 0
 

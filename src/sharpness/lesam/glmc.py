@@ -254,7 +254,7 @@ class GLMCMethod:
 
 
 def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
-             threads: int | None = None) -> dict[str, Any]:
+             threads: int | None = None, progress: bool = False) -> dict[str, Any]:
     """Train GLMC (with the config's optimizer) on a long-tailed subset; return ``final.json``.
 
     ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`). The run
@@ -262,11 +262,12 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
     a NaN/inf loss (or one above ``diverge_loss``) stops it as ``diverged`` with its step, an
     exception is recorded as ``failed``; the folder is keyed (config, ``glmc`` settings,
     device, code): a finished run of the same key is returned as is, a killed one resumes
-    from its last epoch checkpoint.
+    from its last epoch checkpoint. ``progress``: the engine's tqdm bar over epochs.
     """
     config = dict(config)
     settings = {**GLMC_DEFAULTS, **config.pop("glmc", {})}
-    return train(config, out_dir, hooks=GLMCMethod(settings).hooks(), threads=threads)
+    return train(config, out_dir, hooks=GLMCMethod(settings).hooks(), threads=threads,
+                 progress=progress)
 
 
 @torch.no_grad()

@@ -100,7 +100,7 @@ class SignalProbe:
 
 
 def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe_every: int,
-               threads: int | None = None) -> list[dict[str, Any]]:
+               threads: int | None = None, progress: bool = False) -> list[dict[str, Any]]:
     """Train one run of ``config`` with :func:`sharpness.train.train` and the
     :class:`SignalProbe`; write the probe rows to ``signal.jsonl`` and return them.
 
@@ -108,12 +108,12 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
     stops the run as ``diverged`` with its step; an exception is recorded as ``failed``), the
     cache key (config, device, code, ``probe_every``: a finished run is reused), resume from
     the last epoch checkpoint (the probe rows live in ``metrics.jsonl``, which the checkpoint
-    counts), ``final.json``, ``model.pt`` and the provenance."""
+    counts), ``final.json``, ``model.pt``, the provenance and (``progress``) the tqdm bar."""
     out = Path(out_dir)
     rows_path = out / SIGNAL
     rows_path.unlink(missing_ok=True)  # written again below from this run's metrics
     hooks = TrainHooks(probe=SignalProbe(probe_every), settings={"probe_every": probe_every})
-    train(config, out, hooks=hooks, threads=threads)
+    train(config, out, hooks=hooks, threads=threads, progress=progress)
     rows = [{k: v for k, v in row.items() if k != "kind"}
             for row in read_jsonl(out / METRICS) if row.get("kind") == "probe"]
     atomic_write_text(rows_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
