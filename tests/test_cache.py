@@ -55,18 +55,18 @@ def test_closure_follows_imports_and_nothing_else():
     figures = {str(p.relative_to(cache.package_dir())) for p in
                cache.source_files("sharpness.eos.figures")}
     assert {"eos/figures/__init__.py", "eos/figures/phase.py", "plots/save.py"} <= figures
-    slice_plot = {str(p.relative_to(cache.package_dir())) for p in
-                  cache.source_files("sharpness.minorfirst.plots")}
-    assert "eos/flow.py" not in slice_plot
+    theory_plots = {str(p.relative_to(cache.package_dir())) for p in
+                    cache.source_files("sharpness.minorfirst.plots")}
+    assert "eos/flow.py" not in theory_plots
 
 
 def test_fingerprint_sees_exactly_the_edited_closure(package_copy):
     flow_before = cache.code_fingerprint("sharpness.eos.sweep")
     fig_before = cache.code_fingerprint("sharpness.eos.figures", shallow=["sharpness.cli"])
-    slice_before = cache.code_fingerprint("sharpness.diagonal.discrete")
+    diagonal_before = cache.code_fingerprint("sharpness.diagonal.discrete")
     _edit(package_copy / "eos" / "flow.py")  # an uncommitted edit counts as it is on disk
     assert cache.code_fingerprint("sharpness.eos.sweep") != flow_before
-    assert cache.code_fingerprint("sharpness.diagonal.discrete") == slice_before
+    assert cache.code_fingerprint("sharpness.diagonal.discrete") == diagonal_before
     _edit(package_copy / "plots" / "save.py")
     assert cache.code_fingerprint("sharpness.eos.figures", shallow=["sharpness.cli"]) \
         != fig_before

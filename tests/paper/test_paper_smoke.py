@@ -62,7 +62,7 @@ def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
     # every figure and table of the three papers and the bridges, and the claims ledger
     figures = sorted(p.relative_to(work / "figures").as_posix()
                      for p in (work / "figures").rglob("*") if p.suffix in (".pdf", ".md"))
-    for item in ("minorfirst/slice_l1_gd.pdf", "minorfirst/gradcam.pdf",
+    for item in ("minorfirst/l1_maxmargin.pdf", "minorfirst/gradcam.pdf",
                  "lesam/table_cifar.md", "lesam/table_imagenet.md", "lesam/table_transfer.md",
                  "lesam/table_domain_gen.md", "lesam/table_robustness.md",
                  "lesam/table_long_tail.md", "lesam/table_cost.md", "lesam/fig_flatness.pdf",

@@ -13,7 +13,8 @@ def workdir(tmp_path_factory, repo):
 
 
 @pytest.mark.parametrize(("override", "key", "reason"), [
-    ({"minorfirst": {"slice": {"lr": -1}}}, "['minorfirst']['slice']['lr']", "minimum"),
+    ({"minorfirst": {"l1_maxmargin": {"h": -1}}}, "['minorfirst']['l1_maxmargin']['h']",
+     "minimum"),
     ({"data": {"root": "data", "mirorr": "x"}}, "mirorr", "unexpected"),
     ({"profile": "fast"}, "['profile']", "is not one of"),
 ])
@@ -28,4 +29,4 @@ def test_invalid_value_names_key(workdir, bin_dir, override, key, reason):
 
 def test_valid_config_lists_dag(workdir, bin_dir):
     proc = snakemake(bin_dir, workdir, "-n")
-    assert "minorfirst_slice_figure" in proc.stdout
+    assert "minorfirst_diagonal_figure" in proc.stdout

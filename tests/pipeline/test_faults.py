@@ -13,11 +13,12 @@ import numpy as np
 
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 
-FIGURE = "figures/minorfirst/slice_l1_gd.pdf"
-# long enough to be killed mid-job and for a second invocation to meet the resumed run's lock
-# (several seconds: at 30,000 steps the job, which no longer imports torch, could finish
-# before the second invocation checked the lock), short enough for the default suite
-SETTINGS = {"minorfirst": {"slice": {"steps": 120000, "record_every": 120}}}
+FIGURE = "figures/minorfirst/l1_maxmargin.pdf"
+# the catalog item l1_maxmargin with one (alpha, rho): long enough to be killed mid-job (about
+# 10 s), short enough for the default suite
+SETTINGS = {"minorfirst": {"l1_maxmargin": {"alphas": [1.0], "rhos": [0.1], "steps": 60000,
+                                            "record_every": 600}}}
+RUN = "results/minorfirst/l1_maxmargin"
 
 
 def _start(bin_dir: Path, work: Path) -> subprocess.Popen[str]:
@@ -46,12 +47,12 @@ def test_lock_then_kill_then_resume_equals_clean_run(tmp_path, repo, bin_dir):
     try:
         # hard-kill the whole pipeline, job included (as the OOM killer or a lost node would),
         # once the run job has started
-        _wait_for(killed / "results/minorfirst/slice_l1_gd/provenance.json")
+        _wait_for(killed / RUN / "provenance.json")
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=120)
     assert not (killed / FIGURE).exists()
-    assert not (killed / "results/minorfirst/slice_l1_gd/trajectory.npz").exists()
+    assert not (killed / RUN / "data.npz").exists()
 
     # a hard kill leaves Snakemake's lock behind: release it as Snakemake says, then rerun
     snakemake(bin_dir, killed, "--unlock")
@@ -73,7 +74,7 @@ def test_lock_then_kill_then_resume_equals_clean_run(tmp_path, repo, bin_dir):
     assert resumed.returncode == 0, out
     snakemake(bin_dir, clean, FIGURE, "--cores", "1", "--configfile", "test-config.yaml")
 
-    rel = "results/minorfirst/slice_l1_gd/trajectory.npz"
+    rel = f"{RUN}/data.npz"
     with np.load(killed / rel) as a, np.load(clean / rel) as b:
         assert sorted(a.files) == sorted(b.files)
         for key in a.files:

@@ -20,9 +20,10 @@ import pytest
 from tests.pipeline.helpers import copy_workflow, write_config
 
 LABEL = "Müller's tiny net — ε"
-TARGETS = ("figures/minorfirst/slice_l1_gd.pdf", "figures/eos/fig_phase.pdf")
+TARGETS = ("figures/minorfirst/l1_maxmargin.pdf", "figures/eos/fig_phase.pdf")
 OVERRIDES = {
-    "minorfirst": {"slice": {"steps": 200, "record_every": 4}},
+    "minorfirst": {"l1_maxmargin": {"alphas": [1.0], "rhos": [0.1], "steps": 200,
+                                    "record_every": 4}},
     "eos": {
         "settings": {"tiny": {
             "label": LABEL, "dataset": "mnist_embedded", "train_size": 32, "test_size": 50,
@@ -93,7 +94,7 @@ def test_editing_a_plot_module_reruns_only_its_figure(work, bin_dir):
     with _edited(work / "src/sharpness/eos/figures/phase.py"):
         assert _planned(bin_dir, work) == ["eos_figure"]
     with _edited(work / "src/sharpness/plots/style.py"):  # shared by every figure
-        assert _planned(bin_dir, work) == ["eos_figure", "minorfirst_slice_figure"]
+        assert _planned(bin_dir, work) == ["eos_figure", "minorfirst_diagonal_figure"]
 
 
 def test_forcerun_starts_the_runs_over(work, bin_dir):

@@ -1,7 +1,7 @@
 """A small part of the DAG through a real single-node SLURM cluster (slow: about 3 minutes).
 
 tests/slurm/cluster.sh starts slurmctld + slurmd + munged on localhost from Debian's packages
-(installing them if missing, which needs root and the package mirror); the slice figure is then
+(installing them if missing, which needs root and the package mirror); the l1_maxmargin figure is then
 built with `--workflow-profile workflow/profiles/slurm`: two jobs, each an `sbatch` whose
 `srun` step runs the rule. The figure job is given `gpu=1` so that the GPU request reaches
 SLURM too (the node offers one stand-in GPU). The cluster is stopped in the fixture teardown.
@@ -23,7 +23,7 @@ from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 pytestmark = pytest.mark.slow
 
 CLUSTER = Path(__file__).with_name("cluster.sh")
-FIGURE = "figures/minorfirst/slice_l1_gd.pdf"
+FIGURE = "figures/minorfirst/l1_maxmargin.pdf"
 
 
 def _free_port() -> int:
@@ -60,10 +60,11 @@ def built(cluster, tmp_path_factory, repo, bin_dir, monkeypatch_module):
     for key, value in _cluster_env(cluster).items():
         monkeypatch_module.setenv(key, value)
     work = copy_workflow(repo, tmp_path_factory.mktemp("slurm-run"))
-    cfg = write_config(work, {"minorfirst": {"slice": {"steps": 400, "record_every": 4}}})
+    cfg = write_config(work, {"minorfirst": {"l1_maxmargin": {"alphas": [1.0], "rhos": [0.1],
+                                                              "steps": 400, "record_every": 4}}})
     proc = snakemake(bin_dir, work, FIGURE, "--workflow-profile", "workflow/profiles/slurm",
                      "--configfile", str(cfg), "--set-resources",
-                     "minorfirst_slice_figure:gpu=1",
+                     "minorfirst_diagonal_figure:gpu=1",
                      # the test cluster has no slurmdbd: status from squeue, no account
                      "--slurm-status-command", "squeue", "--slurm-no-account", timeout=900)
     return work, proc.stdout + proc.stderr
@@ -100,16 +101,16 @@ def test_numbers_made_on_the_cluster_are_the_runs(built):
     import numpy as np
 
     work, _ = built
-    with np.load(work / "results/minorfirst/slice_l1_gd/trajectory.npz") as traj:
-        cosine = traj["cosine"]
+    with np.load(work / "results/minorfirst/l1_maxmargin/data.npz") as data:
+        cosine = data["single_gd_cos"][0]
     assert len(cosine) == 101  # 400 steps recorded every 4: the test's config reached the job
     assert np.all(np.diff(cosine) > 0) and cosine[-1] > 0.9
 
 
 def test_each_rule_has_a_slurm_log_of_its_job(built):
     work, log = built
-    for rule in ("minorfirst_slice_run", "minorfirst_slice_figure"):
-        logs = list((work / ".snakemake/slurm_logs" / f"rule_{rule}").glob("*.log"))
+    for rule in ("minorfirst_diagonal_run", "minorfirst_diagonal_figure"):
+        logs = list((work / ".snakemake/slurm_logs" / f"rule_{rule}").rglob("*.log"))
         assert len(logs) == 1, rule
         assert f"rule {rule}:" in logs[0].read_text()  # the job step ran this rule
 
@@ -120,12 +121,12 @@ def test_slurm_ran_the_jobs_with_each_rules_resources(built, cluster):
     jobs = [job for job in _scontrol_jobs(cluster).values() if job.get("JobName") == run_id]
     assert len(jobs) == 2
     by_rule = {job["Comment"].removeprefix("rule_").split("_wildcards")[0]: job for job in jobs}
-    run, figure = by_rule["minorfirst_slice_run"], by_rule["minorfirst_slice_figure"]
+    run, figure = by_rule["minorfirst_diagonal_run"], by_rule["minorfirst_diagonal_figure"]
     for job in jobs:
         assert job["JobState"] == "COMPLETED" and job["ExitCode"] == "0:0"
-        assert job["TimeLimit"] == "00:10:00"  # runtime=10 minutes in both rules
+        assert job["TimeLimit"] == ("00:20:00" if job is run else "00:10:00")  # runtime
         assert job["WorkDir"] == str(work)
-    assert run["MinMemoryNode"] == "500M"  # mem_mb=500 in the rule
+    assert run["MinMemoryNode"] == "1000M"  # mem_mb=1000 in the rule
     assert figure["MinMemoryNode"] == "1000M"
     assert "gpu:1" in figure.get("TresPerJob", "")  # gpu=1 -> --gpus=1, granted by SLURM
     assert "gpu" not in run.get("TresPerJob", "")

@@ -1,7 +1,7 @@
 """The SLURM profile parses and every rule's resources become the right sbatch options.
 
 One dry run of the whole quick DAG through `--workflow-profile workflow/profiles/slurm` (no
-cluster needed); each job is then handed to the installed plugin's sbatch builder. The slice
+cluster needed); each job is then handed to the installed plugin's sbatch builder. The l1_maxmargin
 figure is given `gpu=1` by `--set-resources`, standing in for the training rules that ask for a
 GPU in the paper profile (the quick profile trains on the CPU, so none asks there).
 """
@@ -23,7 +23,7 @@ PROFILE = "workflow/profiles/slurm"
 def dry_run(tmp_path_factory, repo, bin_dir):
     work = copy_workflow(repo, tmp_path_factory.mktemp("slurm-dry"))
     proc = snakemake(bin_dir, work, "-n", "--workflow-profile", PROFILE,
-                     "--set-resources", "minorfirst_slice_figure:gpu=1", timeout=300)
+                     "--set-resources", "minorfirst_diagonal_figure:gpu=1", timeout=300)
     return proc.stdout + proc.stderr
 
 
@@ -70,9 +70,10 @@ def test_resources_become_sbatch_options(jobs):
 
 def test_rule_values_win_over_profile_defaults(jobs):
     by_rule = {job.rule: job for job in jobs}
-    run = by_rule["minorfirst_slice_run"]  # the rule says mem_mb=500, runtime=10, no gpu
-    assert (run.resources["mem_mb"], run.resources["runtime"], run.resources["gpu"]) == (500, 10, 0)
-    figure = sbatch_options(sbatch_call(by_rule["minorfirst_slice_figure"]))
+    run = by_rule["minorfirst_diagonal_run"]  # the rule says mem_mb=1000, runtime=20, no gpu
+    assert (run.resources["mem_mb"], run.resources["runtime"], run.resources["gpu"]) == \
+        (1000, 20, 0)
+    figure = sbatch_options(sbatch_call(by_rule["minorfirst_diagonal_figure"]))
     assert figure["--gpus"] == "1" and figure["--mem"] == "1000"
     assert by_rule["all"].resources["mem_mb"] == 2000  # `all` says nothing: profile default
 

@@ -21,7 +21,7 @@ def as_json(obj):
 
 
 def section(*keys):
-    """The config entry at `keys` (e.g. section("minorfirst", "slice"))."""
+    """The config entry at `keys` (e.g. section("minorfirst", "l1_maxmargin"))."""
     node = config
     for key in keys:
         node = node[key]

@@ -12,8 +12,8 @@ from sharpness.plots.methods import (
     method_text,
 )
 from sharpness.plots.save import save_figure, save_table
-from sharpness.plots.style import PALETTE, figure_style, optimizer_color
+from sharpness.plots.style import PALETTE, figure_style
 
 __all__ = ["METHODS", "PALETTE", "FigureBuilder", "Method", "figure_style", "find_method",
            "method", "method_color", "method_label", "method_text", "new_figure",
-           "optimizer_color", "save_figure", "save_table", "stand_in_title"]
+           "save_figure", "save_table", "stand_in_title"]

@@ -12,15 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from sharpness.plots.methods import method_color  # noqa: E402
-
 #: Colour-blind-safe palette (seaborn "colorblind"); each method's fixed colour in it is set
 #: by the methods table (:mod:`sharpness.plots.methods`).
 PALETTE = sns.color_palette("colorblind", 10)
-
-#: The fixed colour of a method (:func:`sharpness.plots.methods.method_color`), under the
-#: name figures have used for it.
-optimizer_color = method_color
 
 
 @contextmanager
