@@ -13,7 +13,6 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from sharpness.claims.stats import separated_minimum, wilson_interval
 from sharpness.eos.figures.common import (
     dropped_note,
     eta_panel,
@@ -38,6 +37,8 @@ def fig_test_vs_lr(sweep_paths: Sequence[str | os.PathLike[str]],
                    out: str | os.PathLike[str], dropped: dict[str, str] | None = None) -> None:
     """Test error (Wilson 95 % bars) and test loss vs eta, one panel per setting; a star
     where the lowest error is separated from both ends."""
+    from sharpness.claims.stats import separated_minimum, wilson_interval  # scipy: load late
+
     sweeps = load_sweeps(sweep_paths)
     ncol = min(4, len(sweeps))
     nrow = math.ceil(len(sweeps) / ncol)
