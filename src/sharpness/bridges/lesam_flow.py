@@ -62,16 +62,12 @@ from scipy.special import log_expit, logsumexp
 
 from sharpness import radius
 from sharpness.diagonal import Dataset, Trajectory, grad, perturbation, predictor, simulate
-from sharpness.diagonal.discrete import run_steps
+from sharpness.diagonal.discrete import _as_batch, run_steps
+from sharpness.diagonal.flows import stop_events
 from sharpness.diagonal.model import Clock, loss_derivative_scale, margins
 
 BridgeMethod = Literal["gd", "l2", "lesam"]
 BRIDGE_METHODS: tuple[str, ...] = ("gd", "l2", "lesam")
-
-
-def _batch(x: float | np.ndarray, B: int) -> np.ndarray:
-    a = np.asarray(x, dtype=float)
-    return np.broadcast_to(a, (B,)).copy() if a.ndim == 0 else a.reshape(B)
 
 
 def log_loss_scale(theta: np.ndarray, data: Dataset) -> np.ndarray:
@@ -80,13 +76,8 @@ def log_loss_scale(theta: np.ndarray, data: Dataset) -> np.ndarray:
     return logsumexp(log_expit(-u), axis=-1) - np.log(u.shape[-1])
 
 
-def lesam_radius(
-    theta: np.ndarray,
-    data: Dataset,
-    sigma: float | np.ndarray,
-    rho_max: float | np.ndarray = np.inf,
-    varrho: float = 0.0,
-) -> np.ndarray:
+def lesam_radius(theta: np.ndarray, data: Dataset, sigma: float | np.ndarray,
+                 rho_max: float | np.ndarray = np.inf, varrho: float = 0.0) -> np.ndarray:
     """LE-SAM radius ``min(sigma / (||g|| + varrho), rho_max)`` per batch element, shape ``(B,)``.
 
     ``||g|| = S ||r||`` is formed in log space, so a loss that underflows gives an infinite
@@ -98,64 +89,32 @@ def lesam_radius(
     log_g = log_loss_scale(theta, data) + 0.5 * np.log(np.sum(r * r, axis=(-2, -1)))
     with np.errstate(over="ignore", divide="ignore"):
         gnorm = np.exp(log_g)
-    return radius.lesam_radius(gnorm, _batch(sigma, B), _batch(rho_max, B), varrho)[0]
+    return radius.lesam_radius(gnorm, _as_batch(sigma, B), _as_batch(rho_max, B), varrho)[0]
 
 
-def lesam_perturbation(
-    theta: np.ndarray,
-    data: Dataset,
-    sigma: float | np.ndarray,
-    rho_max: float | np.ndarray = np.inf,
-    varrho: float = 0.0,
-) -> np.ndarray:
+def lesam_perturbation(theta: np.ndarray, data: Dataset, sigma: float | np.ndarray,
+                       rho_max: float | np.ndarray = np.inf, varrho: float = 0.0) -> np.ndarray:
     """``eps = rho_t g / ||g||`` of LE-SAM (``(B, L, d)``); zero where the gradient is zero."""
     rho = lesam_radius(theta, data, sigma, rho_max, varrho)
     return perturbation(grad(theta, data, "rescaled"), "l2", rho)
 
 
-def lesam_direction(
-    theta: np.ndarray,
-    data: Dataset,
-    sigma: float | np.ndarray,
-    rho_max: float | np.ndarray = np.inf,
-    varrho: float = 0.0,
-    clock: Clock = "original",
-) -> np.ndarray:
-    """``grad L(theta + eps)`` in the given clock: the descent direction of one LE-SAM step."""
-    eps = lesam_perturbation(theta, data, sigma, rho_max, varrho)
-    return grad(theta + eps, data, clock)
-
-
-def lesam_step(
-    theta: np.ndarray,
-    data: Dataset,
-    sigma: float | np.ndarray,
-    eta: float | np.ndarray,
-    rho_max: float | np.ndarray = np.inf,
-    varrho: float = 0.0,
-    clock: Clock = "original",
-) -> tuple[np.ndarray, np.ndarray]:
+def lesam_step(theta: np.ndarray, data: Dataset, sigma: float | np.ndarray,
+               eta: float | np.ndarray, rho_max: float | np.ndarray = np.inf,
+               varrho: float = 0.0, clock: Clock = "original") -> tuple[np.ndarray, np.ndarray]:
     """One LE-SAM step for the batch; returns ``(new_theta, ds)`` like :func:`sharpness.diagonal.sam_step`."""
     B = theta.shape[0]
-    eta_b = _batch(eta, B)
+    eta_b = _as_batch(eta, B)
     pert = theta + lesam_perturbation(theta, data, sigma, rho_max, varrho)
     new = theta - eta_b[:, None, None] * grad(pert, data, clock)
     ds = eta_b * loss_derivative_scale(pert, data) if clock == "original" else eta_b
     return new, ds
 
 
-def simulate_lesam(
-    data: Dataset,
-    theta0: np.ndarray,
-    *,
-    sigma: float | np.ndarray,
-    rho_max: float | np.ndarray = np.inf,
-    varrho: float = 0.0,
-    eta: float | np.ndarray = 1e-2,
-    steps: int = 1000,
-    clock: Clock = "original",
-    record_every: int = 1,
-) -> Trajectory:
+def simulate_lesam(data: Dataset, theta0: np.ndarray, *, sigma: float | np.ndarray,
+                   rho_max: float | np.ndarray = np.inf, varrho: float = 0.0,
+                   eta: float | np.ndarray = 1e-2, steps: int = 1000, clock: Clock = "original",
+                   record_every: int = 1) -> Trajectory:
     """Discrete LE-SAM from ``theta0`` (``(B, L, d)``), recorded as a :class:`~sharpness.diagonal.Trajectory`.
 
     ``clock="original"``: plain LE-SAM with constant step ``eta``; the rescaled time ``s`` is
@@ -167,27 +126,18 @@ def simulate_lesam(
     if theta.ndim != 3:
         raise ValueError("theta0 must have shape (B, L, d)")
     B = theta.shape[0]
-    eta_b = _batch(eta, B)
-    sigma_b, rmax_b = _batch(sigma, B), _batch(rho_max, B)
+    eta_b = _as_batch(eta, B)
+    sigma_b, rmax_b = _as_batch(sigma, B), _as_batch(rho_max, B)
     return run_steps(data, theta,
                      lambda th: lesam_step(th, data, sigma_b, eta_b, rmax_b, varrho, clock),
                      eta_b=eta_b, steps=steps, clock=clock, record_every=record_every)
 
 
-def simulate_method(
-    data: Dataset,
-    theta0: np.ndarray,
-    method: BridgeMethod,
-    *,
-    rho: float | np.ndarray = 0.0,
-    sigma: float | np.ndarray = 0.0,
-    rho_max: float | np.ndarray = np.inf,
-    varrho: float = 0.0,
-    eta: float | np.ndarray = 1e-2,
-    steps: int = 1000,
-    clock: Clock = "rescaled",
-    record_every: int = 1,
-) -> Trajectory:
+def simulate_method(data: Dataset, theta0: np.ndarray, method: BridgeMethod, *,
+                    rho: float | np.ndarray = 0.0, sigma: float | np.ndarray = 0.0,
+                    rho_max: float | np.ndarray = np.inf, varrho: float = 0.0,
+                    eta: float | np.ndarray = 1e-2, steps: int = 1000,
+                    clock: Clock = "rescaled", record_every: int = 1) -> Trajectory:
     """GD, l2-SAM (both through :func:`sharpness.diagonal.simulate`) or LE-SAM, one signature."""
     if method == "lesam":
         return simulate_lesam(data, theta0, sigma=sigma, rho_max=rho_max, varrho=varrho,
@@ -221,27 +171,18 @@ def lesam_flow_field(
     """``theta -> -grad L(theta + eps(theta))`` for one ``(L, d)`` state (LE-SAM flow field)."""
 
     def f(theta: np.ndarray) -> np.ndarray:
-        return -lesam_direction(theta[None], data, sigma, rho_max, varrho, clock)[0]
+        th = theta[None]
+        return -grad(th + lesam_perturbation(th, data, sigma, rho_max, varrho), data, clock)[0]
 
     return f
 
 
-def integrate_lesam_flow(
-    data: Dataset,
-    theta0: np.ndarray,
-    *,
-    sigma: float,
-    rho_max: float = np.inf,
-    varrho: float = 0.0,
-    clock: Clock = "original",
-    t_max: float = 10.0,
-    t_eval: np.ndarray | None = None,
-    blowup: float = 1e5,
-    collapse: float = 1e-12,
-    rtol: float = 1e-9,
-    atol: float = 1e-12,
-    solver: str = "DOP853",
-) -> LesamFlow:
+def integrate_lesam_flow(data: Dataset, theta0: np.ndarray, *, sigma: float,
+                         rho_max: float = np.inf, varrho: float = 0.0,
+                         clock: Clock = "original", t_max: float = 10.0,
+                         t_eval: np.ndarray | None = None, blowup: float = 1e5,
+                         collapse: float = 1e-12, rtol: float = 1e-9, atol: float = 1e-12,
+                         solver: str = "DOP853") -> LesamFlow:
     """Integrate the LE-SAM flow (original or rescaled clock) with ``solve_ivp``.
 
     The field is continuous away from the origin (the ``min`` with ``rho_max`` is continuous),
@@ -254,17 +195,8 @@ def integrate_lesam_flow(
     def rhs(_t: float, y: np.ndarray) -> np.ndarray:
         return f(y.reshape(L, d)).ravel()
 
-    def ev_blowup(_t: float, y: np.ndarray) -> float:
-        return float(np.max(np.abs(y)) - blowup)
-
-    def ev_collapse(_t: float, y: np.ndarray) -> float:
-        return float(np.max(np.abs(predictor(y.reshape(1, L, d)))) - collapse)
-
-    ev_blowup.terminal = True  # type: ignore[attr-defined]
-    ev_collapse.terminal = True  # type: ignore[attr-defined]
-    ev_collapse.direction = -1  # type: ignore[attr-defined]
     sol = solve_ivp(rhs, (0.0, t_max), theta.ravel(), method=solver, t_eval=t_eval,
-                    events=[ev_blowup, ev_collapse], rtol=rtol, atol=atol)
+                    events=list(stop_events(L, d, blowup, collapse)), rtol=rtol, atol=atol)
     if sol.status == -1:
         raise RuntimeError(f"solve_ivp failed: {sol.message}")
     status = "ok"

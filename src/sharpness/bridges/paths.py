@@ -30,8 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sharpness.bridges.lesam_flow import BridgeMethod, _batch, lesam_perturbation
+from sharpness.bridges.lesam_flow import BridgeMethod, lesam_perturbation
 from sharpness.diagonal import Dataset, grad, margins, predictor, sam_direction
+from sharpness.diagonal.discrete import _as_batch
 
 STOP_REASONS: tuple[str, ...] = ("margin", "rest", "collapse", "max_steps", "s_max")
 
@@ -71,10 +72,10 @@ def rescaled_field(
         if method == "gd":
             return -grad(theta, data, "rescaled")
         if method == "l2":
-            return -sam_direction(theta, data, "l2", _batch(rho, B)[active], "rescaled")
+            return -sam_direction(theta, data, "l2", _as_batch(rho, B)[active], "rescaled")
         if method == "lesam":
-            eps = lesam_perturbation(theta, data, _batch(sigma, B)[active],
-                                     _batch(rho_max, B)[active], varrho)
+            eps = lesam_perturbation(theta, data, _as_batch(sigma, B)[active],
+                                     _as_batch(rho_max, B)[active], varrho)
             return -grad(theta + eps, data, "rescaled")
         raise ValueError(f"unknown method {method!r}")
 

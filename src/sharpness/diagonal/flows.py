@@ -48,6 +48,25 @@ class FlowResult:
     nfev: int = 0
 
 
+Event = Callable[[float, np.ndarray], float]
+
+
+def stop_events(L: int, d: int, blowup: float, collapse: float) -> tuple[Event, Event]:
+    """Terminal ``solve_ivp`` events of a flow on one ``(L, d)`` state (flattened): ``max|w|``
+    reaches ``blowup``, and the predictor falls to ``collapse`` (``max|beta|``, from above)."""
+
+    def ev_blowup(_t: float, y: np.ndarray) -> float:
+        return float(np.max(np.abs(y)) - blowup)
+
+    def ev_collapse(_t: float, y: np.ndarray) -> float:
+        return float(np.max(np.abs(predictor(y.reshape(1, L, d)))) - collapse)
+
+    ev_blowup.terminal = True  # type: ignore[attr-defined]
+    ev_collapse.terminal = True  # type: ignore[attr-defined]
+    ev_collapse.direction = -1  # type: ignore[attr-defined]
+    return ev_blowup, ev_collapse
+
+
 def flow_field(
     data: Dataset, method: Method, rho: float, clock: Clock
 ) -> Callable[[np.ndarray], np.ndarray]:
@@ -93,16 +112,7 @@ def integrate_flow(
         out[frozen] = 0.0
         return out.ravel()
 
-    def ev_blowup(_t: float, y: np.ndarray) -> float:
-        return float(np.max(np.abs(y)) - blowup)
-
-    ev_blowup.terminal = True  # type: ignore[attr-defined]
-
-    def ev_collapse(_t: float, y: np.ndarray) -> float:
-        return float(np.max(np.abs(predictor(y.reshape(1, L, d)))) - collapse)
-
-    ev_collapse.terminal = True  # type: ignore[attr-defined]
-    ev_collapse.direction = -1  # type: ignore[attr-defined]
+    ev_blowup, ev_collapse = stop_events(L, d, blowup, collapse)
 
     def make_zero_event(k: int) -> Callable[[float, np.ndarray], float]:
         def ev(_t: float, y: np.ndarray) -> float:
