@@ -6,6 +6,8 @@
 # Training asks for a GPU unless the runs are pinned to the CPU (`gradcam.train.device: cpu`,
 # the quick profile), so the quick profile's jobs are not serialised on the global gpu=1.
 
+from sharpness.data.registry import preparation_inputs
+
 GRADCAM = config.get("gradcam")
 
 if GRADCAM:
@@ -15,14 +17,9 @@ if GRADCAM:
     GRADCAM_ROOT = "results/minorfirst/gradcam"
     # Downloaded data sets are prepared once (data_prepare) before any training job reads
     # them, so parallel jobs never fetch the same files; embedded ones and the stand-in need
-    # nothing.
+    # nothing (the data registry says which).
     GRADCAM_DATA = {
-        key: (
-            []
-            if spec["name"].endswith("_embedded") or spec["name"] == "mnist_on_cifar"
-            else [f"results/data/{spec['name']}.json"]
-        )
-        for key, spec in GRADCAM["datasets"].items()
+        key: preparation_inputs(spec["name"]) for key, spec in GRADCAM["datasets"].items()
     }
 
     rule gradcam_train:

@@ -18,8 +18,10 @@ gives the same data set, bit for bit. The padded digit intensity is kept beside 
 (:attr:`Composite.digit_test`), because on this data set "background" has an exact meaning:
 the pixels the digit does not cover. The label is the digit's.
 
-Registry name: ``mnist_on_cifar`` (``load_dataset("mnist_on_cifar")``), always labelled as a
-stand-in (:data:`STAND_IN`) in the data info, and so in every provenance that records it.
+Registry name: ``mnist_on_cifar`` (``load_dataset("mnist_on_cifar")``, registered in
+:mod:`sharpness.data.registry` like any data set), always labelled as a stand-in
+(:data:`STAND_IN`) in the data info, and so in every provenance that records it; the padded
+digits come with it as ``extras["digit_train"]``/``extras["digit_test"]``.
 """
 
 from __future__ import annotations
@@ -31,12 +33,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from sharpness.data.loaders import ArrayDataset, load_embedded
+from sharpness.data.arrays import ArrayDataset
+from sharpness.data.embedded import load_embedded
+from sharpness.data.registry import get_spec
 
 #: registry name of the stand-in
 NAME = "mnist_on_cifar"
-#: the label every figure, caption and provenance carries
-STAND_IN = "MNIST digits composited on CIFAR-10 crops (MNIST-M style) for SVHN"
+#: the label every figure, caption and provenance carries (the registry's)
+STAND_IN: str = get_spec(NAME).stand_in or ""
 #: side of the composite images (SVHN's)
 SIZE = 32
 
@@ -113,8 +117,14 @@ def build_mnist_on_cifar(root: str | os.PathLike[str] | None = None, seed: int =
     return Composite(ds, d_train, d_test)
 
 
-def load_mnist_on_cifar(root: str | os.PathLike[str] | None = None, seed: int = 0
-                        ) -> ArrayDataset:
-    """The stand-in as an :class:`ArrayDataset` (what ``load_dataset("mnist_on_cifar")``
-    returns)."""
-    return build_mnist_on_cifar(root, seed).dataset
+def load_mnist_on_cifar(name: str = NAME, root: str | os.PathLike[str] | None = None, *,
+                        mirror: str | os.PathLike[str] | None = None, download: bool = True,
+                        seed: int = 0) -> ArrayDataset:
+    """The stand-in as an :class:`ArrayDataset` with its padded digits in ``extras`` (the
+    registry's loader: ``load_dataset("mnist_on_cifar")``). Built from the committed subsets,
+    so ``mirror`` and ``download`` do not apply."""
+    if name != NAME:
+        raise ValueError(f"load_mnist_on_cifar builds {NAME!r}, not {name!r}")
+    comp = build_mnist_on_cifar(root, seed)
+    comp.dataset.extras = {"digit_train": comp.digit_train, "digit_test": comp.digit_test}
+    return comp.dataset

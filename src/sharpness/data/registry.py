@@ -4,6 +4,12 @@ Checksums are of the files as the loaders read them (for MNIST, the decompressed
 so a copy is recognised whichever source it came from. Where the official publisher gives only
 an MD5 (torchvision's archive checksums), the MD5 is used and the record says so; ImageNet,
 PACS and VLCS are checked by layout because no checksum of them is published.
+
+Each spec also says how the set is loaded (:attr:`DatasetSpec.loader`, a ``module:function``
+imported on first use, so this module never imports torch) and whether the workflow must
+prepare it first (:attr:`DatasetSpec.needs_preparing`; :func:`preparation_inputs` is the one
+answer every rule file asks). Stand-ins built from other sets (``mnist_on_cifar``) are
+registered here like any data set.
 """
 
 from __future__ import annotations
@@ -47,6 +53,16 @@ class DatasetSpec:
     stand_in: str | None = field(default=None)
     #: folder under the data root holding it, when not ``<name>`` (the committed subsets)
     subdir: str | None = None
+    #: ``module:function`` that loads it as tensors (see :mod:`sharpness.data.loaders`)
+    loader: str | None = None
+    #: whether the workflow prepares it (``sharpness data prepare``) before a job reads it:
+    #: not for committed or built sets, nor for user-provided ones (checked by their own step)
+    needs_preparing: bool = True
+
+
+#: the output of the workflow's ``data_prepare`` job for a data set
+PREPARED = "results/data/{name}.json"
+_LOADERS = "sharpness.data.loaders:"
 
 
 _MNIST_BASE = ("https://ossci-datasets.s3.amazonaws.com/mnist/",
@@ -73,11 +89,12 @@ def _add(spec: DatasetSpec) -> None:
 
 _add(DatasetSpec(
     name="mnist", title="MNIST (60k train / 10k test)", source="torchvision.datasets.MNIST",
-    files=_mnist_files(), urls=_MNIST_BASE,
+    files=_mnist_files(), urls=_MNIST_BASE, loader=_LOADERS + "load_mnist",
     mirror_layouts=("MNIST/raw/{remote}", "mnist/MNIST/raw/{remote}", "{remote}"),
     licence="CC BY-SA 3.0", citation="LeCun, Cortes, Burges. The MNIST database (1998)."))
 _add(DatasetSpec(
     name="cifar10", title="CIFAR-10 (50k train / 10k test)", source="torchvision.datasets.CIFAR10",
+    loader=_LOADERS + "load_torchvision",
     files=(FileSpec("cifar-10-batches-py/batches.meta", remote="cifar-10-python.tar.gz",
                     unpack="untar", remote_md5="c58f30108f718f92721af3b95e9d43e1"),),
     urls=("https://www.cs.toronto.edu/~kriz/",),
@@ -97,6 +114,7 @@ _add(DatasetSpec(
 _add(DatasetSpec(
     name="cifar100", title="CIFAR-100 (50k train / 10k test)",
     source="torchvision.datasets.CIFAR100",
+    loader=_LOADERS + "load_torchvision",
     files=(FileSpec("cifar-100-python/meta", remote="cifar-100-python.tar.gz",
                     unpack="untar", remote_md5="eb9058c3a382ffc7106e4002c42a8d85"),),
     urls=("https://www.cs.toronto.edu/~kriz/",), licence="research use",
@@ -104,6 +122,7 @@ _add(DatasetSpec(
 _add(DatasetSpec(
     name="svhn", title="SVHN cropped digits (73k train / 26k test)",
     source="torchvision.datasets.SVHN",
+    loader=_LOADERS + "load_torchvision",
     files=(FileSpec("train_32x32.mat", md5="e26dedcc434d2e4c54c9b2d4a06d8373"),
            FileSpec("test_32x32.mat", md5="eb5a983be6a315427106f1b164d9cef3")),
     urls=("http://ufldl.stanford.edu/housenumbers/",), licence="non-commercial use",
@@ -111,6 +130,7 @@ _add(DatasetSpec(
     "learning (2011)."))
 _add(DatasetSpec(
     name="imagenet", title="ImageNet ILSVRC-2012", source="torchvision.datasets.ImageFolder",
+    loader=_LOADERS + "load_imagenet_folders", needs_preparing=False,
     user_provided=True, required_dirs=("train", "val"), licence="ImageNet terms of access",
     citation="Russakovsky et al. ImageNet Large Scale Visual Recognition Challenge (2015).",
     notes="set `data.imagenet` in the config (or SHARPNESS_IMAGENET) to a folder with "
@@ -118,6 +138,7 @@ _add(DatasetSpec(
 _add(DatasetSpec(
     name="pacs", title="PACS (photo, art painting, cartoon, sketch)",
     source="torchvision.datasets.ImageFolder per domain",
+    loader=_LOADERS + "load_domain_folders", needs_preparing=False,
     required_dirs=("photo", "art_painting", "cartoon", "sketch"),
     urls=("https://drive.google.com/uc?id=1JFr8f805nMUelQWWmfnJR3y4_SYoN5Pd",),
     licence="research use", citation="Li et al. Deeper, broader and artier domain "
@@ -127,6 +148,7 @@ _add(DatasetSpec(
 _add(DatasetSpec(
     name="vlcs", title="VLCS (VOC2007, LabelMe, Caltech101, SUN09)",
     source="torchvision.datasets.ImageFolder per domain",
+    loader=_LOADERS + "load_domain_folders", needs_preparing=False,
     required_dirs=("VOC2007", "LabelMe", "Caltech101", "SUN09"),
     urls=("https://drive.google.com/uc?id=1skwblH1_okBwxWxmRsp9_qi15hyPpxg8",),
     licence="research use", citation="Fang, Xu, Rockmore. Unbiased metric learning (ICCV "
@@ -138,6 +160,7 @@ _add(DatasetSpec(
     files=(FileSpec("mnist_train5000_test1000.npz",
                     sha256="c06e7cf3c1588c3525e6a37896c99c4cce89051ffd89aa736f8b7bc7c6c65de4"),),
     mirror_layouts=("embedded/{remote}", "{remote}"), subdir="embedded",
+    loader="sharpness.data.embedded:load_embedded", needs_preparing=False,
     licence="CC BY-SA 3.0", citation="LeCun, Cortes, Burges (1998)."))
 _add(DatasetSpec(
     name="cifar10_embedded", title="CIFAR-10, first 4,000 train and 1,000 test images (exact)",
@@ -145,7 +168,21 @@ _add(DatasetSpec(
     files=(FileSpec("cifar10_train4000_test1000.npz",
                     sha256="5e81f99fe5af185b32d0cb5efbf72c956a858f8e684fdfba6995f9e197878f5c"),),
     mirror_layouts=("embedded/{remote}", "{remote}"), subdir="embedded",
+    loader="sharpness.data.embedded:load_embedded", needs_preparing=False,
     licence="research use", citation="Krizhevsky (2009)."))
+
+_add(DatasetSpec(
+    name="mnist_on_cifar", title="SVHN stand-in: MNIST digits composited on CIFAR-10 crops",
+    source="built from mnist_embedded and cifar10_embedded (sharpness.data.composite)",
+    loader="sharpness.data.composite:load_mnist_on_cifar", needs_preparing=False,
+    licence="CC BY-SA 3.0 (MNIST) and research use (CIFAR-10)",
+    citation="Ganin & Lempitsky. Unsupervised domain adaptation by backpropagation (2015).",
+    stand_in="MNIST digits composited on CIFAR-10 crops (MNIST-M style) for SVHN"))
+
+
+def base_name(name: str) -> str:
+    """The registry name of a data-set name: ``pacs:photo`` (train on one domain) → ``pacs``."""
+    return name.split(":", 1)[0]
 
 
 def get_spec(name: str) -> DatasetSpec:
@@ -157,3 +194,10 @@ def get_spec(name: str) -> DatasetSpec:
 
         raise DataError(f"unknown data set {name!r}; known: {', '.join(sorted(DATASETS))}") \
             from None
+
+
+def preparation_inputs(name: str) -> list[str]:
+    """What a job reading data set ``name`` waits for: the ``data_prepare`` output when the set
+    needs preparing (downloads, mirrors), nothing for committed, built or user-provided sets."""
+    spec = get_spec(base_name(name))
+    return [PREPARED.format(name=spec.name)] if spec.needs_preparing else []

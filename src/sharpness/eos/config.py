@@ -15,6 +15,7 @@ import copy
 import re
 from typing import Any
 
+from sharpness.data.registry import preparation_inputs
 from sharpness.errors import ConfigError
 
 
@@ -137,9 +138,9 @@ def setting_gpu(setting: dict[str, Any]) -> int:
 
 
 def setting_data_inputs(setting: dict[str, Any]) -> list[str]:
-    """The data-preparation output a setting needs (none for the committed embedded subsets)."""
-    name = setting.get("dataset", "mnist_embedded")
-    return [] if name.endswith("_embedded") else [f"results/data/{name}.json"]
+    """The data-preparation output a setting needs (the registry's answer: none for the
+    committed embedded subsets)."""
+    return preparation_inputs(setting.get("dataset", "mnist_embedded"))
 
 
 def sweep_path(name: str, root: str = "results/eos") -> str:

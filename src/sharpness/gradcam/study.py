@@ -104,19 +104,13 @@ def load_panel_data(params: Mapping[str, Any], dataset: str, root: str = "data"
                     ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, np.ndarray, dict[str, Any]]:
     """Panel images, labels, test-set indices, background masks and the data info."""
     from sharpness.data import load_dataset
-    from sharpness.data.composite import NAME as COMPOSITE
-    from sharpness.data.composite import build_mnist_on_cifar
     from sharpness.gradcam.background import mask_from_config
     from sharpness.gradcam.panel import select_panel
 
     spec = dataset_spec(params, dataset)
     root = spec.get("data_root", root)
-    digits = None
-    if spec["name"] == COMPOSITE:
-        comp = build_mnist_on_cifar(root)
-        ds, digits = comp.dataset, comp.digit_test
-    else:
-        ds = load_dataset(spec["name"], root)
+    ds = load_dataset(spec["name"], root)
+    digits = ds.extras.get("digit_test")  # the stand-in's exact digit masks
     if spec.get("test_size"):
         ds.x_test, ds.y_test = ds.x_test[:spec["test_size"]], ds.y_test[:spec["test_size"]]
     panel = params["panel"]

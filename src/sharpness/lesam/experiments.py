@@ -36,6 +36,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from sharpness.data.registry import preparation_inputs
+
 RUNS_DIR = "results/lesam/runs"
 GLMC_DIR = "results/lesam/glmc"
 SOURCE_KEY = "source"
@@ -265,12 +267,10 @@ EVAL_ITEMS = {"robustness": "table_robustness", "domain_gen": "table_domain_gen"
 
 
 def data_inputs(cfg: dict[str, Any]) -> list[str]:
-    """The data-preparation output a run needs (none for the committed embedded sets, and
-    none for ImageNet, which is user-provided and checked by its own step)."""
-    name = cfg["dataset"]
-    if name.endswith("_embedded") or name == "imagenet" or ":" in name:
-        return []
-    return [f"results/data/{name}.json"]
+    """The data-preparation output a run needs (the registry's answer: none for the committed
+    embedded sets, nor for ImageNet/PACS/VLCS, which are user-provided and checked by their
+    own step)."""
+    return preparation_inputs(cfg["dataset"])
 
 
 def data_root(data: dict[str, Any], cfg: dict[str, Any]) -> str:

@@ -1,0 +1,110 @@
+"""Every module of the package imports, and no two modules import each other (even lazily).
+
+The import graph is read from the source (every ``import`` statement, at module level or
+inside a function: a lazy import that closes a cycle is still a cycle in the design), so a
+cycle is found whether or not Python would trip on it at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import sharpness
+
+SRC = Path(sharpness.__file__).resolve().parent
+PACKAGE = "sharpness"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The package modules that module ``name`` imports (``from pkg import mod`` → pkg.mod)."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative import
+                base = name.split(".")[: len(name.split(".")) - node.level + is_package]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in MODULES else target)
+    return {m for m in found if m in MODULES and m != name}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the package modules it imports."""
+    return {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected component larger than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert find_cycles(graph) == [["a", "b", "c"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_lazy_and_from_imports():
+    graph = import_graph()
+    assert "sharpness.data.registry" in graph["sharpness.data.fetch"]  # from-import of names
+    assert "sharpness.data.arrays" in graph["sharpness.data.composite"]
+    # a function-level import counts (Grad-CAM loads its data lazily)
+    assert "sharpness.data" in graph["sharpness.gradcam.study"]
+
+
+def test_no_import_cycle_in_the_package():
+    cycles = find_cycles(import_graph())
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_module_imports(name):
+    importlib.import_module(name)
