@@ -3,7 +3,7 @@
 #
 #   snakemake --cores all                                         # quick profile (default)
 #   snakemake --cores all --configfile workflow/config/paper.yaml # paper scale
-#   snakemake figures/minorfirst/slice_l1_gd.pdf                  # one figure, only what it needs
+#   snakemake figures/minorfirst/l1_maxmargin.pdf                 # one figure, only what it needs
 #   snakemake --cores all eos_all                                  # one paper (minorfirst|lesam|eos|bridges)_all
 
 from snakemake.utils import min_version, validate
