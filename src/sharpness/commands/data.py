@@ -16,7 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("data", help="prepare or list data sets")
     sub = parser.add_subparsers(dest="action", required=True)
     prep = sub.add_parser("prepare", help="find a verified copy (local, mirror, download)")
-    prep.add_argument("name", choices=sorted(DATASETS))
+    # only sets with a copy on disk (files or folders); a built stand-in has none to prepare
+    prep.add_argument("name", choices=sorted(n for n, s in DATASETS.items()
+                                             if s.files or s.required_dirs))
     prep.add_argument("--root", default="data")
     prep.add_argument("--mirror", default=None, help="folder with ready copies")
     prep.add_argument("--no-download", dest="download", action="store_false")
