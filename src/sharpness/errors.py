@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
+from typing import TypeVar
+
+V = TypeVar("V")
 
 
 class SharpnessError(Exception):
@@ -23,3 +26,13 @@ def reject_unknown(where: str, given: Iterable[str], known: Collection[str]) -> 
     unknown = sorted(set(given) - set(known))
     if unknown:
         raise ConfigError(f"{where} has unknown key(s) {unknown}; known: {sorted(known)}")
+
+
+def lookup(table: Mapping[str, V], name: str, what: str,
+           error: type[Exception] = ValueError) -> V:
+    """``table[name]``; an unknown name raises ``error`` naming it and the known ones
+    (``what``: what the table holds, e.g. ``"model"``)."""
+    try:
+        return table[name]
+    except KeyError:
+        raise error(f"unknown {what} {name!r}; known: {', '.join(sorted(table))}") from None

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sharpness.errors import DataError, lookup
+
 
 @dataclass(frozen=True)
 class FileSpec:
@@ -135,41 +137,47 @@ _add(DatasetSpec(
     citation="Russakovsky et al. ImageNet Large Scale Visual Recognition Challenge (2015).",
     notes="set `data.imagenet` in the config (or SHARPNESS_IMAGENET) to a folder with "
     "train/<wnid>/*.JPEG and val/<wnid>/*.JPEG"))
-_add(DatasetSpec(
-    name="pacs", title="PACS (photo, art painting, cartoon, sketch)",
-    source="torchvision.datasets.ImageFolder per domain",
-    loader=_LOADERS + "load_domain_folders", needs_preparing=False,
-    required_dirs=("photo", "art_painting", "cartoon", "sketch"),
-    urls=("https://drive.google.com/uc?id=1JFr8f805nMUelQWWmfnJR3y4_SYoN5Pd",),
-    licence="research use", citation="Li et al. Deeper, broader and artier domain "
-    "generalization (ICCV 2017).", user_provided=True,
-    notes="the official copy is on Google Drive (the id DomainBed's download script uses); "
-    "unpack so that data/pacs/<domain>/<class>/*.jpg exists"))
-_add(DatasetSpec(
-    name="vlcs", title="VLCS (VOC2007, LabelMe, Caltech101, SUN09)",
-    source="torchvision.datasets.ImageFolder per domain",
-    loader=_LOADERS + "load_domain_folders", needs_preparing=False,
-    required_dirs=("VOC2007", "LabelMe", "Caltech101", "SUN09"),
-    urls=("https://drive.google.com/uc?id=1skwblH1_okBwxWxmRsp9_qi15hyPpxg8",),
-    licence="research use", citation="Fang, Xu, Rockmore. Unbiased metric learning (ICCV "
-    "2013).", user_provided=True,
-    notes="unpack so that data/vlcs/<domain>/<class>/*.jpg exists"))
-_add(DatasetSpec(
-    name="mnist_embedded", title="MNIST, first 5,000 train and 1,000 test images (exact)",
-    source="committed in data/embedded/",
-    files=(FileSpec("mnist_train5000_test1000.npz",
-                    sha256="c06e7cf3c1588c3525e6a37896c99c4cce89051ffd89aa736f8b7bc7c6c65de4"),),
-    mirror_layouts=("embedded/{remote}", "{remote}"), subdir="embedded",
-    loader="sharpness.data.embedded:load_embedded", needs_preparing=False,
-    licence="CC BY-SA 3.0", citation="LeCun, Cortes, Burges (1998)."))
-_add(DatasetSpec(
-    name="cifar10_embedded", title="CIFAR-10, first 4,000 train and 1,000 test images (exact)",
-    source="committed in data/embedded/",
-    files=(FileSpec("cifar10_train4000_test1000.npz",
-                    sha256="5e81f99fe5af185b32d0cb5efbf72c956a858f8e684fdfba6995f9e197878f5c"),),
-    mirror_layouts=("embedded/{remote}", "{remote}"), subdir="embedded",
-    loader="sharpness.data.embedded:load_embedded", needs_preparing=False,
-    licence="research use", citation="Krizhevsky (2009)."))
+
+
+def _domains(name: str, title: str, domains: tuple[str, ...], drive_id: str, citation: str,
+             notes: str) -> DatasetSpec:
+    """A user-provided domain-generalisation set: ``data/<name>/<domain>/<class>/*.jpg``,
+    checked by layout, loaded one training domain at a time (``<name>:<domain>``)."""
+    return DatasetSpec(
+        name=name, title=title, source="torchvision.datasets.ImageFolder per domain",
+        loader=_LOADERS + "load_domain_folders", needs_preparing=False, required_dirs=domains,
+        urls=(f"https://drive.google.com/uc?id={drive_id}",), licence="research use",
+        citation=citation, user_provided=True,
+        notes=notes + f"unpack so that data/{name}/<domain>/<class>/*.jpg exists")
+
+
+_add(_domains("pacs", "PACS (photo, art painting, cartoon, sketch)",
+              ("photo", "art_painting", "cartoon", "sketch"), "1JFr8f805nMUelQWWmfnJR3y4_SYoN5Pd",
+              "Li et al. Deeper, broader and artier domain generalization (ICCV 2017).",
+              "the official copy is on Google Drive (the id DomainBed's download script uses); "))
+_add(_domains("vlcs", "VLCS (VOC2007, LabelMe, Caltech101, SUN09)",
+              ("VOC2007", "LabelMe", "Caltech101", "SUN09"), "1skwblH1_okBwxWxmRsp9_qi15hyPpxg8",
+              "Fang, Xu, Rockmore. Unbiased metric learning (ICCV 2013).", ""))
+
+
+def _embedded(name: str, title: str, path: str, sha256: str, licence: str,
+              citation: str) -> DatasetSpec:
+    """A committed subset: one ``.npz`` in ``data/embedded/``, verified by SHA-256 on load."""
+    return DatasetSpec(
+        name=name, title=title, source="committed in data/embedded/",
+        files=(FileSpec(path, sha256=sha256),), mirror_layouts=("embedded/{remote}", "{remote}"),
+        subdir="embedded", loader="sharpness.data.embedded:load_embedded",
+        needs_preparing=False, licence=licence, citation=citation)
+
+
+_add(_embedded("mnist_embedded", "MNIST, first 5,000 train and 1,000 test images (exact)",
+               "mnist_train5000_test1000.npz",
+               "c06e7cf3c1588c3525e6a37896c99c4cce89051ffd89aa736f8b7bc7c6c65de4",
+               "CC BY-SA 3.0", "LeCun, Cortes, Burges (1998)."))
+_add(_embedded("cifar10_embedded", "CIFAR-10, first 4,000 train and 1,000 test images (exact)",
+               "cifar10_train4000_test1000.npz",
+               "5e81f99fe5af185b32d0cb5efbf72c956a858f8e684fdfba6995f9e197878f5c",
+               "research use", "Krizhevsky (2009)."))
 
 _add(DatasetSpec(
     name="mnist_on_cifar", title="SVHN stand-in: MNIST digits composited on CIFAR-10 crops",
@@ -187,13 +195,7 @@ def base_name(name: str) -> str:
 
 def get_spec(name: str) -> DatasetSpec:
     """The registry entry for ``name``; unknown names list the known ones."""
-    try:
-        return DATASETS[name]
-    except KeyError:
-        from sharpness.errors import DataError
-
-        raise DataError(f"unknown data set {name!r}; known: {', '.join(sorted(DATASETS))}") \
-            from None
+    return lookup(DATASETS, name, "data set", DataError)
 
 
 def preparation_inputs(name: str) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from torch import nn
 
+from sharpness.errors import lookup
 from sharpness.models.resnets import ScaledResNet, resnet18_cifar, resnet50, resnet101
 from sharpness.models.small import FCN, ScaledLinear, SmallCNN, cnn, fcn
 from sharpness.models.vit import PretrainedWeightsUnavailable, vit_b_16, vit_small
@@ -47,11 +48,7 @@ def model_options(name: str) -> dict[str, Any]:
 
 
 def _builder(name: str) -> ModelBuilder:
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise ValueError(f"unknown model {name!r}; known: {', '.join(sorted(MODELS))}") \
-            from None
+    return lookup(MODELS, name, "model")
 
 
 def build_model(name: str, num_classes: int, in_channels: int, image_size: int,
