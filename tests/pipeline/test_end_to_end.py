@@ -61,9 +61,12 @@ def test_run_numbers_are_real(built):
 
     with np.load(built / "results/minorfirst/l1_maxmargin/data.npz") as data:
         cosine = data["single_gd_cos"][0]
+        closed = data["single_closed_cos"][0]
     assert len(cosine) == 101  # 400 steps recorded every 4: the test's config reached the job
     assert np.all(np.diff(cosine) > 0)  # GD turns steadily toward the max-margin direction
     assert cosine[-1] > 0.9
+    # at L=1 on one example GD's iterate is alpha 1 + s mu exactly: the run is that formula
+    np.testing.assert_allclose(cosine, closed, atol=1e-12)
 
 
 def test_audit_prints_chain(built, bin_dir):
