@@ -73,10 +73,11 @@ PREAMBLE="Measured on $(date -u +%Y-%m-%d) by \`benchmarks/quick_budget.sh\` at 
 clone, the quick profile, $HOW under \`/usr/bin/time -v\`, on $(nproc) cores
 (${CPU:-unknown CPU}), $(free -g | awk '/Mem:/{print $2}') GB RAM, no GPU, load average before the run
 $LOAD. $ROWS"
+PARTS=(--parts "$WORK/benchmarks/quick_parts.yaml" --cores "$CORES")  # where the job time goes
 if [ -n "${NO_README:-}" ]; then
-    "$VENV/bin/sharpness" budget "${timings[@]}" --preamble "$PREAMBLE"
+    "$VENV/bin/sharpness" budget "${timings[@]}" "${PARTS[@]}" --preamble "$PREAMBLE"
 else
-    "$VENV/bin/sharpness" budget "${timings[@]}" --preamble "$PREAMBLE" \
+    "$VENV/bin/sharpness" budget "${timings[@]}" "${PARTS[@]}" --preamble "$PREAMBLE" \
         --out "$SRC/benchmarks/quick_budget.md" --readme "$SRC/README.md"
     echo "table written to $SRC/benchmarks/quick_budget.md and README.md"
 fi

@@ -113,3 +113,36 @@ def test_collect_names_a_top_level_rule_by_its_file(tmp_path):
     papers = {b.paper: b for b in collect(tmp_path)}
     assert set(papers) == {"claims", "eos", "lesam"}
     assert papers["claims"].slowest_job == "claims"
+
+
+def test_parts_group_jobs_by_glob_first_match_wins(tmp_path):
+    """eos/a and eos/b go to the first part whose glob matches; lesam/c to the catch-all;
+    the cores-busy line is CPU time over wall time of the whole run."""
+    from sharpness.budget import Timing, collect_parts, parts_markdown, read_parts
+
+    _benchmarks(tmp_path / "bench")
+    spec = tmp_path / "parts.yaml"
+    spec.write_text("- {label: only a, globs: ['eos/a']}\n- {label: eos, globs: ['eos/*']}\n")
+    parts = collect_parts(tmp_path / "bench", read_parts(spec))
+    assert [(p.label, p.jobs, p.wall_s) for p in parts] == [
+        ("only a", 1, 10.0), ("eos", 1, 5.5), ("everything else", 1, 2.0)]
+    table = parts_markdown(parts, Timing(wall_s=100.0, cpu_s=150.0, max_rss_mb=1, exit_status=0))
+    assert table.index("| only a |") < table.index("| eos |")  # largest part first
+    assert "Cores busy on average: 1.50 of 2" in table and "about 900 CPU-s" in table
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- {label: no globs}\n")
+    with pytest.raises(SharpnessError, match="entry 0 needs a 'label' and a list of 'globs'"):
+        read_parts(bad)
+
+
+def test_quick_parts_file_covers_the_quick_profile():
+    """The committed groups parse, and their globs name the quick profile's job kinds."""
+    from pathlib import Path
+
+    from sharpness.budget import read_parts
+
+    groups = read_parts(Path(__file__).parents[1] / "benchmarks/quick_parts.yaml")
+    assert groups[-1][1] == ["*"]  # a last catch-all: every job lands in a named part
+    globs = [g for _, gs in groups for g in gs]
+    assert "eos/setting_abl_*" in globs and globs.index("eos/setting_abl_*") < \
+        globs.index("eos/setting_*")  # ablations are counted apart from the main settings

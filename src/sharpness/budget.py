@@ -13,10 +13,12 @@ those and this module joins both into the README's table.
 from __future__ import annotations
 
 import csv
+import fnmatch
 import os
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sharpness.errors import SharpnessError
@@ -142,6 +144,73 @@ def markdown(budgets: list[PaperBudget], timings: dict[str, Timing] | None = Non
               f"{max((b.max_rss_mb for b in budgets), default=0):.0f}", ""]
     lines.append("| " + " | ".join(total) + " |")
     return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Part:
+    """Benchmark files of one named part of a profile (a group of jobs by glob pattern)."""
+
+    label: str
+    jobs: int = 0
+    wall_s: float = 0.0
+    largest: list[tuple[str, float]] = field(default_factory=list)
+
+
+def read_parts(path: str | os.PathLike[str]) -> list[tuple[str, list[str]]]:
+    """``[(label, [glob, ...]), ...]`` from a YAML list of ``{label, globs}`` (globs relative
+    to the benchmark root, without ``.tsv``; the first part whose glob matches takes a job)."""
+    import yaml
+
+    rows = yaml.safe_load(Path(path).read_text()) or []
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or not row.get("label") or not row.get("globs"):
+            raise SharpnessError(f"{path}: entry {i} needs a 'label' and a list of 'globs'")
+        out.append((str(row["label"]), [str(g) for g in row["globs"]]))
+    return out
+
+
+def collect_parts(root: str | os.PathLike[str], groups: Sequence[tuple[str, list[str]]],
+                  largest: int = 4) -> list[Part]:
+    """Summed job wall time per part, in the order of ``groups``, plus a last part for the jobs
+    no glob matched (if any), each with its ``largest`` slowest jobs."""
+    parts = [Part(label) for label, _ in groups]
+    rest = Part("everything else")
+    for tsv in sorted(Path(root).rglob("*.tsv")):
+        job = str(tsv.relative_to(root).with_suffix(""))
+        with open(tsv) as handle:
+            rows = list(csv.DictReader(handle, delimiter="\t"))
+        if not rows:
+            continue
+        wall = _number(rows[-1].get("s"))
+        part = next((p for p, (_, globs) in zip(parts, groups, strict=True)
+                     if any(fnmatch.fnmatch(job, g) for g in globs)), rest)
+        part.jobs += 1
+        part.wall_s += wall
+        part.largest.append((job, wall))
+    out = [p for p in parts if p.jobs] + ([rest] if rest.jobs else [])
+    for p in out:
+        p.largest = sorted(p.largest, key=lambda x: -x[1])[:largest]
+    return out
+
+
+def parts_markdown(parts: Sequence[Part], whole: Timing | None = None, cores: int = 2,
+                   goal_minutes: float = 10.0) -> str:
+    """Where the summed job time goes, largest part first; with ``whole`` (the run's
+    ``/usr/bin/time``) also how many cores were busy and how much CPU time a run of
+    ``goal_minutes`` on ``cores`` cores could hold at that rate."""
+    lines = ["| part | jobs | summed job wall time (s) | largest jobs (s) |",
+             "|---|---:|---:|---|"]
+    for p in sorted(parts, key=lambda x: -x.wall_s):
+        big = ", ".join(f"{job.split('/')[-1]} {s:.0f}" for job, s in p.largest)
+        lines.append(f"| {p.label} | {p.jobs} | {p.wall_s:.0f} | {big} |")
+    text = "\n".join(lines) + "\n"
+    if whole and whole.wall_s > 0:
+        busy = whole.cpu_s / whole.wall_s
+        text += (f"\nCores busy on average: {busy:.2f} of {cores} (CPU time / wall time). At "
+                 f"that rate a {goal_minutes:g}-minute run holds about "
+                 f"{busy * goal_minutes * 60:,.0f} CPU-s; this one took {whole.cpu_s:,.0f}.\n")
+    return text
 
 
 def replace_block(document: str, block: str) -> str:

@@ -6,7 +6,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sharpness.budget import collect, markdown, parse_time_v, replace_block
+from sharpness.budget import (
+    collect,
+    collect_parts,
+    markdown,
+    parse_time_v,
+    parts_markdown,
+    read_parts,
+    replace_block,
+)
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 
@@ -22,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "per paper")
     parser.add_argument("--preamble", default="",
                         help="text put above the table (machine, date, commit)")
+    parser.add_argument("--parts", default=None, metavar="YAML",
+                        help="also a table of where the summed job time goes, by the named "
+                             "groups of jobs in this file (benchmarks/quick_parts.yaml)")
+    parser.add_argument("--cores", type=int, default=2,
+                        help="cores the timed run had (for the cores-busy line of --parts)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     parser.add_argument("--readme", default=None,
                         help="replace the table between the budget markers in this file")
@@ -41,6 +54,10 @@ def _run(args: argparse.Namespace) -> int:
             raise SharpnessError(f"--timing {entry!r}: no such file {path}")
         timings[paper] = parse_time_v(path)
     table = markdown(budgets, timings)
+    if args.parts:
+        parts = collect_parts(args.root, read_parts(args.parts))
+        table += ("\nWhere the summed job time goes (groups of "
+                  f"`{Path(args.parts).as_posix()}`):\n\n" + parts_markdown(parts, timings.get("all"), cores=args.cores))
     text = (args.preamble.rstrip() + "\n\n" if args.preamble else "") + table
     print(text, end="")
     if args.out:
