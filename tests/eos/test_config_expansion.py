@@ -112,3 +112,12 @@ def test_an_ablation_name_taken_by_a_main_setting_is_an_error():
     eos["settings"]["abl_loss_ce"] = {"model": "fcn"}
     with pytest.raises(ConfigError, match="abl_loss_ce"):
         expand_settings(eos)
+
+
+def test_ablation_max_steps_overrides_the_base_cap_of_every_variant():
+    eos = copy.deepcopy(EOS)
+    base_cap = ablation_settings(eos)["abl_width_16"].get("max_steps")
+    eos["ablations"]["max_steps"] = 4321
+    variants = ablation_settings(eos)
+    assert base_cap != 4321
+    assert {v["max_steps"] for v in variants.values()} == {4321}

@@ -64,6 +64,8 @@ def ablation_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 _set_dotted(setting, key, val)
             setting["lrs"] = []
             setting["lr_factors"] = list(abl.get("lr_factors", base.get("lr_factors", [])))
+            if "max_steps" in abl:
+                setting["max_steps"] = abl["max_steps"]
             setting["label"] = f"{spec.get('label', factor)} = {_show(value, spec)}"
             setting["ablation"] = {"factor": factor, "label": spec.get("label", factor),
                                    "value": _show(value, spec)}
