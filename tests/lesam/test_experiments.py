@@ -50,11 +50,7 @@ def test_quick_profile_shape():
     runs = training_runs(section)
     cifar = {r["optimizer"] for r in runs.values() if r["group"] == "cifar10_resnet18"}
     assert cifar == {"sgd", "sam", "sam_linf", "asam", "esam", "fsam", "eigensam", "lesam"}
-    # per-entry seeds override the group's
-    assert {r["seed"] for r in runs.values()
-            if r["group"] == "cifar10_resnet18" and r["optimizer"] == "sam"} == {0, 1}
-    assert {r["seed"] for r in runs.values()
-            if r["group"] == "cifar10_resnet18" and r["optimizer"] == "asam"} == {0}
+    assert {r["seed"] for r in runs.values() if r["group"] == "cifar10_resnet18"} == {0}
     ft = runs["transfer_finetune-lesam-s0"]
     assert ft["depends"] == ["transfer_pretrain-sgd-s0"]
     assert ft["config"]["init_from"].endswith("transfer_pretrain-sgd-s0/model.pt")
@@ -62,6 +58,22 @@ def test_quick_profile_shape():
                if r["group"] in ("imagenet_resnet50", "transfer_finetune", "domain_mnist"))
     assert set(glmc_runs(section)) == {f"lt{f}-{o}-s0" for f in (100, 50)
                                        for o in ("sgd", "sam", "lesam")}
+
+
+def test_evidence_profile_pairs_five_seeds_and_keeps_per_entry_seeds():
+    section = yaml.safe_load((ROOT / "workflow/config/evidence.yaml").read_text())["lesam"]
+    runs = training_runs(section)
+
+    def seeds(group: str, optimizer: str) -> set[int]:
+        return {r["seed"] for r in runs.values()
+                if r["group"] == group and r["optimizer"] == optimizer}
+
+    for optimizer in ("sgd", "sam", "lesam"):
+        assert seeds("cifar10_resnet18", optimizer) == set(range(5))
+        assert seeds("domain_mnist", optimizer) == set(range(5))
+    # per-entry seeds override the group's
+    assert seeds("cifar10_resnet18", "asam") == {0}
+    assert len(glmc_runs(section)) == 2 * 3 * 3
 
 
 def test_paper_profile_scale():
