@@ -132,7 +132,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     from sharpness.gradcam.background import background_share
     from sharpness.gradcam.maps import gradcam_maps
     from sharpness.io import atomic_save_npz, read_json
-    from sharpness.provenance import input_entry, write_run_provenance
+    from sharpness.provenance import write_run_provenance
     from sharpness.train import load_trained_model
 
     if threads:
@@ -169,8 +169,9 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                                       "seeds": seeds, "optimizers": params["optimizers"],
                                       "runs": inputs},
                          data=[info], stand_ins=stand_ins(spec),
+                         # the training runs, by content: they enter the id, and
+                         # `sharpness audit` follows the chain to them
+                         inputs=inputs,
                          extra={"massless_maps": int(np.isnan(shares).sum()),
-                                "panel_size": n,
-                                # the training runs, so `sharpness audit` follows the chain
-                                "inputs": [input_entry(d) for d in inputs]})
+                                "panel_size": n})
     return {"shares": shares, "test_acc": test_acc}
