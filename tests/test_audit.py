@@ -69,6 +69,7 @@ def test_folder_input_id_does_not_depend_on_where_or_when(tmp_path):
     shutil.copytree(run, copy)
     (copy / ".lock").write_text("12345")
     (copy / ".sweep.json.x.tmp").write_text("half")
+    (copy / "timing.jsonl").write_text('{"epoch": 1, "seconds": 3.2}\n')
     fig_a = _figure(tmp_path / "fa/fig.pdf", [run])
     fig_b = _figure(tmp_path / "fb/fig.pdf", [copy])
     assert fig_a["id"] == fig_b["id"]
@@ -219,3 +220,25 @@ def test_audit_settings_prints_the_resolved_settings_as_yaml(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"# settings of {tmp_path / 'run'}: run ")
     assert yaml.safe_load(out) == {**params, "seed": 3}
+
+
+def test_audit_scan_flags_orphaned_records_across_a_folder(tmp_path, capsys):
+    """`audit --scan`: every record under a folder, one line each; the sidecar of a figure
+    that is gone and a run left running by a dead process are named, the rest pass."""
+    run = _run(tmp_path / "results/run")
+    _figure(tmp_path / "figures/kept.pdf", [run])
+    _figure(tmp_path / "figures/gone.pdf", [run])
+    (tmp_path / "figures/gone.pdf").unlink()
+    _running(tmp_path / "results/killed", pid=_dead_pid(), host=socket.gethostname())
+    capsys.readouterr()
+    assert main(["audit", "--scan", str(tmp_path / "results"), str(tmp_path / "figures")]) == 1
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert any(line.startswith("ok") and line.endswith(str(run)) for line in lines)
+    assert any(line.startswith("ok") and "kept.pdf" in line for line in lines)
+    assert any(line.startswith("FAIL") and "gone.pdf" in line for line in lines)
+    assert any(line.startswith("FAIL") and "interrupted" in line for line in lines)
+    assert "ORPHANED" in err and "INTERRUPTED" in err
+    (tmp_path / "figures/gone.provenance.json").unlink()
+    shutil.rmtree(tmp_path / "results/killed")
+    assert main(["audit", "--scan", str(tmp_path / "results"), str(tmp_path / "figures")]) == 0

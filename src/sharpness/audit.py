@@ -25,7 +25,7 @@ from typing import Any
 from sharpness import audit_checks as checks
 from sharpness.cache import flatten
 from sharpness.io import read_json
-from sharpness.provenance import find_provenance
+from sharpness.provenance import PROVENANCE_NAME, SIDECAR_SUFFIX, find_provenance
 
 _DIRTY = "!!! DIRTY TREE"
 
@@ -204,6 +204,34 @@ def audit_tree(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 0
     return {"path": str(path), "provenance": str(prov), "dirty": bool(dirty_line(record)),
             "status": checks.run_status(record), "problems": checks.problems(prov, record),
             "record": record, "inputs": children}
+
+
+def scan_lines(folders: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+    """``(lines, problems)``: every record under ``folders`` (run ``provenance.json`` files and
+    sidecars), one line each, with the checks of :mod:`sharpness.audit_checks` on it: how to
+    find orphaned records (a sidecar whose figure is gone), files replaced, inputs changed
+    and interrupted runs across a whole campaign."""
+    lines: list[str] = []
+    found: list[str] = []
+    digests: dict[Path, str | None] = {}
+    for folder in folders:
+        records = sorted({*Path(folder).rglob(PROVENANCE_NAME),
+                          *Path(folder).rglob(f"*{SIDECAR_SUFFIX}")})
+        for prov in records:
+            try:
+                record = read_json(prov)
+            except (OSError, ValueError) as exc:
+                found.append(f"{prov}: UNREADABLE: {exc}")
+                lines.append(f"FAIL unreadable record {prov}: {exc}")
+                continue
+            bad = checks.problems(prov, record, digests)
+            found += [f"{prov}: {p}" for p in bad]
+            lines.append(f"{'FAIL' if bad else 'ok  '} {record.get('kind')} {record.get('id')} "
+                         f"{checks.run_status(record)}: {record.get('artifact') or prov.parent}")
+            lines += [f"       !!! {p}" for p in bad]
+        if not records:
+            lines.append(f"{folder}: no provenance records under it")
+    return lines, found
 
 
 def settings_yaml(path: str | os.PathLike[str]) -> str:

@@ -77,8 +77,11 @@ def locate_input(path: str, record: Mapping[str, Any]) -> Path | None:
     return next((c for c in candidates if c.exists()), None)
 
 
-def input_problems(record: Mapping[str, Any]) -> list[str]:
-    """Inputs that are gone or whose content is no longer the recorded one."""
+def input_problems(record: Mapping[str, Any], digests: dict[Path, str | None] | None = None
+                   ) -> list[str]:
+    """Inputs that are gone or whose content is no longer the recorded one (``digests``, when
+    given, keeps each input's digest for the next record that reads it)."""
+    digests = {} if digests is None else digests
     problems = []
     for entry in record.get("inputs", []):
         path = locate_input(entry["path"], record)
@@ -87,7 +90,9 @@ def input_problems(record: Mapping[str, Any]) -> list[str]:
                             f"{str(entry.get('sha256'))[:12]})")
             continue
         want = entry.get("sha256")
-        if want and (now := content_sha256(path)) != want:
+        if want and path.resolve() not in digests:
+            digests[path.resolve()] = content_sha256(path)
+        if want and (now := digests[path.resolve()]) != want:
             problems.append(f"INPUT CHANGED: {entry['path']}: sha256 {str(now)[:12]} now, "
                             f"{want[:12]} when this was made (made from other numbers)")
     return problems
@@ -168,6 +173,8 @@ def status_problems(record: Mapping[str, Any]) -> list[str]:
             f"{host}, last heartbeat {heartbeat}); rerun it to resume"]
 
 
-def problems(prov: Path, record: Mapping[str, Any]) -> list[str]:
+def problems(prov: Path, record: Mapping[str, Any],
+             digests: dict[Path, str | None] | None = None) -> list[str]:
     """Every check above on one record."""
-    return output_problems(prov, record) + input_problems(record) + status_problems(record)
+    return (output_problems(prov, record) + input_problems(record, digests)
+            + status_problems(record))

@@ -110,9 +110,12 @@ def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
 
 
 def _outside_content(name: str) -> bool:
-    """Files of a folder that say when or who, not what: temporary files of atomic writes and
-    hidden files (locks, heartbeats) are left out of its digest."""
-    return name.startswith(".") or name.endswith((".tmp", ".lock", ".pid"))
+    """Files of a folder that say when, where or who, not what, are left out of its digest:
+    hidden files and temporary files of atomic writes, locks, pids, logs, heartbeats and
+    wall-clock timings (a run keeps those apart from its metrics, which are functions of its
+    config and seed alone; a figure that reads a timing file names that file as its input)."""
+    return (name.startswith((".", "timing", "heartbeat"))
+            or name.endswith((".tmp", ".lock", ".pid", ".log")))
 
 
 def folder_digest(folder: str | os.PathLike[str]) -> str:

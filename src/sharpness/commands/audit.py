@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
 from sharpness.errors import SharpnessError
 from sharpness.provenance import find_provenance
@@ -25,6 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("paths", nargs="+", help="figure/table file or run directory")
     parser.add_argument("--depth", type=int, default=6, help="how deep to follow inputs")
     parser.add_argument("--json", action="store_true", help="the chain as JSON")
+    parser.add_argument("--scan", action="store_true",
+                        help="treat the paths as folders and check every record under them, "
+                             "one line each (orphaned records, replaced files, changed "
+                             "inputs, interrupted runs)")
     parser.add_argument("--settings", action="store_true",
                         help="print only the resolved settings each path's record used "
                              "(its params and seed), as YAML")
@@ -50,10 +56,15 @@ def _need(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the chain (or the settings) for every path; fail if one has no provenance;
     exit 1 when a check on the disk fails (the failures are listed again at the end)."""
-    import sys
+    from sharpness.audit import audit_report, audit_tree, scan_lines, settings_yaml
 
-    from sharpness.audit import audit_report, audit_tree, settings_yaml
-
+    if args.scan:
+        missing = [p for p in args.paths if not os.path.isdir(p)]
+        if missing:
+            raise SharpnessError(f"--scan takes folders; not a folder: {', '.join(missing)}")
+        lines, found = scan_lines(args.paths)
+        print("\n".join(lines))
+        return _verdict(found)
     for path in args.paths:
         _need(path)
     if args.settings:
@@ -68,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
         lines, problems = audit_report(path, max_depth=args.depth)
         print("\n".join(lines))
         found += problems
+    return _verdict(found)
+
+
+def _verdict(found: list[str]) -> int:
+    """Exit code 1 and the failed checks again on stderr when any failed, else 0."""
     if found:
         print(f"\n{len(found)} check(s) failed:", *(f"  {p}" for p in found), sep="\n",
               file=sys.stderr)
