@@ -227,7 +227,8 @@ def scan_lines(folders: Sequence[str | os.PathLike[str]]) -> tuple[list[str], li
             bad = checks.problems(prov, record, digests)
             found += [f"{prov}: {p}" for p in bad]
             lines.append(f"{'FAIL' if bad else 'ok  '} {record.get('kind')} {record.get('id')} "
-                         f"{checks.run_status(record)}: {record.get('artifact') or prov.parent}")
+                         f"(status {checks.run_status(record)}): "
+                         f"{record.get('artifact') or prov.parent}")
             lines += [f"       !!! {p}" for p in bad]
         if not records:
             lines.append(f"{folder}: no provenance records under it")
