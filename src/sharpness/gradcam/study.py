@@ -81,6 +81,7 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
     summary written to ``out/runs.json``: one entry per run with its folder and final numbers.
     """
     from sharpness.io import atomic_write_json
+    from sharpness.provenance import write_run_provenance
     from sharpness.train import train
 
     out = Path(out)
@@ -97,6 +98,11 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
                             "final_train_loss": final["final_train_loss"]})
     summary = {"dataset": dataset, "optimizer": optimizer, "runs": entries}
     atomic_write_json(out / RUNS_FILE, summary)
+    # the group's own record (after its summary), naming its runs: `audit runs.json` works
+    write_run_provenance(out, params={"dataset": dataset, "optimizer": optimizer,
+                                      "alphas": list(params["alphas"]),
+                                      "seeds": list(params["seeds"])},
+                         inputs=[e["dir"] for e in entries])
     return summary
 
 
