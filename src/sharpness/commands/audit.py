@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "with their recorded content, records whose output is gone (orphaned), "
                     "runs left 'running' by a dead process (interrupted). Each failed check "
                     "is a '!!!' line. Exit code 0 when every check passes, 1 when one fails.")
-    parser.add_argument("paths", nargs="+", help="figure/table file or run directory")
+    parser.add_argument("paths", nargs="+",
+                        help="figure/table file or run directory (folders with --scan)")
     parser.add_argument("--depth", type=int, default=6, help="how deep to follow inputs")
     parser.add_argument("--json", action="store_true", help="the chain as JSON")
     parser.add_argument("--scan", action="store_true",
