@@ -9,7 +9,16 @@ import pytest
 from sharpness.audit import audit_lines
 from sharpness.cli import main
 from sharpness.io import atomic_write_json
-from sharpness.provenance import RunRecord, code_version, write_artifact_provenance
+from sharpness.provenance import RunRecord, artifact_record, code_version, commit_artifact_record
+
+
+def write_artifact_provenance(artifact, **kw):
+    """A figure the way :func:`sharpness.plots.save_figure` makes one: the record's id
+    stamped into the file, the file written, then the record."""
+    record = artifact_record(artifact, **kw)
+    artifact.parent.mkdir(parents=True, exist_ok=True)
+    artifact.write_bytes(f"%PDF sharpness-provenance:{record['id']}".encode())
+    return commit_artifact_record(record)
 
 
 def test_run_record_statuses(tmp_path):

@@ -4,7 +4,10 @@
 An audit prints the artifact's record, then its inputs: what all inputs share (params, code,
 packages, device, data) once, then for each input only what differs from the others, and so on
 down the chain. A record made from uncommitted changes is flagged on a line of its own, with
-the changed files. ``--json`` gives the same chain as nested records for machines.
+the changed files. Each record is checked against the disk (:mod:`sharpness.audit_checks`):
+its files, their stamps and hashes, its inputs' content, a dead owner of a ``running`` run; a
+failed check is a ``!!!`` line. ``--json`` gives the same chain as nested records for machines;
+:func:`settings_yaml` gives the resolved settings of one record as YAML.
 
 A diff compares two records part by part, the parts the content-addressed id is made of
 (kind, params, seed, code, data, inputs), plus the package versions: e.g. a figure drawn again
@@ -19,9 +22,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness import audit_checks as checks
 from sharpness.cache import flatten
 from sharpness.io import read_json
-from sharpness.provenance import find_provenance
+from sharpness.provenance import PROVENANCE_NAME, SIDECAR_SUFFIX, find_provenance
 
 _DIRTY = "!!! DIRTY TREE"
 
@@ -69,8 +73,15 @@ def _facts(record: Mapping[str, Any]) -> dict[str, Any]:
     return facts
 
 
-def _header(record: Mapping[str, Any], path: Any, prov: Path, pad: str) -> list[str]:
-    status = record.get("status")
+def _header(record: Mapping[str, Any], path: Any, prov: Path, pad: str,
+            sink: list[str]) -> list[str]:
+    """The record's first lines, then a ``!!!`` line for each failed check (also added to
+    ``sink``): a file not the one recorded, an input changed, an interrupted run."""
+    found = checks.problems(prov, record)
+    sink += [f"{path}: {p}" for p in found]
+    status = checks.run_status(record)
+    if any(p.startswith("ORPHANED") for p in found):
+        status = f"ORPHANED (the record says {status}, its output is gone)"
     extra = ""
     if status == "diverged":
         step = record.get("diverged_step", record.get("diverged_at_step"))
@@ -84,7 +95,7 @@ def _header(record: Mapping[str, Any], path: Any, prov: Path, pad: str) -> list[
     loud = dirty_line(record)
     if loud:
         lines.insert(1, f"{pad}  {loud}")
-    return lines
+    return lines + [f"{pad}  !!! {p}" for p in found]
 
 
 def _fact_lines(facts: Mapping[str, Any], pad: str) -> list[str]:
@@ -108,11 +119,21 @@ def _fact_lines(facts: Mapping[str, Any], pad: str) -> list[str]:
     return lines
 
 
+def audit_report(path: str | os.PathLike[str], max_depth: int = 6
+                 ) -> tuple[list[str], list[str]]:
+    """``(lines, problems)``: the chain of :func:`audit_lines` and every failed check in it
+    (see :mod:`sharpness.audit_checks`), each naming the file it concerns."""
+    found: list[str] = []
+    return audit_lines(path, max_depth, _problems=found), found
+
+
 def audit_lines(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 0,
-                _seen: set[str] | None = None) -> list[str]:
-    """Human-readable provenance chain of ``path``: its record, then what its inputs share
-    (once) and what differs per input, recursively."""
+                _seen: set[str] | None = None, _problems: list[str] | None = None
+                ) -> list[str]:
+    """Human-readable provenance chain of ``path``: its record and the checks on its files,
+    then what its inputs share (once) and what differs per input, recursively."""
     seen = set() if _seen is None else _seen
+    sink = [] if _problems is None else _problems
     pad = "  " * _depth
     loaded = load_record(path)
     if loaded is None:
@@ -122,7 +143,7 @@ def audit_lines(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 
     if key in seen:
         return [f"{pad}{path}: (see above, {prov})"]
     seen.add(key)
-    lines = _header(record, path, prov, pad)
+    lines = _header(record, path, prov, pad, sink)
     lines += _fact_lines(_facts(record), pad + "  ")
     if record.get("command"):
         lines.append(f"{pad}  command:  {' '.join(record['command'])}")
@@ -152,20 +173,22 @@ def audit_lines(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 
             lines.append(f"{pad}    {entry['path']}: (see above, {cprov})")
             continue
         if entry.get("id") and crecord.get("id") != entry["id"]:
-            lines.append(f"{pad}    !!! {entry['path']}: its record is now {crecord.get('id')}, "
-                         f"the artifact was made from {entry['id']} (rebuilt since)")
+            rebuilt = (f"INPUT REBUILT: {entry['path']}: its record is now {crecord.get('id')}, "
+                       f"the artifact was made from {entry['id']}")
+            sink.append(f"{path}: {rebuilt}")
+            lines.append(f"{pad}    !!! {rebuilt}")
         if len(facts) > 1:
             seen.add(ckey)
-            head = _header(crecord, entry["path"], cprov, pad + "    ")
+            head = _header(crecord, entry["path"], cprov, pad + "    ", sink)
             if dirty_line(crecord) and dirty_line(crecord) == dirty_line(record):
                 head[1] = f"{pad}      {_DIRTY} (the same uncommitted changes as above)"
             lines += head
             own = {k: v for k, v in _facts(crecord).items() if k not in shared}
             lines += _fact_lines(own, pad + "      ")
             for sub in crecord.get("inputs", []):
-                lines += audit_lines(sub["path"], max_depth, _depth + 3, seen)
+                lines += audit_lines(sub["path"], max_depth, _depth + 3, seen, sink)
         else:
-            lines += audit_lines(entry["path"], max_depth, _depth + 2, seen)
+            lines += audit_lines(entry["path"], max_depth, _depth + 2, seen, sink)
     return lines
 
 
@@ -179,7 +202,56 @@ def audit_tree(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 0
     children = [] if _depth >= max_depth else [
         audit_tree(entry["path"], max_depth, _depth + 1) for entry in record.get("inputs", [])]
     return {"path": str(path), "provenance": str(prov), "dirty": bool(dirty_line(record)),
+            "status": checks.run_status(record), "problems": checks.problems(prov, record),
             "record": record, "inputs": children}
+
+
+def scan_lines(folders: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
+    """``(lines, problems)``: every record under ``folders`` (run ``provenance.json`` files and
+    sidecars), one line each, with the checks of :mod:`sharpness.audit_checks` on it: how to
+    find orphaned records (a sidecar whose figure is gone), files replaced, inputs changed
+    and interrupted runs across a whole campaign."""
+    lines: list[str] = []
+    found: list[str] = []
+    digests: dict[Path, str | None] = {}
+    for folder in folders:
+        records = sorted({*Path(folder).rglob(PROVENANCE_NAME),
+                          *Path(folder).rglob(f"*{SIDECAR_SUFFIX}")})
+        for prov in records:
+            try:
+                record = read_json(prov)
+            except (OSError, ValueError) as exc:
+                found.append(f"{prov}: UNREADABLE: {exc}")
+                lines.append(f"FAIL unreadable record {prov}: {exc}")
+                continue
+            bad = checks.problems(prov, record, digests)
+            found += [f"{prov}: {p}" for p in bad]
+            lines.append(f"{'FAIL' if bad else 'ok  '} {record.get('kind')} {record.get('id')} "
+                         f"(status {checks.run_status(record)}): "
+                         f"{record.get('artifact') or prov.parent}")
+            lines += [f"       !!! {p}" for p in bad]
+        if not records:
+            lines.append(f"{folder}: no provenance records under it")
+    return lines, found
+
+
+def settings_yaml(path: str | os.PathLike[str]) -> str:
+    """The resolved settings the record of ``path`` holds (its ``params``, and its ``seed`` when
+    the params leave it out), as YAML under a comment naming the record: what the run used,
+    after every default and override was applied, in the config's own language."""
+    import yaml
+
+    loaded = load_record(path)
+    if loaded is None:
+        raise FileNotFoundError(f"no provenance record for {path}")
+    prov, record = loaded
+    settings = dict(record.get("params") or {})
+    if record.get("seed") is not None and "seed" not in settings:
+        settings["seed"] = record["seed"]
+    head = (f"# settings of {path}: {record.get('kind')} {record.get('id')}, "
+            f"status {checks.run_status(record)} (record {prov})\n")
+    return head + yaml.safe_dump(settings, sort_keys=True, default_flow_style=False,
+                                 allow_unicode=True)
 
 
 # -- diff ------------------------------------------------------------------------------------

@@ -43,10 +43,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(func(args) or 0)
+        code = int(func(args) or 0)
     except SharpnessError as exc:
+        _discard_stale_record(args)
         print(f"sharpness {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BaseException:
+        _discard_stale_record(args)
+        raise
+    if code != 0:
+        _discard_stale_record(args)
+    return code
+
+
+def _discard_stale_record(args: argparse.Namespace) -> None:
+    """A failed job leaves no record of its output file (Snakemake removes the output itself):
+    a sidecar left from an earlier build would vouch for a file that is stale or gone."""
+    out = getattr(args, "out", None)
+    if isinstance(out, str) and out:
+        from sharpness.provenance import discard_artifact_record
+
+        removed = discard_artifact_record(out)
+        if removed is not None:
+            print(f"sharpness {args.command}: removed the stale record {removed}",
+                  file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,16 @@ start/end time and command, so ``sharpness audit FILE`` can walk any number back
 The ``id`` is content-addressed (:func:`content_id`): the SHA-256 of the kind, the resolved
 params, the seed, the code fingerprint (the sources of every ``sharpness`` module the process
 loaded, as on disk, so a dirty tree counts, plus the numeric packages' versions), the data
-checksums, and the SHA-256 of every input file (or the id of the record of an input folder).
-Different inputs give different ids; the same artifact from the same inputs and code gives the
-same id on any machine (no paths, hosts or times enter it). ``sharpness diff A B`` says which of
-those parts differ between two records.
+checksums, and every input's content: the SHA-256 of an input file, or the digest of an input
+folder (:func:`folder_digest`: each file's path and SHA-256, each record inside it by its id),
+together with the id of the record behind the input. Different inputs give different ids; the
+same artifact from the same inputs and code gives the same id on any machine (no paths, hosts or
+times enter it). ``sharpness diff A B`` says which of those parts differ between two records.
+
+An artifact's sidecar is written last, once its files are complete (:func:`artifact_record`
+builds the record, the caller stamps the id into the files, :func:`commit_artifact_record`
+adds the files' SHA-256 and writes it), so a record never describes a file that was not
+written; :func:`discard_artifact_record` removes a stale one when its job fails.
 """
 
 from __future__ import annotations
@@ -103,6 +109,48 @@ def file_sha256(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+def _outside_content(name: str) -> bool:
+    """Files of a folder that say when, where or who, not what, are left out of its digest:
+    hidden files and temporary files of atomic writes, locks, pids, logs, heartbeats and
+    wall-clock timings (a run keeps those apart from its metrics, which are functions of its
+    config and seed alone; a figure that reads a timing file names that file as its input)."""
+    return (name.startswith((".", "timing", "heartbeat"))
+            or name.endswith((".tmp", ".lock", ".pid", ".log")))
+
+
+def folder_digest(folder: str | os.PathLike[str]) -> str:
+    """SHA-256 of a folder's content: every file's relative path and SHA-256, in path order;
+    a provenance record inside it enters by its ``id`` (its times and hosts are not content).
+
+    Two copies of one run folder digest alike wherever they lie; a changed number in any of
+    its files changes the digest."""
+    folder = Path(folder)
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder)
+        if any(_outside_content(part) for part in rel.parts):
+            continue
+        if path.name == PROVENANCE_NAME or path.name.endswith(SIDECAR_SUFFIX):
+            try:
+                value = f"record {read_json(path).get('id')}"
+            except (OSError, ValueError):
+                value = f"unreadable record {file_sha256(path)}"
+        else:
+            value = file_sha256(path)
+        digest.update(f"{rel.as_posix()}\0{value}\n".encode())
+    return digest.hexdigest()
+
+
+def content_sha256(path: str | os.PathLike[str]) -> str | None:
+    """SHA-256 of a file or :func:`folder_digest` of a folder (``None`` when it is gone)."""
+    path = Path(path)
+    if path.is_file():
+        return file_sha256(path)
+    if path.is_dir():
+        return folder_digest(path)
+    return None
+
+
 #: Keys of a data entry that name where it lies, not what it is (left out of ids).
 _DATA_PLACE_KEYS = ("file", "path", "root", "folder", "dir")
 
@@ -157,9 +205,12 @@ def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | 
 def write_run_provenance(run_dir: str | os.PathLike[str], *, params: dict[str, Any],
                          seed: int | None = None, data: Sequence[dict[str, Any]] = (),
                          stand_ins: Sequence[str] = (), status: str = "ok",
+                         inputs: Sequence[str | os.PathLike[str]] = (),
                          extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write ``run_dir/provenance.json`` for a finished run and return the record."""
-    record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins)
+    """Write ``run_dir/provenance.json`` for a finished run and return the record; ``inputs``
+    (files or folders it read, e.g. the runs it evaluated) enter its id."""
+    record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins,
+                         inputs=inputs)
     record.update(status=status, ended=now_iso(), **(extra or {}))
     atomic_write_json(Path(run_dir) / PROVENANCE_NAME, record)
     return record
@@ -235,12 +286,15 @@ def find_provenance(path: str | os.PathLike[str]) -> Path | None:
 
 
 def input_entry(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Describe one input of an artifact: its path, the SHA-256 of its content (a file) and
-    the id of the record behind it."""
+    """Describe one input of an artifact: its path, the SHA-256 of its content (a file's, or a
+    folder's :func:`folder_digest`) and the id of the record behind it."""
     prov = find_provenance(path)
     entry: dict[str, Any] = {"path": str(path)}
-    if Path(path).is_file():
-        entry["sha256"] = file_sha256(path)
+    digest = content_sha256(path)
+    if digest is not None:
+        entry["sha256"] = digest
+    if Path(path).is_dir():
+        entry["folder"] = True
     if prov is not None:
         try:
             record = read_json(prov)
@@ -251,20 +305,50 @@ def input_entry(path: str | os.PathLike[str]) -> dict[str, Any]:
     return entry
 
 
+def artifact_record(artifact: str | os.PathLike[str], *, kind: str,
+                    inputs: Sequence[str | os.PathLike[str]] = (),
+                    params: dict[str, Any] | None = None, caption: str | None = None,
+                    stand_ins: Sequence[str] = (), data: Sequence[dict[str, Any]] = (),
+                    outputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
+    """The record of a figure, table or evaluation, not yet written: its ``id`` is known, so
+    the caller can stamp it into the files before :func:`commit_artifact_record`."""
+    record = base_record(kind, params, data=data, stand_ins=stand_ins, inputs=inputs)
+    record.update(artifact=str(artifact), outputs=[str(p) for p in outputs or [artifact]],
+                  caption=caption, status="ok")
+    return record
+
+
+def commit_artifact_record(record: dict[str, Any]) -> dict[str, Any]:
+    """Add the SHA-256 of every output (all must exist: the record comes last) and the end
+    time, then write the sidecar; returns the record."""
+    missing = [p for p in record["outputs"] if not Path(p).is_file()]
+    if missing:
+        raise FileNotFoundError(f"provenance of {record['artifact']}: output(s) "
+                                f"{', '.join(missing)} not written; no record made")
+    record["output_sha256"] = {p: file_sha256(p) for p in record["outputs"]}
+    record["ended"] = now_iso()
+    atomic_write_json(sidecar_path(record["artifact"]), record)
+    return record
+
+
 def write_artifact_provenance(artifact: str | os.PathLike[str], *, kind: str,
                               inputs: Sequence[str | os.PathLike[str]] = (),
                               params: dict[str, Any] | None = None,
                               caption: str | None = None, stand_ins: Sequence[str] = (),
                               data: Sequence[dict[str, Any]] = (),
                               outputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
-    """Write the sidecar of a figure or table and return its record (``id`` included)."""
-    record = base_record(kind, params, data=data, stand_ins=stand_ins, inputs=inputs)
-    record.update(
-        artifact=str(artifact),
-        outputs=[str(p) for p in outputs],
-        caption=caption,
-        status="ok",
-        ended=now_iso(),
-    )
-    atomic_write_json(sidecar_path(artifact), record)
-    return record
+    """Write the sidecar of a finished figure, table or evaluation (its files already written;
+    ``outputs`` defaults to the artifact alone) and return its record (``id`` included)."""
+    return commit_artifact_record(artifact_record(
+        artifact, kind=kind, inputs=inputs, params=params, caption=caption,
+        stand_ins=stand_ins, data=data, outputs=outputs))
+
+
+def discard_artifact_record(artifact: str | os.PathLike[str]) -> Path | None:
+    """Remove the sidecar of ``artifact`` (its job failed: the record would vouch for files
+    that are stale or gone); returns the path removed, or ``None``."""
+    side = sidecar_path(artifact)
+    if Path(artifact).is_dir() or not side.is_file():
+        return None
+    side.unlink()
+    return side

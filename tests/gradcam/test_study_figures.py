@@ -148,6 +148,14 @@ def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
     out = make_outputs(params, {"svhn": tmp_path / "maps"}, tmp_path / "gradcam.pdf",
                        tmp_path / "gradcam_table.md")
     assert len(out["rows"]) == 6
+    # the chain reaches every training run, through the maps' record (the runs in its id)
+    from sharpness.audit import audit_report
+
+    lines, problems = audit_report(tmp_path / "gradcam.pdf")
+    text = "\n".join(lines)
+    assert problems == [] and "no provenance record" not in text, problems
+    assert f"run {prov['id']}: {runs / 'sam' / 'alpha0.5_seed0'}" in text
+    assert all(e["sha256"] and e["id"] for e in maps_prov["inputs"])
 
 
 def test_one_seed_caption_claims_no_interval(tmp_path: Path) -> None:

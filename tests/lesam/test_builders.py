@@ -172,3 +172,30 @@ def test_build_jobs_do_not_import_torch(root, item, imports_torch):
         f"assert main(['lesam', 'build', {item!r}, '--params', {json.dumps(SECTION)!r}, "
         f"'--root', {str(root)!r}, '--out', {str(out)!r}]) == 0")
     assert out.with_suffix(".csv").exists()
+
+
+@pytest.mark.parametrize("item,ext", [("table_robustness", "md"), ("table_domain_gen", "md"),
+                                      ("fig_flatness", "pdf"), ("table_cost", "md")])
+def test_audit_of_a_table_built_from_lesam_eval_reaches_the_training_runs(root, item, ext):
+    """`lesam eval` writes its record, with the run folders it evaluated as inputs: the chain
+    of every table and figure built from an evaluation reaches the training runs."""
+    from sharpness.audit import audit_report
+
+    out = _build(root, item, ext)
+    lines, problems = audit_report(out)
+    text = "\n".join(lines)
+    assert problems == [], problems
+    assert "no provenance record" not in text
+    assert "evaluation " in text  # the eval file's own record, in the chain
+    what = {"table_robustness": "robustness", "table_domain_gen": "domain_gen",
+            "fig_flatness": "flatness", "table_cost": "cost"}[item]
+    record = json.loads(sidecar_path(root / "results/lesam/eval" / f"{what}.json").read_text())
+    spec = SECTION["items"][item]
+    expected = [] if item == "table_cost" else [
+        rid for rid, r in training_runs(SECTION).items() if r["group"] == spec["group"]
+        and r["label"] in spec.get("optimizers", [r["label"]])
+        and r["seed"] in spec.get("seeds", [r["seed"]])]
+    assert sorted(e["path"].rsplit("/", 1)[-1] for e in record["inputs"]) == sorted(expected)
+    for rid in expected:  # each training run, with its own record, in the audit's chain
+        run_id = json.loads((root / RUNS_DIR / rid / "provenance.json").read_text())["id"]
+        assert f"run {run_id}: {root / RUNS_DIR / rid}" in text

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 
 from sharpness.errors import SharpnessError
 from sharpness.provenance import find_provenance
@@ -17,10 +19,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print, for a figure, table or run, the runs it came from with code "
                     "version (a dirty tree flagged loudly), parameters (those shared by the "
                     "inputs once, then what differs per input), seeds, data checksums and "
-                    "device.")
-    parser.add_argument("paths", nargs="+", help="figure/table file or run directory")
+                    "device; and check every record against the disk: the file's own "
+                    "provenance stamp and SHA-256 against its record, inputs still present "
+                    "with their recorded content, records whose output is gone (orphaned), "
+                    "runs left 'running' by a dead process (interrupted). Each failed check "
+                    "is a '!!!' line. Exit code 0 when every check passes, 1 when one fails.")
+    parser.add_argument("paths", nargs="+",
+                        help="figure/table file or run directory (folders with --scan)")
     parser.add_argument("--depth", type=int, default=6, help="how deep to follow inputs")
     parser.add_argument("--json", action="store_true", help="the chain as JSON")
+    parser.add_argument("--scan", action="store_true",
+                        help="treat the paths as folders and check every record under them, "
+                             "one line each (orphaned records, replaced files, changed "
+                             "inputs, interrupted runs)")
+    parser.add_argument("--settings", action="store_true",
+                        help="print only the resolved settings each path's record used "
+                             "(its params and seed), as YAML")
     parser.set_defaults(func=run)
     diff = subparsers.add_parser(
         "diff", help="why two versions of a figure, table or run differ",
@@ -41,18 +55,45 @@ def _need(path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the chain for every path; fail if one has no provenance."""
-    from sharpness.audit import audit_lines, audit_tree
+    """Print the chain (or the settings) for every path; fail if one has no provenance;
+    exit 1 when a check on the disk fails (the failures are listed again at the end)."""
+    from sharpness.audit import audit_report, audit_tree, scan_lines, settings_yaml
 
+    if args.scan:
+        missing = [p for p in args.paths if not os.path.isdir(p)]
+        if missing:
+            raise SharpnessError(f"--scan takes folders; not a folder: {', '.join(missing)}")
+        lines, found = scan_lines(args.paths)
+        print("\n".join(lines))
+        return _verdict(found)
     for path in args.paths:
         _need(path)
+    if args.settings:
+        print("\n".join(settings_yaml(p) for p in args.paths), end="")
+        return 0
     if args.json:
         trees = [audit_tree(p, max_depth=args.depth) for p in args.paths]
         print(json.dumps(trees if len(trees) > 1 else trees[0], indent=2, sort_keys=True))
-        return 0
+        return 1 if any(_failed(t) for t in trees) else 0
+    found: list[str] = []
     for path in args.paths:
-        print("\n".join(audit_lines(path, max_depth=args.depth)))
+        lines, problems = audit_report(path, max_depth=args.depth)
+        print("\n".join(lines))
+        found += problems
+    return _verdict(found)
+
+
+def _verdict(found: list[str]) -> int:
+    """Exit code 1 and the failed checks again on stderr when any failed, else 0."""
+    if found:
+        print(f"\n{len(found)} check(s) failed:", *(f"  {p}" for p in found), sep="\n",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+def _failed(tree: dict) -> bool:
+    return bool(tree.get("problems")) or any(_failed(c) for c in tree.get("inputs", []))
 
 
 def run_diff(args: argparse.Namespace) -> int:

@@ -50,13 +50,19 @@ def _show(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import evaluate, markdown, write_ledger
+    from sharpness.provenance import write_artifact_provenance
 
     figures = Path(args.figures)
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rows = evaluate(figures, args.profile)
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    write_ledger(rows, out, args.profile)
+    written = write_ledger(rows, out, args.profile)
+    # the ledger's record comes last; its inputs are the CSVs it read (by content and id)
+    read = sorted({item for r in rows for item in str(r.get("items") or "").split(";") if item})
+    write_artifact_provenance(out, kind="ledger", params={"profile": args.profile},
+                              inputs=[c for i in read if (c := figures / f"{i}.csv").is_file()],
+                              outputs=written)
     print(markdown(rows, args.profile), end="")
     return 0
 

@@ -8,7 +8,7 @@ import logging
 from sharpness.data import DATASETS, get_spec, resolve
 from sharpness.data.fetch import STAMP
 from sharpness.io import atomic_write_json
-from sharpness.provenance import file_sha256, now_iso
+from sharpness.provenance import file_sha256, now_iso, write_artifact_provenance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,6 +40,8 @@ def _prepare(args: argparse.Namespace) -> int:
                                  "sha256": files, "verified_stamp": (folder / STAMP).exists(),
                                  "licence": spec.licence, "citation": spec.citation,
                                  "prepared": now_iso()})
+    write_artifact_provenance(args.out, kind="data", params={"dataset": spec.name},
+                              data=[{"name": spec.name, "sha256": files}])
     print(f"{spec.name}: verified copy in {folder}")
     return 0
 

@@ -97,6 +97,7 @@ def _eval(args: argparse.Namespace) -> int:
     from sharpness.io import atomic_write_json
     from sharpness.lesam import evaluate
     from sharpness.lesam.experiments import RUNS_DIR, training_runs
+    from sharpness.provenance import write_artifact_provenance
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -107,22 +108,21 @@ def _eval(args: argparse.Namespace) -> int:
     runs = training_runs(section)
 
     seeds = spec.get("seeds")
+    settings = {"evaluation": args.what, **spec}
 
     def dirs(group: str, labels: list[str] | None) -> list[Path]:
         return [root / RUNS_DIR / rid for rid, r in runs.items()
                 if r["group"] == group and (labels is None or r["label"] in labels)
                 and (seeds is None or r["seed"] in seeds)]
 
+    evaluated = [] if args.what == "cost" else dirs(spec["group"], spec.get("optimizers"))
     if args.what == "robustness":
-        rows = evaluate.robustness_rows(dirs(spec["group"], spec.get("optimizers")),
-                                        radii=spec["radii"], steps=spec["steps"],
+        rows = evaluate.robustness_rows(evaluated, radii=spec["radii"], steps=spec["steps"],
                                         n_test=spec.get("n_test"))
     elif args.what == "domain_gen":
-        rows = evaluate.rotation_rows(dirs(spec["group"], spec.get("optimizers")),
-                                      angles=spec["angles"])
+        rows = evaluate.rotation_rows(evaluated, angles=spec["angles"])
     elif args.what == "flatness":
-        rows = evaluate.flatness_rows(dirs(spec["group"], spec.get("optimizers")),
-                                      n_examples=spec["n_examples"], k=spec["k"],
+        rows = evaluate.flatness_rows(evaluated, n_examples=spec["n_examples"], k=spec["k"],
                                       trace_samples=spec["trace_samples"],
                                       tol=spec.get("tol", 1e-3))
     else:
@@ -130,10 +130,15 @@ def _eval(args: argparse.Namespace) -> int:
 
         config = _merge(base_config(section), spec.get("overrides", {}))
         opts = {name: optimizer_hparams(section, name) for name in spec["optimizers"]}
+        settings.update(config=config, optimizer_hparams=opts)  # no runs read: the settings
         rows = evaluate.cost_rows(config, opts, steps=spec["steps"], rounds=spec["rounds"],
                                   threads=args.threads)
     atomic_write_json(args.out, rows)
-    print(f"{args.out}: {len(rows)} rows")
+    # the record comes after the file; its inputs are the run folders evaluated (by content),
+    # so `sharpness audit` follows a table built from this file back to the training runs
+    record = write_artifact_provenance(args.out, kind="evaluation", inputs=evaluated,
+                                       params=settings)
+    print(f"{args.out}: {len(rows)} rows, provenance {record['id']}")
     return 0
 
 
@@ -151,6 +156,7 @@ def _build(args: argparse.Namespace) -> int:
 
 def _check_imagenet(args: argparse.Namespace) -> int:
     from sharpness.io import atomic_write_json
+    from sharpness.provenance import write_artifact_provenance
 
     path = Path(args.path) if args.path else None
     if path is None:
@@ -165,4 +171,5 @@ def _check_imagenet(args: argparse.Namespace) -> int:
                           f"{', '.join(missing)}; expected train/<wnid>/*.JPEG and "
                           "val/<wnid>/*.JPEG")
     atomic_write_json(args.out, {"imagenet": str(path.resolve()), "ok": True})
+    write_artifact_provenance(args.out, kind="check", params={"check": "imagenet folders"})
     return 0

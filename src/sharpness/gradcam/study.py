@@ -81,6 +81,7 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
     summary written to ``out/runs.json``: one entry per run with its folder and final numbers.
     """
     from sharpness.io import atomic_write_json
+    from sharpness.provenance import write_run_provenance
     from sharpness.train import train
 
     out = Path(out)
@@ -97,6 +98,11 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
                             "final_train_loss": final["final_train_loss"]})
     summary = {"dataset": dataset, "optimizer": optimizer, "runs": entries}
     atomic_write_json(out / RUNS_FILE, summary)
+    # the group's own record (after its summary), naming its runs: `audit runs.json` works
+    write_run_provenance(out, params={"dataset": dataset, "optimizer": optimizer,
+                                      "alphas": list(params["alphas"]),
+                                      "seeds": list(params["seeds"])},
+                         inputs=[e["dir"] for e in entries])
     return summary
 
 
@@ -132,7 +138,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     from sharpness.gradcam.background import background_share
     from sharpness.gradcam.maps import gradcam_maps
     from sharpness.io import atomic_save_npz, read_json
-    from sharpness.provenance import input_entry, write_run_provenance
+    from sharpness.provenance import write_run_provenance
     from sharpness.train import load_trained_model
 
     if threads:
@@ -169,8 +175,9 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                                       "seeds": seeds, "optimizers": params["optimizers"],
                                       "runs": inputs},
                          data=[info], stand_ins=stand_ins(spec),
+                         # the training runs, by content: they enter the id, and
+                         # `sharpness audit` follows the chain to them
+                         inputs=inputs,
                          extra={"massless_maps": int(np.isnan(shares).sum()),
-                                "panel_size": n,
-                                # the training runs, so `sharpness audit` follows the chain
-                                "inputs": [input_entry(d) for d in inputs]})
+                                "panel_size": n})
     return {"shares": shares, "test_acc": test_acc}

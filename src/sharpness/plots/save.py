@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from sharpness.io import atomic_open, atomic_write_text
-from sharpness.provenance import write_artifact_provenance
+from sharpness.provenance import artifact_record, commit_artifact_record
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -99,9 +99,8 @@ def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption
     _evidence_title(fig, level)
     write_csv(csv_path, rows)
     atomic_write_text(stem.with_suffix(".caption.txt"), caption + "\n")
-    record = write_artifact_provenance(pdf, kind="figure", inputs=inputs, params=params,
-                                       caption=caption, stand_ins=stand_ins, data=data,
-                                       outputs=[pdf, png, csv_path])
+    record = artifact_record(pdf, kind="figure", inputs=inputs, params=params, caption=caption,
+                             stand_ins=stand_ins, data=data, outputs=[pdf, png, csv_path])
     meta_pdf = {"Title": stem.name, "Subject": caption[:500],
                 "Keywords": f"sharpness-provenance:{record['id']}", "Creator": "sharpness"}
     meta_png = {"Title": stem.name, "Description": caption,
@@ -111,7 +110,7 @@ def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption
     with atomic_open(png, "wb") as handle:
         fig.savefig(handle, format="png", metadata=meta_png)
     plt.close(fig)
-    return record
+    return commit_artifact_record(record)  # the sidecar last: it vouches for written files
 
 
 def _fmt(value: Any) -> str:
@@ -156,12 +155,11 @@ def save_table(out: str | os.PathLike[str], *, rows: Rows, columns: Sequence[str
                "are defined in figures/README.md.)")
     md, tex, csv_path = (stem.with_suffix(s) for s in (".md", ".tex", ".csv"))
     write_csv(csv_path, rows)
-    record = write_artifact_provenance(md, kind="table", inputs=inputs, params=params,
-                                       caption=caption, stand_ins=stand_ins, data=data,
-                                       outputs=[md, tex, csv_path])
+    record = artifact_record(md, kind="table", inputs=inputs, params=params, caption=caption,
+                             stand_ins=stand_ins, data=data, outputs=[md, tex, csv_path])
     atomic_write_text(md, table_markdown(rows, columns, caption)
                       + f"\n<!-- sharpness-provenance:{record['id']} -->\n")
     atomic_write_text(tex, table_latex(rows, columns, caption)
                       + f"% sharpness-provenance:{record['id']}\n")
     atomic_write_text(stem.with_suffix(".caption.txt"), caption + "\n")
-    return record
+    return commit_artifact_record(record)  # the sidecar last: it vouches for written files
