@@ -3,7 +3,6 @@
 import functools
 import json
 import os
-import shlex
 import sys
 
 from sharpness.cache import code_fingerprint
@@ -28,14 +27,12 @@ def section(*keys):
     return node
 
 
+# `sharpness data prepare` options from the `data` section, one list item per shell word
+# (the rule quotes each with `:q`, so a folder name with spaces stays one argument).
 DATA_ARGS = (
-    f"--root {shlex.quote(str(config['data']['root']))}"
-    + (
-        f" --mirror {shlex.quote(str(config['data']['mirror']))}"
-        if config["data"].get("mirror")
-        else ""
-    )
-    + ("" if config["data"].get("download", True) else " --no-download")
+    ["--root", str(config["data"]["root"])]
+    + (["--mirror", str(config["data"]["mirror"])] if config["data"].get("mirror") else [])
+    + ([] if config["data"].get("download", True) else ["--no-download"])
 )
 
 
