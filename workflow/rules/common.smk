@@ -28,7 +28,7 @@ def section(*keys):
 
 
 # `sharpness data prepare` options from the `data` section, one list item per shell word
-# (the rule quotes each with `:q`, so a folder name with spaces stays one argument).
+# (`{params.data_args:q}` quotes each, so a folder name with spaces stays one argument).
 DATA_ARGS = (
     ["--root", str(config["data"]["root"])]
     + (["--mirror", str(config["data"]["mirror"])] if config["data"].get("mirror") else [])
