@@ -7,10 +7,11 @@
 # the run is pinned to the CPU (the quick profile), so quick jobs are not serialised on it;
 # a run with `gpus: N` (ImageNet in the paper profile) asks for N GPUs and is launched as N
 # DistributedDataParallel processes by torchrun (sharpness.launch, sharpness.train.distributed).
-# User-provided data (ImageNet at data.imagenet, PACS/VLCS under data.root): a run whose
-# folder is missing stops the workflow while it plans the jobs (run_inputs raises with what
-# to put where), so nothing runs for hours first; asking only for other targets is not
-# affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
+# Settings (and, in the paper profile, their sources) are checked while the workflow plans
+# (sharpness.config_check, called by the Snakefile). User-provided data (ImageNet at
+# data.imagenet, PACS/VLCS under data.root): a run whose folder is missing stops the workflow
+# while it plans the jobs (run_inputs raises with what to put where), so nothing runs for
+# hours first; asking only for other targets is not affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
 # lesam_check_imagenet, which checks the class folders before training.
 # Each step gets as params only the part of the lesam section it reads (training: its run's
 # config; others: lesam_exp.step_section), so a setting change reruns only what reads it.
@@ -23,13 +24,6 @@ from sharpness.launch import mem_mb as launch_mem_mb
 from sharpness.lesam import experiments as lesam_exp
 
 LESAM = config.get("lesam")
-
-if LESAM and config.get("profile") == "paper":
-    # every optimizer setting of the paper profile names its source (official/paper/choice)
-    _unsourced = lesam_exp.missing_sources(LESAM)
-    if _unsourced:
-        raise ValueError("lesam settings without a source (add `source:` beside them in the "
-                         "config):\n  " + "\n  ".join(_unsourced))
 
 if LESAM:
     LESAM_RUNS = lesam_exp.training_runs(LESAM)
