@@ -5,11 +5,16 @@ import json
 import os
 import sys
 
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
+
 from sharpness.cache import code_fingerprint
 
 # Rules call the `sharpness` command installed beside the Python running Snakemake, so
-# `.venv/bin/snakemake ...` works without activating the environment first.
-shell.prefix(f'export PATH="{os.path.dirname(sys.executable)}:$PATH"; ')
+# `.venv/bin/snakemake ...` works without activating the environment first. With
+# --use-conda, each job runs in envs/environment.yaml instead (the pinned stack, this package
+# installed by environment.post-deploy.sh), so its own `sharpness` must come first.
+if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
+    shell.prefix(f'export PATH="{os.path.dirname(sys.executable)}:$PATH"; ')
 
 
 def as_json(obj):
