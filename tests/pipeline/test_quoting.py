@@ -4,6 +4,7 @@ the shell would)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import pytest
@@ -14,17 +15,34 @@ ROOT, MIRROR = "my data", "my mirror"
 
 
 @pytest.fixture(scope="module")
-def commands(tmp_path_factory, repo, bin_dir):
-    """Every shell command of the quick profile's DAG (all jobs forced), plus one data
-    preparation, with data.root and data.mirror holding spaces, split into words."""
+def dry_run(tmp_path_factory, repo, bin_dir):
+    """The dry run of the quick profile's DAG (all jobs forced), plus one data preparation,
+    with data.root and data.mirror holding spaces, commands printed."""
     workdir = copy_workflow(repo, tmp_path_factory.mktemp("quoting"))
     cfg = write_config(workdir, {"data": {"root": ROOT, "mirror": MIRROR}})
     proc = snakemake(bin_dir, workdir, "all", "results/data/mnist.json", "-n", "-p",
                      "--forceall", "--configfile", str(cfg))
-    lines = [line.split("Shell command:", 1)[1] for line in proc.stdout.splitlines()
-             if "Shell command:" in line]
-    assert len(lines) > 100, proc.stdout[-2000:]
+    return proc.stdout
+
+
+@pytest.fixture(scope="module")
+def commands(dry_run):
+    """Every shell command of the dry run, split into words as the shell would."""
+    lines = [line.split("Shell command:", 1)[1] for line in dry_run.splitlines()
+             if "Shell command:" in line and line.split("Shell command:", 1)[1].strip() != "None"]
+    assert len(lines) > 100, dry_run[-2000:]
     return [shlex.split(line) for line in lines]
+
+
+def test_every_job_says_what_it_makes(dry_run, commands):
+    """Each job that runs a command prints its rule's message (`paper: what (output)`) instead
+    of the bare rule block; only the aggregate `all` has none."""
+    messages = re.findall(r"^Job \d+: (\w+)(?: \w+)?: .+\((\S+)[,)]", dry_run, flags=re.M)
+    assert len(messages) == len(commands)
+    assert {paper for paper, _ in messages} == {"data", "minorfirst", "lesam", "eos", "bridges",
+                                                "claims"}
+    assert all(out.startswith(("results/", "figures/")) for _, out in messages)
+    assert re.findall(r"^(?:local)?rule (\w+):", dry_run, flags=re.M) == ["all"]
 
 
 def _value(words, flag):
