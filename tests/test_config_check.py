@@ -126,13 +126,20 @@ def _properties(ref):
     return SCHEMA["$defs"][ref]["properties"]
 
 
+def _same_keys(schema_keys, code_keys, where):
+    """Name the keys to add to (or remove from) the schema, with a description each."""
+    missing, extra = sorted(set(code_keys) - set(schema_keys)), sorted(set(schema_keys) - set(code_keys))
+    assert not missing and not extra, (f"config.schema.yaml {where}: add {missing} (with a "
+                                       f"description and default), remove {extra}")
+
+
 def test_training_settings_match_the_engine():
     """`$defs/train` has exactly the keys of sharpness.train.config.DEFAULTS, with their
     defaults, so overrides and gradcam.train are checked against what the engine reads."""
     from sharpness.train.config import DEFAULTS
 
     props = _properties("train")
-    assert set(props) == set(DEFAULTS)
+    _same_keys(props, DEFAULTS, "$defs/train")
     for key, value in DEFAULTS.items():
         if "default" in props[key]:
             assert props[key]["default"] == value, key
@@ -143,9 +150,9 @@ def test_eos_settings_match_the_sweep():
 
     props = _properties("eos_setting")
     internal = {"ablation"}  # set by sharpness.eos.config for ablation variants
-    assert set(props) == set(SETTING_DEFAULTS) - internal
+    _same_keys(props, set(SETTING_DEFAULTS) - internal, "$defs/eos_setting")
     for part, defaults in (("flow", FLOW_DEFAULTS), ("measures", MEASURE_DEFAULTS)):
-        assert set(props[part]["properties"]) == set(defaults)
+        _same_keys(props[part]["properties"], defaults, f"$defs/eos_setting.{part}")
         for key, value in defaults.items():
             assert props[part]["properties"][key]["default"] == value, (part, key)
     for key, value in SETTING_DEFAULTS.items():
@@ -164,6 +171,7 @@ def test_glmc_method_matches_its_defaults():
 
     props = SCHEMA["properties"]["lesam"]["properties"]["glmc"]["properties"]["method"]
     method = {k: v for k, v in GLMC_DEFAULTS.items() if k != "imbalance_factor"}
+    _same_keys(props["properties"], method, "lesam.glmc.method")
     assert {k: p["default"] for k, p in props["properties"].items()} == method
 
 
