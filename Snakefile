@@ -6,7 +6,9 @@
 #   snakemake figures/minorfirst/l1_maxmargin.pdf                 # one figure, only what it needs
 #   snakemake --cores all eos_all                                  # one paper (minorfirst|lesam|eos|bridges)_all
 
-from snakemake.utils import min_version, validate
+import os
+
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -33,7 +35,12 @@ if _whole:
     config.update(_merged)
 
 
-validate(config, "workflow/config/config.schema.yaml")
+# Bad input stops here, while the workflow plans (`snakemake -n` too), with the key named:
+# the schema, no NaN or infinity, and every lesam run and eos setting as it will run
+# (sharpness.config_check; the schema's defaults document the code's, they are not filled in).
+from sharpness.config_check import check_config
+
+check_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
 
 
 report: "workflow/report/workflow.rst"

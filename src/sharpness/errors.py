@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from typing import TypeVar
+import math
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
 
 V = TypeVar("V")
 
@@ -36,3 +37,30 @@ def lookup(table: Mapping[str, V], name: str, what: str,
         return table[name]
     except KeyError:
         raise error(f"unknown {what} {name!r}; known: {', '.join(sorted(table))}") from None
+
+
+def key_path(parts: Iterator[Any] | list[Any]) -> str:
+    """``["lesam", "groups", "g", "seeds", 0]`` -> ``lesam.groups.g.seeds[0]``."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def nonfinite(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], float]]:
+    """Every NaN or infinity inside ``value`` (nested dicts and lists), with its path."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from nonfinite(item, (*path, key))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from nonfinite(item, (*path, index))
+
+
+def reject_nonfinite(value: Any, where: str = "") -> None:
+    """Raise :class:`ConfigError` naming the first NaN or infinity inside ``value``."""
+    for path, number in nonfinite(value):
+        name = key_path([*([where] if where else []), *path])
+        raise ConfigError(f"config key {name}: {number} is not a finite number")

@@ -18,7 +18,7 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
-    return copy_workflow(ROOT, tmp_path_factory.mktemp("dag"))
+    return copy_workflow(ROOT, tmp_path_factory.mktemp("dag"), messages=False)
 
 
 def _with_imagenet(workdir: Path) -> str:

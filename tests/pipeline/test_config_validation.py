@@ -1,4 +1,6 @@
-"""Bad configuration fails at load time with the key and the reason."""
+"""Bad configuration stops `snakemake -n` while it plans, with the key and the reason
+(sharpness.config_check, called by the Snakefile; tests/test_config_check.py covers each
+check on the function itself)."""
 
 from __future__ import annotations
 
@@ -12,19 +14,19 @@ def workdir(tmp_path_factory, repo):
     return copy_workflow(repo, tmp_path_factory.mktemp("cfg"))
 
 
-@pytest.mark.parametrize(("override", "key", "reason"), [
-    ({"minorfirst": {"l1_maxmargin": {"h": -1}}}, "['minorfirst']['l1_maxmargin']['h']",
-     "minimum"),
-    ({"data": {"root": "data", "mirorr": "x"}}, "mirorr", "unexpected"),
-    ({"profile": "fast"}, "['profile']", "is not one of"),
+@pytest.mark.parametrize(("override", "message"), [
+    # a NaN used to run "ok" and become a verdict; a lesam override of the seed used to be
+    # replaced silently by the group's seed
+    ({"minorfirst": {"l1_maxmargin": {"h": float("nan")}}},
+     "config key minorfirst.l1_maxmargin.h: nan is not a finite number"),
+    ({"lesam": {"groups": {"cifar10_wrn": {"overrides": {"seed": 5}}}}},
+     "config key lesam.groups.cifar10_wrn.overrides.seed: set per run by the group's `seeds`"),
 ])
-def test_invalid_value_names_key(workdir, bin_dir, override, key, reason):
+def test_invalid_value_names_key(workdir, bin_dir, override, message):
     cfg = write_config(workdir, override)
     proc = snakemake(bin_dir, workdir, "-n", "--configfile", str(cfg), check=False)
     assert proc.returncode != 0
-    message = proc.stdout + proc.stderr
-    assert key in message
-    assert reason in message
+    assert message in proc.stdout + proc.stderr
 
 
 def test_valid_config_lists_dag(workdir, bin_dir):

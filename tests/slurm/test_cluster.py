@@ -59,7 +59,7 @@ def cluster(tmp_path_factory):
 def built(cluster, tmp_path_factory, repo, bin_dir, monkeypatch_module):
     for key, value in _cluster_env(cluster).items():
         monkeypatch_module.setenv(key, value)
-    work = copy_workflow(repo, tmp_path_factory.mktemp("slurm-run"))
+    work = copy_workflow(repo, tmp_path_factory.mktemp("slurm-run"), messages=False)
     cfg = write_config(work, {"minorfirst": {"l1_maxmargin": {"alphas": [1.0], "rhos": [0.1],
                                                               "steps": 400, "record_every": 4}}})
     proc = snakemake(bin_dir, work, FIGURE, "--workflow-profile", "workflow/profiles/slurm",

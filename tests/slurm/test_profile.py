@@ -21,7 +21,7 @@ PROFILE = "workflow/profiles/slurm"
 
 @pytest.fixture(scope="module")
 def dry_run(tmp_path_factory, repo, bin_dir):
-    work = copy_workflow(repo, tmp_path_factory.mktemp("slurm-dry"))
+    work = copy_workflow(repo, tmp_path_factory.mktemp("slurm-dry"), messages=False)
     proc = snakemake(bin_dir, work, "-n", "--workflow-profile", PROFILE,
                      "--set-resources", "minorfirst_diagonal_figure:gpu=1", timeout=300)
     return proc.stdout + proc.stderr
@@ -81,7 +81,7 @@ def test_rule_values_win_over_profile_defaults(jobs):
 @pytest.mark.slow
 def test_paper_profile_training_rules_request_gpus(tmp_path, repo, bin_dir):
     """At paper scale the rules that train on a GPU say gpu=1, and sbatch gets --gpus=1."""
-    work = copy_workflow(repo, tmp_path)
+    work = copy_workflow(repo, tmp_path, messages=False)
     proc = snakemake(bin_dir, work, "-n", "--workflow-profile", PROFILE,
                      "--configfile", "workflow/config/paper.yaml",
                      paper_with_imagenet(work, repo), timeout=600)

@@ -9,6 +9,8 @@ if BRIDGES:
         output:
             arrays="results/bridges/lesam_diagonal/arrays.npz",
             summary="results/bridges/lesam_diagonal/summary.json",
+        message:
+            "bridges: LE-SAM on diagonal networks, compute ({output.summary})"
         log:
             "logs/bridges/lesam_diagonal_run.log",
         benchmark:
@@ -25,7 +27,7 @@ if BRIDGES:
             outdir=subpath(output.arrays, parent=True),
         shell:
             "sharpness bridges lesam-diagonal run --params {params.settings:q}"
-            " --out {params.outdir} > {log} 2>&1"
+            " --out {params.outdir:q} > {log:q} 2>&1"
 
     rule bridges_lesam_diagonal_figure:
         input:
@@ -34,6 +36,8 @@ if BRIDGES:
             pdf=paper_report("figures/bridges/lesam_diagonal.pdf", "bridges", "lesam_diagonal"),
             png="figures/bridges/lesam_diagonal.png",
             csv="figures/bridges/lesam_diagonal.csv",
+        message:
+            "bridges: draw figure lesam_diagonal ({output.pdf})"
         log:
             "logs/bridges/lesam_diagonal_figure.log",
         benchmark:
@@ -48,8 +52,8 @@ if BRIDGES:
             code=code("bridges", "sharpness.bridges.lesam_diagonal_plot"),
             rundir=subpath(input[0], parent=True),
         shell:
-            "sharpness bridges lesam-diagonal plot --run {params.rundir} --out {output.pdf}"
-            " > {log} 2>&1"
+            "sharpness bridges lesam-diagonal plot --run {params.rundir:q} --out {output.pdf:q}"
+            " > {log:q} 2>&1"
 
     rule bridges_sam_eos_run:
         output:
@@ -60,6 +64,8 @@ if BRIDGES:
                 directory(f"results/bridges/sam_eos/{opt['name']}")
                 for opt in BRIDGES["sam_eos"]["optimizers"]
             ],
+        message:
+            "bridges: eos sweep with GD, SAM and LE-SAM ({output.sweep})"
         log:
             "logs/bridges/sam_eos_run.log",
         benchmark:
@@ -78,8 +84,8 @@ if BRIDGES:
             ),
             outdir=subpath(output.sweep, parent=True),
         shell:
-            "sharpness bridges sam-eos run --params {params.settings:q} --out {params.outdir}"
-            " --threads {threads} > {log} 2>&1"
+            "sharpness bridges sam-eos run --params {params.settings:q} --out {params.outdir:q}"
+            " --threads {threads} > {log:q} 2>&1"
 
     rule bridges_sam_eos_figure:
         input:
@@ -88,6 +94,8 @@ if BRIDGES:
             pdf=paper_report("figures/bridges/sam_eos.pdf", "bridges", "sam_eos"),
             png="figures/bridges/sam_eos.png",
             csv="figures/bridges/sam_eos.csv",
+        message:
+            "bridges: draw figure sam_eos ({output.pdf})"
         log:
             "logs/bridges/sam_eos_figure.log",
         benchmark:
@@ -102,7 +110,7 @@ if BRIDGES:
             code=code("bridges", "sharpness.bridges.sam_eos_plot"),
             rundir=subpath(input[0], parent=True),
         shell:
-            "sharpness bridges sam-eos plot --run {params.rundir} --out {output.pdf} > {log} 2>&1"
+            "sharpness bridges sam-eos plot --run {params.rundir:q} --out {output.pdf:q} > {log:q} 2>&1"
 
     ALL_TARGETS.extend(
         [rules.bridges_lesam_diagonal_figure.output.pdf, rules.bridges_sam_eos_figure.output.pdf]

@@ -15,6 +15,8 @@ rule claims:
                   labels={"item": "CLAIMS", "provenance": "ledger"}),
         csv="figures/claims.csv",
         json="figures/claims.json",
+    message:
+        "claims: the claims ledger from every figure and table ({output.md})"
     log:
         "logs/claims.log",
     benchmark:
@@ -30,8 +32,8 @@ rule claims:
         profile=config.get("profile", "quick"),
         figures=lambda wildcards, output: os.path.dirname(output.md),
     shell:
-        "sharpness claims build --figures {params.figures} --profile {params.profile}"
-        " --out {output.md} > {log} 2>&1"
+        "sharpness claims build --figures {params.figures:q} --profile {params.profile}"
+        " --out {output.md:q} > {log:q} 2>&1"
 
 
 ALL_TARGETS.append("figures/CLAIMS.md")

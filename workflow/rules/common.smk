@@ -3,14 +3,18 @@
 import functools
 import json
 import os
-import shlex
 import sys
+
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from sharpness.cache import code_fingerprint
 
 # Rules call the `sharpness` command installed beside the Python running Snakemake, so
-# `.venv/bin/snakemake ...` works without activating the environment first.
-shell.prefix(f'export PATH="{os.path.dirname(sys.executable)}:$PATH"; ')
+# `.venv/bin/snakemake ...` works without activating the environment first. With
+# --use-conda, each job runs in envs/environment.yaml instead (the pinned stack, this package
+# installed by environment.post-deploy.sh), so its own `sharpness` must come first.
+if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
+    shell.prefix(f'export PATH="{os.path.dirname(sys.executable)}:$PATH"; ')
 
 
 def as_json(obj):
@@ -28,14 +32,12 @@ def section(*keys):
     return node
 
 
+# `sharpness data prepare` options from the `data` section, one list item per shell word
+# (`{params.data_args:q}` quotes each, so a folder name with spaces stays one argument).
 DATA_ARGS = (
-    f"--root {shlex.quote(str(config['data']['root']))}"
-    + (
-        f" --mirror {shlex.quote(str(config['data']['mirror']))}"
-        if config["data"].get("mirror")
-        else ""
-    )
-    + ("" if config["data"].get("download", True) else " --no-download")
+    ["--root", str(config["data"]["root"])]
+    + (["--mirror", str(config["data"]["mirror"])] if config["data"].get("mirror") else [])
+    + ([] if config["data"].get("download", True) else ["--no-download"])
 )
 
 

@@ -6,6 +6,8 @@
 rule data_prepare:
     output:
         "results/data/{dataset}.json",
+    message:
+        "data: verify or fetch data set {wildcards.dataset} ({output})"
     log:
         "logs/data/{dataset}.log",
     benchmark:
@@ -20,4 +22,4 @@ rule data_prepare:
         code=code("data"),
         data_args=DATA_ARGS,
     shell:
-        "sharpness data prepare {wildcards.dataset} {params.data_args} --out {output} > {log} 2>&1"
+        "sharpness data prepare {wildcards.dataset:q} {params.data_args:q} --out {output:q} > {log:q} 2>&1"

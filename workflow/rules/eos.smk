@@ -26,6 +26,8 @@ if EOS:
     rule eos_toy:
         output:
             f"{EOS_RES}/toy/toy.json",
+        message:
+            "eos: diagonal toy, closed forms, flow and GD over the learning rates ({output})"
         log:
             "logs/eos/toy.log",
         benchmark:
@@ -41,7 +43,7 @@ if EOS:
             settings=as_json(section("eos", "toy")),
             outdir=subpath(output[0], parent=True),
         shell:
-            "sharpness eos toy --params {params.settings:q} --out {params.outdir} > {log} 2>&1"
+            "sharpness eos toy --params {params.settings:q} --out {params.outdir:q} > {log:q} 2>&1"
 
     rule eos_setting:
         input:
@@ -51,6 +53,8 @@ if EOS:
             sweep=f"{EOS_RES}/settings/{{setting}}/sweep.json",
             flow=directory(f"{EOS_RES}/settings/{{setting}}/flow"),
             runs=directory(f"{EOS_RES}/settings/{{setting}}/runs"),
+        message:
+            "eos: gradient flow and learning-rate sweep of setting {wildcards.setting} ({output.sweep})"
         log:
             "logs/eos/setting_{setting}.log",
         benchmark:
@@ -70,8 +74,8 @@ if EOS:
             outdir=subpath(output.sweep, parent=True),
             root=config["data"]["root"],
         shell:
-            "sharpness eos run --params {params.settings:q} --out {params.outdir}"
-            " --data-root {params.root} --threads {threads} > {log} 2>&1"
+            "sharpness eos run --params {params.settings:q} --out {params.outdir:q}"
+            " --data-root {params.root:q} --threads {threads} > {log:q} 2>&1"
 
     rule eos_figure_diagonal:
         input:
@@ -80,6 +84,8 @@ if EOS:
             pdf=paper_report("figures/eos/fig_diagonal.pdf", "eos", "fig_diagonal"),
             png="figures/eos/fig_diagonal.png",
             csv="figures/eos/fig_diagonal.csv",
+        message:
+            "eos: draw figure fig_diagonal ({output.pdf})"
         log:
             "logs/eos/fig_diagonal.log",
         benchmark:
@@ -93,7 +99,7 @@ if EOS:
         params:
             code=code("eos", "sharpness.eos.figures"),
         shell:
-            "sharpness eos figure --id fig_diagonal --inputs {input} --out {output.pdf} > {log} 2>&1"
+            "sharpness eos figure --id fig_diagonal --inputs {input:q} --out {output.pdf:q} > {log:q} 2>&1"
 
     rule eos_figure:
         input:
@@ -102,6 +108,8 @@ if EOS:
             pdf=paper_report("figures/eos/{fig}.pdf", "eos", "{fig}"),
             png="figures/eos/{fig}.png",
             csv="figures/eos/{fig}.csv",
+        message:
+            "eos: draw figure {wildcards.fig} ({output.pdf})"
         log:
             "logs/eos/{fig}.log",
         benchmark:
@@ -119,7 +127,7 @@ if EOS:
             caption=caption_text("eos", "fig"),
             dropped=as_json(dropped_settings(EOS)),
         shell:
-            "sharpness eos figure --id {wildcards.fig} --inputs {input} --out {output.pdf}"
-            " --dropped {params.dropped:q} > {log} 2>&1"
+            "sharpness eos figure --id {wildcards.fig} --inputs {input:q} --out {output.pdf:q}"
+            " --dropped {params.dropped:q} > {log:q} 2>&1"
 
     ALL_TARGETS.extend(figure_targets(EOS))

@@ -29,6 +29,8 @@ if GRADCAM:
             # the whole group folder (runs.json and one folder a run) is the output, so
             # --forcerun/-R starts its runs over
             runs=directory(f"{GRADCAM_ROOT}/runs/{{dataset}}/{{optimizer}}"),
+        message:
+            "minorfirst gradcam: train the {wildcards.optimizer} models on {wildcards.dataset} ({output.runs})"
         log:
             "logs/minorfirst/gradcam/train_{dataset}_{optimizer}.log",
         benchmark:
@@ -49,8 +51,8 @@ if GRADCAM:
             outdir=lambda w, output: output.runs,
         shell:
             "sharpness gradcam train --params {params.settings:q} --dataset {wildcards.dataset}"
-            " --optimizer {wildcards.optimizer} --out {params.outdir} --threads {threads}"
-            " > {log} 2>&1"
+            " --optimizer {wildcards.optimizer} --out {params.outdir:q} --threads {threads}"
+            " > {log:q} 2>&1"
 
     rule gradcam_maps:
         input:
@@ -60,6 +62,8 @@ if GRADCAM:
             ),
         output:
             maps=f"{GRADCAM_ROOT}/maps/{{dataset}}/maps.npz",
+        message:
+            "minorfirst gradcam: Grad-CAM maps of every {wildcards.dataset} model ({output.maps})"
         log:
             "logs/minorfirst/gradcam/maps_{dataset}.log",
         benchmark:
@@ -80,8 +84,8 @@ if GRADCAM:
             root=config["data"]["root"],
         shell:
             "sharpness gradcam maps --params {params.settings:q} --dataset {wildcards.dataset}"
-            " --runs {params.runs} --out {params.outdir} --root {params.root}"
-            " --threads {threads} > {log} 2>&1"
+            " --runs {params.runs:q} --out {params.outdir:q} --root {params.root:q}"
+            " --threads {threads} > {log:q} 2>&1"
 
     rule gradcam_figure:
         input:
@@ -94,6 +98,8 @@ if GRADCAM:
                 "figures/minorfirst/gradcam_table.md", "minorfirst", "gradcam_table"
             ),
             table_csv="figures/minorfirst/gradcam_table.csv",
+        message:
+            "minorfirst gradcam: draw the Grad-CAM grid and table ({output.pdf}, {output.table})"
         log:
             "logs/minorfirst/gradcam/figure.log",
         benchmark:
@@ -107,13 +113,13 @@ if GRADCAM:
         params:
             code=code("gradcam", "sharpness.gradcam.figures"),
             settings=as_json(GRADCAM),
-            maps=lambda w, input: " ".join(
+            maps=lambda w, input: [
                 f"{key}={os.path.dirname(path)}"
                 for key, path in zip(GRADCAM_DATASETS, input.maps)
-            ),
+            ],
         shell:
-            "sharpness gradcam figure --params {params.settings:q} --maps {params.maps}"
-            " --out {output.pdf} --table {output.table} > {log} 2>&1"
+            "sharpness gradcam figure --params {params.settings:q} --maps {params.maps:q}"
+            " --out {output.pdf:q} --table {output.table:q} > {log:q} 2>&1"
 
     ALL_TARGETS.extend(
         [

@@ -7,10 +7,11 @@
 # the run is pinned to the CPU (the quick profile), so quick jobs are not serialised on it;
 # a run with `gpus: N` (ImageNet in the paper profile) asks for N GPUs and is launched as N
 # DistributedDataParallel processes by torchrun (sharpness.launch, sharpness.train.distributed).
-# User-provided data (ImageNet at data.imagenet, PACS/VLCS under data.root): a run whose
-# folder is missing stops the workflow while it plans the jobs (run_inputs raises with what
-# to put where), so nothing runs for hours first; asking only for other targets is not
-# affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
+# Settings (and, in the paper profile, their sources) are checked while the workflow plans
+# (sharpness.config_check, called by the Snakefile). User-provided data (ImageNet at
+# data.imagenet, PACS/VLCS under data.root): a run whose folder is missing stops the workflow
+# while it plans the jobs (run_inputs raises with what to put where), so nothing runs for
+# hours first; asking only for other targets is not affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
 # lesam_check_imagenet, which checks the class folders before training.
 # Each step gets as params only the part of the lesam section it reads (training: its run's
 # config; others: lesam_exp.step_section), so a setting change reruns only what reads it.
@@ -23,13 +24,6 @@ from sharpness.launch import mem_mb as launch_mem_mb
 from sharpness.lesam import experiments as lesam_exp
 
 LESAM = config.get("lesam")
-
-if LESAM and config.get("profile") == "paper":
-    # every optimizer setting of the paper profile names its source (official/paper/choice)
-    _unsourced = lesam_exp.missing_sources(LESAM)
-    if _unsourced:
-        raise ValueError("lesam settings without a source (add `source:` beside them in the "
-                         "config):\n  " + "\n  ".join(_unsourced))
 
 if LESAM:
     LESAM_RUNS = lesam_exp.training_runs(LESAM)
@@ -50,6 +44,8 @@ if LESAM:
     rule lesam_check_imagenet:
         output:
             f"{LESAM_RES}/imagenet_check.json",
+        message:
+            "lesam: check the ImageNet folders ({output})"
         log:
             "logs/lesam/imagenet_check.log",
         benchmark:
@@ -64,7 +60,7 @@ if LESAM:
             code=code("lesam"),
             path=config["data"].get("imagenet") or "",
         shell:
-            "sharpness lesam check-imagenet --path {params.path:q} --out {output} > {log} 2>&1"
+            "sharpness lesam check-imagenet --path {params.path:q} --out {output:q} > {log:q} 2>&1"
 
     rule lesam_train:
         input:
@@ -72,6 +68,8 @@ if LESAM:
         output:
             final=f"{LESAM_RES}/runs/{{run}}/final.json",
             model=f"{LESAM_RES}/runs/{{run}}/model.pt",
+        message:
+            "lesam: train run {wildcards.run} ({output.final})"
         log:
             "logs/lesam/train_{run}.log",
         benchmark:
@@ -92,14 +90,16 @@ if LESAM:
             root=lambda w: lesam_exp.data_root(config["data"], LESAM_RUNS[w.run]["config"]),
             launch=lambda w: launch_prefix(LESAM_RUNS[w.run]["config"]),
         shell:
-            "{params.launch}sharpness train --config {params.cfg:q} --set data_root={params.root}"
-            " --out {params.outdir} --threads {threads} > {log} 2>&1"
+            "{params.launch}sharpness train --config {params.cfg:q} --set data_root={params.root:q}"
+            " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
 
     rule lesam_glmc:
         input:
             lambda w: lesam_exp.data_inputs(LESAM_GLMC[w.run]["config"]),
         output:
             final=f"{LESAM_RES}/glmc/{{run}}/final.json",
+        message:
+            "lesam: GLMC long-tail run {wildcards.run} ({output.final})"
         log:
             "logs/lesam/glmc_{run}.log",
         benchmark:
@@ -119,13 +119,15 @@ if LESAM:
             outdir=subpath(output.final, parent=True),
         shell:
             "sharpness lesam glmc --params {params.settings:q} --run {wildcards.run}"
-            " --out {params.outdir} --threads {threads} > {log} 2>&1"
+            " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
 
     rule lesam_signal:
         input:
             lambda w: lesam_exp.data_inputs(LESAM_SIGNAL[w.run]["config"]),
         output:
             rows=f"{LESAM_RES}/signal/{{run}}/signal.jsonl",
+        message:
+            "lesam: signal probe run {wildcards.run} ({output.rows})"
         log:
             "logs/lesam/signal_{run}.log",
         benchmark:
@@ -145,7 +147,7 @@ if LESAM:
             outdir=subpath(output.rows, parent=True),
         shell:
             "sharpness lesam signal --params {params.settings:q} --run {wildcards.run}"
-            " --out {params.outdir} --threads {threads} > {log} 2>&1"
+            " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
 
     rule lesam_eval:
         input:
@@ -154,6 +156,8 @@ if LESAM:
             ),
         output:
             f"{LESAM_RES}/eval/{{what}}.json",
+        message:
+            "lesam: evaluate {wildcards.what} of the trained models ({output})"
         log:
             "logs/lesam/eval_{what}.log",
         benchmark:
@@ -173,8 +177,8 @@ if LESAM:
                 lesam_exp.step_section(LESAM, "eval", lesam_exp.EVAL_ITEMS[w.what])
             ),
         shell:
-            "sharpness lesam eval {wildcards.what} --params {params.settings:q} --out {output}"
-            " --threads {threads} > {log} 2>&1"
+            "sharpness lesam eval {wildcards.what} --params {params.settings:q} --out {output:q}"
+            " --threads {threads} > {log:q} 2>&1"
 
     rule lesam_table:
         input:
@@ -183,6 +187,8 @@ if LESAM:
             md=paper_report("figures/lesam/{item}.md", "lesam", "{item}"),
             tex="figures/lesam/{item}.tex",
             csv="figures/lesam/{item}.csv",
+        message:
+            "lesam: build table {wildcards.item} ({output.md})"
         log:
             "logs/lesam/build_{item}.log",
         benchmark:
@@ -201,7 +207,7 @@ if LESAM:
             caption=caption_text("lesam", "item"),
         shell:
             "sharpness lesam build {wildcards.item} --params {params.settings:q}"
-            " --out {output.md} > {log} 2>&1"
+            " --out {output.md:q} > {log:q} 2>&1"
 
     rule lesam_figure:
         input:
@@ -210,6 +216,8 @@ if LESAM:
             pdf=paper_report("figures/lesam/{item}.pdf", "lesam", "{item}"),
             png="figures/lesam/{item}.png",
             csv="figures/lesam/{item}.csv",
+        message:
+            "lesam: draw figure {wildcards.item} ({output.pdf})"
         log:
             "logs/lesam/build_{item}.log",
         benchmark:
@@ -228,7 +236,7 @@ if LESAM:
             caption=caption_text("lesam", "item"),
         shell:
             "sharpness lesam build {wildcards.item} --params {params.settings:q}"
-            " --out {output.pdf} > {log} 2>&1"
+            " --out {output.pdf:q} > {log:q} 2>&1"
 
     ALL_TARGETS.extend(expand("figures/lesam/{item}.md", item=LESAM_TABLES))
     ALL_TARGETS.extend(expand("figures/lesam/{item}.pdf", item=LESAM_FIGURES))

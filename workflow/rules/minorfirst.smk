@@ -13,6 +13,8 @@ rule minorfirst_diagonal_run:
         summary="results/minorfirst/{fig}/summary.json",
     wildcard_constraints:
         fig="|".join(MINORFIRST_DIAGONAL),
+    message:
+        "minorfirst: compute the numbers of figure {wildcards.fig} ({output.summary})"
     log:
         "logs/minorfirst/{fig}_run.log",
     benchmark:
@@ -28,7 +30,7 @@ rule minorfirst_diagonal_run:
         settings=lambda wc: as_json(section("minorfirst", wc.fig)),
         outdir=lambda wc, output: os.path.dirname(output.data),
     shell:
-        "sharpness minorfirst run {wildcards.fig} --params {params.settings:q} --out {params.outdir} > {log} 2>&1"
+        "sharpness minorfirst run {wildcards.fig} --params {params.settings:q} --out {params.outdir:q} > {log:q} 2>&1"
 
 
 rule minorfirst_diagonal_figure:
@@ -41,6 +43,8 @@ rule minorfirst_diagonal_figure:
         csv="figures/minorfirst/{fig}.csv",
     wildcard_constraints:
         fig="|".join(MINORFIRST_DIAGONAL),
+    message:
+        "minorfirst: draw figure {wildcards.fig} ({output.pdf})"
     log:
         "logs/minorfirst/{fig}_figure.log",
     benchmark:
@@ -56,7 +60,7 @@ rule minorfirst_diagonal_figure:
         caption=caption_text("minorfirst", "fig"),
         rundir=lambda wc, input: os.path.dirname(input.data),
     shell:
-        "sharpness minorfirst plot {wildcards.fig} --run {params.rundir} --out {output.pdf} > {log} 2>&1"
+        "sharpness minorfirst plot {wildcards.fig} --run {params.rundir:q} --out {output.pdf:q} > {log:q} 2>&1"
 
 
 ALL_TARGETS.extend(expand("figures/minorfirst/{fig}.pdf", fig=MINORFIRST_DIAGONAL))

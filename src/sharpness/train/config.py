@@ -56,7 +56,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from sharpness.errors import ConfigError
+from sharpness.errors import ConfigError, key_path, nonfinite
 from sharpness.train.performance import refuse_fp16
 
 DEFAULTS: dict[str, Any] = {
@@ -150,6 +150,8 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise ConfigError(f"train config must be a JSON object, got {type(config).__name__}")
     refuse_fp16(config)
+    for path, number in nonfinite(config):
+        raise _fail(key_path(list(path)), f"{number} is not a finite number")
     unknown = sorted(set(config) - set(DEFAULTS))
     if unknown:
         raise ConfigError(f"train config has unknown key(s) {', '.join(map(repr, unknown))}; "
@@ -234,6 +236,7 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     _check(cfg, "fullbatch_chunk", lambda v: v > 0, "must be positive")
     _check_type(cfg, "diverge_loss", num, optional=True)
     _check_type(cfg, "seed", (int,))
+    _check(cfg, "seed", lambda v: v >= 0, "must be non-negative")
     _check(cfg, "device", lambda v: v in ("auto", "cpu", "cuda") or str(v).startswith("cuda:"),
            "must be 'auto', 'cpu' or 'cuda[:N]'")
     _check_type(cfg, "bf16", (bool,))

@@ -1,0 +1,187 @@
+"""sharpness.config_check: the checks the Snakefile runs while the workflow plans, each naming
+the key; and the schema kept equal to the code it describes (training settings, eos settings,
+optimizer names, defaults)."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import pytest
+import yaml
+
+from sharpness.config_check import check_config, load_schema
+from sharpness.errors import ConfigError
+from tests.conftest import REPO
+
+SCHEMA = load_schema(REPO / "workflow/config/config.schema.yaml")
+QUICK = yaml.safe_load((REPO / "workflow/config/quick.yaml").read_text())
+PAPER = yaml.safe_load((REPO / "workflow/config/paper.yaml").read_text())
+
+
+def _set(config, dotted, value):
+    node = config
+    *parents, last = dotted.split(".")
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return config
+
+
+@pytest.mark.parametrize("config", [QUICK, PAPER], ids=["quick", "paper"])
+def test_shipped_profiles_pass(config):
+    check_config(copy.deepcopy(config), SCHEMA)
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    # NaN and infinities, anywhere
+    ("minorfirst.l1_maxmargin.h", math.nan,
+     "config key minorfirst.l1_maxmargin.h: nan is not a finite number"),
+    ("lesam.base.lr", math.inf, "config key lesam.base.lr: inf is not a finite number"),
+    ("eos.toy.lrs.0", -math.inf, "config key eos.toy.lrs[0]: -inf is not a finite number"),
+    ("bridges.lesam_diagonal.rho", math.nan,
+     "config key bridges.lesam_diagonal.rho: nan is not a finite number"),
+    # seeds non-negative in every section
+    ("eos.defaults.seed", -3, "config key eos.defaults.seed: -3 is less than the minimum of 0"),
+    ("eos.settings.mnist_fcn_mse.seed", -1,
+     "config key eos.settings.mnist_fcn_mse.seed: -1 is less than the minimum of 0"),
+    ("bridges.sam_eos.setting.seed", -1,
+     "config key bridges.sam_eos.setting.seed: -1 is less than the minimum of 0"),
+    ("lesam.groups.cifar10_wrn.seeds", [-5],
+     "config key lesam.groups.cifar10_wrn.seeds[0]: -5 is less than the minimum of 0"),
+    ("lesam.glmc.seeds", [-1], "config key lesam.glmc.seeds[0]: -1 is less than the minimum of 0"),
+    ("lesam.signal.seed", -1, "config key lesam.signal.seed: -1 is less than the minimum of 0"),
+    ("gradcam.seeds", [-2], "config key gradcam.seeds[0]: -2 is less than the minimum of 0"),
+    ("minorfirst.l1_maxmargin.multi.seed", -4,
+     "config key minorfirst.l1_maxmargin.multi.seed: -4 is less than the minimum of 0"),
+    # what a group sets is refused in its overrides (it used to be replaced silently)
+    ("lesam.groups.cifar10_wrn.overrides.seed", 5,
+     "config key lesam.groups.cifar10_wrn.overrides.seed: set per run by the group's `seeds`"),
+    ("lesam.groups.cifar10_wrn.overrides.optimizer", "sam",
+     "config key lesam.groups.cifar10_wrn.overrides.optimizer: set per run by the group's "
+     "`optimizers` entries"),
+    ("lesam.glmc.overrides.opt_hparams", {"rho": 0.1},
+     "config key lesam.glmc.overrides.opt_hparams: set per run by lesam.optimizers"),
+    # unknown override keys and optimizer names
+    ("lesam.groups.cifar10_wrn.overrides.optimizer", "sgdd",
+     "config key lesam.groups.cifar10_wrn.overrides.optimizer: 'sgdd' is not one of"),
+    ("lesam.groups.cifar10_wrn.overrides.lrr", 0.1,
+     "config key lesam.groups.cifar10_wrn.overrides: Unevaluated properties are not allowed "
+     "('lrr' was unexpected)"),
+    ("lesam.groups.cifar10_wrn.optimizers", ["sgdd"],
+     "config key lesam.groups.cifar10_wrn.optimizers[0]: 'sgdd' is not in lesam.optimizers"),
+    ("lesam.groups.ablation.optimizers.0.optimizer", "sgdd",
+     "config key lesam.groups.ablation.optimizers[0].optimizer: 'sgdd' is not one of"),
+    ("lesam.signal.optimizers", ["sam", "lesamm"],
+     "config key lesam.signal.optimizers[1]: 'lesamm' is not in lesam.optimizers"),
+    ("lesam.optimizers.sgdd", {}, "config key lesam.optimizers: 'sgdd' is not one of"),
+    ("gradcam.optimizers.sgd.name", "sgdd", "config key gradcam.optimizers.sgd.name: 'sgdd'"),
+    ("minorfirst.cnn_synthetic.optimizers.sgdd", {},
+     "config key minorfirst.cnn_synthetic.optimizers: 'sgdd' is not one of"),
+    # eos settings as the sweep sees them (they used to be checked when the job started)
+    ("eos.settings.mnist_fcn_mse.flow.method", "rk4",
+     "config key eos.settings.mnist_fcn_mse.flow.method: 'rk4' is not one of"),
+    ("eos.settings.mnist_fcn_mse.lossgoal", 0.1,
+     "config key eos.settings.mnist_fcn_mse: Additional properties are not allowed "
+     "('lossgoal' was unexpected)"),
+    ("eos.ablations.factors.data_size.values", [64, -2],
+     "config key eos.ablations.factors.data_size: setting 'abl_data_size_m2' (with "
+     "eos.defaults) has train_size: -2 is less than the minimum of 1"),
+    ("eos.figures.fig_phase", ["mnist_fcn_mse", "nope"],
+     "config key eos.figures.fig_phase[1]: 'nope' is not a setting"),
+    # typos in any section
+    ("minorfirst.l1_maxmargin.hh", 1,
+     "config key minorfirst.l1_maxmargin: Additional properties are not allowed ('hh' was "
+     "unexpected)"),
+    ("lesam.groups.transfer_finetune.init_from", ["transfer_pretrain", "sam"],
+     "config key lesam.groups.transfer_finetune.init_from: no label 'sam' in group "
+     "'transfer_pretrain'"),
+])
+def test_bad_input_is_refused_naming_the_key(key, value, message):
+    config = _set(copy.deepcopy(QUICK), key, value)
+    with pytest.raises(ConfigError) as info:
+        check_config(config, SCHEMA)
+    assert message in str(info.value)
+
+
+def test_eos_setting_needs_learning_rates():
+    config = copy.deepcopy(QUICK)
+    del config["eos"]["defaults"]["lr_factors"]
+    config["eos"]["settings"]["mnist_fcn_mse"]["lrs"] = [0.1]
+    with pytest.raises(ConfigError, match=r"config key eos.settings.mnist_fcn_ce: needs lrs"):
+        check_config(config, SCHEMA)
+
+
+def test_paper_profile_needs_sources():
+    config = copy.deepcopy(PAPER)
+    del config["lesam"]["optimizers"]["esam"]["source"]["beta"]
+    with pytest.raises(ConfigError, match="esam: opt_hparams.beta has no source"):
+        check_config(config, SCHEMA)
+
+
+def _properties(ref):
+    return SCHEMA["$defs"][ref]["properties"]
+
+
+def _same_keys(schema_keys, code_keys, where):
+    """Name the keys to add to (or remove from) the schema, with a description each."""
+    missing, extra = sorted(set(code_keys) - set(schema_keys)), sorted(set(schema_keys) - set(code_keys))
+    assert not missing and not extra, (f"config.schema.yaml {where}: add {missing} (with a "
+                                       f"description and default), remove {extra}")
+
+
+def test_training_settings_match_the_engine():
+    """`$defs/train` has exactly the keys of sharpness.train.config.DEFAULTS, with their
+    defaults, so overrides and gradcam.train are checked against what the engine reads."""
+    from sharpness.train.config import DEFAULTS
+
+    props = _properties("train")
+    _same_keys(props, DEFAULTS, "$defs/train")
+    for key, value in DEFAULTS.items():
+        if "default" in props[key]:
+            assert props[key]["default"] == value, key
+
+
+def test_eos_settings_match_the_sweep():
+    from sharpness.eos.sweep import FLOW_DEFAULTS, MEASURE_DEFAULTS, SETTING_DEFAULTS
+
+    props = _properties("eos_setting")
+    internal = {"ablation"}  # set by sharpness.eos.config for ablation variants
+    _same_keys(props, set(SETTING_DEFAULTS) - internal, "$defs/eos_setting")
+    for part, defaults in (("flow", FLOW_DEFAULTS), ("measures", MEASURE_DEFAULTS)):
+        _same_keys(props[part]["properties"], defaults, f"$defs/eos_setting.{part}")
+        for key, value in defaults.items():
+            assert props[part]["properties"][key]["default"] == value, (part, key)
+    for key, value in SETTING_DEFAULTS.items():
+        if key not in internal:
+            assert props[key]["default"] == value, key
+
+
+def test_optimizer_names_match_the_registry():
+    from sharpness.optim import OPTIMIZERS
+
+    assert SCHEMA["$defs"]["optimizer"]["enum"] == list(OPTIMIZERS)
+
+
+def test_glmc_method_matches_its_defaults():
+    from sharpness.lesam.glmc import GLMC_DEFAULTS
+
+    props = SCHEMA["properties"]["lesam"]["properties"]["glmc"]["properties"]["method"]
+    method = {k: v for k, v in GLMC_DEFAULTS.items() if k != "imbalance_factor"}
+    _same_keys(props["properties"], method, "lesam.glmc.method")
+    assert {k: p["default"] for k, p in props["properties"].items()} == method
+
+
+def test_train_cli_refuses_negative_seed_and_nan():
+    from sharpness.train.config import validate_config
+
+    base = {"dataset": "mnist_embedded", "model": "cnn"}
+    with pytest.raises(ConfigError, match="train config key 'seed': must be non-negative"):
+        validate_config({**base, "seed": -1})
+    with pytest.raises(ConfigError, match="train config key 'lr': nan is not a finite number"):
+        validate_config({**base, "lr": math.nan})
+    with pytest.raises(ConfigError, match=r"'opt_hparams.rho': inf is not a finite"):
+        validate_config({**base, "optimizer": "sam", "opt_hparams": {"rho": math.inf}})
