@@ -65,21 +65,22 @@ def _refresh(args: argparse.Namespace) -> int:
                              "docs/ (see `sharpness readme list`)")
     rendered: dict[str, str] = {}
     stale = []
-    # the profiles table reads the cost block, so it is rendered after every other block
-    for doc in documents(root):
-        text = doc.read_text()
-        names = [b.name for b in blocks_in(text) if not args.only or b.name in args.only]
-        for name in sorted(names, key=lambda n: n == "profiles"):
-            if name == "profiles" and not args.check:
+    # the profiles table reads the cost block: every other block is written first
+    for last in (False, True):
+        for doc in documents(root):
+            text = doc.read_text()
+            for block in blocks_in(text):
+                name = block.name
+                if (name == "profiles") != last or (args.only and name not in args.only):
+                    continue
+                if name not in rendered:
+                    rendered[name] = source(name).render(root)
+                new = replace(text, name, rendered[name])
+                if new != text:
+                    stale.append(f"{doc.relative_to(root)}: {name}")
+                text = new
+            if not args.check:
                 atomic_write_text(doc, text)
-            if name not in rendered:
-                rendered[name] = source(name).render(root)
-            new = replace(text, name, rendered[name])
-            if new != text:
-                stale.append(f"{doc.relative_to(root)}: {name}")
-            text = new
-        if not args.check:
-            atomic_write_text(doc, text)
     if args.check:
         for entry in stale:
             print(f"stale: {entry} (run `sharpness readme refresh`)")

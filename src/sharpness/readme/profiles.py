@@ -3,7 +3,7 @@
 
 It reads the **all** row of ``benchmarks/measured/<profile>_budget.md`` (written by
 ``benchmarks/quick_budget.sh``), the time of ``make test-paper``
-(``benchmarks/measured/test_paper.md``) and the total of the README's ``cost`` block, so the
+(``benchmarks/measured/test_paper.md``) and the total of the ``cost`` block (``docs/gpus.md``), so the
 numbers in the table are the ones those blocks show, never typed twice.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sharpness.readme.blocks import blocks_in
+from sharpness.readme.blocks import blocks_in, documents
 from sharpness.readme.sources import MEASURED_DIR
 
 ALL_ROW = re.compile(r"^\| \*\*all\*\* \| \*\*(?P<wall>[\d:]+)\*\* \| (?P<cpu>\d+) \| "
@@ -35,8 +35,8 @@ def _budget(root: Path, profile: str) -> str:
 
 
 def _paper(root: Path) -> str:
-    readme = root / "README.md"
-    cost = next((b.body for b in blocks_in(readme.read_text()) if b.name == "cost"), "")
+    cost = next((b.body for doc in documents(root) for b in blocks_in(doc.read_text())
+                 if b.name == "cost"), "")
     total = TOTAL.search(cost)
     test = (root / MEASURED_DIR / "test_paper.md")
     timed = TEST_PAPER.search(test.read_text()) if test.is_file() else None
@@ -44,7 +44,7 @@ def _paper(root: Path) -> str:
     parts = []
     if total:
         parts.append(f"{total['hours'].strip()} GPU-hours for {total['runs']} training runs "
-                     "(estimate, see [the price](#the-price-before-it-starts))")
+                     "(an estimate: [docs/gpus.md](docs/gpus.md#the-price-before-it-starts))")
     if timed and stamp:
         parts.append(f"its whole DAG on synthetic data (`make test-paper`): {timed['time']} "
                      f"on 2 CPU cores (measured {stamp['date']} at `{stamp['commit']}`)")

@@ -40,11 +40,19 @@ def toy_block(root: Path) -> str:
     flow = gradient_flow(model, init)
     l1 = {eta: float(gd(model, init, eta, loss_goal=goal, max_steps=cap).beta.sum())
           for eta in (0.05, 0.5)}
+    goals = [1e-4, 1e-6, 1e-8, 1e-10, 1e-12]
+    l1_goal = [float(gd(model, init, 0.5, loss_goal=g, max_steps=cap).beta.sum()) for g in goals]
+    eta_s = []
+    for eta in settings["lrs"]:
+        run = gd(model, init, float(eta), loss_goal=goal, max_steps=cap)
+        if float(eta) > flow.eta_c and run.status == "ok":
+            eta_s.append(float(eta) * run.sharpness)
     fine, fine_again = _first_diverged(model, init, FINE, goal, cap)
     grid = [float(e) for e in settings["lrs"]]
     quick, _ = _first_diverged(model, init, grid, goal, cap)
     below = [e for e in grid if quick is not None and e < quick]
-    again = (f"; above it, η = {', '.join(f'{e:g}' for e in fine_again)} converge again (the "
+    verb = "converges" if len(fine_again) == 1 else "converge"
+    again = (f"; above it, η = {', '.join(f'{e:g}' for e in fine_again)} {verb} again (the "
              "edge is ragged)") if fine_again else ""
     return (
         "Computed by `sharpness readme refresh --only eos-toy` from the quick profile's toy "
@@ -52,7 +60,10 @@ def toy_block(root: Path) -> str:
         f"{goal:g}; a test checks it is current):\n\n"
         f"* s_GF = {flow.s_gf:.4f}, η_c = 2/s_GF = {flow.eta_c:.4f} (catalog: 7.14, 0.28);\n"
         f"* ‖β‖₁ = {l1[0.05]:.3f} at η = 0.05 and {l1[0.5]:.3f} at η = 0.5 (catalog: 0.61 "
-        "and 1.14);\n"
+        "and 1.14); at η = 0.5 it ranges over "
+        f"{min(l1_goal):.3f}-{max(l1_goal):.3f} for loss goals {goals[0]:g} to {goals[-1]:g};\n"
+        f"* final η·S of the converged runs above η_c on the quick grid: "
+        f"{min(eta_s):.2f}-{max(eta_s):.2f} (the edge of stability is η·S = 2);\n"
         f"* on a grid of step 0.005 from {FINE[0]:g} to {FINE[-1]:g}, GD first diverges at "
         f"η = {fine:g}{again};\n"
         f"* the quick profile's grid has no value between {max(below, default=0):g} and "
