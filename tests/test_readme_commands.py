@@ -8,6 +8,10 @@ Each command runs in the repository root in a form that cannot train or write:
 * ``sharpness ...`` runs for real (the README only shows read-only forms, e.g. ``--check``);
 * anything else must be marked.
 
+A config file a command names (``my.yaml``) is the README's ```yaml block whose first line is
+``# my.yaml``: the test writes it to a temporary folder and points the command there, so the
+example settings are checked too.
+
 A block whose commands need what a test cannot have (a finished run, a GPU, a whole-profile
 timing) is preceded by ``<!-- readme-test: parse-only (REASON) -->``: then a ``sharpness``
 command is only parsed by the CLI's own parser, a script is only syntax-checked (``bash -n``,
@@ -33,6 +37,7 @@ README = ROOT / "README.md"
 FENCE = re.compile(r"(?:<!-- readme-test: (?P<mode>parse-only|skip) \((?P<why>[^)]+)\) -->\n)?"
                    r"```bash\n(?P<body>.*?)```", re.DOTALL)
 BIN = Path(sys.executable).parent
+YAML = re.compile(r"```yaml\n# (?P<name>[\w.-]+\.yaml)\n(?P<body>.*?)```", re.DOTALL)
 
 
 def readme_commands(text: str) -> list[tuple[int, str, str]]:
@@ -66,8 +71,12 @@ def _program(name: str) -> str:
     return str(here) if here.exists() else (shutil.which(base) or base)
 
 
-def _split(command: str) -> tuple[dict[str, str], list[str]]:
+def _split(command: str, files: Path) -> tuple[dict[str, str], list[str]]:
     words = shlex.split(command)
+    for example in YAML.finditer(README.read_text()):
+        path = files / example["name"]
+        path.write_text(example["body"])
+        words = [str(path) if w == example["name"] else w for w in words]
     env = {}
     while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
         key, _, value = words.pop(0).partition("=")
@@ -92,10 +101,10 @@ def test_readme_has_commands_and_every_marker_says_why() -> None:
 
 @pytest.mark.parametrize("line,command,mode", COMMANDS,
                          ids=[f"L{line}" for line, _, _ in COMMANDS])
-def test_readme_commands(line: int, command: str, mode: str) -> None:
+def test_readme_commands(line: int, command: str, mode: str, tmp_path: Path) -> None:
     if mode == "skip":
         pytest.skip(f"README line {line} is marked skip")
-    env, words = _split(command)
+    env, words = _split(command, tmp_path)
     program = words[0].removeprefix(".venv/bin/")
     if program == "make":
         done = _run(["make", "-n", *words[1:]], env)
