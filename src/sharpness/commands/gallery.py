@@ -21,8 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="the figures folder of a run (default: figures)")
     parser.add_argument("--out", default="docs/gallery",
                         help="the gallery folder holding gallery.yaml (default: docs/gallery)")
-    parser.add_argument("--width", type=int, default=900,
-                        help="largest width of a picture in pixels (default: 900)")
+    parser.add_argument("--width", type=int, default=1200,
+                        help="largest width of a picture in pixels (default: 1200)")
     parser.add_argument("--max-kb", type=int, default=150,
                         help="largest size of a picture in KB (default: 150)")
     parser.add_argument("--readme", default="README.md",

@@ -40,7 +40,7 @@ def read_index(folder: Path) -> list[dict[str, str]]:
     return entries
 
 
-def shrink_png(data: bytes, width: int, colors: int = 128) -> bytes:
+def shrink_png(data: bytes, width: int, colors: int = 256) -> bytes:
     """``data`` (a PNG) at most ``width`` pixels wide, quantised to ``colors`` colours."""
     from PIL import Image
 
@@ -70,7 +70,7 @@ def _figure_facts(png: Path) -> dict[str, Any]:
             "evidence_level": level["level"] if level else None}
 
 
-def build_gallery(figures: Path, out: Path, width: int = 900, limit_kb: int = 150
+def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 150
                   ) -> list[dict[str, Any]]:
     """Write the gallery's PNGs and ``manifest.json`` into ``out``; returns the manifest.
 
@@ -85,7 +85,7 @@ def build_gallery(figures: Path, out: Path, width: int = 900, limit_kb: int = 15
                                  f"all figures/{entry['figure']}.pdf`")
         data = png.read_bytes()
         small = b""
-        for colors in (128, 64, 32):
+        for colors in (256, 128, 64):
             small = shrink_png(data, width, colors)
             if len(small) <= limit_kb * 1024:
                 break
