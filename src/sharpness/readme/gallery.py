@@ -28,7 +28,8 @@ LEVEL = re.compile(r"Evidence level: (?P<level>[a-z]+)")
 
 
 def read_index(folder: Path) -> list[dict[str, str]]:
-    """The entries of ``gallery.yaml``: ``figure`` (``<paper>/<id>``), ``title``, ``see``."""
+    """The entries of ``gallery.yaml``: ``figure`` (``<paper>/<id>``), ``title``, ``see``, and
+    optionally ``width`` (pixels, for a figure too wide to read at the default width)."""
     path = folder / INDEX
     if not path.is_file():
         raise SharpnessError(f"{path} is missing: it lists the gallery's figures")
@@ -86,7 +87,7 @@ def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 1
         data = png.read_bytes()
         small = b""
         for colors in (256, 128, 64):
-            small = shrink_png(data, width, colors)
+            small = shrink_png(data, int(entry.get("width", width)), colors)
             if len(small) <= limit_kb * 1024:
                 break
         name = entry["figure"].replace("/", "_") + ".png"
