@@ -54,6 +54,7 @@ def test_gallery_writes_small_pictures_manifest_and_block(tmp_path: Path) -> Non
     [block] = blocks_in(readme.read_text())
     assert "![The X](docs/gallery/eos_fig_x.png)" in block.body
     assert "What to see in X." in block.body and "**smoke**" in block.body
+    assert "2026-12-01" in block.body
 
 
 def test_missing_figure_names_the_target(tmp_path: Path) -> None:

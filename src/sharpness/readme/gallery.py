@@ -99,8 +99,9 @@ def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 1
 
 
 def gallery_block(folder: Path) -> str:
-    """The README's gallery: each picture with its title, what to see and where it came
-    from, from ``gallery.yaml`` and the manifest ``build_gallery`` wrote."""
+    """The README's gallery: each picture with its title, what to see, the date it was drawn
+    and its evidence level, from ``gallery.yaml`` and the manifest ``build_gallery`` wrote
+    (which also keeps each picture's provenance id and commit)."""
     entries = read_index(folder)
     path = folder / MANIFEST
     if not path.is_file():
@@ -113,10 +114,8 @@ def gallery_block(folder: Path) -> str:
             raise SharpnessError(f"{entry['figure']} is in {INDEX} but not in {MANIFEST}: "
                                  "rerun `sharpness gallery`")
         level = fact.get("evidence_level") or "unknown"
-        dirty = " with uncommitted changes" if fact.get("dirty") else ""
-        made = (f"drawn by the quick profile at commit `{fact['commit']}`{dirty} on "
-                f"{fact['date']}, evidence level **{level}**" if fact.get("commit") else
-                f"evidence level **{level}**")
+        made = f"quick profile, {fact['date']}, evidence level **{level}**" if fact.get(
+            "date") else f"evidence level **{level}**"
         lines += [f"**{entry['title']}** (`figures/{entry['figure']}.pdf`)", "",
                   f"![{entry['title']}](docs/gallery/{fact['file']})", "",
                   f"{entry['see'].strip()} *({made}.)*", ""]
