@@ -62,6 +62,16 @@ def cpu_of(modules: list[str]) -> tuple[float, bool]:
     return cpu, out.endswith("True")
 
 
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
 def _commit() -> str:
     here = Path(__file__).resolve().parent
     done = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
@@ -80,7 +90,7 @@ def main() -> None:
     lines = [f"Measured on {datetime.datetime.now(datetime.UTC):%Y-%m-%d} by "
              f"`benchmarks/bench_startup.py` at commit {_commit()}: CPU seconds (user+sys, "
              f"median of {args.repeat}) a fresh interpreter spends importing what each job "
-             f"kind needs, on {os.cpu_count()} cores ({platform.processor() or 'unknown CPU'}), "
+             f"kind needs, on {os.cpu_count()} cores ({_cpu()}), "
              f"load average before the run {load}.", "",
              f"| job kind | CPU s (median of {args.repeat}) | imports torch |", "|---|---:|---|"]
     print("\n".join(lines), flush=True)
