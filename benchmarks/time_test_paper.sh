@@ -21,7 +21,7 @@ cd "$WORK"
 status=0
 PYTHONPATH="$WORK/src" /usr/bin/time -v -o time.txt "$VENV/bin/python" -m pytest -m paper -q \
     > pytest.log 2>&1 || status=$?
-RESULT=$(grep -E "^[0-9]+ (passed|failed)" pytest.log | tail -1 || true)
+RESULT=$(grep -E "^[0-9]+ (passed|failed)" pytest.log | tail -1 | sed "s/ in .*//" || true)
 WALL=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' time.txt)
 RSS=$(sed -n 's/.*Maximum resident set size (kbytes): //p' time.txt)
 MIN=$(echo "$WALL" | awk -F: '{ if (NF == 3) s = $1 * 3600 + $2 * 60 + $3; else s = $1 * 60 + $2;
