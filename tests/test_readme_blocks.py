@@ -6,6 +6,7 @@ command that renews the block (`sharpness readme refresh`)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,24 @@ def test_markers_replace_and_errors() -> None:
         blocks_in(text + text)
     with pytest.raises(SharpnessError, match="no source"):
         source("nope")
+
+
+MEASURE = re.compile(r"\d[\d,.]*\s*(?:min\b|minutes?\b|s\b|seconds|hours?\b|GPU-hours|CPU-s|%|jobs\b|"
+                     r"runs\b|GB\b|MB\b|KB\b|items\b)")
+
+
+def _prose(text: str) -> str:
+    """``text`` without generated blocks, code blocks, inline code and HTML comments."""
+    for block in blocks_in(text):
+        text = text.replace(block.body, "")
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
+    return re.sub(r"`[^`]*`", "", text)
+
+
+def test_readme_states_no_measurement_outside_generated_blocks() -> None:
+    """A time, size, share or count in the README's own prose would be typed by hand: every
+    such number belongs in a generated block."""
+    prose = _prose((ROOT / "README.md").read_text())
+    found = [m.group(0) for m in MEASURE.finditer(prose)]
+    assert not found, f"typed measurements in README.md prose: {found}"
