@@ -6,16 +6,24 @@ does) and then the module(s) that job kind runs; reported are user+sys CPU secon
 `--repeat` runs, from `resource.getrusage` of the child) and whether torch got imported. Run on
 an idle machine for absolute numbers; on a loaded one the CPU seconds are still comparable.
 
-    .venv/bin/python benchmarks/bench_startup.py [--repeat 3]
+    .venv/bin/python benchmarks/bench_startup.py [--repeat 3] [--out benchmarks/measured/startup.md]
+
+With ``--out`` the table, with the commit, date and machine, is written to that file (the
+committed measurement the README's ``startup`` block shows; ``sharpness readme refresh``
+copies it there).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
+import platform
 import resource
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 JOBS = {
     "parser only (sharpness --help)": [],
@@ -54,16 +62,45 @@ def cpu_of(modules: list[str]) -> tuple[float, bool]:
     return cpu, out.endswith("True")
 
 
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _commit() -> str:
+    here = Path(__file__).resolve().parent
+    done = subprocess.run(["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
+                            "--untracked-files=no"], capture_output=True, text=True).stdout
+    return done.stdout.strip() + (" (with uncommitted changes)" if dirty.strip() else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per job kind (median)")
+    parser.add_argument("--out", default=None, help="also write the table, dated, here")
     args = parser.parse_args()
-    print("| job kind | CPU s (median) | imports torch |")
-    print("|---|---:|---|")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    lines = [f"Measured on {datetime.datetime.now(datetime.UTC):%Y-%m-%d} by "
+             f"`benchmarks/bench_startup.py` at commit {_commit()}: CPU seconds (user+sys, "
+             f"median of {args.repeat}) a fresh interpreter spends importing what each job "
+             f"kind needs, on {os.cpu_count()} cores ({_cpu()}), "
+             f"load average before the run {load}.", "",
+             f"| job kind | CPU s (median of {args.repeat}) | imports torch |", "|---|---:|---|"]
+    print("\n".join(lines), flush=True)
     for name, modules in JOBS.items():
         runs = [cpu_of(modules) for _ in range(args.repeat)]
         cpu = statistics.median(r[0] for r in runs)
-        print(f"| {name} | {cpu:.2f} | {'yes' if runs[0][1] else 'no'} |")
+        lines.append(f"| {name} | {cpu:.2f} | {'yes' if runs[0][1] else 'no'} |")
+        print(lines[-1], flush=True)
+    if args.out:
+        Path(args.out).write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Time the whole quick profile from a fresh clone and write the README's budget table.
+# Time a whole profile from a fresh clone and write its budget table (the measurement the
+# README's `budget-<profile>` and `profiles` blocks show).
 #
 #   bash benchmarks/quick_budget.sh            # clone HEAD to a temporary folder, run, update README.md
+#   PROFILE=evidence bash benchmarks/quick_budget.sh  # the evidence profile (workflow/config/evidence.yaml)
 #   CORES=4 bash benchmarks/quick_budget.sh    # another core count
 #   KEEP=/tmp/clone bash benchmarks/quick_budget.sh   # keep the clone (figures, logs) there
 #   PER_PAPER=1 bash benchmarks/quick_budget.sh       # one run per paper, in sequence
@@ -16,12 +18,16 @@
 # would have used (the data jobs run with the first paper).
 # The clone uses this checkout's .venv (set VENV to use another) with the clone's own source
 # on PYTHONPATH, so the code measured is exactly the committed HEAD. The table goes to
-# benchmarks/quick_budget.md and between the budget markers of README.md.
+# benchmarks/measured/<profile>_budget.md (commit it) and, through `sharpness readme refresh`,
+# into the README's `budget-<profile>` and `profiles` blocks.
 set -euo pipefail
 
 SRC=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 VENV=${VENV:-$SRC/.venv}
 CORES=${CORES:-2}
+PROFILE=${PROFILE:-quick}
+CONFIG=()
+[ "$PROFILE" = quick ] || CONFIG=(--configfile "workflow/config/$PROFILE.yaml")
 PAPERS=${PAPERS:-minorfirst lesam eos bridges}
 [ -x "$VENV/bin/snakemake" ] || { echo "no $VENV/bin/snakemake: run 'make test' (or set VENV) first" >&2; exit 2; }
 if [ -f "$VENV/.installed" ] && [ "$SRC/envs/requirements.txt" -nt "$VENV/.installed" ]; then
@@ -40,10 +46,10 @@ cd "$WORK"
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 timings=()
 if [ -z "${PER_PAPER:-}" ]; then
-    echo "== whole profile: snakemake --cores $CORES ${TARGETS:-} (log: $WORK/timing/all.log)"
+    echo "== whole $PROFILE profile: snakemake --cores $CORES ${TARGETS:-} (log: $WORK/timing/all.log)"
     status=0
     # shellcheck disable=SC2086  # TARGETS is a list of words
-    /usr/bin/time -v -o "timing/all.txt" "$VENV/bin/snakemake" --cores "$CORES" ${TARGETS:-} \
+    /usr/bin/time -v -o "timing/all.txt" "$VENV/bin/snakemake" ${TARGETS:-} --cores "$CORES" "${CONFIG[@]}" \
         > "timing/all.log" 2>&1 || status=$?
     grep -E "Elapsed|Maximum resident" "timing/all.txt" | sed 's/^\s*/   /'
     [ "$status" -eq 0 ] || echo "   FAILED (exit $status): see timing/all.log" >&2
@@ -61,7 +67,7 @@ fi
 for paper in $PAPERS; do
     echo "== $paper: snakemake --cores $CORES ${paper}_all (log: $WORK/timing/$paper.log)"
     status=0
-    /usr/bin/time -v -o "timing/$paper.txt" "$VENV/bin/snakemake" --cores "$CORES" "${paper}_all" \
+    /usr/bin/time -v -o "timing/$paper.txt" "$VENV/bin/snakemake" "${paper}_all" --cores "$CORES" "${CONFIG[@]}" \
         > "timing/$paper.log" 2>&1 || status=$?
     grep -E "Elapsed|Maximum resident" "timing/$paper.txt" | sed 's/^\s*/   /'
     [ "$status" -eq 0 ] || echo "   FAILED (exit $status): see timing/$paper.log" >&2
@@ -70,7 +76,7 @@ done
 
 CPU=$(lscpu 2>/dev/null | sed -n 's/^Model name:\s*//p' | head -1)
 PREAMBLE="Measured on $(date -u +%Y-%m-%d) by \`benchmarks/quick_budget.sh\` at commit $COMMIT: a fresh
-clone, the quick profile, $HOW under \`/usr/bin/time -v\`, on $(nproc) cores
+clone, the $PROFILE profile, $HOW under \`/usr/bin/time -v\`, on $(nproc) cores
 (${CPU:-unknown CPU}), $(free -g | awk '/Mem:/{print $2}') GB RAM, no GPU, load average before the run
 $LOAD. $ROWS"
 PARTS=(--parts "$WORK/benchmarks/quick_parts.yaml" --cores "$CORES")  # where the job time goes
@@ -78,6 +84,8 @@ if [ -n "${NO_README:-}" ]; then
     "$VENV/bin/sharpness" budget "${timings[@]}" "${PARTS[@]}" --preamble "$PREAMBLE"
 else
     "$VENV/bin/sharpness" budget "${timings[@]}" "${PARTS[@]}" --preamble "$PREAMBLE" \
-        --out "$SRC/benchmarks/quick_budget.md" --readme "$SRC/README.md"
-    echo "table written to $SRC/benchmarks/quick_budget.md and README.md"
+        --out "$SRC/benchmarks/measured/${PROFILE}_budget.md"
+    (cd "$SRC" && PYTHONPATH="$SRC/src" "$VENV/bin/sharpness" readme refresh \
+        --only "budget-$PROFILE" --only profiles)
+    echo "table written to $SRC/benchmarks/measured/${PROFILE}_budget.md and README.md"
 fi

@@ -24,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "budget", help="summarise benchmarks/results/**/*.tsv (and /usr/bin/time -v reports) "
                        "per paper as a Markdown table")
-    parser.add_argument("--root", default="benchmarks/results")
+    parser.add_argument("--root", default="benchmarks/results",
+                        help="folder of the rules' benchmark files (default: benchmarks/results)")
     parser.add_argument("--timing", action="append", default=[], metavar="PAPER=FILE",
                         help="a `/usr/bin/time -v -o FILE snakemake PAPER_all` report; repeat "
                              "per paper")

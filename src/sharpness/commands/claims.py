@@ -24,14 +24,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_show)
     sub = parser.add_subparsers(dest="action")
     build = sub.add_parser("build", help="evaluate every claim and write the ledger")
-    build.add_argument("--figures", default="figures")
+    build.add_argument("--figures", default="figures",
+                       help="the figures folder whose CSVs the claims read (default: figures)")
     build.add_argument("--profile", default="quick", help="the profile the figures come from")
     build.add_argument("--out", default=None, help="CLAIMS.md path (default: FIGURES/CLAIMS.md)")
     build.set_defaults(func=_build)
     readme = sub.add_parser("readme", help="write the README findings block from a ledger")
     readme.add_argument("--ledger", default="figures/claims.csv",
                         help="claims.csv of a run (or a committed snapshot of one)")
-    readme.add_argument("--readme", default="README.md")
+    readme.add_argument("--readme", default="README.md",
+                        help="the file whose findings block is written (default: README.md)")
     readme.add_argument("--snapshot", default=None,
                         help="also copy the ledger CSV here (the file the README test reads)")
     readme.add_argument("--check", action="store_true",

@@ -18,10 +18,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     prep = sub.add_parser("prepare", help="find a verified copy (local, mirror, download)")
     # only sets with a copy on disk (files or folders); a built stand-in has none to prepare
     prep.add_argument("name", choices=sorted(n for n, s in DATASETS.items()
-                                             if s.files or s.required_dirs))
-    prep.add_argument("--root", default="data")
+                                             if s.files or s.required_dirs),
+                      help="the data set (see `sharpness data list`)")
+    prep.add_argument("--root", default="data",
+                      help="folder holding data/<name>/ copies (default: data)")
     prep.add_argument("--mirror", default=None, help="folder with ready copies")
-    prep.add_argument("--no-download", dest="download", action="store_false")
+    prep.add_argument("--no-download", dest="download", action="store_false",
+                      help="never download: fail unless a local or mirrored copy verifies")
     prep.add_argument("--user-path", default=None, help="folder of a user-provided set")
     prep.add_argument("--out", required=True, help="JSON record of the verified copy")
     prep.set_defaults(func=_prepare)

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     fig = add_action(sub, "figure", _figure,
                      "draw one eos figure from toy.json / sweep.json files",
                      out="figure path (.pdf; .png/.csv beside it)")
-    fig.add_argument("--id", required=True, choices=FIGURE_IDS)
+    fig.add_argument("--id", required=True, choices=FIGURE_IDS, help="the figure to draw")
     fig.add_argument("--inputs", nargs="+", required=True, help="toy.json or sweep.json files")
     fig.add_argument("--dropped", default="{}",
                      help="JSON object: setting -> why this profile leaves it out (caption)")

@@ -1,4 +1,4 @@
-"""``sharpness lesam ...``: the steps of paper 002's (LE-SAM) tables and figures.
+"""``sharpness lesam ...``: the steps of the `lesam` paper's (LE-SAM) tables and figures.
 
 All subcommands take ``--params``: the config's ``lesam`` section as JSON (the rules pass
 ``as_json(section("lesam"))``), from which run settings are looked up by id.
@@ -25,7 +25,7 @@ EVALS = ("robustness", "domain_gen", "flatness", "cost")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``lesam`` and its subcommands."""
-    parser = subparsers.add_parser("lesam", help="LE-SAM paper (002): runs, evaluations, "
+    parser = subparsers.add_parser("lesam", help="the lesam paper (LE-SAM): runs, evaluations, "
                                    "tables and figures")
     sub = parser.add_subparsers(dest="lesam_command", required=True)
 
@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     common(p)
     p.set_defaults(func=_signal)
     p = sub.add_parser("eval", help="evaluate finished runs")
-    p.add_argument("what", choices=EVALS)
+    p.add_argument("what", choices=EVALS, help="which evaluation")
     common(p)
     p.set_defaults(func=_eval)
     p = sub.add_parser("build", help="write one table or figure")
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_build)
     p = sub.add_parser("check-imagenet", help="fail clearly unless data.imagenet is usable")
     p.add_argument("--path", default="", help="the value of data.imagenet")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="a record written when ImageNet is usable")
     p.set_defaults(func=_check_imagenet)
 
 

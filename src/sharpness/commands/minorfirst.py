@@ -28,8 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run_p.add_argument("--threads", type=int, default=1, help="torch threads (cnn_synthetic)")
     run_p.set_defaults(func=_run)
     plot_p = sub.add_parser("plot", help="draw one figure from its run directory")
-    plot_p.add_argument("figure")
-    plot_p.add_argument("--run", required=True)
+    plot_p.add_argument("figure", help="figure id, e.g. l2_regimes")
+    plot_p.add_argument("--run", required=True, help="the run directory `minorfirst run` wrote")
     plot_p.add_argument("--out", required=True, help="figure path (.pdf; .png, .csv beside)")
     plot_p.set_defaults(func=_plot)
 

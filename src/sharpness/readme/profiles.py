@@ -1,0 +1,71 @@
+"""The README's table of the three profiles with their measured time and cost (block
+``profiles``), assembled from the committed measurements and the cost block.
+
+It reads the **all** row of ``benchmarks/measured/<profile>_budget.md`` (written by
+``benchmarks/quick_budget.sh``), the time of ``make test-paper``
+(``benchmarks/measured/test_paper.md``) and the total of the ``cost`` block (``docs/gpus.md``), so the
+numbers in the table are the ones those blocks show, never typed twice.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sharpness.readme.blocks import blocks_in, documents
+from sharpness.readme.sources import MEASURED_DIR
+
+ALL_ROW = re.compile(r"^\| \*\*all\*\* \| \*\*(?P<wall>[\d:]+)\*\* \| (?P<cpu>\d+) \| "
+                     r"(?P<rss>\d+) \| (?P<exit>\d+) \| (?P<jobs>\d+) \|", re.MULTILINE)
+STAMP = re.compile(r"Measured on (?P<date>\d{4}-\d\d-\d\d) .*?at commit (?P<commit>[0-9a-f]+)",
+                   re.DOTALL)
+TOTAL = re.compile(r"^\| \*\*all\*\* \| \*\*total[^|]*\*\* \| (?P<runs>[\d,]+) \| [^|]+ \| "
+                   r"(?P<hours>[^|]+) \|", re.MULTILINE)
+TEST_PAPER = re.compile(r"in (?P<time>\d+ min \d+ s)")
+
+
+def _budget(root: Path, profile: str) -> str:
+    path = root / MEASURED_DIR / f"{profile}_budget.md"
+    text = path.read_text() if path.is_file() else ""
+    row, stamp = ALL_ROW.search(text), STAMP.search(text)
+    if not row or not stamp:
+        return "not measured yet"
+    return (f"{row['wall']} (m:ss) on 2 cores, {int(row['cpu']):,} CPU-s, {row['jobs']} jobs "
+            f"(measured {stamp['date']} at `{stamp['commit']}`)")
+
+
+def _paper(root: Path) -> str:
+    cost = next((b.body for doc in documents(root) for b in blocks_in(doc.read_text())
+                 if b.name == "cost"), "")
+    total = TOTAL.search(cost)
+    test = (root / MEASURED_DIR / "test_paper.md")
+    timed = TEST_PAPER.search(test.read_text()) if test.is_file() else None
+    stamp = STAMP.search(test.read_text()) if test.is_file() else None
+    parts = []
+    if total:
+        parts.append(f"{total['hours'].strip()} GPU-hours for {total['runs']} training runs "
+                     "(an estimate: [docs/gpus.md](docs/gpus.md#the-price-before-it-starts))")
+    if timed and stamp:
+        parts.append(f"its whole DAG on synthetic data (`make test-paper`): {timed['time']} "
+                     f"on 2 CPU cores (measured {stamp['date']} at `{stamp['commit']}`)")
+    return "; ".join(parts) or "not measured yet"
+
+
+def profiles_block(root: Path) -> str:
+    """The table's Markdown."""
+    rows = [
+        ("`quick` (default)", "`workflow/config/quick.yaml`",
+         "smoke test: every figure and table on the CPU from the embedded data at reduced "
+         "scale, stand-ins labelled; its trained-network rows never decide a verdict",
+         _budget(root, "quick")),
+        ("`evidence`", "`workflow/config/evidence.yaml`",
+         "settles on a CPU what a CPU can: the minorfirst theory, Grad-CAM, the eos network "
+         "settings and the lesam mechanism with enough seeds for a verdict",
+         _budget(root, "evidence")),
+        ("`paper`", "`workflow/config/paper.yaml`",
+         "the papers' scale and real data sets, on GPUs, locally or on SLURM; never "
+         "substitutes a data set", _paper(root)),
+    ]
+    lines = ["| profile | config | what | time and cost |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,170 @@
+"""What writes each generated block of the README and ``docs/`` (see :mod:`.blocks`).
+
+Two kinds of block:
+
+* **computed** blocks are regenerated from the repository itself (a config, a committed
+  ledger snapshot, the gallery's manifest, a deterministic computation): a test regenerates
+  each one and compares it with the committed text, so they are never stale;
+* **measured** blocks (wall times, CPU seconds, memory) cannot be regenerated in a test: the
+  script that measures writes a committed file under ``benchmarks/measured/``, with the
+  commit, date and machine of the measurement, and the block is that file's text. The test
+  checks the block equals the file; re-measuring is the script named in :data:`MEASURED`.
+
+``sharpness readme refresh`` rewrites every block of every document from these sources.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sharpness.errors import SharpnessError
+
+MEASURED_DIR = Path("benchmarks/measured")
+
+
+@dataclass(frozen=True)
+class Source:
+    """How block ``name`` is written: ``render(root)`` returns its body; ``how`` is the
+    command a person runs to renew what it shows; ``seconds`` a rough cost of ``render``."""
+
+    name: str
+    render: Callable[[Path], str]
+    how: str
+    seconds: float = 0.0
+    measured: bool = False
+
+
+def _measured(name: str, filename: str, how: str) -> Source:
+    def render(root: Path) -> str:
+        path = root / MEASURED_DIR / filename
+        if not path.is_file():
+            raise SharpnessError(f"{path} is missing: measure it with `{how}`")
+        return path.read_text()
+
+    return Source(name, render, how, measured=True)
+
+
+def _cli(root: Path, *args: str) -> str:
+    """Stdout of ``sharpness ARGS`` run in ``root`` with this interpreter (the tree's code)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(root / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    done = subprocess.run([sys.executable, "-m", "sharpness.cli", *args], cwd=root, env=env,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SharpnessError(f"`sharpness {' '.join(args)}` failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def snakemake_executable() -> str:
+    """The ``snakemake`` beside this interpreter (the project's venv), else the one on PATH."""
+    here = Path(sys.executable).parent / "snakemake"
+    found = str(here) if here.is_file() else shutil.which("snakemake")
+    if not found:
+        raise SharpnessError("snakemake is not installed in this environment")
+    return found
+
+
+def _cost(root: Path) -> str:
+    table = _cli(root, "cost", "--configfile", "workflow/config/paper.yaml",
+                 "--method", "analytic")
+    return ("Written by `sharpness cost --configfile workflow/config/paper.yaml --method "
+            "analytic` (a test checks it is current):\n\n" + table)
+
+
+def dag_outputs(root: Path, *args: str) -> tuple[int, list[str]]:
+    """Jobs and declared outputs of the whole DAG (``snakemake -n --forceall``, so files a
+    run already made count too)."""
+    done = subprocess.run([snakemake_executable(), "-n", "--forceall", *args], cwd=root,
+                          capture_output=True, text=True)
+    if done.returncode:
+        raise SharpnessError(f"snakemake -n failed: {done.stderr.strip()[-2000:]}")
+    total = re.search(r"^total\s+(\d+)$", done.stdout, re.MULTILINE)
+    if total is None:
+        raise SharpnessError("snakemake -n printed no job count")
+    outputs = [o.strip() for line in done.stdout.splitlines()
+               if line.strip().startswith("output:")
+               for o in line.strip()[len("output:"):].split(",")]
+    return int(total[1]), outputs
+
+
+def _counts(root: Path) -> str:
+    jobs, outputs = dag_outputs(root)
+    items = sorted({o for o in outputs if re.fullmatch(r"figures/[a-z]+/\w+\.(pdf|md)", o)})
+    per = Counter(item.split("/")[1] for item in items)
+    figures = sum(item.endswith(".pdf") for item in items)
+    ledger = "figures/CLAIMS.md" in outputs
+    lines = [f"The quick profile is {jobs} Snakemake jobs (`snakemake -n`, the `all` target "
+             f"included) and makes {len(items)} report items, {figures} figures and "
+             f"{len(items) - figures} tables"
+             + (", plus the claims ledger `figures/CLAIMS.md`" if ledger else "") + ":", "",
+             "| paper | figures and tables |", "|---|---:|"]
+    lines += [f"| `{paper}` | {n} |" for paper, n in sorted(per.items())]
+    return "\n".join(lines) + "\n"
+
+
+def _eos_toy(root: Path) -> str:
+    from sharpness.readme.toy import toy_block
+
+    return toy_block(root)
+
+
+def _gallery(root: Path) -> str:
+    from sharpness.readme.gallery import gallery_block
+
+    return gallery_block(root / "docs" / "gallery")
+
+
+def _claims(root: Path) -> str:
+    from sharpness.claims.readme import read_ledger_csv, readme_block
+
+    snapshot = claims_snapshot(root)
+    return readme_block(read_ledger_csv(root / snapshot), snapshot)
+
+
+def claims_snapshot(root: Path) -> str:
+    """The committed ledger the findings come from: the evidence profile's when there is
+    one (``docs/claims_evidence.csv``), else the quick profile's."""
+    for name in ("docs/claims_evidence.csv", "docs/claims_quick.csv"):
+        if (root / name).is_file():
+            return name
+    raise SharpnessError("no committed ledger snapshot (docs/claims_evidence.csv or "
+                         "docs/claims_quick.csv): `sharpness claims readme --snapshot ...`")
+
+
+def _profiles(root: Path) -> str:
+    from sharpness.readme.profiles import profiles_block
+
+    return profiles_block(root)
+
+
+SOURCES: dict[str, Source] = {s.name: s for s in (
+    Source("cost", _cost, "sharpness readme refresh --only cost", seconds=25),
+    Source("counts", _counts, "sharpness readme refresh --only counts", seconds=10),
+    Source("eos-toy", _eos_toy, "sharpness readme refresh --only eos-toy", seconds=3),
+    Source("gallery", _gallery, "sharpness gallery --figures figures --out docs/gallery"),
+    Source("claims", _claims, "sharpness claims readme --ledger figures/claims.csv "
+                              "--snapshot docs/claims_quick.csv"),
+    Source("profiles", _profiles, "sharpness readme refresh --only profiles"),
+    _measured("budget-quick", "quick_budget.md", "bash benchmarks/quick_budget.sh"),
+    _measured("budget-evidence", "evidence_budget.md",
+              "PROFILE=evidence bash benchmarks/quick_budget.sh"),
+    _measured("startup", "startup.md",
+              "python benchmarks/bench_startup.py --out benchmarks/measured/startup.md"),
+    _measured("test-paper", "test_paper.md", "bash benchmarks/time_test_paper.sh"),
+)}
+
+
+def source(name: str) -> Source:
+    """The source of block ``name`` (an error lists the known names)."""
+    if name not in SOURCES:
+        raise SharpnessError(f"no source for generated block {name!r}; known: "
+                             f"{', '.join(sorted(SOURCES))}")
+    return SOURCES[name]

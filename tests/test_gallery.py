@@ -1,0 +1,79 @@
+"""`sharpness gallery`: small PNGs from a run's figures, a manifest with each picture's
+provenance and evidence level, and the README block rendered from both."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from sharpness.cli import main
+from sharpness.errors import SharpnessError
+from sharpness.readme.blocks import blocks_in
+from sharpness.readme.gallery import build_gallery, gallery_block
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _figure(figures: Path, name: str, width: int = 2400) -> None:
+    x = np.linspace(0, 255, width, dtype=np.float64)
+    pixels = np.zeros((width // 2, width, 3), np.uint8)
+    pixels[..., 0] = x.astype(np.uint8)
+    pixels[: width // 4, :, 2] = 200
+    path = figures / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(pixels).save(path)
+    stem = figures / name
+    Path(f"{stem}.caption.txt").write_text("A caption. Evidence level: smoke (one seed; ...)\n")
+    Path(f"{stem}.provenance.json").write_text(json.dumps(
+        {"id": "abc123", "code": {"git_commit": "0123456789abcdef", "dirty": False},
+         "finished": "2026-12-01T10:00:00+00:00"}))
+
+
+def test_gallery_writes_small_pictures_manifest_and_block(tmp_path: Path) -> None:
+    figures, out = tmp_path / "figures", tmp_path / "gallery"
+    out.mkdir()
+    (out / "gallery.yaml").write_text(
+        "- {figure: eos/fig_x, title: The X, see: What to see in X.}\n")
+    _figure(figures, "eos/fig_x")
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- begin:gallery -->\n<!-- end:gallery -->\nb\n")
+    assert main(["gallery", "--figures", str(figures), "--out", str(out), "--width", "600",
+                 "--max-kb", "150", "--readme", str(readme)]) == 0
+    picture = out / "eos_fig_x.png"
+    with Image.open(io.BytesIO(picture.read_bytes())) as image:
+        assert image.width == 600 and image.mode == "P"
+    assert picture.stat().st_size <= 150 * 1024
+    [entry] = json.loads((out / "manifest.json").read_text())
+    assert entry["provenance_id"] == "abc123" and entry["commit"] == "0123456"
+    assert entry["evidence_level"] == "smoke" and entry["date"] == "2026-12-01"
+    [block] = blocks_in(readme.read_text())
+    assert "![The X](docs/gallery/eos_fig_x.png)" in block.body
+    assert "What to see in X." in block.body and "**smoke**" in block.body
+    assert "2026-12-01" in block.body
+
+
+def test_missing_figure_names_the_target(tmp_path: Path) -> None:
+    out = tmp_path / "gallery"
+    out.mkdir()
+    (out / "gallery.yaml").write_text("- {figure: eos/fig_y, title: Y, see: y}\n")
+    with pytest.raises(SharpnessError, match="snakemake --cores all figures/eos/fig_y.pdf"):
+        build_gallery(tmp_path / "figures", out)
+    (out / "gallery.yaml").write_text("- {figure: eos/fig_y, title: Y}\n")
+    with pytest.raises(SharpnessError, match="lacks see"):
+        build_gallery(tmp_path / "figures", out)
+
+
+def test_committed_gallery_is_small_and_complete() -> None:
+    folder = ROOT / "docs" / "gallery"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert len(manifest) >= 6
+    for entry in manifest:
+        picture = folder / entry["file"]
+        assert picture.stat().st_size <= 150 * 1024, entry["file"]
+        assert entry["provenance_id"] and entry["evidence_level"], entry
+    assert gallery_block(folder)  # every listed figure is in the manifest
