@@ -134,8 +134,9 @@ def test_signal_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypat
     assert len(run_signal(cfg, tmp_path / "run", probe_every=3)) == 2
 
 
-def test_glmc_shows_the_engines_progress_bar(tmp_path, capsys):
-    """The engine's tqdm bar serves GLMC too (no train accuracy: its closure is GLMC's)."""
+def test_glmc_shows_the_engines_progress(tmp_path, capsys):
+    """The engine's progress serves GLMC too (no train accuracy: its closure is GLMC's); with
+    stderr not a terminal it is a line per epoch (sharpness.progress)."""
     run_glmc({**GLMC, "epochs": 1}, tmp_path, progress=True)
     err = capsys.readouterr().err
-    assert "1/1" in err and "acc=-" in err
+    assert "epoch 1/1 (100%)" in err and "train_acc -" in err and "left ~" in err

@@ -254,7 +254,7 @@ class GLMCMethod:
 
 
 def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
-             threads: int | None = None, progress: bool = False) -> dict[str, Any]:
+             threads: int | None = None, progress: bool = True) -> dict[str, Any]:
     """Train GLMC (with the config's optimizer) on a long-tailed subset; return ``final.json``.
 
     ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`). The run

@@ -100,7 +100,7 @@ class SignalProbe:
 
 
 def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe_every: int,
-               threads: int | None = None, progress: bool = False) -> list[dict[str, Any]]:
+               threads: int | None = None, progress: bool = True) -> list[dict[str, Any]]:
     """Train one run of ``config`` with :func:`sharpness.train.train` and the
     :class:`SignalProbe`; write the probe rows to ``signal.jsonl`` and return them.
 

@@ -119,11 +119,12 @@ def run_cache_key(cfg: dict[str, Any], device: torch.device, hooks: TrainHooks
 
 def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
           hooks: TrainHooks | None = None, threads: int | None = None,
-          progress: bool = False) -> dict[str, Any]:
+          progress: bool = True) -> dict[str, Any]:
     """Run (or resume, or skip if finished) the training run ``config`` into ``run_dir``.
 
     Returns the ``final.json`` summary. ``threads`` sets ``torch.set_num_threads`` (the
-    workflow passes the rule's threads). A finished run (``final.json``) of the same cache key
+    workflow passes the rule's threads). ``progress``: a tqdm bar when stderr is a terminal,
+    else progress lines in the log (:mod:`sharpness.progress`); ``False``: silent. A finished run (``final.json``) of the same cache key
     (config, device, code of the engine and the hooks) is returned as is; a run with
     ``checkpoint.pt`` of the same key continues from it; anything else starts over.
     """
