@@ -22,6 +22,7 @@ from typing import Any
 from sharpness.cache import flatten
 from sharpness.io import read_json
 from sharpness.provenance import find_provenance
+from sharpness.runstate import run_state
 
 _DIRTY = "!!! DIRTY TREE"
 
@@ -71,8 +72,12 @@ def _facts(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def _header(record: Mapping[str, Any], path: Any, prov: Path, pad: str) -> list[str]:
     status = record.get("status")
+    if status == "running":  # its owner gone or its heartbeat stale: interrupted
+        status = run_state(dict(record))
     extra = ""
-    if status == "diverged":
+    if status == "interrupted":
+        extra = f" (last heartbeat {record.get('heartbeat')}); run it again to resume"
+    elif status == "diverged":
         step = record.get("diverged_step", record.get("diverged_at_step"))
         extra = f" at step {step}" if step is not None else ""
     elif status == "failed":

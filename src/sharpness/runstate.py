@@ -55,7 +55,7 @@ STALE_AFTER_S = 10 * HEARTBEAT_S
 NON_FINITE, BLOW_UP, ABOVE_LIMIT = "non_finite", "blow_up", "above_limit"
 ABOVE_CHANCE, ABOVE_INITIAL = "above_chance_loss", "above_initial_loss"
 #: The states :func:`run_state` returns.
-STATES = ("ok", "diverged", "failed", "interrupted", "running")
+STATES = ("ok", "diverged", "failed", "interrupted", "running", "unknown")
 
 
 def divergence(loss: float, initial_loss: float | None = None, *,
@@ -178,14 +178,17 @@ def heartbeat_age(record: dict[str, Any]) -> float | None:
 
 def run_state(record: dict[str, Any], *, stale_after: float = STALE_AFTER_S) -> str:
     """The state of the run a record describes: ``ok``, ``diverged``, ``failed``,
-    ``interrupted`` or ``running`` (or the record's own status when it is another word).
+    ``interrupted`` or ``running`` (the record's own status when it is another word;
+    ``unknown`` for a record without one).
 
     A record that says ``running`` is ``interrupted`` when its owner process is gone (same
     host) or its heartbeat is older than ``stale_after`` seconds (any host: a hung process or
     a dead node)."""
-    status = str(record.get("status", "running"))
+    status = record.get("status")
+    if status is None:
+        return "unknown"
     if status != "running":
-        return status
+        return str(status)
     who = record.get("owner")
     if isinstance(who, dict) and owner_alive(who) is False:
         return "interrupted"

@@ -24,7 +24,6 @@ from __future__ import annotations
 import copy
 import math
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +35,11 @@ from sharpness.cache import cache_key, claim_dir
 from sharpness.eos.flow import gradient_flow
 from sharpness.eos.measures import all_measures
 from sharpness.eos.measures import sharpness as lanczos_sharpness
+from sharpness.eos.narrate import flow_reporter, run_outcome
 from sharpness.eos.norms import parameter_norms
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
-from sharpness.progress import every_s, say
+from sharpness.progress import say
 from sharpness.train.checkpoint import safe_load
 
 #: Defaults of a setting; the config overrides any of them.
@@ -224,22 +224,6 @@ def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root
     return summary
 
 
-def flow_reporter(label: str) -> Any:
-    """``on_record`` for :func:`gradient_flow`: a log line at most every few seconds
-    (:func:`sharpness.progress.every_s`) with the flow time, loss, sharpness and cost."""
-    last = [-math.inf]
-
-    def report(rec: dict[str, float]) -> None:
-        now = time.monotonic()
-        if now - last[0] < every_s():
-            return
-        last[0] = now
-        say(f"{label}: gradient flow at t = {rec['t']:.4g}: loss {rec['loss']:.4g}, "
-            f"sharpness {rec['sharpness']:.4g}, {int(rec['nfev'])} gradients, "
-            f"{int(rec['jvps'])} + {int(rec['hvps'])} Hessian-vector products")
-    return report
-
-
 def learning_rates(setting: dict[str, Any], eta_c: float) -> list[dict[str, Any]]:
     """The sweep's grid: absolute ``lrs`` and ``lr_factors * eta_c``, sorted, deduplicated."""
     grid = [{"lr": float(lr), "factor": None} for lr in setting["lrs"]]
@@ -344,25 +328,6 @@ def measured_run(setting: dict[str, Any], cfg: dict[str, Any], run_dir: Path,
         row["eta_s_over_2"] = lr * row["sharpness"] / 2
     say(f"{setting.get('label') or 'eos'}: eta = {lr:.4g} {run_outcome(row)}")
     return row
-
-
-def run_outcome(row: dict[str, Any]) -> str:
-    """One sweep row in words, for the log: how the run ended and its final numbers."""
-    if row["status"] == "diverged":
-        why = {"non_finite": "its loss became NaN/inf", "blow_up": "its loss blew up",
-               "above_limit": "its loss passed diverge_loss",
-               "above_chance_loss": "it ended above the loss of a uniform guess",
-               "above_initial_loss": "it ended above its initial loss"}
-        text = (f"diverged at step {row['diverged_step']}: "
-                f"{why.get(row.get('diverged_why') or '', 'diverged')}")
-    elif row["converged"]:
-        text = f"reached the loss goal in {row['steps']} steps"
-    else:
-        text = f"stopped at {row['reason']} after {row['steps']} steps"
-    numbers = [f"train loss {row['train_loss']:.4g}" if row["train_loss"] is not None else "",
-               f"sharpness {row['sharpness']:.4g}" if "sharpness" in row else "",
-               f"eta*S/2 {row['eta_s_over_2']:.3g}" if "eta_s_over_2" in row else ""]
-    return text + "".join(f", {n}" for n in numbers if n)
 
 
 def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
