@@ -71,7 +71,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.interval = every_s() if interval is None else interval
         self.start = time.monotonic()
-        self.last_line = -math.inf
+        self.last_line = self.start  # a line inside a unit waits one interval from the start
         self.fields: dict[str, Any] = {}  # the latest value of each field (sticky)
         if bar is None:
             bar = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -95,12 +95,11 @@ class Progress:
         return head + " | ".join(parts)
 
     def _emit(self, fields: dict[str, Any], force: bool, within: str = "") -> None:
-        self.fields.update(fields)
         now = time.monotonic()
         if not force and now - self.last_line < self.interval:
             return
         self.last_line = now
-        say(self.line(self.fields, within), self.stream)
+        say(self.line(fields, within), self.stream)
 
     def update(self, done: int, **fields: Any) -> None:
         """``done`` units are complete; ``fields`` describe the last one."""
@@ -110,12 +109,14 @@ class Progress:
             self._bar.update(step)
             self._bar.set_postfix({k: _fmt(v) for k, v in fields.items()})
             return
-        self._emit(fields, force=done >= self.total or self.done - step == self.initial)
+        self.fields.update(fields)
+        self._emit(self.fields, force=done >= self.total or self.done - step == self.initial)
 
     def note(self, within: str = "", **fields: Any) -> None:
         """Inside a unit (e.g. a step of a long epoch): a line when ``interval`` has passed."""
-        if self._bar is None:
-            self._emit(fields, force=False, within=f", {within}" if within else "")
+        if self._bar is None:  # the unit's own fields, then the last unit's (not kept)
+            self._emit({**fields, **self.fields}, force=False,
+                       within=f", {within}" if within else "")
 
     def close(self) -> None:
         """End the bar (lines need no closing)."""

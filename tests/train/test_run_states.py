@@ -244,3 +244,25 @@ def test_progress_lines_reach_a_log_before_the_run_ends(tmp_path):
     assert any("epoch 4/4 (100%)" in x for x in lines)
     for field in ("train_loss", "train_acc", "elapsed", "left ~"):
         assert all(field in x for x in lines if "step" not in x), field
+
+
+def test_progress_lines_are_throttled_and_keep_the_last_numbers():
+    import io
+
+    from sharpness.progress import Progress
+
+    out = io.StringIO()
+    p = Progress(10, "epoch", desc="train x", initial=2, stream=out, interval=3600.0)
+    for done in range(3, 11):
+        p.note("step 5/9", loss=0.5)
+        p.update(done, train_loss=1.0 / done, sharpness=None if done < 10 else 4.0)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2  # the first unit after the start (a resumed run: 3) and the last
+    assert "train x: epoch 3/10 (30%) | train_loss 0.3333 | sharpness -" in lines[0]
+    assert "epoch 10/10 (100%) | train_loss 0.1 | sharpness 4 | elapsed 0:00:00" in lines[1]
+    every = io.StringIO()
+    q = Progress(4, "step", stream=every, interval=0.0)
+    q.note("inside", loss=2.0)
+    q.update(1, loss=1.0)
+    assert [x.split("] ", 1)[1].split(" | elapsed")[0] for x in every.getvalue().splitlines()] \
+        == ["step 0/4 (0%), inside | loss 2", "step 1/4 (25%) | loss 1"]

@@ -243,12 +243,13 @@ def run_name(lr: float) -> str:
 
 def final_measures(setting: dict[str, Any], run_dir: Path, model_template: nn.Module,
                    data: Any, criterion: Any, *, grad_norm: bool = False,
-                   measures: bool = True) -> dict[str, Any]:
+                   measures: bool = True, diverged: bool = False) -> dict[str, Any]:
     """Norms, sharpness and (``measures``) the other measures of a finished run's final model.
 
-    Nothing but the norms when the train loss is not finite or above ``diverge_loss``, nothing
-    at all when a parameter is not finite. ``grad_norm`` adds the full-batch gradient norm
-    (the SAM-type edges of ``bridges/sam_eos`` need it)."""
+    Nothing but the norms when the run ``diverged`` (its own status: no measurement pretends
+    it converged) or its train loss is not finite, nothing at all when a parameter is not
+    finite. ``grad_norm`` adds the full-batch gradient norm (the SAM-type edges of
+    ``bridges/sam_eos`` need it)."""
     blob = safe_load(run_dir / "model.pt")
     model_template.load_state_dict(blob["state_dict"])
     model = model_template
@@ -259,7 +260,7 @@ def final_measures(setting: dict[str, Any], run_dir: Path, model_template: nn.Mo
     with torch.set_grad_enabled(grad_norm):
         loss = criterion(model(data.x_train), data.y_train)
     train_loss = float(loss.detach())
-    if not math.isfinite(train_loss) or train_loss > setting["diverge_loss"]:
+    if diverged or not math.isfinite(train_loss):
         return out
     if grad_norm:
         grads = torch.autograd.grad(loss, params)
@@ -323,7 +324,7 @@ def measured_run(setting: dict[str, Any], cfg: dict[str, Any], run_dir: Path,
     row = run_row(final, lr, grid_point["factor"], eta_c, init_loss, run_dir)
     model, data, criterion = initial
     row.update(final_measures(setting, run_dir, model, data, criterion, grad_norm=grad_norm,
-                              measures=measures))
+                              measures=measures, diverged=row["diverged"]))
     if "sharpness" in row:
         row["eta_s_over_2"] = lr * row["sharpness"] / 2
     say(f"{setting.get('label') or 'eos'}: eta = {lr:.4g} {run_outcome(row)}")
