@@ -82,11 +82,12 @@ class Progress:
             self._bar = tqdm(total=total, initial=initial, unit=unit, desc=desc or None,
                              dynamic_ncols=True, leave=False, file=self.stream)
 
-    def line(self, fields: dict[str, Any], within: str = "") -> str:
-        """The progress line for ``done`` units with ``fields`` (e.g. loss, acc, sharpness)."""
+    def line(self, fields: dict[str, Any], within: str = "", at: float | None = None) -> str:
+        """The progress line for ``done`` units with ``fields`` (e.g. loss, acc, sharpness);
+        ``at``: the units done as a fraction (inside a unit), for the time left."""
         elapsed = time.monotonic() - self.start
-        made = self.done - self.initial
-        left = elapsed / made * (self.total - self.done) if made > 0 else math.nan
+        made = (self.done if at is None else at) - self.initial
+        left = elapsed / made * (self.total - self.initial - made) if made > 0 else math.nan
         pct = f" ({100 * self.done / self.total:.0f}%)" if self.total > 0 else ""
         parts = [f"{self.unit} {self.done}/{self.total}{pct}{within}"]
         parts += [f"{k} {_fmt(v)}" for k, v in fields.items()]
@@ -94,12 +95,13 @@ class Progress:
         head = f"{self.desc}: " if self.desc else ""
         return head + " | ".join(parts)
 
-    def _emit(self, fields: dict[str, Any], force: bool, within: str = "") -> None:
+    def _emit(self, fields: dict[str, Any], force: bool, within: str = "",
+              at: float | None = None) -> None:
         now = time.monotonic()
         if not force and now - self.last_line < self.interval:
             return
         self.last_line = now
-        say(self.line(fields, within), self.stream)
+        say(self.line(fields, within, at), self.stream)
 
     def update(self, done: int, **fields: Any) -> None:
         """``done`` units are complete; ``fields`` describe the last one."""
@@ -112,11 +114,12 @@ class Progress:
         self.fields.update(fields)
         self._emit(self.fields, force=done >= self.total or self.done - step == self.initial)
 
-    def note(self, within: str = "", **fields: Any) -> None:
-        """Inside a unit (e.g. a step of a long epoch): a line when ``interval`` has passed."""
+    def note(self, within: str = "", at: float | None = None, **fields: Any) -> None:
+        """Inside a unit (e.g. a step of a long epoch): a line when ``interval`` has passed.
+        ``at``: the units done so far as a fraction (e.g. 2.5 epochs), for the time left."""
         if self._bar is None:  # the unit's own fields, then the last unit's (not kept)
             self._emit({**fields, **self.fields}, force=False,
-                       within=f", {within}" if within else "")
+                       within=f", {within}" if within else "", at=at)
 
     def close(self) -> None:
         """End the bar (lines need no closing)."""

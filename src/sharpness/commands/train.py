@@ -4,7 +4,9 @@ The config is a JSON object (inline, as the rules pass ``json.dumps(config[...])
 to a ``.json``/``.yaml`` file); keys in :mod:`sharpness.train.config`. ``--set key=value``
 overrides single keys (values parsed as JSON). The exit code is 0 for a finished run, also a
 diverged one (divergence is a result, recorded in ``final.json`` and ``provenance.json``); it
-is 2 for a bad config or missing data.
+is 2 for a bad config or missing data, 130 / 143 when Ctrl-C / SIGTERM stopped the run (its
+record says ``interrupted``; the same command resumes it from its last checkpoint). Progress
+goes to stderr: a bar on a terminal, else a line per epoch at most every 15 s.
 
 Hooks named in the config (``sharpness_fn``, ``metrics_fn`` as ``module:function``) are
 imported here and passed to the engine; a hook needing settings is a small function in its

@@ -45,7 +45,8 @@ def run_minibatch(run: Run) -> None:
                 diag_sum[k] = diag_sum.get(k, 0.0) + float(v)
             run.step += 1
             if bar is not None:  # a line inside a long epoch, at most every few seconds
-                bar.note(f"step {run.step}/{run.total_steps}", loss=loss)
+                bar.note(f"step {run.step}/{run.total_steps}",
+                         at=run.step / run.steps_per_epoch, loss=loss)
             if cfg["log_every"] and run.step % cfg["log_every"] == 0:
                 run.write_row({"kind": "step", "epoch": run.epoch, "step": run.step,
                                 "lr": lr, "loss": loss,
