@@ -83,7 +83,9 @@ def _header(record: Mapping[str, Any], path: Any, prov: Path, pad: str,
     if any(p.startswith("ORPHANED") for p in found):
         status = f"ORPHANED (the record says {status}, its output is gone)"
     extra = ""
-    if status == "diverged":
+    if status == "interrupted":
+        extra = f" (last heartbeat {record.get('heartbeat')}); run it again to resume"
+    elif status == "diverged":
         step = record.get("diverged_step", record.get("diverged_at_step"))
         extra = f" at step {step}" if step is not None else ""
     elif status == "failed":

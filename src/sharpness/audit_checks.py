@@ -16,24 +16,19 @@ run shown as ``running`` has a live owner.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
-import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from sharpness.provenance import content_sha256, file_sha256
+from sharpness.runstate import run_state
 
 #: The stamp :mod:`sharpness.plots.save` writes into every figure and table file.
 STAMP = re.compile(rb"sharpness-provenance:([0-9a-f]{16})")
 STAMPED_KINDS = ("figure", "table")
 STAMPED_SUFFIXES = (".pdf", ".png", ".md", ".tex")
-#: A heartbeat older than this many intervals (or than :data:`STALE_DEFAULT_S` when the
-#: record names no interval) means the owner stopped beating.
-STALE_INTERVALS = 3
-STALE_DEFAULT_S = 600.0
 
 
 def read_stamp(path: str | os.PathLike[str]) -> str | None:
@@ -98,79 +93,20 @@ def input_problems(record: Mapping[str, Any], digests: dict[Path, str | None] | 
     return problems
 
 
-def _owner_fields(record: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
-    """``(pid, host, heartbeat, interval)`` from a run record, old or new: the fields may sit at
-    the top level or under ``owner``; the host falls back to ``device.host``."""
-    owner = record.get("owner") if isinstance(record.get("owner"), Mapping) else {}
-    def pick(*keys: str) -> Any:
-        for key in keys:
-            for source in (record, owner):
-                if source.get(key) is not None:
-                    return source[key]
-        return None
-    host = pick("host") or (record.get("device") or {}).get("host")
-    return (pick("pid"), host, pick("heartbeat", "heartbeat_at", "last_heartbeat"),
-            pick("heartbeat_every", "heartbeat_interval", "heartbeat_s"))
-
-
-def _age_s(stamp: Any) -> float | None:
-    """Seconds since a heartbeat given as epoch seconds or an ISO-8601 time."""
-    now = _dt.datetime.now(_dt.UTC)
-    if isinstance(stamp, (int, float)):
-        return now.timestamp() - float(stamp)
-    try:
-        when = _dt.datetime.fromisoformat(str(stamp))
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.UTC)
-    return (now - when).total_seconds()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by someone else
-        return True
-    return True
-
-
-def owner_state(record: Mapping[str, Any]) -> str | None:
-    """Whether the process writing a ``running`` record lives: ``"alive"``, ``"dead"``, or
-    ``None`` when the record cannot tell (no ``pid`` on this host and no ``heartbeat``).
-
-    Read: ``pid`` and ``host`` (the owner), ``heartbeat`` (ISO time or epoch seconds of its
-    last sign of life) and ``heartbeat_every`` (seconds between beats), at the top level of
-    the record or under ``owner``. A pid on this host decides; elsewhere the heartbeat's age."""
-    pid, host, heartbeat, interval = _owner_fields(record)
-    if pid is not None and host == socket.gethostname():
-        return "alive" if _pid_alive(pid) else "dead"
-    if heartbeat is not None:
-        age = _age_s(heartbeat)
-        if age is not None:
-            stale = STALE_INTERVALS * float(interval) if interval else STALE_DEFAULT_S
-            return "dead" if age > stale else "alive"
-    return None
-
-
 def run_status(record: Mapping[str, Any]) -> str:
-    """The record's status, with ``running`` told apart: ``interrupted`` when its owner is
-    gone, ``running`` when it lives or cannot be told."""
-    status = str(record.get("status"))
-    if status == "running" and owner_state(record) == "dead":
-        return "interrupted"
-    return status
+    """The record's status, with ``running`` told apart by :func:`sharpness.runstate.run_state`
+    (the one rule): ``interrupted`` when its owner is gone or its heartbeat is stale."""
+    return run_state(dict(record))
 
 
 def status_problems(record: Mapping[str, Any]) -> list[str]:
     """An interrupted run, said so (its record still reads ``running``)."""
     if run_status(record) != "interrupted":
         return []
-    pid, host, heartbeat, _ = _owner_fields(record)
-    return [f"INTERRUPTED: the record says running but its owner is gone (pid {pid} on "
-            f"{host}, last heartbeat {heartbeat}); rerun it to resume"]
+    owner = record.get("owner") if isinstance(record.get("owner"), Mapping) else {}
+    return [f"INTERRUPTED: the record says running but its owner is gone (pid "
+            f"{owner.get('pid')} on {owner.get('host')}, last heartbeat "
+            f"{record.get('heartbeat')}); rerun it to resume"]
 
 
 def problems(prov: Path, record: Mapping[str, Any],

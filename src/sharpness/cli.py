@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import signal
 import sys
 from collections.abc import Sequence
 
 import sharpness
 import sharpness.commands
 from sharpness.errors import SharpnessError
+from sharpness.runstate import install_signal_handlers
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,12 +44,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
+    install_signal_handlers()  # SIGTERM: records say "interrupted" (sharpness.runstate)
     try:
         code = int(func(args) or 0)
     except SharpnessError as exc:
         _discard_stale_record(args)
         print(f"sharpness {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the run resumes when started again
+        _discard_stale_record(args)
+        print(f"sharpness {args.command}: interrupted ({exc or 'Ctrl-C'}); run the same "
+              "command again to resume from the last checkpoint", file=sys.stderr)
+        return 128 + int(getattr(exc, "signum", signal.SIGINT))
     except BaseException:
         _discard_stale_record(args)
         raise

@@ -32,6 +32,7 @@ import platform
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -220,8 +221,11 @@ class RunRecord:
     """Context manager for a run's provenance: written at start, completed at the end.
 
     The status is ``running`` while the block executes, ``ok`` when it ends normally,
-    ``failed`` (with the error) when it raises; code inside may call :meth:`set_status` (e.g.
-    ``diverged`` with the step) and :meth:`update` to add result fields.
+    ``interrupted`` when Ctrl-C or SIGTERM stops it, ``failed`` (with the error) when it
+    raises. While it runs, the record names its ``owner`` (host, pid) and renews its
+    ``heartbeat`` (:func:`sharpness.runstate.run_state` reads both to tell a killed run).
+    Code inside may call :meth:`set_status` (e.g. ``diverged`` with the step) and
+    :meth:`update` to add result fields.
     """
 
     def __init__(self, run_dir: str | os.PathLike[str], *, params: dict[str, Any],
@@ -231,24 +235,44 @@ class RunRecord:
         self.record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins)
         self.record["status"] = "running"
         self._status_set = False
+        # liveness (sharpness.runstate): who runs it, and a heartbeat while it runs
+        self._lock = threading.Lock()
+        self._heartbeat: Any = None
 
     def set_status(self, status: str, **fields: Any) -> None:
         """Record a final status (``ok``, ``diverged``, ``failed``) and any detail fields."""
-        self.record["status"] = status
-        self.record.update(fields)
+        with self._lock:
+            self.record["status"] = status
+            self.record.update(fields)
         self._status_set = True
 
     def update(self, **fields: Any) -> None:
         """Add result fields to the record."""
-        self.record.update(fields)
+        with self._lock:
+            self.record.update(fields)
 
     def __enter__(self) -> RunRecord:
+        from sharpness import runstate
+
+        self.record.update(owner=runstate.owner(), heartbeat=runstate.now_iso())
         atomic_write_json(self.path, self.record)
+        self._heartbeat = runstate.Heartbeat(self._beat).start()
         return self
+
+    def _beat(self) -> None:
+        from sharpness.runstate import now_iso
+
+        with self._lock:
+            self.record["heartbeat"] = now_iso()
+            atomic_write_json(self.path, self.record)
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:
-        if exc is not None:
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (runstate.Interrupted)
+            self.record.update(status="interrupted", error=f"{exc_type.__name__}: {exc}")
+        elif exc is not None:
             self.record.update(status="failed", error=f"{exc_type.__name__}: {exc}")
         elif not self._status_set:
             self.record["status"] = "ok"

@@ -97,8 +97,9 @@ def test_bridge_gd_runs_are_classified_like_the_eos_sweep(tmp_path):
     assert {r["status"] for r in eos["rows"]} == {"ok", "diverged"}
 
 
-def test_a_run_ending_above_its_initial_loss_is_diverged_in_both(tmp_path, monkeypatch):
-    """The engine reports ``ok``/``max_steps``; both sweeps call it diverged (classify_run)."""
+def test_blow_up_rows_carry_each_runs_own_status_in_both(tmp_path, monkeypatch):
+    """Both sweeps copy each run's own status, reason and step (the engine applies the one
+    divergence rule, sharpness.runstate); neither reclassifies a run behind its back."""
     import torch
 
     import sharpness.train
@@ -111,7 +112,8 @@ def test_a_run_ending_above_its_initial_loss_is_diverged_in_both(tmp_path, monke
     def fake_train(cfg, run_dir, hooks=None, threads=None):
         run_dir.mkdir(parents=True, exist_ok=True)
         torch.save({"state_dict": model.state_dict()}, run_dir / "model.pt")
-        return {"status": "ok", "reason": "max_steps", "steps": 30, "diverged_step": None,
+        return {"status": "diverged", "reason": "diverged", "steps": 30, "diverged_step": 30,
+                "diverged_why": "above_initial_loss",
                 "final_train_loss": start * 3, "final_train_acc": 0.1,
                 "final_test_loss": start * 3, "final_test_acc": 0.1}
 
@@ -121,5 +123,6 @@ def test_a_run_ending_above_its_initial_loss_is_diverged_in_both(tmp_path, monke
                                                "optimizers": [{"name": "gd"}]}),
                        tmp_path / "bridge", threads=1)
     for rows in (eos["rows"], bridge["rows"]):
-        assert [(r["status"], r["reason"]) for r in rows] == [("diverged", "above_initial_loss")] * 2
+        assert [(r["status"], r["diverged_step"], r["diverged_why"]) for r in rows] == [
+            ("diverged", 30, "above_initial_loss")] * 2
         assert not any(r["converged"] for r in rows)

@@ -141,3 +141,24 @@ def test_first_record_interval_is_capped() -> None:
                         record_first_drop=0.5)
     assert res.t[1] == pytest.approx(cap, rel=1e-9)
     assert len(res.t) >= 3
+
+
+def test_cvode_step_limit_is_said_in_words_not_as_raw_solver_output(capsys) -> None:
+    """SUNDIALS' own "[CVode, Error: -1] ... mxstep" goes nowhere; the log says in words that
+    the implicit solver hit its step limit and how the interval is finished."""
+    from sharpness.eos.integrators import CvodeIntegrator, FlatModel
+
+    model, x, y = _mlp_problem(3, nn.Tanh)
+    flat = FlatModel(model, _mse, x, y, "train", keep_graph=True)
+    theta = flat.current()
+
+    def goal(_t: float, th: np.ndarray) -> float:
+        return flat.loss(th) - 1e-12
+    goal.terminal, goal.direction = True, -1  # type: ignore[attr-defined]
+    integ = CvodeIntegrator(flat, theta, goal, 1e-12, 1e4, 1e-5, 1e-8, 20, max_bdf_steps=2)
+    integ.advance(50.0, scale=1.0)
+    out, err = capsys.readouterr()
+    assert "CVode" not in out and "mxstep" not in out + err
+    assert "the implicit solver (CVODE, BDF) hit its step limit (2 steps)" in err
+    assert "finishing the interval with the explicit RK45" in err
+    assert integ.t == pytest.approx(50.0) and integ.explicit_intervals == 1

@@ -134,8 +134,35 @@ def test_signal_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypat
     assert len(run_signal(cfg, tmp_path / "run", probe_every=3)) == 2
 
 
-def test_glmc_shows_the_engines_progress_bar(tmp_path, capsys):
-    """The engine's tqdm bar serves GLMC too (no train accuracy: its closure is GLMC's)."""
+def test_glmc_shows_the_engines_progress(tmp_path, capsys):
+    """The engine's progress serves GLMC too (no train accuracy: its closure is GLMC's); with
+    stderr not a terminal it is a line per epoch (sharpness.progress)."""
     run_glmc({**GLMC, "epochs": 1}, tmp_path, progress=True)
     err = capsys.readouterr().err
-    assert "1/1" in err and "acc=-" in err
+    assert "epoch 1/1 (100%)" in err and "train_acc -" in err and "left ~" in err
+
+
+def test_blow_up_runs_are_left_out_of_the_evaluation_tables_and_named(tmp_path):
+    """A diverged run's evaluation rows carry its status: the robustness and domain tables
+    average the runs that ended ok and say how many diverged (they used to average all)."""
+    import json as _json
+
+    from sharpness.lesam.tables import EVAL_DIR, build_table_domain_gen, build_table_robustness
+
+    spec = {"title": "T", "data_used": "x", "group": "main", "steps": 2}
+    section = {"items": {"table_robustness": spec,
+                         "table_domain_gen": {**spec, "angles": [0, 30], "train_angle": 0}}}
+    (tmp_path / EVAL_DIR).mkdir(parents=True)
+    rob = [{"run": f"main-sgd-s{s}", "optimizer": "sgd", "seed": s, "norm": "l2",
+            "radius": 0.5, "accuracy": acc, "n_test": 10, "status": st}
+           for s, acc, st in ((0, 0.8, "ok"), (1, 0.1, "diverged"))]
+    dom = [{"run": f"main-sgd-s{s}", "optimizer": "sgd", "seed": s, "angle": a,
+            "accuracy": acc, "n_test": 10, "status": st}
+           for s, acc, st in ((0, 0.8, "ok"), (1, 0.1, "diverged")) for a in (0.0, 30.0)]
+    (tmp_path / EVAL_DIR / "robustness.json").write_text(_json.dumps(rob))
+    (tmp_path / EVAL_DIR / "domain_gen.json").write_text(_json.dumps(dom))
+    text = build_table_robustness(section, tmp_path / "r.md", root=tmp_path)
+    md = (tmp_path / "r.md").read_text()
+    assert "80.00 (n=1; 1 diverged)" in md, (text, md)
+    build_table_domain_gen(section, tmp_path / "d.md", root=tmp_path)
+    assert "80.00 (n=1; 1 diverged)" in (tmp_path / "d.md").read_text()

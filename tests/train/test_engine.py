@@ -28,7 +28,7 @@ MINI = {
 FULL = {
     "dataset": "mnist_embedded", "data_root": str(REPO / "data"), "train_size": 128,
     "test_size": 64, "model": "fcn", "model_kwargs": {"hidden": 32, "depth": 2},
-    "optimizer": "sgd", "momentum": 0.0, "weight_decay": 0.0, "lr": 0.2, "mode": "fullbatch",
+    "optimizer": "sgd", "momentum": 0.0, "weight_decay": 0.0, "lr": 0.05, "mode": "fullbatch",
     "loss": "mse", "max_steps": 30, "checkpoint_every": 4, "eval_every": 10, "seed": 1,
 }
 

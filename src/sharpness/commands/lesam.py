@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +71,7 @@ def _glmc(args: argparse.Namespace) -> int:
     if args.run not in runs:
         raise ConfigError(f"lesam.glmc has no run {args.run!r}; known: {', '.join(runs)}")
     final = run_glmc(runs[args.run]["config"], args.out, threads=args.threads,
-                     progress=sys.stderr.isatty())
+                     progress=True)
     print(f"{args.out}: test_acc={final['final_test_acc']:.4f}")
     return 0
 
@@ -86,7 +85,7 @@ def _signal(args: argparse.Namespace) -> int:
         raise ConfigError(f"lesam.signal has no optimizer {args.run!r}; known: {', '.join(runs)}")
     spec = runs[args.run]
     rows = run_signal(spec["config"], args.out, probe_every=spec["probe_every"],
-                      threads=args.threads, progress=sys.stderr.isatty())
+                      threads=args.threads, progress=True)
     print(f"{args.out}: {len(rows)} probes")
     return 0
 

@@ -4,7 +4,9 @@ The config is a JSON object (inline, as the rules pass ``json.dumps(config[...])
 to a ``.json``/``.yaml`` file); keys in :mod:`sharpness.train.config`. ``--set key=value``
 overrides single keys (values parsed as JSON). The exit code is 0 for a finished run, also a
 diverged one (divergence is a result, recorded in ``final.json`` and ``provenance.json``); it
-is 2 for a bad config or missing data.
+is 2 for a bad config or missing data, 130 / 143 when Ctrl-C / SIGTERM stopped the run (its
+record says ``interrupted``; the same command resumes it from its last checkpoint). Progress
+goes to stderr: a bar on a terminal, else a line per epoch at most every 15 s.
 
 Hooks named in the config (``sharpness_fn``, ``metrics_fn`` as ``module:function``) are
 imported here and passed to the engine; a hook needing settings is a small function in its
@@ -17,7 +19,6 @@ import argparse
 import importlib
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="torch CPU threads (the rule's threads)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (VALUE parsed as JSON); repeatable")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="tqdm progress bar (default: when stderr is a terminal)")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                        help="show progress: a tqdm bar when stderr is a terminal, else a "
+                             "line per epoch at most every 15 s (SHARPNESS_PROGRESS_S) in "
+                             "the log (default: on)")
     parser.set_defaults(func=run)
 
 
@@ -92,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = validate_config(apply_overrides(load_config(args.config), args.set))
     hooks = TrainHooks(sharpness=_load_callable(cfg["sharpness_fn"]),
                        metrics=_load_callable(cfg["metrics_fn"]))
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=progress)
+    final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=args.progress)
     acc = final.get("final_test_acc")
     if os.environ.get("RANK", "0") != "0":  # a DDP run: rank 0 reports
         return 0

@@ -6,6 +6,8 @@ the reference) and CVODE (BDF + matrix-free GMRES, falling back to explicit step
 
 from __future__ import annotations
 
+import contextlib
+import io
 from collections.abc import Callable
 
 import numpy as np
@@ -16,6 +18,7 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 from sharpness.curvature import hvp_from_loss, model_mode
 from sharpness.curvature.hvp import trainable_parameters
 from sharpness.eos.measures import math_attention, single_threaded_blas
+from sharpness.progress import say
 
 Criterion = Callable[[Tensor, Tensor], Tensor]
 
@@ -194,6 +197,7 @@ class CvodeIntegrator(Integrator):
         self.solver = CVODE(rhsfn, method="BDF", rtol=rtol, atol=atol, linsolver="gmres",
                             krylov_dim=krylov_dim, jactimes=CVODEJacTimes(jt_setup, jt_solve),
                             eventsfn=eventsfn, num_events=1, max_num_steps=max_bdf_steps)
+        self.max_bdf_steps = max_bdf_steps
 
     def _explicit(self, t_to: float) -> bool:
         self.explicit_intervals += 1
@@ -210,20 +214,33 @@ class CvodeIntegrator(Integrator):
         estimate = 2.0 * (t_to - self.t) * scale  # RK45's gradients for this interval
         before = self.flat.nfev + 2 * self.flat.jvps
         self.flat.keep_graph = True
-        with single_threaded_blas():
+        t_from = self.t
+        # scikit-sundae prints SUNDIALS' own messages ("[CVode, Error: -1] ... mxstep ...")
+        # to stdout; they are caught here and said in words below
+        with single_threaded_blas(), contextlib.redirect_stdout(io.StringIO()) as raw:
             if not self.started:
                 res = self.solver.init_step(self.t, np.array(self.theta, dtype=np.float64))
                 if not res.success:
-                    raise RuntimeError(f"CVODE failed to start at t={self.t:g}: {res.message}")
+                    raise RuntimeError(f"CVODE failed to start at t={self.t:g}: {res.message} "
+                                       f"{raw.getvalue().strip()}")
                 self.started = True
             res = self.solver.step(t_to, tstop=self.t_max)
         if not res.success and res.status != -1:  # -1: max_bdf_steps reached, handled below
-            raise RuntimeError(f"CVODE failed at t={self.t:g}: {res.message}")
+            raise RuntimeError(f"CVODE failed at t={self.t:g}: {res.message} "
+                               f"{raw.getvalue().strip()}")
         t_arr = np.atleast_1d(res.t)
         self.t, self.theta = float(t_arr[-1]), np.array(res.y, dtype=np.float64).reshape(-1)
         if res.status == -1 or self.flat.nfev + 2 * self.flat.jvps - before > 2 * estimate:
             self.blocked_below = 2.0 * scale
             if res.status == -1:  # finish the interval explicitly
+                say(f"gradient flow: the implicit solver (CVODE, BDF) hit its step limit "
+                    f"({self.max_bdf_steps} steps) between t = {t_from:.4g} and t = {t_to:.4g}, "
+                    f"stopping at t = {self.t:.4g}; finishing the interval with the explicit "
+                    f"RK45 and restarting BDF once the curvature scale has doubled "
+                    f"(above {self.blocked_below:.4g})")
                 return self._explicit(t_to)
+            say(f"gradient flow: the implicit solver cost more than twice the explicit "
+                f"estimate on t = {t_from:.4g} .. {self.t:.4g}; using RK45 until the curvature "
+                f"scale doubles (above {self.blocked_below:.4g})")
         return res.status == 2  # CV_ROOT_RETURN: the loss-goal event
 

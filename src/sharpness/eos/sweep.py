@@ -35,9 +35,11 @@ from sharpness.cache import cache_key, claim_dir
 from sharpness.eos.flow import gradient_flow
 from sharpness.eos.measures import all_measures
 from sharpness.eos.measures import sharpness as lanczos_sharpness
+from sharpness.eos.narrate import flow_reporter, run_outcome
 from sharpness.eos.norms import parameter_norms
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
+from sharpness.progress import say
 from sharpness.train.checkpoint import safe_load
 
 #: Defaults of a setting; the config overrides any of them.
@@ -189,18 +191,28 @@ def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root
     out = Path(out_dir)
     summary_path = out / "flow.json"
     key = flow_cache_key(setting, data_root)
+    label = setting.get("label") or "eos"
     if claim_dir(out, key, stale=FLOW_FILES, what="gradient flow") and summary_path.exists():
-        return read_json(summary_path)
+        summary = read_json(summary_path)
+        say(f"{label}: gradient flow reused from {summary_path} (same settings and code): "
+            f"s_GF = {summary['s_gf']:.4g}, eta_c = {summary['eta_c']:.4g}")
+        return summary
     model, data, criterion = build_initial(setting, data_root)
     f = setting["flow"]
+    say(f"{label}: gradient flow from the init ({f['method']}, rtol {f['rtol']:g}) until the "
+        f"loss is below {setting['loss_goal']:g}, flow time at most {f['t_max']:g}")
     result = gradient_flow(model, criterion, data.x_train, data.y_train,
                            loss_goal=setting["loss_goal"], t_max=f["t_max"], method=f["method"],
                            rtol=f["rtol"], atol=f["atol"], record_factor=f["record_factor"],
                            record_growth=f["record_growth"],
                            record_first_drop=f["record_first_drop"], max_evals=f["max_evals"],
                            krylov_dim=f["krylov_dim"],
-                           lanczos_tol=setting["lanczos_tol"], seed=setting["seed"])
+                           lanczos_tol=setting["lanczos_tol"], seed=setting["seed"],
+                           on_record=flow_reporter(label))
     summary = result.summary()
+    say(f"{label}: gradient flow ended {result.status} at t = {summary['t_end']:.4g} "
+        f"(loss {summary['final_loss']:.4g}, {summary['cost']} gradient units): "
+        f"s_GF = {summary['s_gf']:.4g}, eta_c = {summary['eta_c']:.4g}")
     from sharpness.train import evaluate, per_example_loss
     test_loss, test_acc = evaluate(model, data.x_test, data.y_test,
                                    per_example_loss(setting["loss"], data.num_classes))
@@ -231,12 +243,13 @@ def run_name(lr: float) -> str:
 
 def final_measures(setting: dict[str, Any], run_dir: Path, model_template: nn.Module,
                    data: Any, criterion: Any, *, grad_norm: bool = False,
-                   measures: bool = True) -> dict[str, Any]:
+                   measures: bool = True, diverged: bool = False) -> dict[str, Any]:
     """Norms, sharpness and (``measures``) the other measures of a finished run's final model.
 
-    Nothing but the norms when the train loss is not finite or above ``diverge_loss``, nothing
-    at all when a parameter is not finite. ``grad_norm`` adds the full-batch gradient norm
-    (the SAM-type edges of ``bridges/sam_eos`` need it)."""
+    Nothing but the norms when the run ``diverged`` (its own status: no measurement pretends
+    it converged) or its train loss is not finite, nothing at all when a parameter is not
+    finite. ``grad_norm`` adds the full-batch gradient norm (the SAM-type edges of
+    ``bridges/sam_eos`` need it)."""
     blob = safe_load(run_dir / "model.pt")
     model_template.load_state_dict(blob["state_dict"])
     model = model_template
@@ -247,7 +260,7 @@ def final_measures(setting: dict[str, Any], run_dir: Path, model_template: nn.Mo
     with torch.set_grad_enabled(grad_norm):
         loss = criterion(model(data.x_train), data.y_train)
     train_loss = float(loss.detach())
-    if not math.isfinite(train_loss) or train_loss > setting["diverge_loss"]:
+    if diverged or not math.isfinite(train_loss):
         return out
     if grad_norm:
         grads = torch.autograd.grad(loss, params)
@@ -265,32 +278,18 @@ def final_measures(setting: dict[str, Any], run_dir: Path, model_template: nn.Mo
     return out
 
 
-def classify_run(final: dict[str, Any], initial_loss: float) -> tuple[str, str]:
-    """Status and reason of a GD run for the figures.
-
-    The engine calls a run diverged when its loss turns NaN/inf or passes ``diverge_loss``.
-    A run can also blow up without either: with cross-entropy, saturated units keep the loss
-    finite (measured: MNIST-64 CNN at 3x and 8x eta_c ended at losses 76 and 230 after 800
-    steps, from 2.3 at init). A run that stops at ``max_steps`` with its train loss above the
-    initial loss has not trained at all, so it is reported as diverged, reason
-    ``above_initial_loss``; one that is merely slow (loss below its start) stays ``ok``."""
-    status, reason = final["status"], final["reason"]
-    loss = final.get("final_train_loss")  # the engine reports a non-finite loss as None
-    if status == "ok" and reason == "max_steps" and loss is not None and loss > initial_loss:
-        return "diverged", "above_initial_loss"
-    return status, reason
-
-
 def initial_loss(model: nn.Module, data: Any, criterion: Any) -> float:
-    """The full-batch train loss at the shared init (:func:`classify_run`'s reference)."""
+    """The full-batch train loss at the shared init (recorded in every sweep row)."""
     with torch.no_grad():
         return float(criterion(model(data.x_train), data.y_train))
 
 
 def run_row(final: dict[str, Any], lr: float, factor: float | None, eta_c: float,
             init_loss: float, run_dir: Path) -> dict[str, Any]:
-    """The sweep row of one finished engine run, classified by :func:`classify_run`."""
-    status, reason = classify_run(final, init_loss)
+    """The sweep row of one finished engine run, with the run's own status: the engine
+    applies the one divergence rule (:mod:`sharpness.runstate`), so the row and the run's
+    ``final.json`` and ``provenance.json`` always agree, ``diverged_step`` included."""
+    status, reason = final["status"], final["reason"]
 
     def error(acc: float | None) -> float | None:
         return None if acc is None else 1 - acc
@@ -300,7 +299,8 @@ def run_row(final: dict[str, Any], lr: float, factor: float | None, eta_c: float
         "status": status, "reason": reason, "steps": final["steps"],
         "converged": status == "ok" and reason == "loss_goal",
         "diverged": status == "diverged",
-        "diverged_step": final.get("diverged_step"), "initial_train_loss": init_loss,
+        "diverged_step": final.get("diverged_step"),
+        "diverged_why": final.get("diverged_why"), "initial_train_loss": init_loss,
         "train_loss": final["final_train_loss"], "train_error": error(final["final_train_acc"]),
         "test_loss": final["final_test_loss"], "test_error": error(final.get("final_test_acc")),
         "run": str(run_dir),
@@ -317,13 +317,17 @@ def measured_run(setting: dict[str, Any], cfg: dict[str, Any], run_dir: Path,
     from sharpness.train import train
 
     lr = grid_point["lr"]
+    say(f"{setting.get('label') or 'eos'}: GD run at eta = {lr:.4g} "
+        f"({lr / eta_c:.3g} eta_c), {cfg['optimizer']}, at most {cfg['max_steps']} steps "
+        f"-> {run_dir}")
     final = train(cfg, run_dir, hooks=run_hooks(setting), threads=threads)
     row = run_row(final, lr, grid_point["factor"], eta_c, init_loss, run_dir)
     model, data, criterion = initial
     row.update(final_measures(setting, run_dir, model, data, criterion, grad_norm=grad_norm,
-                              measures=measures))
+                              measures=measures, diverged=row["diverged"]))
     if "sharpness" in row:
         row["eta_s_over_2"] = lr * row["sharpness"] / 2
+    say(f"{setting.get('label') or 'eos'}: eta = {lr:.4g} {run_outcome(row)}")
     return row
 
 
@@ -335,10 +339,14 @@ def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
     eta_c = float(flow_summary["eta_c"])
     initial = build_initial(setting, data_root)
     init_loss = initial_loss(*initial)
+    grid = learning_rates(setting, eta_c)
+    say(f"{setting.get('label') or 'eos'}: sweep of {len(grid)} learning rates around "
+        f"eta_c = {eta_c:.4g} (s_GF = {flow_summary['s_gf']:.4g}), initial loss "
+        f"{init_loss:.4g}")
     rows = [measured_run(setting, engine_config(setting, g["lr"], data_root),
                          out / "runs" / run_name(g["lr"]), g, eta_c, initial, init_loss,
                          threads=threads)
-            for g in learning_rates(setting, eta_c)]
+            for g in grid]
     summary = {"setting": setting, "flow": flow_summary, "eta_c": eta_c,
                "s_gf": flow_summary["s_gf"], "rows": rows}
     atomic_write_json(out / "sweep.json", summary)

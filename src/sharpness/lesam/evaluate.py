@@ -35,6 +35,8 @@ def _run_data(run_dir: PathLike) -> tuple[torch.nn.Module, Any, dict[str, Any]]:
     cfg = read_json(Path(run_dir) / "config.json")
     model = load_trained_model(run_dir)
     data = prepare_data(cfg, torch.device("cpu"))
+    # the run's own status rides on every row, so a table leaves a diverged run out, and says so
+    cfg["status"] = read_json(Path(run_dir) / "final.json").get("status", "ok")
     return model, data, cfg
 
 
@@ -59,7 +61,7 @@ def robustness_rows(run_dirs: Sequence[PathLike], *, radii: dict[str, list[float
                                       seed=seed)
                 rows.append({"run": Path(run).name, "optimizer": cfg["optimizer"],
                              "seed": cfg["seed"], "norm": norm, "radius": float(eps),
-                             "accuracy": acc, "n_test": len(x)})
+                             "accuracy": acc, "n_test": len(x), "status": cfg["status"]})
     return rows
 
 
@@ -75,7 +77,7 @@ def rotation_rows(run_dirs: Sequence[PathLike], *, angles: Sequence[float]
             acc = _accuracy(model, rotate_images(data.x_test, angle), data.y_test)
             rows.append({"run": Path(run).name, "optimizer": cfg["optimizer"],
                          "seed": cfg["seed"], "angle": float(angle), "accuracy": acc,
-                         "n_test": len(data.x_test)})
+                         "n_test": len(data.x_test), "status": cfg["status"]})
     return rows
 
 
@@ -98,7 +100,7 @@ def flatness_rows(run_dirs: Sequence[PathLike], *, n_examples: int, k: int,
         row: dict[str, Any] = {"run": Path(run).name, "optimizer": cfg["optimizer"],
                                "seed": cfg["seed"], "trace": tr.mean, "trace_ci_low": tr.ci_low,
                                "trace_ci_high": tr.ci_high, "n_examples": len(batch[0]),
-                               "num_hvps": op.num_hvps}
+                               "num_hvps": op.num_hvps, "status": cfg["status"]}
         row.update({f"lambda_{i + 1}": float(v) for i, v in enumerate(eig.eigenvalues)})
         rows.append(row)
     return rows

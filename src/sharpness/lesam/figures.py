@@ -84,7 +84,8 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
     """Hessian trace (Hutchinson, 95% CI) and top-k eigenvalues (Lanczos) per optimizer."""
     spec = _item(section, "fig_flatness")
     path = Path(root) / EVAL_DIR / "flatness.json"
-    evals = read_json(path)
+    every = read_json(path)
+    evals = [r for r in every if r.get("status", "ok") == "ok"]  # a diverged run: named below
     groups = report.group_by(evals, "optimizer")
     with new_figure(out, 1, 2, figsize=(9, 3.4), stand_ins=spec.get("stand_ins", [])) as f:
         axes = f.axes
@@ -109,7 +110,9 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
         caption = (f"{spec['title']}: flatness of the final models, Hessian of the mean "
                    f"cross-entropy on {n_ex} training images (eval mode); trace by Hutchinson "
                    f"(95% CI bars, one point per seed), top eigenvalues by Lanczos ({over}). "
-                   f"Data used: {spec['data_used']}.")
+                   f"Data used: {spec['data_used']}."
+                   + "".join(f" Left out ({r['status']}): {r['run']}." for r in every
+                             if r not in evals))
         f.add_rows(evals)
         return f.save(caption, inputs=[path], params=spec)
 

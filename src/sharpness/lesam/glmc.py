@@ -254,15 +254,16 @@ class GLMCMethod:
 
 
 def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
-             threads: int | None = None, progress: bool = False) -> dict[str, Any]:
+             threads: int | None = None, progress: bool = True) -> dict[str, Any]:
     """Train GLMC (with the config's optimizer) on a long-tailed subset; return ``final.json``.
 
     ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`). The run
     is the training engine's (:func:`sharpness.train.train` with :class:`GLMCMethod`'s hooks):
-    a NaN/inf loss (or one above ``diverge_loss``) stops it as ``diverged`` with its step, an
-    exception is recorded as ``failed``; the folder is keyed (config, ``glmc`` settings,
+    the one divergence rule (:mod:`sharpness.runstate`) stops it as ``diverged`` with its
+    step, an exception is recorded as ``failed``; the folder is keyed (config, ``glmc`` settings,
     device, code): a finished run of the same key is returned as is, a killed one resumes
-    from its last epoch checkpoint. ``progress``: the engine's tqdm bar over epochs.
+    from its last epoch checkpoint. ``progress``: the engine's progress (a bar on a terminal,
+    lines in a log).
     """
     config = dict(config)
     settings = {**GLMC_DEFAULTS, **config.pop("glmc", {})}

@@ -100,15 +100,17 @@ class SignalProbe:
 
 
 def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe_every: int,
-               threads: int | None = None, progress: bool = False) -> list[dict[str, Any]]:
+               threads: int | None = None, progress: bool = True) -> list[dict[str, Any]]:
     """Train one run of ``config`` with :func:`sharpness.train.train` and the
     :class:`SignalProbe`; write the probe rows to ``signal.jsonl`` and return them.
 
-    Everything else is the engine's: status (a NaN/inf loss, or one above ``diverge_loss``,
-    stops the run as ``diverged`` with its step; an exception is recorded as ``failed``), the
+    Everything else is the engine's: status (the one divergence rule of
+    :mod:`sharpness.runstate` stops the run as ``diverged`` with its step; an exception is
+    recorded as ``failed``), the
     cache key (config, device, code, ``probe_every``: a finished run is reused), resume from
     the last epoch checkpoint (the probe rows live in ``metrics.jsonl``, which the checkpoint
-    counts), ``final.json``, ``model.pt``, the provenance and (``progress``) the tqdm bar."""
+    counts), ``final.json``, ``model.pt``, the provenance and (``progress``) the progress
+    bar or lines."""
     out = Path(out_dir)
     rows_path = out / SIGNAL
     rows_path.unlink(missing_ok=True)  # written again below from this run's metrics

@@ -151,13 +151,14 @@ def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLik
     evals = read_json(path)
     rows = []
     for (opt, norm, radius), items in group_by(evals, "optimizer", "norm", "radius").items():
-        m, s, text = mean_std([r["accuracy"] for r in items])
+        m, s, text = mean_std([r["accuracy"] for r in items if r.get("status", "ok") == "ok"],
+                              **status_counts(items))
         rows.append({"optimizer": label(opt), "attack": f"PGD-{norm.upper()}",
                      "radius": radius, "accuracy (%)": text, "mean": m, "std": s,
                      "seeds": len(items), "steps": spec["steps"], "n_test": items[0]["n_test"],
                      "paper (reported)": paper_column("table_robustness", "any", False)
                      if opt == "lesam" else "", "label": opt,
-                     "per_seed": per_seed_text((r["seed"], {"status": "ok",
+                     "per_seed": per_seed_text((r["seed"], {"status": r.get("status", "ok"),
                                                             "final_test_acc": r["accuracy"]})
                                                for r in items)})
     caption = _caption(spec, f"{heading(spec)}: accuracy "
@@ -178,14 +179,16 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
     evals = read_json(path)
     rows = []
     train_angle = float(spec.get("train_angle", 0))
-    for (opt,), items in group_by(evals, "optimizer").items():
+    for (opt,), every in group_by(evals, "optimizer").items():
         row: dict[str, Any] = {"optimizer": label(opt)}
+        items = [r for r in every if r.get("status", "ok") == "ok"]  # diverged: counted below
+        left_out = status_counts(list({r["run"]: r for r in every}.values()))
         by_seed = group_by(items, "seed")
         for (angle,), per in group_by(items, "angle").items():
             row[f"{angle:g}°"] = mean_std([r["accuracy"] for r in per])[2]
         unseen = [statistics_mean([r["accuracy"] for r in per if r["angle"] != train_angle])
                   for per in by_seed.values()]
-        m, s, text = mean_std(unseen)
+        m, s, text = mean_std(unseen, **left_out)
         row.update({"mean unseen": text, "mean": m, "std": s, "seeds": len(by_seed),
                     "paper (reported)": paper_column("table_domain_gen", "any", False)
                     if opt == "lesam" else "", "label": opt,

@@ -49,6 +49,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from sharpness.optim import build_optimizer
+from sharpness.runstate import divergence
 
 FEATURES = ("strong", "weak")
 
@@ -149,7 +150,8 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
 
     The base step is plain gradient descent (no momentum, no weight decay), so ``sgd`` is GD
     and ``sam``/``sam_linf`` are l2-/l_inf-SAM with ``hparams`` (e.g. ``{"rho": 0.1}``). A
-    non-finite loss stops the run with status ``diverged``.
+    recorded loss that :func:`sharpness.runstate.divergence` calls a divergence (NaN/inf, or
+    a blow-up over its initial loss) stops the run with status ``diverged``.
     """
     model = PatchCNN(data.x.shape[-1], width, power, alpha, seed)
     opt = build_optimizer(optimizer, model, lr=lr, momentum=0.0, weight_decay=0.0, seed=seed, **hparams)
@@ -171,7 +173,7 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
                 rec_l.append(float(F.softplus(-margin).mean()))
                 correct = (margin > 0).float()
                 rec_acc.append([float(correct[data.strong].mean()), float(correct[~data.strong].mean())])
-            if not math.isfinite(rec_l[-1]):
+            if divergence(rec_l[-1], rec_l[0]) is not None:  # the one rule (runstate)
                 status = "diverged"
                 break
         if t < steps:

@@ -11,17 +11,35 @@ import torch
 from torch import Tensor, nn
 
 from sharpness.optim import BatchClosure
-from sharpness.train import status as run_status
+from sharpness.runstate import divergence
 from sharpness.train.losses import Criterion
 
 
 class Stop(Exception):  # noqa: N818 - control flow, not an error
     """Raised inside the closure's clean pass, before any parameter moves."""
 
-    def __init__(self, reason: str, loss: float) -> None:
+    def __init__(self, reason: str, loss: float, why: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.loss = loss
+        self.why = why  # the divergence rule's reason (sharpness.runstate.divergence)
+
+
+class DivergenceCheck:
+    """The one divergence rule (:func:`sharpness.runstate.divergence`) on a step's clean loss:
+    NaN/inf, above ``factor`` x the run's initial loss, or above the absolute ``limit``.
+    ``checked_loss`` keeps the loss it saw (the run's initial loss is the first one)."""
+
+    def __init__(self, initial_loss: float | None, factor: float | None,
+                 limit: float | None) -> None:
+        self.initial_loss, self.factor, self.limit = initial_loss, factor, limit
+        self.checked_loss: float | None = None
+
+    def __call__(self, loss: float) -> None:
+        self.checked_loss = loss
+        why = divergence(loss, self.initial_loss, factor=self.factor, limit=self.limit)
+        if why is not None:
+            raise Stop("diverged", loss, why)
 
 
 
@@ -31,7 +49,7 @@ class EngineClosure(BatchClosure):
 
     def __init__(self, model: nn.Module, inputs: Tensor, targets: Tensor, loss_fn: Criterion,
                  *, autocast: Callable[[], contextlib.AbstractContextManager[Any]],
-                 chunk: int | None, diverge_loss: float | None,
+                 chunk: int | None, check: DivergenceCheck,
                  loss_goal: float | None,
                  pass_context: Callable[[int], contextlib.AbstractContextManager[Any]]
                  | None = None,
@@ -42,7 +60,7 @@ class EngineClosure(BatchClosure):
         self._pass_context = pass_context
         self._reduce_loss = reduce_loss
         self._chunk = chunk
-        self._diverge = diverge_loss
+        self.check = check
         self._goal = loss_goal
 
     def _forward(self, indices: Tensor | None) -> Tensor:
@@ -62,8 +80,7 @@ class EngineClosure(BatchClosure):
             loss = float(result.mean())
             if self._reduce_loss is not None:
                 loss = self._reduce_loss(loss)
-            if run_status.is_diverged(loss, self._diverge):
-                raise Stop("diverged", loss)
+            self.check(loss)
             if self._goal is not None and loss < self._goal:
                 raise Stop("loss_goal", loss)
         return result
@@ -96,16 +113,14 @@ class CheckedClosure:
 
     clean_outputs = None
 
-    def __init__(self, closure: Callable[[], Tensor], diverge_loss: float | None) -> None:
+    def __init__(self, closure: Callable[[], Tensor], check: DivergenceCheck) -> None:
         self._closure = closure
-        self._diverge = diverge_loss
+        self.check = check
         self.calls = 0
 
     def __call__(self, *args: Any, **kwargs: Any) -> Tensor:
         result = self._closure(*args, **kwargs)
         self.calls += 1
         if self.calls == 1:
-            loss = float(result.detach().mean())
-            if run_status.is_diverged(loss, self._diverge):
-                raise Stop("diverged", loss)
+            self.check(float(result.detach().mean()))
         return result

@@ -35,7 +35,9 @@ logging and checkpoints
     default 1 epoch / 0 = only at the end), ``sharpness_every`` (epochs / steps; needs a
     sharpness hook), ``checkpoint_every`` (default 1 epoch / 500 steps), ``fullbatch_chunk`` (examples a forward pass in
     full-batch mode; gradients are summed exactly), ``diverge_loss`` (loss above it counts as
-    divergence, besides NaN/inf).
+    divergence, besides NaN/inf), ``diverge_factor`` (a loss above this many times the
+    run's initial loss counts as divergence; default
+    :data:`sharpness.runstate.BLOW_UP_FACTOR`; see :mod:`sharpness.runstate`).
 run
     ``seed``, ``device`` (``auto``/``cpu``/``cuda``), ``bf16`` (autocast on CUDA; float16 is
     refused, see :mod:`sharpness.train.performance`), ``deterministic`` (off: cuDNN
@@ -57,6 +59,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sharpness.errors import ConfigError, key_path, nonfinite
+from sharpness.runstate import BLOW_UP_FACTOR
 from sharpness.train.performance import refuse_fp16
 
 DEFAULTS: dict[str, Any] = {
@@ -100,6 +103,7 @@ DEFAULTS: dict[str, Any] = {
     "checkpoint_every": None,
     "fullbatch_chunk": None,
     "diverge_loss": None,
+    "diverge_factor": BLOW_UP_FACTOR,
     # run
     "seed": 0,
     "device": "auto",
@@ -235,6 +239,8 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     _check_type(cfg, "fullbatch_chunk", (int,), optional=True)
     _check(cfg, "fullbatch_chunk", lambda v: v > 0, "must be positive")
     _check_type(cfg, "diverge_loss", num, optional=True)
+    _check_type(cfg, "diverge_factor", num, optional=True)
+    _check(cfg, "diverge_factor", lambda v: v > 1, "must be above 1 (null: no blow-up rule)")
     _check_type(cfg, "seed", (int,))
     _check(cfg, "seed", lambda v: v >= 0, "must be non-negative")
     _check(cfg, "device", lambda v: v in ("auto", "cpu", "cuda") or str(v).startswith("cuda:"),

@@ -22,7 +22,8 @@ folder:
 ``model.pt``
     the final model with what is needed to rebuild it (:func:`load_trained_model`).
 ``final.json``
-    summary: status (``ok`` / ``diverged``), stop reason, steps, final train/test loss and
+    summary: status (``ok`` / ``diverged``, with ``diverged_step``, ``diverged_loss`` and
+    ``diverged_why``), stop reason, steps, the initial loss, final train/test loss and
     accuracy.
 ``provenance.json``
     through :class:`sharpness.provenance.RunRecord` (status ``ok``/``diverged``/``failed``).
@@ -38,9 +39,15 @@ Resume: if ``checkpoint.pt`` exists (same key), training continues from it, the 
 file is cut back to the rows that existed at the checkpoint, and the run ends with exactly
 the numbers of an uninterrupted run (CPU; tested bit for bit).
 
-Divergence: the training closure checks the clean loss of every step *before* the update; a
-NaN/inf loss (or one above ``diverge_loss``) stops the run with status ``diverged`` and the
-step, keeps the last finite parameters, and is not an exception. Full-batch runs stop the same
+Divergence (one rule for every run kind, :mod:`sharpness.runstate`): the training closure checks
+the clean loss of every step *before* the update; a NaN/inf loss, one above ``diverge_factor``
+times the run's initial loss (the first step's; checkpointed) or one above ``diverge_loss``
+stops the run with status ``diverged``, the step and the reason (``diverged_why``), keeps the
+last finite parameters, and is not an exception. At the end, a run whose train loss is above
+its initial loss (cross-entropy: and above ``ln C``) is diverged too, at its last step.
+Ctrl-C or SIGTERM leave the provenance record ``interrupted``; a SIGKILL leaves ``running``,
+which :func:`sharpness.runstate.run_state` reads as ``interrupted`` (owner pid, heartbeat).
+Progress: a bar on a terminal, else lines in the log (:mod:`sharpness.progress`). Full-batch runs stop the same
 way, with status ``ok``, at the first iterate whose train loss is below ``loss_goal``.
 """
 
@@ -119,11 +126,12 @@ def run_cache_key(cfg: dict[str, Any], device: torch.device, hooks: TrainHooks
 
 def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
           hooks: TrainHooks | None = None, threads: int | None = None,
-          progress: bool = False) -> dict[str, Any]:
+          progress: bool = True) -> dict[str, Any]:
     """Run (or resume, or skip if finished) the training run ``config`` into ``run_dir``.
 
     Returns the ``final.json`` summary. ``threads`` sets ``torch.set_num_threads`` (the
-    workflow passes the rule's threads). A finished run (``final.json``) of the same cache key
+    workflow passes the rule's threads). ``progress``: a tqdm bar when stderr is a terminal,
+    else progress lines in the log (:mod:`sharpness.progress`); ``False``: silent. A finished run (``final.json``) of the same cache key
     (config, device, code of the engine and the hooks) is returned as is; a run with
     ``checkpoint.pt`` of the same key continues from it; anything else starts over.
     """

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from sharpness.progress import Progress
 from sharpness.train import distributed as ddp
 from sharpness.train.closure import Stop
 from sharpness.train.hooks import StepInfo
@@ -15,8 +16,7 @@ from sharpness.train.run import Run
 def run_minibatch(run: Run) -> None:
     """Epochs of shuffled mini-batches; an epoch row (and optional step rows) each."""
     cfg = run.cfg
-    bar = _progress(run.progress and run.dist.is_main, cfg["epochs"], run.epoch,
-                    "epochs")
+    bar = _progress(run, cfg["epochs"], run.epoch, "epoch")
     while run.epoch < cfg["epochs"] and run.stop is None:
         t0 = time.perf_counter()
         run.model.train()
@@ -32,6 +32,7 @@ def run_minibatch(run: Run) -> None:
             except Stop as stop:
                 run.diverged(stop)
                 break
+            run.stepped(closure)
             if probed is not None:
                 run.probe_after(*probed)
             out = closure.clean_outputs
@@ -43,6 +44,9 @@ def run_minibatch(run: Run) -> None:
             for k, v in run.opt.diagnostics.items():
                 diag_sum[k] = diag_sum.get(k, 0.0) + float(v)
             run.step += 1
+            if bar is not None:  # a line inside a long epoch, at most every few seconds
+                bar.note(f"step {run.step}/{run.total_steps}",
+                         at=run.step / run.steps_per_epoch, loss=loss)
             if cfg["log_every"] and run.step % cfg["log_every"] == 0:
                 run.write_row({"kind": "step", "epoch": run.epoch, "step": run.step,
                                 "lr": lr, "loss": loss,
@@ -74,10 +78,7 @@ def run_minibatch(run: Run) -> None:
                            "seconds": time.perf_counter() - t0,
                            "steps": run.steps_per_epoch})
         if bar is not None:
-            bar.update(1)
-            acc = row["train_acc"]
-            bar.set_postfix(loss=f"{row['train_loss']:.4f}",
-                            acc="-" if acc is None else f"{acc:.3f}")
+            bar.update(run.epoch, **{k: row[k] for k in PROGRESS_FIELDS if k in row})
         if cfg["checkpoint_every"] and run.epoch % cfg["checkpoint_every"] == 0:
             run.save_checkpoint()
     if bar is not None:
@@ -91,7 +92,7 @@ def run_fullbatch(run: Run) -> None:
     """GD on the whole train set until the loss goal, divergence or ``max_steps``."""
     cfg = run.cfg
     x, y = run.data.x_train, run.data.y_train
-    bar = _progress(run.progress, cfg["max_steps"], run.step, "steps")
+    bar = _progress(run, cfg["max_steps"], run.step, "step")
     run.model.train()
     while run.stop is None:
         t0 = time.perf_counter()
@@ -124,6 +125,7 @@ def run_fullbatch(run: Run) -> None:
                 run.extra_metrics(row)
                 run.write_row(row)
             break
+        run.stepped(closure)
         out = closure.clean_outputs
         run.step += 1
         if log:
@@ -141,18 +143,21 @@ def run_fullbatch(run: Run) -> None:
         if run.hooks.on_step_end is not None:
             run.hooks.on_step_end(StepInfo(run.step, 0, loss, dict(run.opt.diagnostics)))
         if bar is not None:
-            bar.update(1)
-            if log:
-                bar.set_postfix(loss=f"{loss:.4g}")
+            bar.update(run.step, loss=loss, **{k: row[k] for k in ("train_acc", "sharpness")
+                                               if k in row})
         if cfg["checkpoint_every"] and run.step % cfg["checkpoint_every"] == 0:
             run.save_checkpoint()
     if bar is not None:
         bar.close()
 
 
-def _progress(enabled: bool, total: int, initial: int, unit: str) -> Any:
-    if not enabled:
-        return None
-    from tqdm.auto import tqdm
+#: the row fields a progress line shows (when the row has them)
+PROGRESS_FIELDS = ("train_loss", "train_acc", "test_acc", "sharpness")
 
-    return tqdm(total=total, initial=initial, unit=unit, dynamic_ncols=True, leave=False)
+
+def _progress(run: Run, total: int, initial: int, unit: str) -> Progress | None:
+    """The run's progress (:class:`sharpness.progress.Progress`: a bar on a terminal, lines in
+    a log), on the process that owns the files, when the run asked for it."""
+    if not (run.progress and run.dist.is_main):
+        return None
+    return Progress(total, unit, desc=f"train {run.dir}", initial=initial)

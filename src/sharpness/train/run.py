@@ -23,7 +23,7 @@ from sharpness.optim import build_optimizer
 from sharpness.train import checkpoint as ckpt
 from sharpness.train import distributed as ddp
 from sharpness.train import status as run_status
-from sharpness.train.closure import CheckedClosure, EngineClosure, Stop
+from sharpness.train.closure import CheckedClosure, DivergenceCheck, EngineClosure, Stop
 from sharpness.train.data_prep import PreparedData, prepare_data
 from sharpness.train.device_data import keep_on_device, make_batches
 from sharpness.train.evaluation import evaluate, finite, param_norm
@@ -57,6 +57,8 @@ class Run:
         self.step = 0
         self.stop: dict[str, Any] | None = None
         self.batches: Any = None  # the mini-batch source (set up by setup())
+        # the clean loss of the first step: the reference of the blow-up rule (checkpointed)
+        self.initial_loss: float | None = None
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
         """bf16 autocast on CUDA when asked, else nothing."""
@@ -119,6 +121,7 @@ class Run:
             "optimizer": self.opt.state_dict(),
             "data_generator": self.gen.get_state(),
             **ckpt.rng_states(),
+            "initial_loss": self.initial_loss,
             "rows_written": self.rows_written,
             "timing_written": self.timing_written,
             "rank_rng": ddp.gather_rng(self.dist),  # every process's RNG (None: one process)
@@ -155,6 +158,7 @@ class Run:
         ckpt.restore_rng_states(state)
         ddp.restore_rng(self.dist, state.get("rank_rng"))
         self.epoch, self.step = state["epoch"], state["step"]
+        self.initial_loss = state.get("initial_loss")
         for name, keep in ((METRICS, state["rows_written"]), (TIMING, state["timing_written"])):
             if not main:
                 continue
@@ -224,12 +228,13 @@ class Run:
         """A closure over one batch with the stop checks (the custom closure hook's, when
         set, inside the divergence check)."""
         cfg = self.cfg
+        check = DivergenceCheck(self.initial_loss, cfg["diverge_factor"], cfg["diverge_loss"])
         if self.hooks.closure is not None:
-            return CheckedClosure(self.hooks.closure(self, x, y), cfg["diverge_loss"])
+            return CheckedClosure(self.hooks.closure(self, x, y), check)
         distributed = self.dist.enabled
         return EngineClosure(self.net, x, y, self.loss_fn, autocast=self.autocast,
                               chunk=cfg["fullbatch_chunk"] if cfg["mode"] == "fullbatch" else None,
-                              diverge_loss=cfg["diverge_loss"],
+                              check=check,
                               loss_goal=cfg["loss_goal"] if goal else None,
                               pass_context=ddp.pass_context(self.net, self.opt.two_pass,
                                                             cfg["ddp_perturbation"])
@@ -262,11 +267,16 @@ class Run:
         if row is not None:
             self.write_row({**row, "kind": "probe"})
 
+    def stepped(self, closure: EngineClosure | CheckedClosure) -> None:
+        """After a completed step: its clean loss is the run's initial loss if it is the first."""
+        if self.initial_loss is None:
+            self.initial_loss = closure.check.checked_loss
+
     def diverged(self, stop: Stop) -> None:
         """Record the divergence row and stop."""
-        self.stop = run_status.diverged_fields(self.step, stop.loss)
+        self.stop = run_status.diverged_fields(self.step, stop.loss, stop.why or "")
         self.write_row({"kind": "diverged", "epoch": self.epoch, "step": self.step,
-                        "loss": stop.loss})
+                        "loss": stop.loss, "why": stop.why})
 
     # end -----------------------------------------------------------------------------------
     def finish(self) -> dict[str, Any]:
@@ -275,10 +285,17 @@ class Run:
         assert self.stop is not None
         train_loss, train_acc = self.evaluate(self.data.x_train, self.data.y_train)
         test_loss, test_acc = self.evaluate(self.data.x_test, self.data.y_test)
+        ended = run_status.final_check(self.stop, self.step, train_loss, self.initial_loss,
+                                       loss_kind=cfg["loss"], num_classes=self.data.num_classes)
+        if ended is not self.stop:  # a finite blow-up that only the final loss shows
+            self.stop = ended
+            self.write_row({"kind": "diverged", "epoch": self.epoch, "step": self.step,
+                            "loss": train_loss, "why": ended["diverged_why"]})
         c, h = self.data.x_train.shape[1], self.data.x_train.shape[2]
         final = {
             **self.stop,
             "config_id": self.config_id,
+            "initial_loss": self.initial_loss,
             "mode": cfg["mode"],
             "steps": self.step,
             "epochs": self.epoch,

@@ -1,8 +1,11 @@
-"""Run status, shared by every training loop (the engine, GLMC, the signal probe).
+"""Run status, shared by every training loop (the engine, GLMC, the signal probe, the eos and
+bridge sweeps).
 
-A run ends ``ok``, ``diverged`` (its loss turned NaN/inf or passed ``diverge_loss``; recorded
-with the step and the loss, not raised) or ``failed`` (an exception: recorded with the error by
-:class:`sharpness.provenance.RunRecord`, and the job fails). One implementation, so a GLMC or
+A run ends ``ok``, ``diverged`` (recorded with the step, the loss and the reason, not raised)
+or ``failed`` (an exception: recorded with the error by :class:`sharpness.provenance.RunRecord`,
+and the job fails); Ctrl-C or SIGTERM leave ``interrupted``. What counts as divergence is the
+one rule of :mod:`sharpness.runstate` (:func:`~sharpness.runstate.divergence` on every step's
+clean loss, :func:`~sharpness.runstate.end_divergence` on the final train loss), so a GLMC or
 signal run that blows up is reported exactly as an engine run is.
 """
 
@@ -12,22 +15,33 @@ import math
 from typing import Any
 
 from sharpness.provenance import RunRecord
+from sharpness.runstate import end_divergence
 
 
-def is_diverged(loss: float, diverge_loss: float | None) -> bool:
-    """Whether a loss counts as divergence: NaN/inf, or above ``diverge_loss`` when set."""
-    return not math.isfinite(loss) or (diverge_loss is not None and loss > diverge_loss)
-
-
-def diverged_fields(step: int, loss: float) -> dict[str, Any]:
-    """The ``final.json`` fields of a diverged run (a non-finite loss as its string)."""
+def diverged_fields(step: int, loss: float, why: str) -> dict[str, Any]:
+    """The ``final.json`` fields of a diverged run (a non-finite loss as its string); ``why``
+    is the rule's reason (``non_finite``, ``blow_up``, ``above_limit``, ``above_chance_loss``,
+    ``above_initial_loss``)."""
     return {"status": "diverged", "reason": "diverged", "diverged_step": step,
-            "diverged_loss": loss if math.isfinite(loss) else str(loss)}
+            "diverged_loss": loss if math.isfinite(loss) else str(loss), "diverged_why": why}
+
+
+def final_check(stop: dict[str, Any], step: int, train_loss: float, initial_loss: float | None,
+                *, loss_kind: str, num_classes: int) -> dict[str, Any]:
+    """``stop`` unchanged, or :func:`diverged_fields` when a run that ended ``ok`` has a final
+    train loss that :func:`sharpness.runstate.end_divergence` calls a blow-up (cross-entropy:
+    above ``ln C`` and above the initial loss; any other loss: above the initial loss)."""
+    if stop["status"] != "ok" or step == 0:
+        return stop
+    why = end_divergence(train_loss, initial_loss,
+                         classifier_classes=num_classes if loss_kind == "ce" else None)
+    return stop if why is None else diverged_fields(step, train_loss, why)
 
 
 def record_final(record: RunRecord, final: dict[str, Any]) -> None:
     """Put a run's final status on its provenance record."""
     if final["status"] == "diverged":
-        record.set_status("diverged", diverged_step=final["diverged_step"])
+        record.set_status("diverged", diverged_step=final["diverged_step"],
+                          diverged_why=final.get("diverged_why"))
     else:
         record.set_status("ok", reason=final.get("reason"))
