@@ -236,7 +236,7 @@ def test_audit_scan_flags_orphaned_records_across_a_folder(tmp_path, capsys):
     _figure(tmp_path / "figures/kept.pdf", [run])
     _figure(tmp_path / "figures/gone.pdf", [run])
     (tmp_path / "figures/gone.pdf").unlink()
-    _running(tmp_path / "results/killed", pid=_dead_pid(), host=socket.gethostname())
+    _running(tmp_path / "results/killed", owner={"pid": _dead_pid(), "host": socket.gethostname()})
     capsys.readouterr()
     assert main(["audit", "--scan", str(tmp_path / "results"), str(tmp_path / "figures")]) == 1
     out, err = capsys.readouterr()
