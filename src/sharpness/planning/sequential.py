@@ -199,24 +199,31 @@ class Design:
         return later[0] if later else None
 
     def boundary(self, n: int) -> float:
-        if n not in self.looks:
-            raise ValueError(f"{n} seeds is not a planned look ({list(self.looks)})")
-        return self.boundaries[self.looks.index(n)]
+        """The boundary of the last planned look at or below ``n`` seeds (``inf`` below the
+        first): a look whose sanity check excluded seeds is held to the stricter boundary of
+        the look its remaining seeds reach."""
+        earlier = [c for m, c in zip(self.looks, self.boundaries, strict=True) if m <= n]
+        return earlier[-1] if earlier else math.inf
 
-    def judge(self, t: float, n: int, verdict: str, *, hours_per_seed: float = 0.0,
-              budget_left: float = math.inf, d: float | None = None) -> Look:
-        """The decision at a look with statistic ``t`` on ``n`` seeds (``verdict`` is the
-        ledger row's own fixed-level verdict, which gives the sign)."""
+    def judge(self, t: float, n: int, verdict: str, *, n_used: int | None = None,
+              hours_per_seed: float = 0.0, budget_left: float = math.inf,
+              d: float | None = None) -> Look:
+        """The decision at the look after ``n`` seeds ran, with statistic ``t`` over the
+        ``n_used`` of them that passed the sanity check (default all); ``verdict`` is the
+        ledger row's own fixed-level verdict, which gives the sign."""
         from sharpness.claims.stats import INCONCLUSIVE
 
-        c = self.boundary(n)
+        if n not in self.looks:
+            raise ValueError(f"{n} seeds is not a planned look ({list(self.looks)})")
+        n_used = n if n_used is None else n_used
+        c = self.boundary(n_used)
         if math.isfinite(t) and abs(t) >= c and verdict != INCONCLUSIVE:
             return Look(n, t, c, verdict, "decided")
         if n >= self.n_max:
             return Look(n, t, c, verdict, "stop: maximum",
                         note=f"|T| {abs(t):.2f} < {c:.2f} at the maximum {self.n_max} seeds")
         if d is None:
-            d = t / math.sqrt(n) if math.isfinite(t) else math.nan
+            d = t / math.sqrt(n_used) if math.isfinite(t) and n_used > 0 else math.nan
         need = seeds_for_power(d, self.looks, self.boundaries, self.power)
         target = min(need, self.n_max) if need is not None else self.n_max
         target = max(target, self.next_look(n) or n)
