@@ -15,7 +15,6 @@ it says so, and the looks written into the plan record.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from sharpness.errors import ConfigError, SharpnessError
@@ -102,9 +101,9 @@ def _load(args: argparse.Namespace) -> tuple[dict, list]:
     return config, claims
 
 
-def _prices(args: argparse.Namespace, config: dict) -> tuple[dict, dict, str]:
+def _prices(args: argparse.Namespace, config: dict, claims: list) -> tuple[dict, dict, str]:
     from sharpness.device import resolve_device
-    from sharpness.planning.claims_plan import run_prices
+    from sharpness.planning.claims_plan import claim_runs, run_prices
 
     if args.tflops <= 0:
         raise ConfigError("--tflops must be positive")
@@ -112,8 +111,9 @@ def _prices(args: argparse.Namespace, config: dict) -> tuple[dict, dict, str]:
     method = args.method
     if method == "auto":
         method = "measured" if device.type == "cuda" else "analytic"
+    needed = frozenset().union(*(n.runs for n in claim_runs(claims, config).values()))
     prices, sources = run_prices(config, method=method, tflops=args.tflops, device=device,
-                                 benchmarks=args.benchmarks)
+                                 benchmarks=args.benchmarks, only=needed)
     pricing = ("step times measured on this device" if method == "measured" else
                f"ESTIMATE: analytic FLOPs at an assumed {args.tflops:g} TFLOP/s per GPU")
     if any(s == "recorded" for s in sources.values()):
@@ -140,7 +140,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha {args.alpha}: must be in (0, 1)")
     config, claims = _load(args)
-    prices, sources, pricing = _prices(args, config)
+    if args.sequential:
+        claims = [c for c in claims if c.id == args.sequential] or [_claim(args.sequential)]
+    prices, sources, pricing = _prices(args, config, claims)
     if args.sequential:
         return _sequential(args, config, claims, prices, sources, pricing)
     plan = cp.make_plan(claims, config, args.gpu_hours, prices, sources, pricing=pricing,
@@ -160,12 +162,16 @@ def _sequential(args: argparse.Namespace, config: dict, claims: list, prices: di
     from dataclasses import asdict
 
     from sharpness.planning import claims_plan as cp
-    from sharpness.planning.driver import (final_verdict, ledger_reader, run_sequential,
-                                           seeds_for, snakemake_runner)
+    from sharpness.planning.driver import (
+        final_verdict,
+        ledger_reader,
+        run_sequential,
+        seeds_for,
+        snakemake_runner,
+    )
     from sharpness.planning.sequential import Design
 
-    needs = cp.claim_runs([c for c in claims if c.id == args.sequential] or
-                          [_claim(args.sequential)], config)[args.sequential]
+    needs = cp.claim_runs(claims, config)[args.sequential]
     if not needs.seed_paths:
         raise SharpnessError(f"--sequential {args.sequential}: its runs have no seed "
                              "replicates; sequential seeds apply to trained-network "

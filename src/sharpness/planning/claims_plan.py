@@ -115,13 +115,14 @@ def recorded_hours(job: Any, benchmarks: Path) -> float | None:
 
 
 def run_prices(config: Mapping[str, Any], *, method: str, tflops: float, device: Any = None,
-               benchmarks: str | Path = "benchmarks/results") -> tuple[dict[RunKey, float],
-                                                                       dict[RunKey, str]]:
-    """GPU-hours of every run and where each number comes from (``recorded``, ``measured``,
-    ``estimate``)."""
+               benchmarks: str | Path = "benchmarks/results",
+               only: frozenset[RunKey] | None = None) -> tuple[dict[RunKey, float],
+                                                              dict[RunKey, str]]:
+    """GPU-hours of every run (or of the runs ``only`` names) and where each number comes
+    from (``recorded``, ``measured``, ``estimate``)."""
     from sharpness.cost import plan_jobs, price
 
-    jobs = plan_jobs(dict(config))
+    jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
     hours: dict[RunKey, float] = {}
     source: dict[RunKey, str] = {}
     todo = []
@@ -253,6 +254,8 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                sum(prices[r] for r in n.runs), extra,
                                _source(n.runs, sources), power[cid][0], power[cid][1],
                                planned, seeds, list(n.claim.items)))
+    order = {cid: i for i, cid in enumerate(added)}  # pick order: cheapest information first
+    lines.sort(key=lambda ln: (not ln.planned, order.get(ln.claim, 0)))
     planned_needs = [needs[ln.claim] for ln in lines if ln.planned]
     targets = sorted({t for n in planned_needs for t in n.targets}) + ["figures/CLAIMS.md"]
     seeds = {".".join(p): list(get_path(config, p))
