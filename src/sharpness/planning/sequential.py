@@ -109,7 +109,9 @@ def power_at(d: float, n: int, crit: float) -> float:
     """Power of a two-sided paired t test with critical value ``crit`` at ``n`` seeds when the
     standardised effect (mean / sd of the differences) is ``d`` (noncentral t, exact)."""
     nc = abs(d) * math.sqrt(n)
-    return float(stats.nct.sf(crit, n - 1, nc) + stats.nct.cdf(-crit, n - 1, nc))
+    lower = float(stats.nct.cdf(-crit, n - 1, nc))  # the wrong-sign tail; scipy can give nan
+    upper = float(stats.nct.sf(crit, n - 1, nc))
+    return min(1.0, upper + (lower if math.isfinite(lower) else 0.0))
 
 
 def seeds_for_power(d: float, looks_: Sequence[int], bounds: Sequence[float],
