@@ -195,3 +195,22 @@ def test_paper_plan_for_100_gpu_hours_is_a_valid_dry_run(tmp_path, repo, bin_dir
     record = json.loads((work / "plans/plan.json").read_text())
     assert record["gpu_hours"] <= 100
     assert not any("imagenet" in t for t in record["targets"])
+
+
+def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
+    from sharpness.lesam.experiments import training_runs
+
+    config, needs = paper
+    runs = training_runs(config["lesam"])
+    rid = "domain_mnist-sgd-s0"
+    job = type("J", (), {"paper": "lesam", "run": rid, "gpus": 1})()
+    folder = tmp_path / "lesam" / "runs" / rid
+    folder.mkdir(parents=True)
+    planned = json.loads(json.dumps(runs[rid]["config"], default=str))
+    record = {"status": "ok", "device_used": "cuda:0", "wall_s": 1800.0, "params": planned}
+    (folder / "provenance.json").write_text(json.dumps(record))
+    assert cp.recorded_hours(job, runs[rid]["config"], tmp_path) == 0.5
+    for change in ({"device_used": "cpu"}, {"status": "diverged"},
+                   {"params": {**planned, "epochs": 2}}):
+        (folder / "provenance.json").write_text(json.dumps({**record, **change}))
+        assert cp.recorded_hours(job, runs[rid]["config"], tmp_path) is None

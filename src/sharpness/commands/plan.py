@@ -1,8 +1,9 @@
 """``sharpness plan --gpu-hours N``: spend a GPU budget where it settles claims.
 
 Reads the profile as the workflow does (:func:`sharpness.commands.cost.load_profile`), maps
-every claim of the ledger to the runs behind its figures, prices them (recorded on this
-machine where a run's benchmark file exists, ``sharpness cost``'s price otherwise) and picks
+every claim of the ledger to the runs behind its figures, prices them (the recorded wall time
+of a finished CUDA run with the same settings under ``--results``, ``sharpness cost``'s price
+otherwise, each labelled) and picks
 the claims that settle the most expected verdicts within the budget
 (:mod:`sharpness.planning`). Prints the plan and writes ``--out`` (a config overlay for
 ``snakemake --configfile <profile> <out>``) and its record ``<out>.json``.
@@ -55,9 +56,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tflops", type=float, default=DEFAULT_TFLOPS,
                    help=f"sustained TFLOP/s of one GPU for the analytic estimate "
                         f"(default {DEFAULT_TFLOPS:g})")
-    p.add_argument("--benchmarks", default="benchmarks/results",
-                   help="the workflow's benchmark folder, where runs of this machine "
-                        "recorded their wall time")
+    p.add_argument("--results", default="results",
+                   help="the workflow's results folder: a finished CUDA run there with the "
+                        "planned settings is priced at its recorded wall time")
     p.add_argument("--ledger", default=None, metavar="CSV",
                    help="an earlier claims.csv: its intervals give the effect sizes of the "
                         "power estimate (default: the assumed --effect-size)")
@@ -113,11 +114,11 @@ def _prices(args: argparse.Namespace, config: dict, claims: list) -> tuple[dict,
         method = "measured" if device.type == "cuda" else "analytic"
     needed = frozenset().union(*(n.runs for n in claim_runs(claims, config).values()))
     prices, sources = run_prices(config, method=method, tflops=args.tflops, device=device,
-                                 benchmarks=args.benchmarks, only=needed)
+                                 results=args.results, only=needed)
     pricing = ("step times measured on this device" if method == "measured" else
                f"ESTIMATE: analytic FLOPs at an assumed {args.tflops:g} TFLOP/s per GPU")
     if any(s == "recorded" for s in sources.values()):
-        pricing += "; runs recorded on this machine at their benchmarked time"
+        pricing += "; finished CUDA runs of this machine at their recorded time"
     return prices, sources, pricing
 
 

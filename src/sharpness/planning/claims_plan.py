@@ -2,9 +2,9 @@
 
 * :func:`claim_runs`: the priced runs (``sharpness.cost`` jobs) behind each claim's items,
   and the seed lists of the config that replicate them.
-* :func:`run_prices`: GPU-hours of each run: recorded on this machine where the run's
-  Snakemake benchmark file says how long it took, else ``sharpness cost``'s price (measured
-  step times on CUDA, otherwise the analytic estimate), each labelled.
+* :func:`run_prices`: GPU-hours of each run: recorded on this machine where the run's folder
+  says how long it took on CUDA with the settings planned now, else ``sharpness cost``'s
+  price (measured step times on CUDA, otherwise the analytic estimate), each labelled.
 * :func:`claim_power`: the power with which a claim's verdict is expected to be decided.
 * :func:`make_plan`: the greedy selection (:mod:`sharpness.planning.select`) and the plan as
   data (:class:`Plan`), rendered by :func:`render` and written by :func:`write_plan` as a JSON
@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import math
@@ -92,42 +91,56 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
     return out
 
 
-def recorded_hours(job: Any, benchmarks: Path) -> float | None:
-    """GPU-hours a run took on this machine, from its Snakemake benchmark file (wall seconds
-    ``s`` times the run's GPUs), where the workflow recorded one."""
-    if job.paper != "lesam":
+#: settings a recorded run must share with the planned one before its time is reused
+CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
+
+
+def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -> float | None:
+    """GPU-hours a lesam training run took on this machine: ``wall_s`` x its GPUs from the
+    run folder's ``provenance.json``, where the run finished (``ok``) on CUDA with the
+    settings planned now (the core settings present and every setting both records hold
+    equal). None otherwise: a CPU run of the quick profile never prices a paper run."""
+    if job.paper != "lesam" or planned is None:
         return None
-    name = job.run.replace("glmc/", "glmc_").replace("signal/", "signal_")
-    if "/" in name:
-        return None
-    if not name.startswith(("glmc_", "signal_")):
-        name = f"train_{name}"
-    path = benchmarks / "lesam" / f"{name}.tsv"
+    from sharpness.lesam.experiments import RUNS_DIR
+
+    path = results / Path(RUNS_DIR).relative_to("results") / job.run / "provenance.json"
     if not path.is_file():
         return None
-    with path.open() as handle:
-        rows = list(csv.DictReader(handle, delimiter="\t"))
     try:
-        seconds = float(rows[-1]["s"])
-    except (IndexError, KeyError, ValueError):
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
         return None
-    return seconds * job.gpus / 3600.0
+    params = record.get("params") or {}
+    if record.get("status") != "ok" or not str(record.get("device_used", "")).startswith("cuda"):
+        return None
+    wanted = json.loads(json.dumps(dict(planned), default=str))
+    if any(k not in params or params[k] != wanted.get(k, params[k]) for k in CORE_KEYS) or \
+            any(params[k] != v for k, v in wanted.items() if k in params):
+        return None
+    try:
+        return float(record["wall_s"]) * job.gpus / 3600.0
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def run_prices(config: Mapping[str, Any], *, method: str, tflops: float, device: Any = None,
-               benchmarks: str | Path = "benchmarks/results",
+               results: str | Path = "results",
                only: frozenset[RunKey] | None = None) -> tuple[dict[RunKey, float],
                                                               dict[RunKey, str]]:
     """GPU-hours of every run (or of the runs ``only`` names) and where each number comes
-    from (``recorded``, ``measured``, ``estimate``)."""
+    from (``recorded`` on this machine, ``measured`` step times, ``estimate``)."""
     from sharpness.cost import plan_jobs, price
+    from sharpness.lesam.experiments import training_runs
 
     jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
+    planned = {rid: r["config"] for rid, r in training_runs(config["lesam"]).items()} \
+        if config.get("lesam") else {}
     hours: dict[RunKey, float] = {}
     source: dict[RunKey, str] = {}
     todo = []
     for job in jobs:
-        took = recorded_hours(job, Path(benchmarks))
+        took = recorded_hours(job, planned.get(job.run), Path(results))
         if took is not None:
             hours[(job.paper, job.run)], source[(job.paper, job.run)] = took, "recorded"
         else:
