@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sharpness.errors import ConfigError, SharpnessError
+
+if TYPE_CHECKING:
+    from sharpness.claims.model import Claim
 
 DEFAULT_OUT = "plans/plan.yaml"
 
@@ -38,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "--sequential CLAIM: add seeds to one comparison only while a "
                     "group-sequential rule says its verdict is open.")
     p.add_argument("--gpu-hours", type=float, required=True, metavar="N",
-                   help="the budget in GPU-hours")
+                   help="the budget in GPU-hours (with --sequential: what that comparison may "
+                        "spend in all, its first seeds included)")
     p.add_argument("--configfile", action="append", default=[], metavar="FILE",
                    help="profile file(s), as snakemake --configfile (e.g. "
                         "workflow/config/paper.yaml)")
@@ -72,14 +77,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     seq.add_argument("--sequential", default=None, metavar="CLAIM",
                      help="run this claim's comparison with sequential seeds (calls "
                           "snakemake once per look)")
-    seq.add_argument("--min-seeds", type=int, default=3, help="seeds of the first look")
-    seq.add_argument("--max-seeds", type=int, default=10, help="the most seeds ever run")
-    seq.add_argument("--seed-step", type=int, default=1, help="seeds added per look")
+    seq.add_argument("--min-seeds", type=int, default=3, help="seeds of the first look (default 3)")
+    seq.add_argument("--max-seeds", type=int, default=10, help="the most seeds ever run (default 10)")
+    seq.add_argument("--seed-step", type=int, default=1, help="seeds added per look (default 1)")
     seq.add_argument("--spending", choices=SPENDING, default="pocock",
                      help="alpha-spending function: pocock (Pocock-type, early stops "
                           "possible; default) or obf (O'Brien-Fleming-type)")
-    seq.add_argument("--cores", type=int, default=1, help="snakemake --cores at each look")
-    seq.add_argument("--figures", default="figures", help="the figures folder it reads")
+    seq.add_argument("--cores", type=int, default=1, help="snakemake --cores at each look (default 1)")
+    seq.add_argument("--figures", default="figures", help="the figures folder it reads (default figures)")
     seq.add_argument("--snakemake-arg", action="append", default=[], metavar="ARG",
                      help="extra argument for each snakemake call (repeatable)")
     p.set_defaults(func=run)
@@ -218,7 +223,8 @@ def _sequential(args: argparse.Namespace, config: dict, claims: list, prices: di
     return 0
 
 
-def _claim(claim_id: str):  # noqa: ANN202 - a Claim; raises when unknown
+def _claim(claim_id: str) -> Claim:
+    """The ledger's claim ``claim_id`` (a clear error when there is none)."""
     from sharpness.claims.ledger import all_claims
 
     for c in all_claims():
