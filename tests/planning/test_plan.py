@@ -94,7 +94,9 @@ def test_plan_files_and_ledger_provenance(paper, tmp_path):
         "looks": [{"seeds": 10, "t": 2.5, "boundary": 3.2, "decision": "stop: maximum"}]}}
     out_rows = annotate(rows, loaded)
     assert out_rows[0]["provenance"] == f"lesam/x=abc;plan={record['id']}"
-    assert out_rows[0]["gpu_hours"] == 4.5 and "GPU-hours 4.5 (estimate)" in out_rows[0]["note"]
+    assert out_rows[0]["gpu_hours"] == 4.5
+    assert f"GPU-hours 4.5 (estimate), plan {record['id']} (domain_mnist 3 seeds)" in \
+        out_rows[0]["note"]
     assert out_rows[0]["verdict"] == INCONCLUSIVE  # the boundary was not crossed
     assert out_rows[1] == rows[1]  # not in the plan: untouched
     record["budget_gpu_hours"] = 7  # edited by hand: the id no longer matches

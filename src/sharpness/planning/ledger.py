@@ -57,8 +57,10 @@ def annotate(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any]
         row["gpu_hours_source"] = entry["hours_source"]
         row["provenance"] = ";".join(x for x in (row.get("provenance"), f"plan={record['id']}")
                                      if x)
+        seeds = ", ".join(f"{path.split('.')[-2]} {len(v)} seeds"
+                          for path, v in (entry.get("seeds") or {}).items())
         notes = [f"GPU-hours {_hours(entry['gpu_hours'])} ({entry['hours_source']}), plan "
-                 f"{record['id']}"]
+                 f"{record['id']}" + (f" ({seeds})" if seeds else "")]
         seq = sequential.get(row["id"])
         if seq:
             last = seq["looks"][-1]
