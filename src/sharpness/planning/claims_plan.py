@@ -326,6 +326,8 @@ def render(plan: Plan, limit_left_out: int | None = None) -> str:
                      f"{hours(ln.added_hours)} | {ln.power:.2f} ({ln.basis}) |")
     left = sorted((ln for ln in plan.lines if not ln.planned), key=lambda ln: ln.added_hours)
     if left:
+        lines += ["", f"Unspent: {hours(plan.budget - plan.hours)} GPU-hours; the cheapest "
+                      f"claim left out would add {hours(left[0].added_hours)}."]
         lines += ["", "Left out (would add GPU-hours beyond the plan, and its verdict power):",
                   "", "| claim | runs | would add | expected verdict power |",
                   "|---|---:|---:|---|"]
