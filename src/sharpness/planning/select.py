@@ -77,7 +77,7 @@ def _greedy(cands: Sequence[Candidate], prices: Mapping[Run, float], budget: flo
     plan = list(first)
     done = {name for p in plan for name in p.settled}
     while True:
-        best: tuple[float, float, str] | None = None
+        best: tuple[float, float] | None = None
         best_pick: Pick | None = None
         for c in cands:
             if c.claim in done:
@@ -90,8 +90,8 @@ def _greedy(cands: Sequence[Candidate], prices: Mapping[Run, float], budget: flo
             settled = tuple(o.claim for o in cands if o.claim not in done and o.runs <= after)
             gain = sum(o.value for o in cands if o.claim in settled)
             ratio = gain / hours if hours > 0 else float("inf")
-            key = (ratio, gain, c.claim)  # ties: more value, then a stable name order
-            if best is None or key[:2] > best[:2]:
+            key = (ratio, gain)  # ties: more value, then the first in ledger order
+            if best is None or key > best:
                 best, best_pick = key, Pick(c.claim, new, hours, settled)
         if best_pick is None:
             return plan
