@@ -122,3 +122,13 @@ def test_bad_design_is_refused():
         Design(1, 10)
     with pytest.raises(ValueError, match="spending"):
         Design(3, 10, spending="haybittle")
+
+
+def test_a_row_without_an_interval_is_named_in_the_look():
+    def read_row():
+        return {"id": "x", "value": "one seed", "verdict": INCONCLUSIVE}
+    looks = run_sequential(Design(3, 4), run_seeds=lambda n: None, read_row=read_row,
+                           hours_per_seed=0.0)
+    assert [lk.seeds for lk in looks] == [3, 4]
+    assert final_verdict(looks) == INCONCLUSIVE
+    assert "no t interval over seeds" in looks[-1].note

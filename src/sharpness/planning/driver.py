@@ -63,13 +63,16 @@ def run_sequential(design: Design, *, run_seeds: Callable[[int], None],
                                  f"GPU-hours, over the budget of {budget:g}")
         run_seeds(n)
         row = read_row()
+        problem = ""
         try:
             t, used = t_from_row(row)
-        except ValueError:
-            t, used = math.nan, 0
+        except ValueError as err:  # no interval at this look (e.g. seeds excluded): say so
+            t, used, problem = math.nan, 0, str(err)
         look = design.judge(t, n, str(row.get("verdict", "")), n_used=used,
                             hours_per_seed=hours_per_seed,
                             budget_left=budget - n * hours_per_seed)
+        if problem:
+            look.note = "; ".join(x for x in (look.note, problem) if x)
         looks.append(look)
         if look.decision != "continue":
             break
