@@ -4,12 +4,23 @@
 # numbers (`sharpness claims build`). Included after every paper's rule file, so that
 # ALL_TARGETS is complete here.
 
+# A GPU-budget plan (`sharpness plan`, config `plan:`) limits `all` to its targets, and the
+# ledger records which plan settled each verdict.
+PLAN = config.get("plan") or {}
+if PLAN:
+    _unknown = sorted(set(PLAN["targets"]) - {str(t) for t in ALL_TARGETS} - {"figures/CLAIMS.md"}
+                      - {str(t).rsplit(".", 1)[0] + ".csv" for t in ALL_TARGETS})
+    if _unknown:
+        raise ValueError(f"config plan.targets: not outputs of this profile: {_unknown}")
+    ALL_TARGETS[:] = [t for t in PLAN["targets"] if t != "figures/CLAIMS.md"]
+
 CLAIMS_INPUTS = [str(t) for t in ALL_TARGETS]
 
 
 rule claims:
     input:
         CLAIMS_INPUTS,
+        plan=[PLAN["file"]] if PLAN else [],
     output:
         md=report("figures/CLAIMS.md", caption="../report/claims.rst", category="claims",
                   labels={"item": "CLAIMS", "provenance": "ledger"}),
@@ -31,9 +42,10 @@ rule claims:
         code=code("claims", "sharpness.claims.ledger"),
         profile=config.get("profile", "quick"),
         figures=lambda wildcards, output: os.path.dirname(output.md),
+        plan=["--plan", PLAN["file"]] if PLAN else [],
     shell:
         "sharpness claims build --figures {params.figures:q} --profile {params.profile}"
-        " --out {output.md:q} > {log:q} 2>&1"
+        " --out {output.md:q} {params.plan:q} > {log:q} 2>&1"
 
 
 ALL_TARGETS.append("figures/CLAIMS.md")

@@ -28,6 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="the figures folder whose CSVs the claims read (default: figures)")
     build.add_argument("--profile", default="quick", help="the profile the figures come from")
     build.add_argument("--out", default=None, help="CLAIMS.md path (default: FIGURES/CLAIMS.md)")
+    build.add_argument("--plan", default=None, metavar="JSON",
+                       help="the plan record (`sharpness plan`) whose runs made these figures: "
+                            "its id, GPU-hours and sequential verdicts enter the rows")
     build.set_defaults(func=_build)
     readme = sub.add_parser("readme", help="write the README findings block from a ledger")
     readme.add_argument("--ledger", default="figures/claims.csv",
@@ -58,6 +61,10 @@ def _build(args: argparse.Namespace) -> int:
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rows = evaluate(figures, args.profile)
+    if args.plan:
+        from sharpness.planning.ledger import annotate, load_plan
+
+        rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
     written = write_ledger(rows, out, args.profile)
     # the ledger's record comes last; its inputs are the CSVs it read (by content and id)

@@ -1,0 +1,233 @@
+"""``sharpness plan --gpu-hours N``: spend a GPU budget where it settles claims.
+
+Reads the profile as the workflow does (:func:`sharpness.commands.cost.load_profile`), maps
+every claim of the ledger to the runs behind its figures, prices them (the recorded wall time
+of a finished CUDA run with the same settings under ``--results``, ``sharpness cost``'s price
+otherwise, each labelled) and picks
+the claims that settle the most expected verdicts within the budget
+(:mod:`sharpness.planning`). Prints the plan and writes ``--out`` (a config overlay for
+``snakemake --configfile <profile> <out>``) and its record ``<out>.json``.
+
+``--sequential CLAIM`` runs one trained-network comparison with sequential seeds instead:
+Snakemake for the minimum seeds, the ledger row, the group-sequential rule, more seeds while
+it says so, and the looks written into the plan record.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sharpness.errors import ConfigError, SharpnessError
+
+if TYPE_CHECKING:
+    from sharpness.claims.model import Claim
+
+DEFAULT_OUT = "plans/plan.yaml"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``plan`` subcommand."""
+    from sharpness.commands.cost import DEFAULT_BASE
+    from sharpness.cost import DEFAULT_TFLOPS
+    from sharpness.planning.claims_plan import DEFAULT_EFFECT
+    from sharpness.planning.sequential import SPENDING
+
+    p = subparsers.add_parser(
+        "plan", help="choose the runs that settle the most claims within a GPU budget",
+        description="Choose, within --gpu-hours, the runs that settle the most claims "
+                    "(shared runs paid once, cheapest information first), print the plan, "
+                    "and write it as a config overlay for snakemake --configfile. With "
+                    "--sequential CLAIM: add seeds to one comparison only while a "
+                    "group-sequential rule says its verdict is open.")
+    p.add_argument("--gpu-hours", type=float, required=True, metavar="N",
+                   help="the budget in GPU-hours (with --sequential: what that comparison may "
+                        "spend in all, its first seeds included)")
+    p.add_argument("--configfile", action="append", default=[], metavar="FILE",
+                   help="profile file(s), as snakemake --configfile (e.g. "
+                        "workflow/config/paper.yaml)")
+    p.add_argument("--base", default=DEFAULT_BASE,
+                   help=f"the Snakefile's default config (default {DEFAULT_BASE}); 'none' to "
+                        "read --configfile alone")
+    p.add_argument("--claims", default=None, metavar="ID,...",
+                   help="plan only these claims (comma-separated ledger ids)")
+    p.add_argument("--out", default=DEFAULT_OUT,
+                   help=f"config overlay to write (default {DEFAULT_OUT}); its record goes "
+                        "beside it as .json")
+    p.add_argument("--method", choices=("auto", "measured", "analytic"), default="auto",
+                   help="price of runs not recorded on this machine: measured step times on "
+                        "CUDA (auto with a GPU) or the analytic FLOP estimate")
+    p.add_argument("--tflops", type=float, default=DEFAULT_TFLOPS,
+                   help=f"sustained TFLOP/s of one GPU for the analytic estimate "
+                        f"(default {DEFAULT_TFLOPS:g})")
+    p.add_argument("--results", default="results",
+                   help="the workflow's results folder: a finished CUDA run there with the "
+                        "planned settings is priced at its recorded wall time")
+    p.add_argument("--ledger", default=None, metavar="CSV",
+                   help="an earlier claims.csv: its intervals give the effect sizes of the "
+                        "power estimate (default: the assumed --effect-size)")
+    p.add_argument("--effect-size", type=float, default=DEFAULT_EFFECT,
+                   help=f"standardised effect (mean / sd of per-seed paired differences) "
+                        f"assumed for a seeded comparison no ledger measured "
+                        f"(default {DEFAULT_EFFECT:g})")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="two-sided type-I error of a verdict (default 0.05)")
+    seq = p.add_argument_group("sequential seeds (--sequential CLAIM)")
+    seq.add_argument("--sequential", default=None, metavar="CLAIM",
+                     help="run this claim's comparison with sequential seeds (calls "
+                          "snakemake once per look)")
+    seq.add_argument("--min-seeds", type=int, default=3, help="seeds of the first look (default 3)")
+    seq.add_argument("--max-seeds", type=int, default=10, help="the most seeds ever run (default 10)")
+    seq.add_argument("--seed-step", type=int, default=1, help="seeds added per look (default 1)")
+    seq.add_argument("--spending", choices=SPENDING, default="pocock",
+                     help="alpha-spending function: pocock (Pocock-type, early stops "
+                          "possible; default) or obf (O'Brien-Fleming-type)")
+    seq.add_argument("--cores", type=int, default=1, help="snakemake --cores at each look (default 1)")
+    seq.add_argument("--figures", default="figures", help="the figures folder it reads (default figures)")
+    seq.add_argument("--snakemake-arg", action="append", default=[], metavar="ARG",
+                     help="extra argument for each snakemake call (repeatable)")
+    p.set_defaults(func=run)
+
+
+def _load(args: argparse.Namespace) -> tuple[dict, list]:
+    from sharpness.claims.ledger import all_claims
+    from sharpness.commands.cost import load_profile
+
+    if not args.configfile and args.base == "none":
+        raise ConfigError("sharpness plan: give --configfile or a --base config")
+    config = load_profile(args.configfile, None if args.base == "none" else args.base)
+    claims = all_claims()
+    if args.claims:
+        wanted = [c.strip() for c in args.claims.split(",") if c.strip()]
+        unknown = sorted(set(wanted) - {c.id for c in claims})
+        if unknown:
+            raise ConfigError(f"--claims: unknown claim id(s) {unknown}")
+        claims = [c for c in claims if c.id in wanted]
+    return config, claims
+
+
+def _prices(args: argparse.Namespace, config: dict, claims: list) -> tuple[dict, dict, str]:
+    from sharpness.device import resolve_device
+    from sharpness.planning.claims_plan import claim_runs, run_prices
+
+    if args.tflops <= 0:
+        raise ConfigError("--tflops must be positive")
+    device = resolve_device("auto")
+    method = args.method
+    if method == "auto":
+        method = "measured" if device.type == "cuda" else "analytic"
+    needed = frozenset().union(*(n.runs for n in claim_runs(claims, config).values()))
+    prices, sources = run_prices(config, method=method, tflops=args.tflops, device=device,
+                                 results=args.results, only=needed)
+    pricing = ("step times measured on this device" if method == "measured" else
+               f"ESTIMATE: analytic FLOPs at an assumed {args.tflops:g} TFLOP/s per GPU")
+    if any(s == "recorded" for s in sources.values()):
+        pricing += "; finished CUDA runs of this machine at their recorded time"
+    return prices, sources, pricing
+
+
+def _ledger_rows(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    from sharpness.claims.readme import read_ledger_csv
+
+    if not Path(path).is_file():
+        raise ConfigError(f"--ledger {path}: no such file")
+    return {str(r["id"]): r for r in read_ledger_csv(Path(path))}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan (or run sequential seeds), print, write."""
+    from sharpness.planning import claims_plan as cp
+
+    if not args.gpu_hours >= 0:
+        raise ConfigError(f"--gpu-hours {args.gpu_hours}: must be a number >= 0")
+    if not 0 < args.alpha < 1:
+        raise ConfigError(f"--alpha {args.alpha}: must be in (0, 1)")
+    config, claims = _load(args)
+    if args.sequential:
+        claims = [c for c in claims if c.id == args.sequential] or [_claim(args.sequential)]
+    prices, sources, pricing = _prices(args, config, claims)
+    if args.sequential:
+        return _sequential(args, config, claims, prices, sources, pricing)
+    plan = cp.make_plan(claims, config, args.gpu_hours, prices, sources, pricing=pricing,
+                        alpha=args.alpha, effect=args.effect_size,
+                        ledger=_ledger_rows(args.ledger))
+    record = plan.record(args.configfile or [args.base])
+    out, rec = cp.write_plan(record, args.out)
+    print(cp.render(plan))
+    print(f"\nPlan {record['id']} written to {out} (config overlay) and {rec} (record). "
+          f"Run it with:\n\n    snakemake --cores all --configfile "
+          f"{' '.join(args.configfile or [args.base])} {out}")
+    return 0
+
+
+def _sequential(args: argparse.Namespace, config: dict, claims: list, prices: dict,
+                sources: dict, pricing: str) -> int:
+    from dataclasses import asdict
+
+    from sharpness.planning import claims_plan as cp
+    from sharpness.planning.driver import (
+        final_verdict,
+        ledger_reader,
+        run_sequential,
+        seeds_for,
+        snakemake_runner,
+    )
+    from sharpness.planning.sequential import Design
+
+    needs = cp.claim_runs(claims, config)[args.sequential]
+    if not needs.seed_paths:
+        raise SharpnessError(f"--sequential {args.sequential}: its runs have no seed "
+                             "replicates; sequential seeds apply to trained-network "
+                             "comparisons")
+    try:
+        design = Design(args.min_seeds, args.max_seeds, args.seed_step, args.alpha,
+                        args.spending)
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
+    base = {".".join(p): list(cp.get_path(config, p)) for p in needs.seed_paths}
+    n_now = min(len(v) for v in base.values())
+    hours_per_seed = sum(prices[r] for r in needs.runs) / max(n_now, 1)
+    out = Path(args.out)
+    runner = snakemake_runner(args.configfile or [args.base], out.with_suffix(".seeds.yaml"),
+                              base, needs.targets, cores=args.cores,
+                              extra_args=args.snakemake_arg)
+    reader = ledger_reader(args.sequential, args.figures, str(config.get("profile", "quick")))
+    print(design.describe(), flush=True)
+    looks = run_sequential(design, run_seeds=runner, read_row=reader,
+                           hours_per_seed=hours_per_seed, budget=args.gpu_hours)
+    n = looks[-1].seeds
+    seeds = {k: seeds_for(v, n) for k, v in base.items()}
+    hours = n * hours_per_seed
+    line = cp.ClaimLine(args.sequential, needs.claim.paper, len(needs.runs), hours, hours,
+                        "+".join(sorted({sources[r] for r in needs.runs})),
+                        0.0, "sequential: see the looks", True, seeds,
+                        list(needs.claim.items))
+    body = {"budget_gpu_hours": args.gpu_hours, "profile": config.get("profile", "?"),
+            "configfiles": list(args.configfile or [args.base]), "pricing": pricing,
+            "gpu_hours": hours, "runs": len(needs.runs) * n // max(n_now, 1),
+            "targets": [*needs.targets, "figures/CLAIMS.md"], "seeds": seeds,
+            "claims": {args.sequential: {k: v for k, v in vars(line).items() if k != "claim"}},
+            "sequential": {args.sequential: {"design": design.as_dict(),
+                                             "looks": [asdict(lk) for lk in looks],
+                                             "verdict": final_verdict(looks)}}}
+    record = {"id": cp.plan_id(body), **body}
+    path, rec = cp.write_plan(record, out)
+    for lk in looks:
+        print(f"look at {lk.seeds} seeds: |T| {abs(lk.t):.2f} vs boundary {lk.boundary:.2f}, "
+              f"row {lk.verdict!r} -> {lk.decision} {lk.note}".rstrip())
+    print(f"verdict: {final_verdict(looks)} after {n} seeds ({hours:.3g} GPU-hours, "
+          f"{line.hours_source}); plan {record['id']} written to {path} and {rec}")
+    return 0
+
+
+def _claim(claim_id: str) -> Claim:
+    """The ledger's claim ``claim_id`` (a clear error when there is none)."""
+    from sharpness.claims.ledger import all_claims
+
+    for c in all_claims():
+        if c.id == claim_id:
+            return c
+    raise ConfigError(f"--sequential {claim_id!r}: no such claim")

@@ -1,0 +1,13 @@
+"""Spending a GPU budget where it settles claims (issue 27).
+
+* :mod:`sharpness.planning.select`: the budgeted choice of claims (greedy set-union knapsack,
+  checked against brute force).
+* :mod:`sharpness.planning.claims_plan`: claims -> runs -> GPU-hours -> a plan, written as a
+  record (JSON) and a config overlay for ``snakemake --configfile``.
+* :mod:`sharpness.planning.sequential`: sequential seeds, a group-sequential paired t test
+  with an alpha-spending function.
+* :mod:`sharpness.planning.driver`: the loop that runs Snakemake for the current seeds, reads
+  the ledger row, decides, and extends.
+* :mod:`sharpness.planning.ledger`: the plan in the ledger (provenance, GPU-hours per claim,
+  sequential verdicts).
+"""

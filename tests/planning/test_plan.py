@@ -1,0 +1,218 @@
+"""The plan on the paper profile's real claims -> runs mapping, its files, and the ledger."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+import yaml
+
+from sharpness.claims.ledger import all_claims
+from sharpness.claims.stats import INCONCLUSIVE, SUPPORTED
+from sharpness.errors import SharpnessError
+from sharpness.planning import claims_plan as cp
+from sharpness.planning.ledger import annotate, load_plan
+from tests.pipeline.helpers import copy_workflow, snakemake
+
+
+@pytest.fixture(scope="module")
+def paper(repo):
+    from sharpness.commands.cost import load_profile
+
+    config = load_profile([str(repo / "workflow/config/paper.yaml")], None)
+    return config, cp.claim_runs(all_claims(), config)
+
+
+def test_claims_map_to_the_runs_of_their_items(paper):
+    config, needs = paper
+    # the CIFAR-10 ResNet-18 group (9 optimizers x 3 seeds) serves four lesam tables/figures
+    assert len(needs["ls-robust"].runs) == len(needs["ls-flatness"].runs) == 27
+    assert needs["ls-robust"].runs == needs["ls-dynamics"].runs
+    assert needs["ls-robust"].runs < needs["ls-cifar10-sam"].runs
+    assert needs["ls-domain"].seed_paths == (("lesam", "groups", "domain_mnist", "seeds"),)
+    assert needs["mf-gradcam-mnist-l2"].seed_paths == (("gradcam", "seeds"),)
+    assert not needs["mf-l1"].runs and not needs["eos-band"].seed_paths
+
+
+def test_small_budget_picks_what_a_hand_calculation_picks(paper):
+    config, needs = paper
+    # every run priced 1 GPU-hour (an eos "run" is one setting's sweep), budget 9. By hand,
+    # from paper.yaml: the CPU-only claims are free; fig_signal's 2 runs (SAM, LE-SAM) settle
+    # 4 deterministic claims (2 claims per hour); fig_measures' 6 settings settle
+    # eos-measures (1/6 per hour) -> 8 h. Then 1 h is left and nothing costs 1: table_cost's 8
+    # timed optimizers (ls-cost, 1/8 per hour) and ls-domain (9 runs: 3 optimizers x 3 seeds,
+    # 0.18 expected verdicts) are left out. The optimum is the same (5 claims in 9 h).
+    prices = {r: 1.0 for n in needs.values() for r in n.runs}
+    sources = dict.fromkeys(prices, "estimate")
+    plan = cp.make_plan(all_claims(), config, 9, prices, sources, pricing="test")
+    planned = {ln.claim for ln in plan.lines if ln.planned}
+    free = {cid for cid, n in needs.items() if not n.runs}
+    signal = {"ls-signal-sam", "ls-signal-lesam", "ls-signal-curvature",
+              "ls-signal-curvature-eval"}
+    assert planned == free | signal | {"eos-measures"}
+    assert plan.hours == 8.0 and len(plan.runs) == 8
+    order = [ln.claim for ln in plan.lines if ln.planned]
+    assert order.index("ls-signal-sam") < order.index("eos-measures")  # cheapest first
+    left = {ln.claim: ln for ln in plan.lines if not ln.planned}
+    assert left["ls-cost"].added_hours == 8.0
+    assert left["ls-domain"].added_hours == 9.0
+    assert 0.1 < left["ls-domain"].power < 0.3  # 3 seeds, assumed d = 1: weak, and it says so
+    assert "figures/eos/fig_measures.csv" in plan.targets
+    assert "figures/lesam/table_cost.csv" not in plan.targets
+
+
+def test_observed_effect_from_an_earlier_ledger_raises_the_power(paper):
+    config, needs = paper
+    row = {"id": "ls-domain", "value": "+2.000 [+1.000, +3.000] (95% CI, n=3 seeds)",
+           "estimate": 2.0, "low": 1.0, "high": 3.0}
+    p_assumed, _ = cp.claim_power(needs["ls-domain"], config)
+    p_seen, basis = cp.claim_power(needs["ls-domain"], config, ledger={"ls-domain": row})
+    assert "observed" in basis and p_seen > p_assumed
+
+
+def test_plan_files_and_ledger_provenance(paper, tmp_path):
+    config, needs = paper
+    prices = {r: 0.5 for n in needs.values() for r in n.runs}
+    chosen = [c for c in all_claims() if c.id in ("ls-domain", "ls-cost", "mf-l1")]
+    plan = cp.make_plan(chosen, config, 10, prices, dict.fromkeys(prices, "estimate"),
+                        pricing="test")
+    assert all(ln.planned for ln in plan.lines) and plan.hours == 8.5
+    record = plan.record(["workflow/config/paper.yaml"])
+    out, rec = cp.write_plan(record, tmp_path / "plan.yaml")
+    overlay = yaml.safe_load(out.read_text())
+    assert overlay["plan"] == {"id": record["id"], "file": str(rec),
+                               "targets": record["targets"]}
+    assert overlay["lesam"]["groups"]["domain_mnist"]["seeds"] == [0, 1, 2]
+    assert "profile" not in overlay  # merged over the profile, never replacing it
+    loaded = load_plan(rec)
+    rows = [{"id": "ls-domain", "verdict": SUPPORTED, "provenance": "lesam/x=abc",
+             "note": "", "level": "evidence"},
+            {"id": "eos-band", "verdict": SUPPORTED, "provenance": "", "note": ""}]
+    loaded["sequential"] = {"ls-domain": {
+        "design": {"rule": "test rule"},
+        "looks": [{"seeds": 10, "t": 2.5, "boundary": 3.2, "decision": "stop: maximum"}]}}
+    out_rows = annotate(rows, loaded)
+    assert out_rows[0]["provenance"] == f"lesam/x=abc;plan={record['id']}"
+    assert out_rows[0]["gpu_hours"] == 4.5
+    assert f"GPU-hours 4.5 (estimate), plan {record['id']} (domain_mnist 3 seeds)" in \
+        out_rows[0]["note"]
+    assert out_rows[0]["verdict"] == INCONCLUSIVE  # the boundary was not crossed
+    assert out_rows[1] == rows[1]  # not in the plan: untouched
+    record["budget_gpu_hours"] = 7  # edited by hand: the id no longer matches
+    rec.write_text(json.dumps(record))
+    with pytest.raises(SharpnessError, match="does not match its id"):
+        load_plan(rec)
+
+
+def test_cli_plan_for_chosen_claims(tmp_path, capsys):
+    from sharpness.cli import main
+
+    out = tmp_path / "p.yaml"
+    assert main(["plan", "--gpu-hours", "1", "--configfile", "workflow/config/paper.yaml",
+                 "--claims", "ls-cost,mf-l1", "--out", str(out), "--method", "analytic"]) == 0
+    printed = capsys.readouterr().out
+    assert "| ls-cost | 8 |" in printed and "ESTIMATE" in printed
+    assert f"--configfile workflow/config/paper.yaml {out}" in printed
+    record = json.loads(out.with_suffix(".json").read_text())
+    assert set(record["claims"]) == {"ls-cost", "mf-l1"}
+    assert main(["plan", "--gpu-hours", "1", "--claims", "nope"]) == 2
+    assert "unknown claim id(s) ['nope']" in capsys.readouterr().err
+
+
+def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, capsys,
+                                                                   monkeypatch):
+    """The driver behind `sharpness plan --sequential`, with simulated arms in place of
+    Snakemake: a null comparison runs to --max-seeds, and `claims build --plan` then keeps
+    the row inconclusive even where the plain 95 % interval would decide."""
+    import numpy as np
+
+    from sharpness.claims.stats import decide, t_interval
+    from sharpness.cli import main
+    from sharpness.planning import driver
+
+    diffs = np.random.default_rng(4).standard_normal(5)
+    seen = []
+
+    def fake_runner(configfiles, overlay_path, seed_paths, targets, **kw):
+        def run(n):
+            overlay = driver.seed_overlay(seed_paths, n)
+            seen.append(overlay["lesam"]["groups"]["domain_mnist"]["seeds"])
+        return run
+
+    def fake_reader(claim_id, figures, profile):
+        def read():
+            iv = t_interval(diffs[: len(seen[-1])])
+            return {"id": claim_id, "value": iv.text(), "verdict": decide(iv),
+                    "estimate": iv.estimate, "low": iv.low, "high": iv.high}
+        return read
+
+    monkeypatch.setattr(driver, "snakemake_runner", fake_runner)
+    monkeypatch.setattr(driver, "ledger_reader", fake_reader)
+    out = tmp_path / "seq.yaml"
+    assert main(["plan", "--gpu-hours", "50", "--configfile", "workflow/config/paper.yaml",
+                 "--sequential", "ls-domain", "--max-seeds", "5", "--out", str(out),
+                 "--method", "analytic"]) == 0
+    assert seen == [[0, 1, 2], [0, 1, 2, 3], [0, 1, 2, 3, 4]]
+    printed = capsys.readouterr().out
+    assert "Pocock-type" in printed and "stop: maximum" in printed
+    record = load_plan(out.with_suffix(".json"))
+    assert record["seeds"] == {"lesam.groups.domain_mnist.seeds": [0, 1, 2, 3, 4]}
+    assert record["sequential"]["ls-domain"]["verdict"] == INCONCLUSIVE
+    overlay = yaml.safe_load(out.read_text())
+    assert overlay["lesam"]["groups"]["domain_mnist"]["seeds"] == [0, 1, 2, 3, 4]
+    row = {"id": "ls-domain", "verdict": SUPPORTED, "provenance": "", "note": ""}
+    assert annotate([row], record)[0]["verdict"] == INCONCLUSIVE
+
+
+def test_quick_profile_runs_only_the_plan(tmp_path, repo, bin_dir):
+    """`plan:` in the config limits `all` to its targets; an unknown target is refused."""
+    work = copy_workflow(repo, tmp_path)
+    record = {"id": "0123", "file": "plan.json",
+              "targets": ["figures/minorfirst/l1_maxmargin.csv", "figures/CLAIMS.md"]}
+    (work / "plan.json").write_text("{}")
+    (work / "plan.yaml").write_text(yaml.safe_dump({"plan": record}))
+    proc = snakemake(bin_dir, work, "-n", "--quiet", "rules", "--configfile", "plan.yaml")
+    assert "minorfirst_diagonal_run" in proc.stdout and "claims" in proc.stdout
+    assert "lesam_train" not in proc.stdout and "eos_setting" not in proc.stdout
+    record["targets"] = ["figures/lesam/nothing.csv"]
+    (work / "plan.yaml").write_text(yaml.safe_dump({"plan": record}))
+    proc = snakemake(bin_dir, work, "-n", "--configfile", "plan.yaml", check=False)
+    assert proc.returncode != 0 and "plan.targets" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_paper_plan_for_100_gpu_hours_is_a_valid_dry_run(tmp_path, repo, bin_dir):
+    """The issue's check: the printed plan, and `snakemake -n` accepts its config (no
+    data.imagenet needed: 100 GPU-hours buy no ImageNet run)."""
+    work = copy_workflow(repo, tmp_path)
+    proc = subprocess.run(
+        [str(bin_dir / "sharpness"), "plan", "--gpu-hours", "100", "--configfile",
+         "workflow/config/paper.yaml", "--out", "plans/plan.yaml", "--method", "analytic"],
+        cwd=work, capture_output=True, text=True, check=True)
+    assert "Left out" in proc.stdout and "ls-imagenet-r50" in proc.stdout
+    dry = snakemake(bin_dir, work, "-n", "--quiet", "rules", "--configfile",
+                    "workflow/config/paper.yaml", "plans/plan.yaml")
+    assert "lesam_train" in dry.stdout and "claims" in dry.stdout
+    record = json.loads((work / "plans/plan.json").read_text())
+    assert record["gpu_hours"] <= 100
+    assert not any("imagenet" in t for t in record["targets"])
+
+
+def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
+    from sharpness.lesam.experiments import training_runs
+
+    config, needs = paper
+    runs = training_runs(config["lesam"])
+    rid = "domain_mnist-sgd-s0"
+    job = type("J", (), {"paper": "lesam", "run": rid, "gpus": 1})()
+    folder = tmp_path / "lesam" / "runs" / rid
+    folder.mkdir(parents=True)
+    planned = json.loads(json.dumps(runs[rid]["config"], default=str))
+    record = {"status": "ok", "device_used": "cuda:0", "wall_s": 1800.0, "params": planned}
+    (folder / "provenance.json").write_text(json.dumps(record))
+    assert cp.recorded_hours(job, runs[rid]["config"], tmp_path) == 0.5
+    for change in ({"device_used": "cpu"}, {"status": "diverged"},
+                   {"params": {**planned, "epochs": 2}}):
+        (folder / "provenance.json").write_text(json.dumps({**record, **change}))
+        assert cp.recorded_hours(job, runs[rid]["config"], tmp_path) is None
