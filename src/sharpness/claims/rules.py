@@ -186,7 +186,7 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     training = ("; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
                 if check_training else "")
     value = (f"{what}: {a.name} {means[0]:.{digits}f} vs {b.name} {means[1]:.{digits}f}; "
-             f"paired difference {iv.text(digits)} {unit}{training}")
+             f"paired difference {iv.text(digits)}{' ' + unit if unit else ''}{training}")
     return Result(verdict, value, level=level,
                   estimate=iv.estimate if iv.n else None,
                   low=iv.low if iv.has_interval else None,

@@ -156,8 +156,9 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                 final = read_json(run_dir / "final.json")
                 test_acc[i, j, k] = final["final_test_acc"]
                 # the claims ledger's sanity check: did this model train?
-                train_loss[i, j, k] = final.get("final_train_loss") or np.nan
-                train_acc[i, j, k] = final.get("final_train_acc") or np.nan
+                for arr_, key_ in ((train_loss, "final_train_loss"),
+                                   (train_acc, "final_train_acc")):
+                    arr_[i, j, k] = np.nan if final.get(key_) is None else final[key_]
                 num_classes = int(final.get("num_classes") or num_classes)
                 inputs.append(str(run_dir))
                 model = load_trained_model(run_dir)
