@@ -179,7 +179,8 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
             notes.append(f"about {need} paired seeds would settle a difference of this size "
                          f"and spread ({rules.power:.0%} power, {1 - rules.level:.0%} "
                          "two-sided)")
-    level = EVIDENCE if verdict != INCONCLUSIVE else WEAK
+    # runs that did not train cannot bear on the claim: the numbers are a smoke test
+    level = EVIDENCE if verdict != INCONCLUSIVE else SMOKE if too_many else WEAK
     if rules.smoke:
         verdict, level = INCONCLUSIVE, SMOKE
         notes.insert(0, f"smoke profile ({rules.profile}): trained-network rows never decide")

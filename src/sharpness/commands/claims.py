@@ -27,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--figures", default="figures")
     build.add_argument("--profile", default="quick", help="the profile the figures come from")
     build.add_argument("--out", default=None, help="CLAIMS.md path (default: FIGURES/CLAIMS.md)")
+    build.add_argument("--min-seeds", type=int, default=None,
+                       help="paired seeds a trained-network verdict needs (default: the "
+                            "profile's, from sharpness/claims/rules.yaml: 3, evidence 5)")
     build.set_defaults(func=_build)
     readme = sub.add_parser("readme", help="write the README findings block from a ledger")
     readme.add_argument("--ledger", default="figures/claims.csv",
@@ -50,14 +53,16 @@ def _show(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import evaluate, markdown, write_ledger
+    from sharpness.claims.rules import rules_for
 
     figures = Path(args.figures)
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
-    rows = evaluate(figures, args.profile)
+    rules = rules_for(args.profile, min_seeds=args.min_seeds)
+    rows = evaluate(figures, args.profile, rules=rules)
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    write_ledger(rows, out, args.profile)
-    print(markdown(rows, args.profile), end="")
+    write_ledger(rows, out, args.profile, rules=rules)
+    print(markdown(rows, args.profile, rules=rules), end="")
     return 0
 
 
