@@ -66,6 +66,10 @@ def test_readme_block_round_trip() -> None:
     assert parsed == [{"id": "eos-band", "verdict": "supported", "level": "evidence",
                        "claim": "c", "value": "3/8 settings, A: 0.020"}]
     assert text.startswith("a\n") and text.endswith("b\n") and "`eos-x`" in text
+    checked = readme.readme_block(rows + [{"id": "eos-c", "paper": "eos", "claim": "e",
+                                           "verdict": "supported", "level": "evidence",
+                                           "value": "1", "kind": "check"}], "x.csv")
+    assert "| eos | 1 | 0 | 0 | 1 |" in checked and "| eos (checks) | 1 |" in checked
 
 
 SNAPSHOT = ROOT / "docs" / "claims_quick.csv"
