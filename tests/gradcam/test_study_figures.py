@@ -148,6 +148,15 @@ def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
     out = make_outputs(params, {"svhn": tmp_path / "maps"}, tmp_path / "gradcam.pdf",
                        tmp_path / "gradcam_table.md")
     assert len(out["rows"]) == 6
+    # each model's training record rides along for the claims ledger's sanity check
+    import csv
+
+    from sharpness.claims.records import parse_train_records
+
+    with (tmp_path / "gradcam_table.csv").open() as handle:
+        table = list(csv.DictReader(handle))
+    records = [parse_train_records(r["per_seed_train"]) for r in table]
+    assert all(r is not None and set(r) == {0} and r[0].classes == 10 for r in records)
 
 
 def test_one_seed_caption_claims_no_interval(tmp_path: Path) -> None:

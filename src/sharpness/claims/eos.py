@@ -388,7 +388,8 @@ def neither_minimiser(d: D) -> Result:
     df = d["eos/fig_diagonal"].rows
     mins = df[df["panel"] == "minimizer"]
     if mins.empty:
-        raise ValueError("fig_diagonal.csv has no panel=minimizer rows (the minimisers' risks)")
+        return Result(INCONCLUSIVE, "fig_diagonal.csv has no panel=minimizer rows",
+                      note="rebuild eos/fig_diagonal: it now records the minimisers' risks")
     sw = df[(df["panel"] == "sweep") & (df["status"] != "diverged")].copy()
     parts, verdict = [], INCONCLUSIVE
     for teacher in ("dense", "sparse_max", "sparse_min"):
