@@ -104,8 +104,8 @@ def best_variant(d: D, rules: SeedRules) -> Result:
             missing.append(group)
             continue
         ref = _pick(part, label="lesam")
-        for other in part["label"]:
-            if other not in ("lesam", "sgd"):
+        for other in part["label"].astype(str):
+            if other != "sgd" and not other.startswith("lesam"):  # LE-SAM candidates aside
                 res[f"{group} −{other}"] = compare(ref, _pick(part, label=other),
                                                    f"lesam vs {other}", rules)
     if not res:
