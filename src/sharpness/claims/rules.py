@@ -27,7 +27,7 @@ The rules of each profile live in ``rules.yaml`` beside this module; ``sharpness
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -117,7 +117,6 @@ class Arm:
     name: str
     values: Mapping[int, float]
     records: Mapping[int, TrainRecord] | None = None
-    extra_failures: dict[int, str] = field(default_factory=dict)
 
 
 def _level_text(arm: Arm, seeds: Iterable[int]) -> str:
@@ -132,20 +131,16 @@ def _level_text(arm: Arm, seeds: Iterable[int]) -> str:
 
 
 def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int = 1,
-                   digits: int = 2, unit: str = "points", check_training: bool = True
-                   ) -> Result:
+                   digits: int = 2, unit: str = "points") -> Result:
     """The verdict of "``a − b`` is > 0" (``direction=1``) or "< 0" over the seeds both arms
-    ran, under ``rules`` (module docstring); ``check_training=False`` for quantities with no
-    training behind them (none of the paper's claims)."""
+    ran, under ``rules`` (module docstring)."""
     seeds = sorted(set(a.values) & set(b.values))
     excluded: dict[int, str] = {}
     for s in seeds:
         for arm in (a, b):
-            why = arm.extra_failures.get(s)
-            if why is None and check_training:
-                rec = (arm.records or {}).get(s)
-                why = (rec.failure(rules.loss_margin, rules.acc_margin) if rec is not None
-                       else "no training record")
+            rec = (arm.records or {}).get(s)
+            why = (rec.failure(rules.loss_margin, rules.acc_margin) if rec is not None
+                   else "no training record")
             if why is not None:
                 excluded.setdefault(s, f"{arm.name} {why}")
     kept = [s for s in seeds if s not in excluded]
@@ -184,8 +179,7 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     if rules.smoke:
         verdict, level = INCONCLUSIVE, SMOKE
         notes.insert(0, f"smoke profile ({rules.profile}): trained-network rows never decide")
-    training = ("; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
-                if check_training else "")
+    training = "; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
     value = (f"{what}: {a.name} {means[0]:.{digits}f} vs {b.name} {means[1]:.{digits}f}; "
              f"paired difference {iv.text(digits)}{' ' + unit if unit else ''}{training}")
     return Result(verdict, value, level=level,

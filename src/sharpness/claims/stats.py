@@ -224,14 +224,3 @@ def observed_effect(diffs: Sequence[float] | np.ndarray) -> tuple[float, float, 
         return float("nan"), float("nan"), 0
     sd = float(v.std(ddof=1)) if len(v) > 1 else float("nan")
     return float(v.mean()), sd, len(v)
-
-
-def seeds_needed(diffs: Sequence[float], alpha: float = 0.05, power: float = 0.8,
-                 minimum: int = 3) -> int | None:
-    """Seeds a paired comparison needs to settle a difference of the observed mean and
-    spread (:func:`seeds_to_settle` on :func:`observed_effect`); None below two values or
-    when the mean is zero or the spread is zero."""
-    mean, sd, n = observed_effect(diffs)
-    if n < 2 or sd == 0 or mean == 0:
-        return None
-    return seeds_to_settle(mean, sd, alpha, power, minimum)
