@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from sharpness.claims.common import fmt
+from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
+from sharpness.claims.eos_common import converged, count_verdict
 from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.reported import reported
 from sharpness.claims.stats import (
@@ -27,21 +29,6 @@ from sharpness.claims.stats import (
 
 P = "eos"
 D = Mapping[str, ItemData]
-
-
-def _converged(df: pd.DataFrame) -> pd.DataFrame:
-    return df[(df["status"] == "ok") & (df["reason"] == "loss_goal")]
-
-
-def _count_verdict(ok: int, bad: int, undecided: int) -> str:
-    """All decided settings agree: supported; most disagree: contradicted; else inconclusive."""
-    if ok + bad == 0:
-        return INCONCLUSIVE
-    if bad == 0:
-        return SUPPORTED
-    if bad > ok:
-        return CONTRADICTED
-    return INCONCLUSIVE
 
 
 # --- the diagonal toy -----------------------------------------------------------------------
@@ -125,7 +112,7 @@ def band(d: D) -> Result:
     decided on MSE; cross-entropy (whose sharpness falls late, also along the flow) is
     reported beside it and decides only where no MSE setting ran."""
     df = d["eos/fig_phase"].rows
-    conv = _converged(df).copy()
+    conv = converged(df).copy()
     conv["loss_kind"] = _loss_of(conv)
     eta_c = {str(k): float(v) for k, v in df.groupby("setting")["eta_c"].first().items()}
     traj = _trajectory_band(d["eos/fig_trajectories"].rows, eta_c) \
@@ -161,7 +148,7 @@ def band(d: D) -> Result:
 def _converged_settings(d: D, item: str = "eos/fig_phase"
                         ) -> Iterator[tuple[str, pd.DataFrame, float]]:
     """(setting, its converged runs, eta_c) for every setting of an eos figure's CSV."""
-    for setting, part in _converged(d[item].rows).groupby("setting", sort=False):
+    for setting, part in converged(d[item].rows).groupby("setting", sort=False):
         yield str(setting), part, float(part["eta_c"].iloc[0])
 
 
@@ -174,7 +161,7 @@ def flat_below(d: D) -> Result:
             continue
         spread = float(below.max() / below.min() - 1)
         (ok if spread < 0.1 else bad).append(f"{setting} {spread:.2f}")
-    verdict = _count_verdict(len(ok), len(bad), len(thin))
+    verdict = count_verdict(len(ok), len(bad), len(thin))
     return Result(verdict, f"relative spread of final sharpness over converged η < η_c: "
                   f"{len(ok)} flat (< 0.1), {len(bad)} not" + (f" ({'; '.join(bad)})" if bad
                                                                else ""),
@@ -199,7 +186,7 @@ def norm_grows(d: D) -> Result:
         change = float(l2[-1] / l2[0] - 1)
         sizes.append(f"{setting} {100 * change:+.2f} %")
         (ok if change > GROWTH else bad).append(setting)
-    verdict = _count_verdict(len(ok), len(bad), len(thin))
+    verdict = count_verdict(len(ok), len(bad), len(thin))
     return Result(verdict, f"final ℓ2 norm grows by more than {100 * GROWTH:g} % from the "
                   f"smallest to the largest converged η > η_c in {len(ok)}/{len(ok) + len(bad)} "
                   "settings; change per setting: " + ", ".join(sizes),
@@ -248,7 +235,7 @@ def traj_monotone(d: D) -> Result:
     known = drops.dropna()
     n_ok, n_bad = int((known <= DROP).sum()), int((known > DROP).sum())
     strict = int((known <= 1e-3).sum())
-    verdict = _count_verdict(n_ok, n_bad, never)
+    verdict = count_verdict(n_ok, n_bad, never)
     worst = float(known.max()) if len(known) else float("nan")
     return Result(verdict, f"ℓ2 norm drops by at most {100 * DROP:g} % after entering EoS in "
                   f"{n_ok}/{n_ok + n_bad} runs above η_c (at most 0.1 %: {strict}); largest "
@@ -287,7 +274,7 @@ def measures(d: D) -> Result:
                 worse.append(f"{setting} ×{fmt(ratio)}")
         if ok + bad == 0:
             continue
-        verdicts.append(_count_verdict(ok, bad, 0))
+        verdicts.append(count_verdict(ok, bad, 0))
         parts.append(f"{q} {'lower' if q in MEASURES else 'higher'} above η_c in {ok}/{ok + bad}")
         if worse:
             against.append(f"{q}: " + ", ".join(worse))
@@ -309,76 +296,6 @@ def init_moves_eta_c(d: D) -> Result:
     return Result(threshold(abs(change), 0.05, below=False), "η_c " + ", ".join(
         f"α={k}: {v:.3g}" for k, v in by.items()) + f" (relative change {change:+.2f})",
                   estimate=change)
-
-
-#: the ablation factors paper 003 names, and those this project adds (config names)
-PAPER_FACTORS = ("width", "depth", "activation", "loss", "data_size")
-EXTENSION_FACTORS = ("init_scale", "loss_goal", "parametrization")
-ABLATION_FACTORS = PAPER_FACTORS + EXTENSION_FACTORS
-
-
-def _fingerprint(part: pd.DataFrame) -> tuple:
-    """The numbers of one ablation value's runs (η, ℓ2, sharpness, status): two values with
-    the same fingerprint are the same runs (e.g. width 64 and SP when SP is the default)."""
-    cols = [c for c in ("eta", "l2", "sharpness", "status") if c in part.columns]
-    rows = part.sort_values("eta")[cols].round(10).astype(str).itertuples(index=False)
-    return tuple(tuple(r) for r in rows)
-
-
-def ablations(d: D, factors: tuple[str, ...]) -> Result:
-    """Per ablation value of ``factors`` whose runs are distinct (a value whose runs repeat
-    another's is counted once, and named): above η_c a larger ℓ2 norm and a lower sharpness
-    than below. A value without a converged run on both sides is named with its cause."""
-    df = d["eos/fig_ablations"].rows
-    order = {f: k for k, f in enumerate(ABLATION_FACTORS)}
-    groups = sorted(df.groupby(["factor", "value"], sort=False),
-                    key=lambda g: order.get(str(g[0][0]), len(order)))
-    seen: dict[tuple, str] = {}
-    ok = bad = 0
-    names, repeats, dropped = [], [], []
-    for (factor, value), part in groups:  # the paper's factors first: they own a shared run
-        key = f"{factor}={value}"
-        fp = _fingerprint(part)
-        if str(factor) not in factors:
-            seen.setdefault(fp, key)
-            continue
-        if fp in seen:
-            repeats.append(f"{key} (same runs as {seen[fp]})")
-            continue
-        seen[fp] = key
-        conv = _converged(part)
-        eta_c = float(part["eta_c"].iloc[0])
-        eos = conv[conv["eta"].astype(float) > eta_c]
-        below = conv[conv["eta"].astype(float) < eta_c]
-        if eos.empty or below.empty:
-            side = part[part["eta"].astype(float) < eta_c] if below.empty else \
-                part[part["eta"].astype(float) > eta_c]
-            why = ", ".join(sorted({f"{r['status']}/{r['reason']}" for _, r in side.iterrows()}))
-            dropped.append(f"{key} (no converged run {'below' if below.empty else 'above'} "
-                           f"η_c: {why or 'none run'})")
-            continue
-        hit = eos["l2"].astype(float).median() > below["l2"].astype(float).median() and \
-            eos["sharpness"].astype(float).median() < below["sharpness"].astype(float).median()
-        ok += hit
-        bad += not hit
-        names.append(f"{key}: {'yes' if hit else 'no'} ({len(below)} below, {len(eos)} above)")
-    present = set(df["factor"].astype(str))
-    missing = [f for f in factors if f not in present]
-    notes = [x for x in (
-        f"counted once (repeated runs): {'; '.join(repeats)}" if repeats else "",
-        f"dropped: {'; '.join(dropped)}" if dropped else "",
-        f"factors not varied in this profile: {', '.join(missing)}" if missing else "") if x]
-    return Result(_count_verdict(ok, bad, 0), f"above η_c larger ℓ2 and lower sharpness (medians) "
-                  f"than below in {ok}/{ok + bad} distinct ablation values"
-                  + (f" ({', '.join(names)})" if names else ""), note="; ".join(notes))
-
-
-def ablations_paper(d: D) -> Result:
-    return ablations(d, PAPER_FACTORS)
-
-
-def ablations_ext(d: D) -> Result:
-    return ablations(d, EXTENSION_FACTORS)
 
 
 def neither_minimiser(d: D) -> Result:
