@@ -56,6 +56,7 @@ def test_collapsed_domain_seed_at_ln10_does_not_enter_as_a_zero() -> None:
               max_excluded=0.3)
     assert row["verdict"] == SUPPORTED, row["value"]
     assert "seed 3 (lesam train loss 2.303" in row["note"]
+    assert "sam train loss 2.303" in row["note"]  # both arms' failures named
     assert "lesam: train loss 0.500, train acc 85.0 %" in row["value"]  # training level
 
 

@@ -137,12 +137,15 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     seeds = sorted(set(a.values) & set(b.values))
     excluded: dict[int, str] = {}
     for s in seeds:
-        for arm in (a, b):
+        reasons = []
+        for arm in (a, b):  # every arm's failure is named, not only the first
             rec = (arm.records or {}).get(s)
             why = (rec.failure(rules.loss_margin, rules.acc_margin) if rec is not None
                    else "no training record")
             if why is not None:
-                excluded.setdefault(s, f"{arm.name} {why}")
+                reasons.append(f"{arm.name} {why}")
+        if reasons:
+            excluded[s] = ", ".join(reasons)
     kept = [s for s in seeds if s not in excluded]
     diffs = paired_differences({s: a.values[s] for s in kept}, {s: b.values[s] for s in kept})
     iv = t_interval(diffs, rules.level, unit="seeds")
