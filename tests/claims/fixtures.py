@@ -34,6 +34,15 @@ def seeds(values: Sequence[float]) -> str:
     return " ".join(f"{k}:{v}" for k, v in enumerate(values))
 
 
+def trained(n: int, classes: int = 10, bad: Sequence[int] = ()) -> str:
+    """A ``per_seed_train`` cell: ``n`` seeds that trained (loss 0.5, acc 0.85), except those
+    in ``bad``, which sat at chance (loss ln C, acc 1/C)."""
+    import math
+
+    return " ".join(f"{k}:{math.log(classes):.4f}/{1 / classes:.4f}/{classes}" if k in bad
+                    else f"{k}:0.5000/0.8500/{classes}" for k in range(n))
+
+
 # -- minorfirst ---------------------------------------------------------------------------------
 def l1(bad: bool) -> dict[str, ItemData]:
     rows = []
@@ -68,6 +77,8 @@ def sequential(bad: bool) -> dict[str, ItemData]:
     rows = shares([1, 2] if not bad else [2, 1, 2], 2, case=0, method="l2")
     rows += shares([1, 3, 5] if not bad else [1, 5], 5, case=1, method="l2")
     rows += shares([2], 2, case=0, method="gd") + shares([5], 5, case=1, method="gd")
+    rows += shares([1, 2] if bad else [2], 2, case=0, method="unnormalised")
+    rows += shares([5], 5, case=1, method="unnormalised")
     return {"minorfirst/l2_sequential": item("minorfirst/l2_sequential", rows)}
 
 
@@ -129,19 +140,27 @@ def flow(bad: bool) -> dict[str, ItemData]:
     return {"minorfirst/flow_vs_discrete": item("minorfirst/flow_vs_discrete", rows)}
 
 
-def gradcam(sign: int, acc: float = 0.9) -> dict[str, ItemData]:
+def gradcam(sign: int, acc: float = 0.9, n: int = 3, bad_train: Sequence[int] = (),
+            sam_means: Sequence[float] | None = None) -> dict[str, ItemData]:
+    """The Grad-CAM table: GD's per-seed background shares 0.40, SAM's 0.40 + 0.05·sign
+    (or ``sam_means``); SAM's seeds in ``bad_train`` did not train."""
     rows = []
     for ds in ("MNIST", "SVHN stand-in", "CIFAR-10"):
         for opt in ("SGD", "l2-SAM", "linf-SAM"):
             for a in (0.5, 1.0, 2.0):
                 gd = opt == "SGD"
+                means = [0.40] * n if gd else list(sam_means or [0.40 + (0.05 + 0.005 * k) * sign
+                                                                 for k in range(n)])
+                diffs = [m - 0.40 for m in means]
                 rows.append({"data set": ds, "optimizer": opt, "alpha": a, "massless": 1,
                              "test acc": acc,
-                             "per-seed diff vs GD": "" if gd else f"{0.05 * sign} {0.06 * sign} "
-                                                                 f"{0.055 * sign}",
-                             "seed diff": float("nan") if gd else 0.055 * sign,
-                             "seed diff low": float("nan") if gd else 0.055 * sign - 0.01,
-                             "seed diff high": float("nan") if gd else 0.055 * sign + 0.01})
+                             "per-seed means": " ".join(f"{m:.5f}" for m in means),
+                             "per_seed_train": trained(n, bad=() if gd else bad_train),
+                             "per-seed diff vs GD": "" if gd else " ".join(f"{v:.5f}"
+                                                                          for v in diffs),
+                             "seed diff": float("nan") if gd else sum(diffs) / n,
+                             "seed diff low": float("nan") if gd else min(diffs),
+                             "seed diff high": float("nan") if gd else max(diffs)})
     return {"minorfirst/gradcam_table": item("minorfirst/gradcam_table", rows)}
 
 
@@ -150,11 +169,11 @@ def acc_rows(better: bool, level: float = 60.0, **keys: Any) -> Rows:
     le = [level + 5, level + 6, level + 5.5] if better else [level - 5, level - 6, level - 4]
     base = [level, level + 0.5, level - 0.3]
     return [{**keys, "label": "lesam", "optimizer": "LE-SAM", "mean": sum(le) / 3,
-             "model": "m", "per_seed": seeds(le)},
+             "model": "m", "per_seed": seeds(le), "per_seed_train": trained(3)},
             {**keys, "label": "sam", "optimizer": "SAM", "mean": sum(base) / 3, "model": "m",
-             "per_seed": seeds(base)},
+             "per_seed": seeds(base), "per_seed_train": trained(3)},
             {**keys, "label": "sgd", "optimizer": "SGD", "mean": sum(base) / 3, "model": "m",
-             "per_seed": seeds(base)}]
+             "per_seed": seeds(base), "per_seed_train": trained(3)}]
 
 
 def table(name: str, bad: bool, **keys: Any) -> dict[str, ItemData]:
@@ -164,7 +183,17 @@ def table(name: str, bad: bool, **keys: Any) -> dict[str, ItemData]:
 def cifar(bad: bool) -> dict[str, ItemData]:
     rows = acc_rows(not bad, group="cifar10_resnet18") + acc_rows(not bad, group="cifar10_wrn")
     rows.append({"group": "cifar10_resnet18", "label": "asam", "optimizer": "ASAM",
-                 "mean": 9.0 if bad else 59.0, "model": "m", "per_seed": seeds([59, 59.5, 58])})
+                 "mean": 9.0 if bad else 59.0, "model": "m", "per_seed": seeds([59, 59.5, 58]),
+                 "per_seed_train": trained(3)})
+    return {"lesam/table_cifar": item("lesam/table_cifar", rows)}
+
+
+def cifar_all_groups(bad: bool) -> dict[str, ItemData]:
+    """table_cifar with every (data set, network) group of the paper's claim."""
+    rows = []
+    for group in ("cifar10_resnet18", "cifar10_wrn", "cifar10_pyramid", "cifar100_resnet18",
+                  "cifar100_wrn", "cifar100_pyramid"):
+        rows += acc_rows(not (bad and group == "cifar100_wrn"), group=group)
     return {"lesam/table_cifar": item("lesam/table_cifar", rows)}
 
 
@@ -176,7 +205,7 @@ def robustness(bad: bool) -> dict[str, ItemData]:
                 rows.append({**r, "attack": attack, "radius": radius})
     if bad:
         rows.append({"label": "sgd", "attack": "PGD-L2", "radius": 0.5, "mean": 70.0,
-                     "per_seed": seeds([70, 70, 70])})
+                     "per_seed": seeds([70, 70, 70]), "per_seed_train": trained(3)})
     return {"lesam/table_robustness": item("lesam/table_robustness", rows)}
 
 
@@ -196,17 +225,28 @@ def flatness(bad: bool) -> dict[str, ItemData]:
     for opt, base in (("sgd", 100.0), ("sam", 80.0), ("lesam", 60.0 if not bad else 120.0)):
         for s in range(3):
             rows.append({"optimizer": opt, "seed": s, "trace": base + s,
-                         "lambda_1": base / 10 + 0.1 * s})
+                         "lambda_1": base / 10 + 0.1 * s, "final_train_loss": 0.5,
+                         "final_train_acc": 0.85, "num_classes": 10})
     return {"lesam/fig_flatness": item("lesam/fig_flatness", rows)}
 
 
-def dynamics(bad: bool) -> dict[str, ItemData]:
+def dynamics(bad: bool, epochs: int = 4, first_epoch_sgd: bool = False,
+             late_sam: bool = True) -> dict[str, ItemData]:
+    """Per-epoch test accuracy of SGD, SAM and LE-SAM over 3 seeds. LE-SAM leads SAM by 5
+    points every epoch (``bad``: trails by 5); ``first_epoch_sgd``: in epoch 1 LE-SAM's σ is 0,
+    so it equals SGD there, 3 points below SAM; ``late_sam``: SAM gains over SGD only in the
+    second half of the epochs."""
     rows = []
-    for opt, acc in (("sam", 0.40), ("lesam", 0.45 if not bad else 0.35)):
-        for s in range(3):
-            for epoch in (1, 2):
+    for s in range(3):
+        for epoch in range(1, epochs + 1):
+            sgd = 0.40 + 0.05 * epoch + 0.01 * s
+            sam = sgd + (0.04 if epoch > epochs // 2 or not late_sam else 0.0)
+            le = sam + (-0.05 if bad else 0.05) + (0.01 if epoch > epochs // 2 else 0.0)
+            if first_epoch_sgd and epoch == 1:
+                sam, le = sgd + 0.03, sgd
+            for opt, acc in (("sgd", sgd), ("sam", sam), ("lesam", le)):
                 rows.append({"optimizer": opt, "run": f"g-{opt}-s{s}", "epoch": epoch,
-                             "test_acc": acc + 0.01 * s + 0.05 * epoch})
+                             "test_acc": acc, "train_loss": 0.6, "train_acc": 0.8})
     return {"lesam/fig_dynamics": item("lesam/fig_dynamics", rows)}
 
 
@@ -215,7 +255,8 @@ def signal(bad: bool) -> dict[str, ItemData]:
     for step in range(0, 60, 6):
         rows.append({"optimizer": "sam", "step": step, "g_dot_eps": 0.05,
                      "curvature": 0.02 if bad else 0.001, "sigma": None, "clipped": None,
-                     "rise": 0.051})
+                     "rise": 0.051, "g_dot_eps_eval": 0.05, "curvature_eval": 0.002,
+                     "rise_eval": 0.052 + (0.01 if bad else 1e-4)})
         curv = 0.002
         rows.append({"optimizer": "lesam", "step": step, "sigma": 0.05,
                      "g_dot_eps": 0.05 * (1.01 if bad else 1.0), "curvature": curv,
@@ -225,20 +266,30 @@ def signal(bad: bool) -> dict[str, ItemData]:
     return {"lesam/fig_signal": item("lesam/fig_signal", rows)}
 
 
-def cost(bad: bool) -> dict[str, ItemData]:
-    rows = [{"raw_optimizer": "sgd", "raw_ratio_vs_sgd": 1.0, "raw_ratio_vs_sam": 0.5},
-            {"raw_optimizer": "sam", "raw_ratio_vs_sgd": 3.5 if bad else 2.0,
-             "raw_ratio_vs_sam": 1.0},
-            {"raw_optimizer": "lesam", "raw_ratio_vs_sgd": 2.0, "raw_ratio_vs_sam": 1.02}]
+def cost(bad: bool, sam_rounds: Sequence[float] | None = None) -> dict[str, ItemData]:
+    """table_cost with the interleaved timing's per-round ratios (``raw_round_ratios_vs_*``)."""
+    sam = list(sam_rounds or ([3.4, 3.5, 3.6] if bad else [1.95, 2.0, 2.05]))
+    le = [1.02, 1.0, 0.98]
+    text = " ".join(str(x) for x in sam)
+    rows = [{"raw_optimizer": "sgd", "raw_ratio_vs_sgd": 1.0, "raw_round_ratios_vs_sgd": "1 1 1",
+             "raw_round_ratios_vs_sam": ""},
+            {"raw_optimizer": "sam", "raw_ratio_vs_sgd": sam[len(sam) // 2],
+             "raw_round_ratios_vs_sgd": text, "raw_round_ratios_vs_sam": "1 1 1"},
+            {"raw_optimizer": "lesam", "raw_ratio_vs_sam": 1.0,
+             "raw_round_ratios_vs_sgd": "2 2 2",
+             "raw_round_ratios_vs_sam": " ".join(str(x) for x in le)}]
     return {"lesam/table_cost": item("lesam/table_cost", rows)}
 
 
-def ablation(bad: bool) -> dict[str, ItemData]:
+def ablation(bad: bool, labels: Sequence[str] = ("no_rho_max", "no_anneal"),
+             same_as_default: Sequence[str] = ()) -> dict[str, ItemData]:
     good = [60, 61, 60.5]
     worse = [50, 51, 50.5] if not bad else [70, 71, 70.5]
-    rows = [{"variant": "LE-SAM (default)", "label": "lesam", "per_seed": seeds(good)},
-            {"variant": "no_rho_max", "label": "no_rho_max", "per_seed": seeds(worse)},
-            {"variant": "no_anneal", "label": "no_anneal", "per_seed": seeds(worse)}]
+    rows = [{"variant": "LE-SAM (default)", "label": "lesam", "per_seed": seeds(good),
+             "per_seed_train": trained(3)}]
+    for lab in labels:
+        rows.append({"variant": lab, "label": lab, "per_seed_train": trained(3),
+                     "per_seed": seeds(good if lab in same_as_default else worse)})
     return {"lesam/fig_ablation": item("lesam/fig_ablation", rows)}
 
 
@@ -249,8 +300,15 @@ def toy(bad: bool) -> dict[str, ItemData]:
     for eta, l1, es, st in ((0.05, 0.61, 0.36, "ok"), (0.36, 0.9, 2.0, "ok"),
                             (0.45, 1.0 if not bad else 0.8, 2.01, "ok"), (0.5, 1.14 if not bad else 0.7, 2.0, "ok"),
                             (0.6, None, None, "diverged")):
+        dense = None if st == "diverged" else 0.5 - (0.2 if not bad and 0.3 < eta < 0.5
+                                                     else 0.0)
         rows.append({"panel": "sweep", "eta": eta, "status": st, "l1": l1, "eta_s": es,
-                     "s_gf": s_gf, "eta_c": 2 / s_gf})
+                     "s_gf": s_gf, "eta_c": 2 / s_gf, "risk_dense": dense,
+                     "risk_sparse_max": None if dense is None else 0.2 + eta,
+                     "risk_sparse_min": None if dense is None else 0.9 - eta})
+    for which, risks in (("norm", (0.5, 0.1, 1.0)), ("sharpness", (0.6, 1.0, 0.1))):
+        rows.append({"panel": "minimizer", "which": which, "risk_dense": risks[0],
+                     "risk_sparse_max": risks[1], "risk_sparse_min": risks[2]})
     return {"eos/fig_diagonal": item("eos/fig_diagonal", rows)}
 
 
@@ -272,7 +330,27 @@ def sweep_rows(bad: bool, extra: Callable[[float, float], dict[str, Any]] | None
 
 
 def phase(bad: bool) -> dict[str, ItemData]:
-    return {"eos/fig_phase": item("eos/fig_phase", sweep_rows(bad))}
+    out = {"eos/fig_phase": item("eos/fig_phase", sweep_rows(bad))}
+    out.update(traj_rows(bad))
+    return out
+
+
+def traj_rows(bad: bool, settings: Sequence[str] = ("A", "B", "C"),
+              drop: float = 0.0) -> dict[str, ItemData]:
+    """GD trajectories above η_c = 0.1: ηS/2 rises to 1 (``bad``: 1.3) and stays; the norm
+    rises with a relative dip ``drop`` after entering EoS."""
+    rows = []
+    for setting in settings:
+        for eta in (0.03, 0.15, 0.2, 0.3):
+            above = eta > 0.1
+            level = 1.3 if bad and above else 1.0
+            for step in range(0, 50, 5):
+                es2 = min(level, 0.2 + 0.1 * step) if above else 0.3
+                rows.append({"source": "gd", "setting": setting, "eta": eta, "step": step,
+                             "sharpness": 2 * es2 / eta, "l2": 5 + 0.01 * step,
+                             "monotone_after_eos": (drop <= 1e-3) if above else None,
+                             "max_drop_after_eos": drop if above else None})
+    return {"eos/fig_trajectories": item("eos/fig_trajectories", rows)}
 
 
 def test_vs_lr(bad: bool) -> dict[str, ItemData]:
@@ -282,20 +360,36 @@ def test_vs_lr(bad: bool) -> dict[str, ItemData]:
     return {"eos/fig_test_vs_lr": item("eos/fig_test_vs_lr", sweep_rows(False, err))}
 
 
-def trajectories(bad: bool) -> dict[str, ItemData]:
-    rows = [{"source": "gd", "setting": s, "eta": e, "step": 0,
-             "monotone_after_eos": not (bad and e > 0.2)}
-            for s in ("A", "B") for e in (0.05, 0.3)]
-    out = {"eos/fig_trajectories": item("eos/fig_trajectories", rows)}
-    out.update(phase(False))
+def trajectories(bad: bool, drop: float | None = None) -> dict[str, ItemData]:
+    out = traj_rows(False, ("A", "B"), drop=drop if drop is not None else
+                    (0.05 if bad else 0.0))
+    out["eos/fig_phase"] = item("eos/fig_phase", sweep_rows(False))
     return out
 
 
 def measures(bad: bool) -> dict[str, ItemData]:
+    """Every measure lower and every norm higher above η_c than below (``bad``: the measures
+    fall with η above η_c, but stay above their values below η_c: the issue's case)."""
     def m(f: float, eta: float) -> dict[str, Any]:
-        v = 10.0 / f if not bad else 10.0 * f
-        return {k: v for k in ("hessian_trace", "worst_case", "adaptive", "average")}
+        if f < 1:
+            v, norm = 10.0, 5.0
+        else:
+            v, norm = (30.0 / f if bad else 5.0 / f), 6.0 + f
+        out = {k: v for k in ("hessian_trace", "worst_case", "adaptive", "average")}
+        out.update(l1=norm, nuclear=norm)
+        return out
     return {"eos/fig_measures": item("eos/fig_measures", sweep_rows(False, m))}
+
+
+def ablation_rows(factor: str, value: Any, eta_c: float, hit: bool = True,
+                  below_reason: str = "loss_goal", l2_shift: float = 0.0) -> Rows:
+    """Two runs of one ablation value, one each side of η_c."""
+    rows = []
+    for f in (0.5, 2.0):
+        rows.append({"factor": factor, "value": value, "eta_c": eta_c, "eta": f * eta_c,
+                     "status": "ok", "reason": below_reason if f < 1 else "loss_goal",
+                     "l2": 5 + l2_shift + (f if hit else -f), "sharpness": 20 / f})
+    return rows
 
 
 def ablations(bad: bool) -> dict[str, ItemData]:
@@ -304,7 +398,10 @@ def ablations(bad: bool) -> dict[str, ItemData]:
         for f in (0.5, 2.0):
             rows.append({"factor": "init_scale", "value": value, "eta_c": eta_c,
                          "eta": f * eta_c, "status": "ok", "reason": "loss_goal",
-                         "l2": 5 + (f if not bad else -f), "sharpness": 20 / f})
+                         "l2": 5 + 3 * value + (f if not bad else -f), "sharpness": 20 / f})
+    for k, (factor, value) in enumerate((("width", 16), ("width", 64), ("depth", 1),
+                                         ("activation", "relu"), ("data_size", 64))):
+        rows += ablation_rows(factor, value, 0.1, hit=not bad, l2_shift=0.1 * k)
     return {"eos/fig_ablations": item("eos/fig_ablations", rows)}
 
 
@@ -317,6 +414,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "mf-linf-blowup": (deep, SUPPORTED, CONTRADICTED),
     "mf-l2-sequential": (sequential, SUPPORTED, CONTRADICTED),
     "mf-l2-minor-first": (sequential, SUPPORTED, CONTRADICTED),
+    "mf-normalisation": (sequential, SUPPORTED, CONTRADICTED),
     "mf-l2-regimes": (regimes, SUPPORTED, CONTRADICTED),
     "mf-l2-regime-order": (regimes, SUPPORTED, CONTRADICTED),
     "mf-l2-symmetry": (regimes, SUPPORTED, CONTRADICTED),
@@ -332,7 +430,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "mf-gradcam-svhn": (lambda bad: gradcam(-1 if bad else 1), SUPPORTED, CONTRADICTED),
     "mf-gradcam-cifar": (lambda bad: gradcam(-1 if bad else 1), SUPPORTED, CONTRADICTED),
     "ls-cifar10-sam": (cifar, SUPPORTED, CONTRADICTED),
-    "ls-cifar10-best": (cifar, SUPPORTED, CONTRADICTED),
+    "ls-cifar10-best": (cifar_all_groups, SUPPORTED, CONTRADICTED),
     "ls-cifar10-wrn": (cifar, SUPPORTED, CONTRADICTED),
     "ls-above-chance": (cifar, SUPPORTED, CONTRADICTED),
     "ls-imagenet-r50": (lambda bad: table("table_imagenet", bad), SUPPORTED, CONTRADICTED),
@@ -344,6 +442,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "ls-lt-profile": (long_tail, SUPPORTED, CONTRADICTED),
     "ls-flatness": (flatness, SUPPORTED, CONTRADICTED),
     "ls-dynamics": (dynamics, SUPPORTED, CONTRADICTED),
+    "ls-late-gain": (dynamics, SUPPORTED, CONTRADICTED),
     "ls-signal-sam": (signal, SUPPORTED, CONTRADICTED),
     "ls-signal-lesam": (signal, SUPPORTED, CONTRADICTED),
     "ls-signal-curvature": (signal, SUPPORTED, CONTRADICTED),
@@ -352,6 +451,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "ls-ablation": (ablation, SUPPORTED, CONTRADICTED),
     "eos-toy-numbers": (toy, SUPPORTED, CONTRADICTED),
     "eos-toy-tradeoff": (toy, SUPPORTED, CONTRADICTED),
+    "eos-neither-minimiser": (toy, SUPPORTED, CONTRADICTED),
     "eos-band": (phase, SUPPORTED, CONTRADICTED),
     "eos-flat-below": (phase, SUPPORTED, CONTRADICTED),
     "eos-norm-grows": (phase, SUPPORTED, CONTRADICTED),
@@ -360,4 +460,5 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "eos-measures": (measures, SUPPORTED, CONTRADICTED),
     "eos-init-eta_c": (ablations, SUPPORTED, CONTRADICTED),
     "eos-ablations": (ablations, SUPPORTED, CONTRADICTED),
+    "eos-ablations-ext": (ablations, SUPPORTED, CONTRADICTED),
 }

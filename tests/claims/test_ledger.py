@@ -11,7 +11,7 @@ import pytest
 from sharpness.claims import readme
 from sharpness.claims.ledger import all_claims, evaluate, evidence_level, write_ledger
 from sharpness.plots.save import write_csv
-from tests.claims.fixtures import acc_rows, item, phase
+from tests.claims.fixtures import acc_rows, item, phase, trained
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,21 +28,29 @@ def test_every_claim_listed_with_a_verdict(tmp_path: Path) -> None:
     rows = evaluate(_figures(tmp_path), "quick")
     assert [r["id"] for r in rows] == [c.id for c in all_claims()]
     band = next(r for r in rows if r["id"] == "eos-band")
-    assert band["verdict"] == "supported" and band["provenance"] == "eos/fig_phase=abc123"
+    assert band["verdict"] == "supported"
+    assert band["provenance"] == "eos/fig_phase=abc123;eos/fig_trajectories=abc123"
     assert {r["paper"] for r in rows} == {"minorfirst", "lesam", "eos"}
     out = write_ledger(rows, tmp_path / "figures" / "CLAIMS.md", "quick")
     assert [p.name for p in out] == ["CLAIMS.md", "claims.csv", "claims.json"]
     text = out[0].read_text()
-    assert "| eos | 3 |" in text and "eos-band" in text
+    decided = [r for r in rows if r["paper"] == "eos" and r["verdict"] == "supported"
+               and r["kind"] != "check"]
+    assert f"| eos | {len(decided)} |" in text and "eos-band" in text
+    assert "smoke profile: trained-network rows never decide" in text  # the quick rules
     data = json.loads(out[2].read_text())
-    assert data["counts"]["eos"]["supported"] == 3 and len(data["claims"]) == len(rows)
+    assert data["counts"]["eos"]["supported"] == len(decided) == 4
+    assert data["rules"]["smoke"] is True and len(data["claims"]) == len(rows)
 
 
 def test_evidence_level_of_an_item() -> None:
     level, reason = evidence_level("eos/fig_phase", phase(False)["eos/fig_phase"])
     assert level == "evidence" and "supported" in reason
-    smoke = item("lesam/table_cifar", acc_rows(True, level=12.0, group="cifar10_resnet18")
-                 + acc_rows(True, level=12.0, group="cifar10_wrn"))
+    rows = acc_rows(True, level=12.0, group="cifar10_resnet18") + acc_rows(
+        True, level=12.0, group="cifar10_wrn")
+    for r in rows:  # every run sat at chance: no claim can be read from these numbers
+        r["per_seed_train"] = trained(3, bad=(0, 1, 2))
+    smoke = item("lesam/table_cifar", rows)
     assert evidence_level("lesam/table_cifar", smoke)[0] == "smoke"
     assert evidence_level("bridges/x", smoke)[0] == "weak"
 
@@ -58,6 +66,10 @@ def test_readme_block_round_trip() -> None:
     assert parsed == [{"id": "eos-band", "verdict": "supported", "level": "evidence",
                        "claim": "c", "value": "3/8 settings, A: 0.020"}]
     assert text.startswith("a\n") and text.endswith("b\n") and "`eos-x`" in text
+    checked = readme.readme_block(rows + [{"id": "eos-c", "paper": "eos", "claim": "e",
+                                           "verdict": "supported", "level": "evidence",
+                                           "value": "1", "kind": "check"}], "x.csv")
+    assert "| eos | 1 | 0 | 0 | 1 |" in checked and "| eos (checks) | 1 |" in checked
 
 
 SNAPSHOT = ROOT / "docs" / "claims_quick.csv"
@@ -86,6 +98,9 @@ def test_cli_builds_and_prints_the_ledger(tmp_path: Path, capsys: pytest.Capture
     from sharpness.cli import main
 
     fig = _figures(tmp_path)
+    assert main(["claims", "build", "--figures", str(fig), "--profile", "evidence",
+                 "--min-seeds", "7"]) == 0
+    assert json.loads((fig / "claims.json").read_text())["rules"]["min_seeds"] == 7
     assert main(["claims", "build", "--figures", str(fig), "--profile", "quick"]) == 0
     capsys.readouterr()
     assert main(["claims", "--figures", str(fig)]) == 0

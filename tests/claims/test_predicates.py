@@ -37,23 +37,29 @@ def test_paper_only_claim_names_profile_and_cost() -> None:
     assert "paper profile" in row["note"] and "GPU-h" in row["note"]
 
 
-def test_near_chance_comparison_is_smoke() -> None:
+def test_quick_profile_trained_rows_are_smoke_and_never_decide() -> None:
+    """The quick profile is the smoke test: a trained-network row whose interval excludes 0
+    is still `inconclusive`, level `smoke`, and says why."""
     from tests.claims.fixtures import acc_rows, item
 
-    rows = acc_rows(True, level=12.0, group="cifar10_resnet18")
-    row = evaluate_claim(CLAIMS["ls-cifar10-sam"],
-                         {"lesam/table_cifar": item("lesam/table_cifar", rows)}, "quick")
-    assert row["level"] == "smoke" and "twice chance" in row["note"]
+    rows = acc_rows(True, group="cifar10_resnet18")
+    data = {"lesam/table_cifar": item("lesam/table_cifar", rows)}
+    paper = evaluate_claim(CLAIMS["ls-cifar10-sam"], data, "paper")
+    quick = evaluate_claim(CLAIMS["ls-cifar10-sam"], data, "quick")
+    assert paper["verdict"] == "supported" and paper["level"] == "evidence"
+    assert quick["verdict"] == "inconclusive at this scale" and quick["level"] == "smoke"
+    assert "never decide" in quick["note"]
 
 
 def test_one_seed_is_inconclusive() -> None:
-    from tests.claims.fixtures import item
+    from tests.claims.fixtures import item, trained
 
-    rows = [{"label": "lesam", "group": "g", "per_seed": "0:70"},
-            {"label": "sam", "group": "g", "per_seed": "0:60"}]
+    rows = [{"label": "lesam", "group": "g", "per_seed": "0:70", "per_seed_train": trained(1)},
+            {"label": "sam", "group": "g", "per_seed": "0:60", "per_seed_train": trained(1)}]
     row = evaluate_claim(CLAIMS["ls-imagenet-r50"],
-                         {"lesam/table_imagenet": item("lesam/table_imagenet", rows)}, "quick")
-    assert row["verdict"] == "inconclusive at this scale" and "one seed" in row["note"]
+                         {"lesam/table_imagenet": item("lesam/table_imagenet", rows)}, "paper")
+    assert row["verdict"] == "inconclusive at this scale"
+    assert "1 paired seed(s) < the 3 this profile requires" in row["note"]
 
 
 def test_svhn_claim_reads_the_paper_profiles_row_label() -> None:
@@ -75,11 +81,15 @@ def test_comparison_quotes_means_over_the_seeds_it_pairs():
     import pandas as pd
 
     from sharpness.claims.lesam import compare
+    from sharpness.claims.rules import rules_for
+    from tests.claims.fixtures import trained
 
-    a = pd.Series({"per_seed": "0:22.3 1:28.7"})
-    b = pd.Series({"per_seed": "0:22.3"})
-    result = compare(a, b, 0.10, "default vs no_rho_max")
-    assert "22.30 vs 22.30 %" in result.value
-    assert "paired on the 1 seed(s) both rows have (2 vs 1 run)" in result.note
-    same = compare(a, pd.Series({"per_seed": "0:20.0 1:25.0"}), 0.10, "x")
-    assert "25.50 vs 22.50 %" in same.value and "paired on" not in same.note
+    rules = rules_for("paper")
+    a = pd.Series({"label": "lesam", "per_seed": "0:22.3 1:28.7", "per_seed_train": trained(2)})
+    b = pd.Series({"label": "no_rho_max", "per_seed": "0:22.3", "per_seed_train": trained(1)})
+    result = compare(a, b, "default vs no_rho_max", rules)
+    assert "lesam 22.30 vs no_rho_max 22.30" in result.value
+    assert "paired on the 1 seed(s) both arms ran (2 vs 1)" in result.note
+    same = compare(a, pd.Series({"label": "x", "per_seed": "0:20.0 1:25.0",
+                                 "per_seed_train": trained(2)}), "x", rules)
+    assert "lesam 25.50 vs x 22.50" in same.value and "paired on" not in same.note

@@ -72,9 +72,39 @@ def test_paired_differences_use_common_seeds() -> None:
     assert paired_differences({0: 2.0, 1: 3.0, 2: 5.0}, {1: 1.0, 2: 1.0}) == [2.0, 4.0]
 
 
-def test_seeds_needed_grows_with_the_spread() -> None:
-    from sharpness.claims.stats import seeds_needed
+def test_observed_effect_feeds_seeds_to_settle() -> None:
+    from sharpness.claims.stats import observed_effect, seeds_to_settle
 
-    assert seeds_needed([1.0, 1.1]) == 3
-    assert seeds_needed([1.0, -0.5, 2.0]) > 10
-    assert seeds_needed([1.0]) is None and seeds_needed([1.0, 1.0]) is None
+    mean, sd, n = observed_effect([1.0, 1.1, float("nan")])
+    assert (mean, n) == (pytest.approx(1.05), 2) and sd == pytest.approx(0.0707, abs=1e-4)
+    assert seeds_to_settle(mean, sd) == 3  # a tight difference: the seed rule's minimum
+    mean, sd, _ = observed_effect([1.0, -0.5, 2.0])
+    assert seeds_to_settle(mean, sd) > 10
+
+
+@pytest.mark.parametrize(("effect", "n"), [(1.0, 10), (0.5, 34), (-0.8, 15)])
+def test_seeds_to_settle_matches_the_paired_t_test_table(effect: float, n: int) -> None:
+    """Cohen's paired-t sample sizes (two-sided 5 %, 80 % power): d=1 → 10, 0.5 → 34,
+    0.8 → 15; checked here against the achieved power at n and n − 1."""
+    from sharpness.claims.stats import seeds_to_settle
+
+    got = seeds_to_settle(effect, 1.0)
+    assert got == n
+
+    def achieved(m: int) -> float:
+        crit = stats.t.ppf(0.975, m - 1)
+        nc = abs(effect) * math.sqrt(m)
+        return stats.nct.sf(crit, m - 1, nc) + stats.nct.cdf(-crit, m - 1, nc)
+
+    assert achieved(n) >= 0.8 > achieved(n - 1)
+
+
+def test_seeds_to_settle_edges() -> None:
+    from sharpness.claims.stats import seeds_to_settle
+
+    assert seeds_to_settle(1.0, 0.0) == 3 and seeds_to_settle(1.0, 0.0, minimum=5) == 5
+    assert seeds_to_settle(0.0, 1.0) is None and seeds_to_settle(1e-3, 1.0) is None
+    assert seeds_to_settle(float("nan"), 1.0) is None
+    assert seeds_to_settle(10.0, 1.0, minimum=5) == 5
+    with pytest.raises(ValueError, match="alpha"):
+        seeds_to_settle(1.0, 1.0, alpha=1.5)

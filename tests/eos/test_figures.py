@@ -47,6 +47,7 @@ def test_phase_draws_relative_norms_against_the_flow(sweep_path: Path, tmp_path:
     gf = sweep["flow"]["final_norms"]
     rows = _rows(tmp_path / "fig_phase.csv")
     assert len(rows) == len(TINY["lr_factors"])
+    assert {r["loss"] for r in rows} == {sweep["setting"]["loss"]}  # the ledger reads it
     for row, run in zip(rows, sweep["rows"], strict=True):
         if run.get("l2") is None:
             assert _num(row["rel_l2"]) is None

@@ -156,6 +156,15 @@ def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
     assert problems == [] and "no provenance record" not in text, problems
     assert f"run {prov['id']}: {runs / 'sam' / 'alpha0.5_seed0'}" in text
     assert all(e["sha256"] and e["id"] for e in maps_prov["inputs"])
+    # each model's training record rides along for the claims ledger's sanity check
+    import csv
+
+    from sharpness.claims.records import parse_train_records
+
+    with (tmp_path / "gradcam_table.csv").open() as handle:
+        table = list(csv.DictReader(handle))
+    records = [parse_train_records(r["per_seed_train"]) for r in table]
+    assert all(r is not None and set(r) == {0} and r[0].classes == 10 for r in records)
 
 
 def test_one_seed_caption_claims_no_interval(tmp_path: Path) -> None:

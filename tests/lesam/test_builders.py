@@ -101,6 +101,13 @@ def test_table_cifar_mean_std_and_paper_only_row(root):
     rows = _csv(md)
     lesam = next(r for r in rows if r["optimizer"] == "LE-SAM")
     assert lesam["seeds"] == "2" and float(lesam["mean"]) > 20
+    # each run's training record rides along for the claims ledger's sanity check
+    from sharpness.claims.records import parse_train_records
+
+    records = parse_train_records(lesam["per_seed_train"])
+    assert records is not None and len(records) == 2
+    assert all(r.classes == 10 and r.loss is not None and 0 <= r.acc <= 1
+               for r in records.values())
     assert md.with_suffix(".tex").exists()
     sidecar = sidecar_path(md)
     assert sidecar.exists(), sidecar
@@ -118,6 +125,9 @@ def test_robustness_accuracy_falls_with_radius(root):
 def test_domain_table_and_long_tail_table(root):
     text = _build(root, "table_domain_gen", "md").read_text()
     assert "30°" in text and "mean unseen" in text
+    domain = _csv(_build(root, "table_domain_gen", "md"))
+    assert all(r["per_seed_train"].count(":") == int(r["seeds"]) for r in domain
+               if r.get("seeds"))
     rows = _csv(_build(root, "table_long_tail", "md"))
     assert rows[0]["method"] == "GLMC + LE-SAM"
     counts = [int(c) for c in rows[0]["train counts (head→tail)"].split("/")]
@@ -131,6 +141,10 @@ def test_cost_table_has_ratios(root):
     # the ratio's value is a timing (machine-dependent, not asserted); its definition is
     assert float(sgd["raw_ratio_vs_sgd"]) == pytest.approx(1.0)
     assert float(sam["raw_ratio_vs_sgd"]) > 0
+    # one ratio per interleaved round, so the ledger can put an interval on it
+    rounds = [float(x) for x in sam["raw_round_ratios_vs_sgd"].split()]
+    assert len(rounds) >= 2 and all(x > 0 for x in rounds)
+    assert [float(x) for x in sgd["raw_round_ratios_vs_sgd"].split()] == [1.0] * len(rounds)
 
 
 @pytest.mark.parametrize("item", ["fig_flatness", "fig_dynamics", "fig_signal",

@@ -14,12 +14,12 @@ from typing import Any
 
 import yaml
 
-from sharpness.claims.model import Claim, Predicate
+from sharpness.claims.model import KINDS, Claim, Predicate
 from sharpness.errors import SharpnessError
 
 PAPERS = ("minorfirst", "lesam", "eos")  # ledger order
 FIELDS = {"id", "paper", "source", "claim", "predicate", "items", "test", "paper_only",
-          "sets_level"}
+          "sets_level", "kind", "trained"}
 
 
 def predicates() -> dict[str, dict[str, Predicate]]:
@@ -53,9 +53,13 @@ def load_claims(rows: list[dict[str, Any]] | None = None) -> list[Claim]:
                 raise SharpnessError(f"{where}: no predicate {row['test']!r} in "
                                      f"sharpness.claims.{row['paper']}.PREDICATES")
             used.add((row["paper"], row["test"]))
+        kind = row.get("kind", "claim")
+        if kind not in KINDS:
+            raise SharpnessError(f"{where}: kind must be one of {list(KINDS)}, not {kind!r}")
         claims.append(Claim(row["id"], row["paper"], row["source"], row["claim"],
                             row["predicate"], tuple(row["items"]), test,
-                            row.get("paper_only"), bool(row.get("sets_level", True))))
+                            row.get("paper_only"), bool(row.get("sets_level", True)), kind,
+                            bool(row.get("trained", False))))
     dup = [k for k, n in Counter(c.id for c in claims).items() if n > 1]
     if dup:
         raise SharpnessError(f"claims.yaml: duplicate claim ids {dup}")

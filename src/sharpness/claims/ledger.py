@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.claims.model import EVIDENCE, LEVELS, SMOKE, WEAK, Claim, ItemData, load_item
+from sharpness.claims.rules import SeedRules, rules_for
 from sharpness.claims.stats import NOT_RUN, VERDICTS
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 
 PAPERS = ("minorfirst", "lesam", "eos")
 COLUMNS = ["id", "paper", "source", "claim", "predicate", "value", "verdict", "level",
-           "estimate", "low", "high", "note", "items", "provenance"]
+           "estimate", "low", "high", "note", "items", "provenance", "kind"]
 
 
 def all_claims() -> list[Claim]:
@@ -37,14 +38,15 @@ def _row(claim: Claim, **fields: Any) -> dict[str, Any]:
     row = {"id": claim.id, "paper": claim.paper, "source": claim.source, "claim": claim.claim,
            "predicate": claim.predicate, "value": "", "verdict": NOT_RUN, "level": "",
            "estimate": None, "low": None, "high": None, "note": "",
-           "items": ";".join(claim.items), "provenance": ""}
+           "items": ";".join(claim.items), "provenance": "", "kind": claim.kind}
     row.update(fields)
     return row
 
 
-def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: str
-                   ) -> dict[str, Any]:
-    """One ledger row: the claim's predicate on ``data`` (item -> its numbers, or None)."""
+def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: str,
+                   rules: SeedRules | None = None) -> dict[str, Any]:
+    """One ledger row: the claim's predicate on ``data`` (item -> its numbers, or None); a
+    trained-network claim is decided under ``rules`` (default: the profile's)."""
     if claim.paper_only and profile != "paper":
         return _row(claim, value="(no quick-scale setting)",
                     note=f"profile {profile}: {claim.paper_only}")
@@ -55,7 +57,10 @@ def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: s
                     note=f"{what} not built in this run; `snakemake figures/<item>` builds it")
     items = {item: data[item] for item in claim.items}
     try:
-        result = claim.test(items)  # type: ignore[arg-type]
+        if claim.trained:
+            result = claim.test(items, rules=rules or rules_for(profile))  # type: ignore[misc]
+        else:
+            result = claim.test(items)  # type: ignore[misc]
     except (KeyError, ValueError, IndexError, TypeError) as err:
         raise SharpnessError(f"claim {claim.id} ({', '.join(claim.items)}): its predicate "
                              f"failed on the CSV: {type(err).__name__}: {err}") from err
@@ -66,9 +71,11 @@ def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: s
                 provenance=prov)
 
 
-def evaluate(figures: str | Path, profile: str, claims: Sequence[Claim] | None = None
-             ) -> list[dict[str, Any]]:
-    """Every claim's row, reading the items under ``figures``."""
+def evaluate(figures: str | Path, profile: str, claims: Sequence[Claim] | None = None,
+             rules: SeedRules | None = None) -> list[dict[str, Any]]:
+    """Every claim's row, reading the items under ``figures`` (trained-network claims under
+    ``rules``, default: the profile's :func:`~sharpness.claims.rules.rules_for`)."""
+    rules = rules or rules_for(profile)
     claims = list(claims) if claims is not None else all_claims()
     cache: dict[str, ItemData | None] = {}
     rows = []
@@ -76,7 +83,7 @@ def evaluate(figures: str | Path, profile: str, claims: Sequence[Claim] | None =
         for item in claim.items:
             if item not in cache:
                 cache[item] = load_item(figures, item)
-        rows.append(evaluate_claim(claim, cache, profile))
+        rows.append(evaluate_claim(claim, cache, profile, rules))
     return rows
 
 
@@ -86,8 +93,10 @@ def evidence_level(item: str, data: ItemData, claims: Sequence[Claim] | None = N
 
     The level is the strongest one given by its level-setting claims (``evidence`` if one of
     them is decided, ``weak`` if all are inconclusive, ``smoke`` where a predicate says the
-    numbers cannot bear on the claim); an item no such claim reads is ``weak``."""
+    numbers cannot bear on the claim); an item no such claim reads is ``weak``. A figure does
+    not know its profile: trained-network claims are read under the ``default`` rules."""
     claims = list(claims) if claims is not None else all_claims()
+    rules = rules_for("default")
     mine = [c for c in claims if c.items == (item,) and c.sets_level and c.test is not None
             and not c.paper_only]
     if not mine:
@@ -95,7 +104,8 @@ def evidence_level(item: str, data: ItemData, claims: Sequence[Claim] | None = N
     results = []
     for claim in mine:
         try:
-            results.append((claim, claim.test({item: data})))
+            results.append((claim, claim.test({item: data}, rules=rules) if claim.trained
+                            else claim.test({item: data})))
         except Exception:  # noqa: BLE001 - a level is best effort; the ledger itself raises
             results.append((claim, None))
     scored = [(LEVELS.index(r.level), c, r) for c, r in results if r is not None]
@@ -106,11 +116,18 @@ def evidence_level(item: str, data: ItemData, claims: Sequence[Claim] | None = N
     return str(res.level), f"{claim.id}: {res.verdict}"
 
 
+def tally_key(row: Mapping[str, Any]) -> str:
+    """The line of the counts a row is tallied under: its paper, or ``<paper> (checks)`` for
+    a check of the pipeline (not one of the paper's claims)."""
+    return f"{row['paper']} (checks)" if row.get("kind") == "check" else str(row["paper"])
+
+
 def counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """paper -> verdict -> number of claims."""
+    """paper -> verdict -> number of claims (the paper's claims and this project's
+    extensions); checks of the pipeline are tallied apart, under ``<paper> (checks)``."""
     out: dict[str, dict[str, int]] = {}
     for row in rows:
-        per = out.setdefault(str(row["paper"]), {v: 0 for v in VERDICTS})
+        per = out.setdefault(tally_key(row), {v: 0 for v in VERDICTS})
         per[str(row["verdict"])] += 1
     return out
 
@@ -119,7 +136,8 @@ def _md_escape(text: Any) -> str:
     return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
 
 
-def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "") -> str:
+def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "",
+             rules: SeedRules | None = None) -> str:
     """The ledger as Markdown: counts, then one table per paper."""
     lines = ["# Claims ledger", ""]
     if header:
@@ -130,22 +148,27 @@ def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "") 
               "simulations, the tolerance) to decide; `inconclusive at this scale` otherwise; "
               "`not run in this profile` names the profile and the cost that would settle it. "
               "Evidence levels (`evidence` / `weak` / `smoke`) are defined in "
-              "`figures/README.md`.", "", "| paper | " + " | ".join(VERDICTS) + " |",
+              "`figures/README.md`. Claims about trained networks are decided under this "
+              f"profile's seed rules: {(rules or rules_for(profile)).text()}. Rows of kind "
+              "`check` test the pipeline's own construction and are counted apart from the "
+              "paper's claims; `extension` rows are this project's, not the paper's.", "",
+              "| paper | " + " | ".join(VERDICTS) + " |",
               "|---|" + "---:|" * len(VERDICTS)]
     tally = counts(rows)
     for paper, per in tally.items():
         lines.append(f"| {paper} | " + " | ".join(str(per[v]) for v in VERDICTS) + " |")
-    for paper in tally:
+    for paper in dict.fromkeys(str(r["paper"]) for r in rows):
         lines += ["", f"## {paper}", "",
-                  "| id | claim | predicate | measured | verdict | level | figures (provenance) "
-                  "| note |", "|---|---|---|---|---|---|---|---|"]
+                  "| id | kind | claim | predicate | measured | verdict | level | figures "
+                  "(provenance) | note |", "|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             if r["paper"] != paper:
                 continue
             figs = r["provenance"] or r["items"]
             lines.append("| " + " | ".join(_md_escape(x) for x in (
-                r["id"], f"{r['claim']} ({r['source']})", r["predicate"], r["value"],
-                f"**{r['verdict']}**", r["level"], figs.replace(";", "; "), r["note"])) + " |")
+                r["id"], r.get("kind", "claim"), f"{r['claim']} ({r['source']})",
+                r["predicate"], r["value"], f"**{r['verdict']}**", r["level"],
+                figs.replace(";", "; "), r["note"])) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -159,19 +182,21 @@ def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def write_ledger(rows: Sequence[Mapping[str, Any]], out_md: str | Path, profile: str,
-                 header: str = "") -> list[Path]:
+                 header: str = "", rules: SeedRules | None = None) -> list[Path]:
     """Write ``CLAIMS.md`` and, beside it, ``claims.csv`` and ``claims.json``."""
     out_md = Path(out_md)
     out_csv = out_md.with_name("claims.csv")
     out_json = out_md.with_name("claims.json")
-    atomic_write_text(out_md, markdown(rows, profile, header))
+    rules = rules or rules_for(profile)
+    atomic_write_text(out_md, markdown(rows, profile, header, rules))
     atomic_write_text(out_csv, to_csv(rows))
-    atomic_write_text(out_json, json.dumps({"profile": profile, "counts": counts(rows),
+    atomic_write_text(out_json, json.dumps({"profile": profile, "rules": vars(rules),
+                                            "counts": counts(rows),
                                             "claims": list(rows)}, indent=1, default=str)
                       + "\n")
     return [out_md, out_csv, out_json]
 
 
 __all__ = ["EVIDENCE", "LEVELS", "PAPERS", "SMOKE", "WEAK", "all_claims", "counts",
-           "evaluate", "evaluate_claim", "evidence_level", "markdown", "to_csv",
+           "evaluate", "evaluate_claim", "evidence_level", "markdown", "tally_key", "to_csv",
            "write_ledger"]

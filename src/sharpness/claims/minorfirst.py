@@ -21,14 +21,13 @@ from sharpness.claims.common import (
     rows,
     share_matrix,
 )
-from sharpness.claims.model import SMOKE, WEAK, ItemData, Predicate, Result
+from sharpness.claims.model import ItemData, Predicate, Result
+from sharpness.claims.records import parse_train_records
+from sharpness.claims.rules import Arm, SeedRules, paired_verdict
 from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
-    Interval,
-    decide,
-    seeds_needed,
     threshold,
 )
 
@@ -132,6 +131,24 @@ def l2_minor_first(d: D) -> Result:
     return Result(verdict, "first → last dominant coordinate, l2-SAM: " + "; ".join(
         f"d={dims[c]}: {s[0] if s else '-'}→{s[-1] if s else '-'}" for c, s in l2.items())
         + "; GD: " + "; ".join(f"d={dims[c]}: {s[0] if s else '-'}" for c, s in gd.items()))
+
+
+def normalisation_causes(d: D) -> Result:
+    """The isolating run: with the same init and ρ, the unnormalised perturbation ε = ρ∇L
+    (method ``unnormalised`` in l2_sequential) picks the major coordinate first, as GD does,
+    while l2-SAM (ε = ρ∇L/‖∇L‖) picks a minor one: the normalisation is what makes minor-first."""
+    df = d["minorfirst/l2_sequential"].rows
+    un, l2 = _sequences(df, "unnormalised"), _sequences(df, "l2")
+    if not un:
+        return Result(INCONCLUSIVE, "l2_sequential has no unnormalised-perturbation run",
+                      note="rebuild minorfirst/l2_sequential (its compute adds the run)")
+    dims = {int(c): int(p["coord"].max()) for c, p in df.groupby("case")}
+    ok_un = all(s and s[0] == dims[c] for c, s in un.items())
+    ok_l2 = all(s and s[0] < dims[c] for c, s in l2.items() if c in un)
+    verdict = SUPPORTED if ok_un and ok_l2 else CONTRADICTED
+    return Result(verdict, "first dominant coordinate, unnormalised ε = ρ∇L: " + "; ".join(
+        f"d={dims[c]}: {s[0] if s else '-'}" for c, s in un.items()) + "; l2-SAM: " + "; ".join(
+        f"d={dims[c]}: {s[0] if s else '-'}" for c, s in l2.items() if c in un))
 
 
 REGIME_ORDER = ["collapse", "sequential", "major-first"]
@@ -314,12 +331,28 @@ def flow_slope(d: D) -> Result:
 
 
 # --- Grad-CAM (trained CNNs: decided over seeds) ------------------------------------------
+def _floats(text: object) -> list[float]:
+    return [float(x) for x in str(text).split()] if isinstance(text, str) else []
+
+
+def _gradcam_arm(row: pd.Series, name: str) -> Arm:
+    """One optimizer's per-seed background shares (``per-seed means``, in seed order) and its
+    runs' training records (``per_seed_train``, keyed by seed)."""
+    records = parse_train_records(row.get("per_seed_train"))
+    values = _floats(row.get("per-seed means"))
+    keys = list(records) if records and len(records) == len(values) else range(len(values))
+    return Arm(name, dict(zip(keys, values, strict=True)), records)
+
+
 def gradcam_claim(dataset_label: str | tuple[str, ...], optimizer_label: str) -> Predicate:
     """A Grad-CAM claim on the data set row labelled `dataset_label` (a tuple names every label
-    the profiles give that data set, e.g. the paper's "SVHN" and the quick "SVHN stand-in")."""
+    the profiles give that data set, e.g. the paper's "SVHN" and the quick "SVHN stand-in"):
+    share(SAM) − share(GD) at the middle init, paired over seeds under the profile's rules
+    (each seed's two models must both have trained; a collapsed SAM model whose near-uniform
+    map reads as "background" is excluded from both arms)."""
     labels = (dataset_label,) if isinstance(dataset_label, str) else dataset_label
 
-    def test(d: D) -> Result:
+    def test(d: D, rules: SeedRules) -> Result:
         df = d["minorfirst/gradcam_table"].rows
         sel = df[df["data set"].isin(labels) & (df["optimizer"] == optimizer_label)]
         if sel.empty:
@@ -328,27 +361,20 @@ def gradcam_claim(dataset_label: str | tuple[str, ...], optimizer_label: str) ->
         alphas = sorted(set(sel["alpha"]))
         mid = alphas[(len(alphas) - 1) // 2]
         row = sel[sel["alpha"] == mid].iloc[0]
-        seeds = [float(x) for x in str(row["per-seed diff vs GD"]).split()]
-        iv = Interval(float(row["seed diff"]), float(row["seed diff low"]),
-                      float(row["seed diff high"]), len(seeds))
-        verdict = decide(iv) if np.isfinite(iv.estimate) else INCONCLUSIVE
-        gd = df[df["data set"].isin(labels) & (df["alpha"] == mid)]
-        chance_acc = 1.0 / 10
-        accs = gd["test acc"].astype(float)
-        level = SMOKE if (accs < 2 * chance_acc).any() else None
-        massless = int(sel[sel["alpha"] == mid]["massless"].iloc[0])
-        need = seeds_needed(seeds) if verdict == INCONCLUSIVE else None
-        extra = (f"about {need} seeds would resolve a difference of this size and spread"
-                 if need else "")
-        return Result(verdict, f"α={mid:g}: share − GD's, per-seed means "
-                      f"{' '.join(f'{s:+.3f}' for s in seeds)} → {iv.text()}; "
-                      f"{massless} massless maps dropped",
-                      level=level if level else (WEAK if verdict == INCONCLUSIVE else None),
-                      estimate=iv.estimate, low=iv.low, high=iv.high,
-                      note="; ".join(x for x in ("smoke: a model near chance (test acc < 2× "
-                                                 "chance)" if level else "", extra) if x))
+        at = df[df["data set"].isin(labels) & (df["alpha"] == mid)]
+        gd_rows = at[at["per-seed diff vs GD"].isna() | (at["per-seed diff vs GD"].astype(str)
+                                                           .str.strip() == "")]
+        if gd_rows.empty:
+            raise ValueError(f"gradcam_table.csv has no GD row for {labels[0]} at α={mid}")
+        gd = gd_rows.iloc[0]
+        out = paired_verdict(_gradcam_arm(row, optimizer_label),
+                             _gradcam_arm(gd, str(gd["optimizer"])),
+                             f"α={mid:g} background share", rules, digits=3, unit="")
+        massless = int(row["massless"])
+        out.note = "; ".join(x for x in (out.note, f"{massless} massless maps dropped"
+                                         if massless else "") if x)
+        return out
     return test
-
 
 
 # The predicates the ledger's rows (claims.yaml) name in their `test` field.
@@ -360,6 +386,7 @@ PREDICATES: dict[str, Predicate] = {
     "linf_blowup_order": linf_blowup_order,
     "l2_sequential_check": l2_sequential_check,
     "l2_minor_first": l2_minor_first,
+    "normalisation_causes": normalisation_causes,
     "l2_three_regimes": l2_three_regimes,
     "l2_regime_order": l2_regime_order,
     "l2_scale_symmetry": l2_scale_symmetry,

@@ -19,6 +19,9 @@ import pandas as pd
 
 from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, NOT_RUN, SUPPORTED
 
+#: what a row is: the paper's claim, this project's extension, or a check of the pipeline
+KINDS = ("claim", "extension", "check")
+
 #: evidence levels, strongest first (see figures/README.md)
 EVIDENCE = "evidence"
 WEAK = "weak"
@@ -80,7 +83,8 @@ class Result:
             raise ValueError(f"unknown evidence level {self.level!r}")
 
 
-Predicate = Callable[[Mapping[str, ItemData]], Result]
+#: a predicate: ``test(items)``, or ``test(items, rules=SeedRules)`` for a trained claim
+Predicate = Callable[..., Result]
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,11 @@ class Claim:
     where the claim comes from (``paper 002``, ``catalog check``); ``paper_only`` holds, for a
     claim the quick profile cannot test at all, the profile and estimated cost that would
     settle it; ``sets_level``: whether this claim's result decides its items' evidence level
-    (sanity checks such as "trains above chance" do not)."""
+    (sanity checks such as "trains above chance" do not); ``kind``: ``claim`` (the paper's),
+    ``extension`` (this project's own, beyond the paper) or ``check`` (of the pipeline's
+    construction: it cannot bear on the paper and is not counted among its claims);
+    ``trained``: a claim about trained networks, decided under the profile's
+    :class:`~sharpness.claims.rules.SeedRules` (its predicate takes them as ``rules``)."""
 
     id: str
     paper: str
@@ -102,3 +110,5 @@ class Claim:
     test: Predicate | None = None
     paper_only: str | None = None
     sets_level: bool = True
+    kind: str = "claim"
+    trained: bool = False

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness.claims.ledger import tally_key
 from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, NOT_RUN, SUPPORTED, VERDICTS
 from sharpness.errors import SharpnessError
 
@@ -43,9 +44,9 @@ def readme_block(rows: Sequence[Mapping[str, Any]], source: str) -> str:
              "`figures/CLAIMS.md` after any run has every row with its predicate, figures and "
              f"provenance ids).{partial}", "", "| paper | " + " | ".join(VERDICTS) + " |",
              "|---|" + "---:|" * len(VERDICTS)]
-    for paper in papers:
-        mine = [r for r in rows if r["paper"] == paper]
-        lines.append(f"| {paper} | " + " | ".join(
+    for line in dict.fromkeys(tally_key(r) for r in rows):  # checks apart from claims
+        mine = [r for r in rows if tally_key(r) == line]
+        lines.append(f"| {line} | " + " | ".join(
             str(sum(r["verdict"] == v for r in mine)) for v in VERDICTS) + " |")
     for paper in papers:
         lines += ["", f"**{paper}**", ""]

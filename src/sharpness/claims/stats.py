@@ -10,6 +10,8 @@
   so its width reflects seed-to-seed variation, not the number of images.
 * :func:`wilson_interval`: the Wilson score interval of a binomial proportion (test error
   on n examples).
+* :func:`seeds_to_settle`: the paired seeds a t test needs to settle an effect of a given
+  size and spread (the power estimate an inconclusive row quotes; public for planners).
 * :func:`decide`: the verdict of a directional claim from an interval: ``supported`` only when
   the interval excludes zero in the claimed direction, ``contradicted`` when it excludes zero
   the other way, otherwise ``inconclusive``.
@@ -163,15 +165,62 @@ def combine(verdicts: Sequence[str]) -> str:
     return INCONCLUSIVE
 
 
-def seeds_needed(diffs: Sequence[float], power_z: float = 0.84, alpha_z: float = 1.96
-                 ) -> int | None:
-    """Seeds a paired comparison needs to resolve a difference of the observed mean and
-    spread: ``((z_a + z_b) sd / |mean|)^2`` (normal approximation, 80 % power), at least 3;
-    None when the spread or the mean is zero."""
+#: cap of :func:`seeds_to_settle`: beyond it a difference is, for a replication, not there
+MAX_SEEDS = 1000
+
+
+def seeds_to_settle(effect: float, sd: float, alpha: float = 0.05, power: float = 0.8,
+                    minimum: int = 3, maximum: int = MAX_SEEDS) -> int | None:
+    """Paired seeds a two-sided paired t test at level ``alpha`` needs to detect a mean
+    difference ``effect`` whose per-seed spread (standard deviation) is ``sd`` with
+    probability ``power``.
+
+    Exact for normal differences: the smallest ``n`` (at least ``minimum``, the seed rule of
+    the profile) at which the noncentral t distribution with ``n − 1`` degrees of freedom and
+    noncentrality ``|effect| √n / sd`` puts ``power`` of its mass beyond the critical value
+    ``t_{1−alpha/2, n−1}``. ``None`` when it cannot be said: ``effect`` zero or not finite,
+    ``sd`` not finite, or more than ``maximum`` seeds needed. ``sd == 0`` with a non-zero
+    effect: ``minimum`` (any interval would exclude 0).
+
+    This is the number the ledger prints for an inconclusive trained-network row, and the one
+    a planner (``sharpness plan``) and a sequential-seed loop read: call it with the observed
+    paired mean and standard deviation (:func:`observed_effect`).
+    """
+    if not (0 < alpha < 1 and 0 < power < 1):
+        raise ValueError(f"seeds_to_settle: alpha {alpha} and power {power} must be in (0, 1)")
+    minimum = max(2, int(minimum))
+    if not (math.isfinite(effect) and math.isfinite(sd)) or effect == 0 or sd < 0:
+        return None
+    if sd == 0:
+        return minimum
+    d = abs(effect) / sd
+    # a normal-approximation start, then walk up to the exact t-test answer
+    z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
+    n = max(minimum, math.floor((z / d) ** 2))
+    while n <= maximum:
+        crit = float(stats.t.ppf(1 - alpha / 2, n - 1))
+        nc = d * math.sqrt(n)
+        achieved = float(stats.nct.sf(crit, n - 1, nc) + stats.nct.cdf(-crit, n - 1, nc))
+        if achieved >= power:
+            # the normal start can overshoot by one or two: step down while power holds
+            while n > minimum:
+                m = n - 1
+                crit = float(stats.t.ppf(1 - alpha / 2, m - 1))
+                nc = d * math.sqrt(m)
+                if float(stats.nct.sf(crit, m - 1, nc) + stats.nct.cdf(-crit, m - 1, nc)) \
+                        < power:
+                    break
+                n = m
+            return n
+        n += 1
+    return None
+
+
+def observed_effect(diffs: Sequence[float] | np.ndarray) -> tuple[float, float, int]:
+    """``(mean, sd, n)`` of the finite paired differences (``sd`` with ``ddof=1``; ``nan``
+    below two values): the inputs :func:`seeds_to_settle` takes."""
     v = _finite(diffs)
-    if len(v) < 2:
-        return None
-    sd, mean = float(v.std(ddof=1)), float(abs(v.mean()))
-    if sd == 0 or mean == 0:
-        return None
-    return max(3, math.ceil(((alpha_z + power_z) * sd / mean) ** 2))
+    if len(v) == 0:
+        return float("nan"), float("nan"), 0
+    sd = float(v.std(ddof=1)) if len(v) > 1 else float("nan")
+    return float(v.mean()), sd, len(v)

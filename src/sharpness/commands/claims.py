@@ -31,6 +31,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--plan", default=None, metavar="JSON",
                        help="the plan record (`sharpness plan`) whose runs made these figures: "
                             "its id, GPU-hours and sequential verdicts enter the rows")
+    build.add_argument("--min-seeds", type=int, default=None,
+                       help="paired seeds a trained-network verdict needs (default: the "
+                            "profile's, from sharpness/claims/rules.yaml: 3, evidence 5)")
     build.set_defaults(func=_build)
     readme = sub.add_parser("readme", help="write the README findings block from a ledger")
     readme.add_argument("--ledger", default="figures/claims.csv",
@@ -56,23 +59,27 @@ def _show(args: argparse.Namespace) -> int:
 def _build(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import evaluate, markdown, write_ledger
     from sharpness.provenance import write_artifact_provenance
+    from sharpness.claims.rules import rules_for
 
     figures = Path(args.figures)
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
-    rows = evaluate(figures, args.profile)
+    rules = rules_for(args.profile, min_seeds=args.min_seeds)
+    rows = evaluate(figures, args.profile, rules=rules)
     if args.plan:
         from sharpness.planning.ledger import annotate, load_plan
 
         rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    written = write_ledger(rows, out, args.profile)
+    written = write_ledger(rows, out, args.profile, rules=rules)
     # the ledger's record comes last; its inputs are the CSVs it read (by content and id)
     read = sorted({item for r in rows for item in str(r.get("items") or "").split(";") if item})
-    write_artifact_provenance(out, kind="ledger", params={"profile": args.profile},
+    write_artifact_provenance(out, kind="ledger",
+                              params={"profile": args.profile, "min_seeds": rules.min_seeds,
+                                      "plan": args.plan},
                               inputs=[c for i in read if (c := figures / f"{i}.csv").is_file()],
                               outputs=written)
-    print(markdown(rows, args.profile), end="")
+    print(markdown(rows, args.profile, rules=rules), end="")
     return 0
 
 

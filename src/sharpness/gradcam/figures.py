@@ -87,6 +87,7 @@ def summary_rows(params: Mapping[str, Any], maps: Mapping[str, Mapping[str, np.n
                     "n_maps": n, "massless_maps": int(shares.size - n),
                     "chance": chance, "test_acc": float(np.nanmean(arr["test_acc"][i, j])),
                     "per_seed_means": " ".join(f"{v:.3f}" for v in per_seed),
+                    "per_seed_train": _train_text(arr, i, j),
                     "diff_vs_gd": pair["diff"] if pair else float("nan"),
                     "diff_vs_gd_ci": pair["diff_ci"] if pair else float("nan"),
                     "seed_diffs": pair["seed_diffs"] if pair else [],
@@ -259,6 +260,24 @@ def draw_figure(fig: Any, params: Mapping[str, Any],
     return plotted
 
 
+def _train_text(arr: Mapping[str, np.ndarray], i: int, j: int) -> str:
+    """The runs' training records of one (optimizer, init scale), per seed, for the claims
+    ledger's sanity check (empty for maps written before they were recorded)."""
+    if "train_loss" not in arr:
+        return ""
+    from sharpness.claims.records import train_records_text
+
+    classes = int(arr["num_classes"])
+    return train_records_text(
+        (int(seed), {"final_train_loss": _num(arr["train_loss"][i, j, k]),
+                     "final_train_acc": _num(arr["train_acc"][i, j, k]),
+                     "num_classes": classes}) for k, seed in enumerate(arr["seeds"]))
+
+
+def _num(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
 def format_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Table rows with the share as ``mean ± CI`` text."""
     out = []
@@ -274,7 +293,8 @@ def format_table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
                     "per-seed diff vs GD": " ".join(f"{v:.4f}" for v in r["seed_diffs"]),
                     "seed diff": r["seed_diff"], "seed diff low": r["seed_diff_low"],
                     "seed diff high": r["seed_diff_high"],
-                    "dropped pairs": r["dropped_pairs"]})
+                    "dropped pairs": r["dropped_pairs"],
+                    "per_seed_train": r.get("per_seed_train", "")})
     return out
 
 

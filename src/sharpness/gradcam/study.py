@@ -133,7 +133,8 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
 
     Arrays: ``images`` (N, C, H, W), ``labels``, ``indices`` (into the test set), ``masks``
     (N, H, W), ``maps`` (O, A, S, N, H, W) and ``shares`` (O, A, S, N) over optimizers x init
-    scales x seeds x panel images, ``test_acc`` (O, A, S). Also ``out/provenance.json``.
+    scales x seeds x panel images, ``test_acc``, ``train_loss`` and ``train_acc`` (O, A, S),
+    ``num_classes``. Also ``out/provenance.json``.
     """
     from sharpness.gradcam.background import background_share
     from sharpness.gradcam.maps import gradcam_maps
@@ -150,6 +151,8 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     maps = np.zeros((len(opts), len(alphas), len(seeds), n, h, w), np.float32)
     shares = np.full((len(opts), len(alphas), len(seeds), n), np.nan)
     test_acc = np.full((len(opts), len(alphas), len(seeds)), np.nan)
+    train_loss, train_acc = np.full_like(test_acc, np.nan), np.full_like(test_acc, np.nan)
+    num_classes = 0
     inputs = []
     for i, opt in enumerate(opts):
         group = Path(runs_root) / opt
@@ -158,6 +161,11 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                 run_dir = group / run_name(alpha, seed)
                 final = read_json(run_dir / "final.json")
                 test_acc[i, j, k] = final["final_test_acc"]
+                # the claims ledger's sanity check: did this model train?
+                for arr_, key_ in ((train_loss, "final_train_loss"),
+                                   (train_acc, "final_train_acc")):
+                    arr_[i, j, k] = np.nan if final.get(key_) is None else final[key_]
+                num_classes = int(final.get("num_classes") or num_classes)
                 inputs.append(str(run_dir))
                 model = load_trained_model(run_dir)
                 if final["status"] != "ok" or not all(
@@ -168,6 +176,8 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     spec = dataset_spec(params, dataset)
     atomic_save_npz(out / SHARES_FILE, images=x.numpy(), labels=y.numpy(), indices=idx,
                     masks=masks, maps=maps, shares=shares, test_acc=test_acc,
+                    train_loss=train_loss, train_acc=train_acc,
+                    num_classes=np.asarray(num_classes),
                     alphas=np.asarray(alphas, float), seeds=np.asarray(seeds),
                     optimizers=np.asarray(opts))
     write_run_provenance(out, params={"dataset": dataset, "spec": spec,

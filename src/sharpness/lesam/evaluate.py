@@ -40,6 +40,14 @@ def _run_data(run_dir: PathLike) -> tuple[torch.nn.Module, Any, dict[str, Any]]:
     return model, data, cfg
 
 
+def _train(run_dir: PathLike) -> dict[str, Any]:
+    """The run's final train loss/accuracy and classes (the ledger's sanity check reads them)."""
+    from sharpness.claims.records import train_record
+
+    final = Path(run_dir) / "final.json"
+    return train_record(read_json(final)) if final.is_file() else {}
+
+
 @torch.no_grad()
 def _accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     pred = torch.cat([model(x[i:i + 500]).argmax(1) for i in range(0, len(x), 500)])
@@ -61,7 +69,8 @@ def robustness_rows(run_dirs: Sequence[PathLike], *, radii: dict[str, list[float
                                       seed=seed)
                 rows.append({"run": Path(run).name, "optimizer": cfg["optimizer"],
                              "seed": cfg["seed"], "norm": norm, "radius": float(eps),
-                             "accuracy": acc, "n_test": len(x), "status": cfg["status"]})
+                             "accuracy": acc, "n_test": len(x), "status": cfg["status"],
+                             "train": _train(run)})
     return rows
 
 
@@ -77,7 +86,8 @@ def rotation_rows(run_dirs: Sequence[PathLike], *, angles: Sequence[float]
             acc = _accuracy(model, rotate_images(data.x_test, angle), data.y_test)
             rows.append({"run": Path(run).name, "optimizer": cfg["optimizer"],
                          "seed": cfg["seed"], "angle": float(angle), "accuracy": acc,
-                         "n_test": len(data.x_test), "status": cfg["status"]})
+                         "n_test": len(data.x_test), "status": cfg["status"],
+                         "train": _train(run)})
     return rows
 
 
@@ -102,6 +112,7 @@ def flatness_rows(run_dirs: Sequence[PathLike], *, n_examples: int, k: int,
                                "trace_ci_high": tr.ci_high, "n_examples": len(batch[0]),
                                "num_hvps": op.num_hvps, "status": cfg["status"]}
         row.update({f"lambda_{i + 1}": float(v) for i, v in enumerate(eig.eigenvalues)})
+        row.update(_train(run))  # the ledger's sanity check and training level
         rows.append(row)
     return rows
 
@@ -176,7 +187,14 @@ def cost_rows(config: dict[str, Any], optimizers: dict[str, dict[str, Any]], *, 
                      "memory_mb": (peak[name] if device.type == "cuda" else state) / 2**20,
                      "param_mb": params / 2**20, "device": device.type})
     ref = {r["optimizer"]: r["step_s"] for r in rows}
+    # each round's median step time, so the ledger can put an interval on the ratios
+    per_round = {n: [statistics.median(t[k * steps:(k + 1) * steps]) for k in range(rounds)]
+                 for n, t in times.items()}
     for r in rows:
         r["ratio_vs_sgd"] = r["step_s"] / ref["sgd"] if "sgd" in ref else None
         r["ratio_vs_sam"] = r["step_s"] / ref["sam"] if "sam" in ref else None
+        for other in ("sgd", "sam"):
+            r[f"round_ratios_vs_{other}"] = " ".join(
+                f"{a / b:.4f}" for a, b in zip(per_round[r["optimizer"]], per_round[other],
+                                              strict=True)) if other in per_round else ""
     return rows

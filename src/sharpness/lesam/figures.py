@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from sharpness.claims.records import train_records_text
 from sharpness.io import read_json, read_jsonl
 from sharpness.lesam import report
 from sharpness.lesam.experiments import RUNS_DIR, training_runs
@@ -48,7 +49,8 @@ def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = 
             ep = [r for r in read_jsonl(path) if r.get("kind") == "epoch" and "test_acc" in r]
             per_seed.append({r["epoch"]: r["test_acc"] for r in ep})
             rows += [{"optimizer": lab, "run": rid, "epoch": r["epoch"],
-                      "test_acc": r["test_acc"], "train_loss": r["train_loss"]} for r in ep]
+                      "test_acc": r["test_acc"], "train_loss": r["train_loss"],
+                      "train_acc": r.get("train_acc")} for r in ep]
         epochs = sorted(set.intersection(*(set(p) for p in per_seed)))
         acc = np.array([[p[e] for e in epochs] for p in per_seed]) * 100
         curves[lab] = (np.array(epochs), acc)
@@ -206,7 +208,8 @@ def build_fig_ablation(section: dict[str, Any], out: PathLike, root: PathLike = 
             all_seeds += seeds
             rows.append({"variant": name, "mean_acc": m, "std_acc": s, "seeds": len(finals),
                          "status": ",".join(f["status"] for f in finals), "label": lab,
-                         "per_seed": report.per_seed_text(zip(seeds, finals, strict=True))})
+                         "per_seed": report.per_seed_text(zip(seeds, finals, strict=True)),
+                         "per_seed_train": train_records_text(zip(seeds, finals, strict=True))})
     with new_figure(out, figsize=(6.5, 3.4), stand_ins=spec.get("stand_ins", [])) as f:
         ax = f.axes
         x = np.arange(len(rows))

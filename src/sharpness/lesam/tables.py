@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from sharpness.claims.records import train_records_text
 from sharpness.claims.reported import comparable_setting, paper_column
 from sharpness.io import read_json
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
@@ -105,7 +106,10 @@ def _accuracy_rows(section: dict[str, Any], item: str, root: Path
                          "diverged": sum(f.get("status") == "diverged" for f in finals),
                          "paper (reported)": paper, "group": block["group"], "label": lab,
                          "per_seed": per_seed_text((r["seed"], f) for (_, r), f in
-                                                   zip(entries, finals, strict=True))})
+                                                   zip(entries, finals, strict=True)),
+                         "per_seed_train": train_records_text(
+                             (r["seed"], f) for (_, r), f in zip(entries, finals, strict=True)
+                             if f.get("status") == "ok")})
     for block in spec.get("paper_only", []):
         rows.append({"data set": block["dataset"], "model": block.get("model", "all"),
                      "optimizer": "all", "test acc. (%)": "paper profile only",
@@ -160,7 +164,9 @@ def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLik
                      if opt == "lesam" else "", "label": opt,
                      "per_seed": per_seed_text((r["seed"], {"status": r.get("status", "ok"),
                                                             "final_test_acc": r["accuracy"]})
-                                               for r in items)})
+                                               for r in items),
+                     "per_seed_train": train_records_text((r["seed"], r["train"]) for r in items
+                                                          if "train" in r)})
     caption = _caption(spec, f"{heading(spec)}: accuracy "
                              f"(%) under {spec['steps']}-step PGD (step 2.5 eps/steps, random "
                              "start), radius in [0,1] pixel units; radius 0 is clean accuracy.",
@@ -193,7 +199,10 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
                     "paper (reported)": paper_column("table_domain_gen", "any", False)
                     if opt == "lesam" else "", "label": opt,
                     "per_seed": " ".join(f"{int(k[0])}:{100 * v:.4f}"
-                                         for k, v in zip(by_seed, unseen, strict=True))})
+                                         for k, v in zip(by_seed, unseen, strict=True)),
+                    "per_seed_train": train_records_text((k[0], per[0]["train"]) for k, per
+                                                         in by_seed.items()
+                                                         if "train" in per[0])})
         rows.append(row)
     angle_cols = [k for k in rows[0] if k.endswith("°")] if rows else []
     for block in spec.get("paper_only", []):
@@ -242,7 +251,10 @@ def build_table_long_tail(section: dict[str, Any], out: PathLike, root: PathLike
                                                                          spec.get("stand_ins")))
                      if lab == "lesam" else "", "label": lab,
                      "per_seed": per_seed_text((r["seed"], f) for r, f in
-                                               zip(items, finals, strict=True))})
+                                               zip(items, finals, strict=True)),
+                     "per_seed_train": train_records_text(
+                         (r["seed"], f) for r, f in zip(items, finals, strict=True)
+                         if f.get("status") == "ok")})
     caption = _caption(spec, f"{heading(spec)}: GLMC "
                              "(global MixUp / local CutMix consistency, cumulative re-weighted "
                              "loss) with SGD, SAM and LE-SAM as its optimizer; accuracy (%) "

@@ -179,7 +179,39 @@ def compute_l2_sequential(p: dict[str, Any]) -> tuple[Arrays, Summary]:
                                      "sequence": list(info.sequence), "monotone": info.monotone,
                                      "sequence_discrete": list(info_sim.sequence),
                                      "flow_status": fr.status})
+        # the isolating run: the same init and rho, perturbation rho * grad L not normalised
+        steps = int(case["s_max"] / p["h"])
+        tr = unnormalised_sam(data, init_theta(case["alpha"], 2, mu.size), p["rho"], p["h"],
+                              steps, max(1, steps // p["markers"]))
+        info = classify_regime(tr.beta[0], major)
+        arrays.update({f"c{idx}_unnormalised_s_sim": tr.s[0],
+                       f"c{idx}_unnormalised_share_sim": shares(tr.beta[0])})
+        summary["cases"].append({"case": idx, "mu": mu.tolist(), "alpha": case["alpha"],
+                                 "method": "unnormalised", "rho": p["rho"],
+                                 "regime": info.regime, "sequence": list(info.sequence),
+                                 "monotone": info.monotone,
+                                 "sequence_discrete": list(info.sequence), "flow_status": "n/a"})
     return arrays, summary
+
+
+def unnormalised_sam(data: Any, theta0: np.ndarray, rho: float, eta: float, steps: int,
+                     record_every: int) -> Any:
+    """SAM with the perturbation ``ε = ρ ∇L`` (not ``ρ ∇L / ‖∇L‖``), in the rescaled clock of
+    the l2-SAM run beside it: the run that isolates the normalisation as the cause of
+    minor-first (the paper's argument predicts it amplifies the major coordinate first, as GD
+    does, because an unnormalised ε shrinks with the gradient at a small init)."""
+    from sharpness.diagonal.discrete import run_steps
+    from sharpness.diagonal.model import grad
+
+    theta = np.array(theta0, dtype=float, copy=True)
+    eta_b = np.full(theta.shape[0], float(eta))
+
+    def step(th: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pert = th + rho * grad(th, data, "original")
+        return th - eta * grad(pert, data, "rescaled"), eta_b
+
+    return run_steps(data, theta, step, eta_b=eta_b, steps=steps, clock="rescaled",
+                     record_every=record_every)
 
 
 # --- l2_regimes -------------------------------------------------------------------------------

@@ -24,6 +24,10 @@ def plot_l2_sequential(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
                              + (f", ρ={p['rho']}" if m == "l2" else "")
                              + f"\ndominant: {sequence_text(info['sequence'])} ({info['regime']})")
                 f.add_rows(share_rows(a[f"{key}_s"], a[f"{key}_share"], case=i, method=m))
+            if f"c{i}_unnormalised_s_sim" in a:  # the isolating run (rows for the ledger)
+                f.add_rows(share_rows(a[f"c{i}_unnormalised_s_sim"],
+                                      a[f"c{i}_unnormalised_share_sim"], case=i,
+                                      method="unnormalised"))
         f.axes[0, 0].legend(fontsize=7, title="coordinate", title_fontsize=7)
         f.title("ℓ2-SAM at L=2 amplifies minor coordinates first (lines: flow, circles: "
                 "discrete)")
@@ -31,6 +35,8 @@ def plot_l2_sequential(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
                f"uniform init. Coordinate shares |beta_j|/||beta||_1 against rescaled time under "
                f"l2-SAM (rho={p['rho']}, left) and GD (right) from the same init. Lines: rescaled "
                f"flow (solve_ivp); circles: discrete steps with loss-normalised step {p['h']}. "
+               f"The CSV also holds the isolating run: the same init and rho with the "
+               f"unnormalised perturbation eps = rho grad L (method 'unnormalised', discrete). "
                f"Dominant sequences (flow): "
                + "; ".join(f"case {q['case']} {q['method']}: {[j + 1 for j in q['sequence']]}"
                            for q in s["cases"]) + ".")

@@ -91,7 +91,8 @@ def tidy_rows(sweep: dict[str, Any], keys: Sequence[str], figure: str) -> list[d
         rows.append({"figure": figure, "setting": setting_label(sweep), "eta": r["lr"],
                      "eta_over_eta_c": r["lr_over_eta_c"], "eta_c": sweep["eta_c"],
                      "s_gf": sweep["s_gf"], "status": r["status"], "reason": r["reason"],
-                     "steps": r["steps"], **{k: r.get(k) for k in keys}})
+                     "steps": r["steps"], "loss": sweep["setting"].get("loss"),
+                     **{k: r.get(k) for k in keys}})
     return rows
 
 

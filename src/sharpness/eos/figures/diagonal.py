@@ -123,6 +123,9 @@ def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) 
                          "l1": r["l1"], "risk_sparse_max": r["risk_sparse_max"],
                          "risk_sparse_min": r["risk_sparse_min"], "risk_dense": r["risk_dense"],
                          "s_gf": toy["s_gf"], "eta_c": eta_c})
+        for which, sol in toy["minimizers"].items():  # the claims ledger compares risks
+            rows.append({"panel": "minimizer", "which": which,
+                         **{f"risk_{k}": sol[f"risk_{k}"] for k in names}})
         for k, v in CATALOG_EXAMPLE["l1_at"].items():
             rows.append({"panel": "catalog", "eta": k, "l1": v, "s_gf": CATALOG_EXAMPLE["s_gf"],
                          "eta_c": CATALOG_EXAMPLE["eta_c"]})

@@ -1,0 +1,86 @@
+"""Claims of paper `eos` on its ablations (``fig_ablations``): the trade-off across the
+factors the paper varies, and across this project's extensions, each run set counted once.
+
+Split from :mod:`sharpness.claims.eos` (which lists these in its ``PREDICATES``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from sharpness.claims.eos_common import converged, count_verdict
+from sharpness.claims.model import ItemData, Result
+
+D = Mapping[str, ItemData]
+
+
+#: the ablation factors paper 003 names, and those this project adds (config names)
+PAPER_FACTORS = ("width", "depth", "activation", "loss", "data_size")
+EXTENSION_FACTORS = ("init_scale", "loss_goal", "parametrization")
+ABLATION_FACTORS = PAPER_FACTORS + EXTENSION_FACTORS
+
+
+def _fingerprint(part: pd.DataFrame) -> tuple:
+    """The numbers of one ablation value's runs (η, ℓ2, sharpness, status): two values with
+    the same fingerprint are the same runs (e.g. width 64 and SP when SP is the default)."""
+    cols = [c for c in ("eta", "l2", "sharpness", "status") if c in part.columns]
+    rows = part.sort_values("eta")[cols].round(10).astype(str).itertuples(index=False)
+    return tuple(tuple(r) for r in rows)
+
+
+def ablations(d: D, factors: tuple[str, ...]) -> Result:
+    """Per ablation value of ``factors`` whose runs are distinct (a value whose runs repeat
+    another's is counted once, and named): above η_c a larger ℓ2 norm and a lower sharpness
+    than below. A value without a converged run on both sides is named with its cause."""
+    df = d["eos/fig_ablations"].rows
+    order = {f: k for k, f in enumerate(ABLATION_FACTORS)}
+    groups = sorted(df.groupby(["factor", "value"], sort=False),
+                    key=lambda g: order.get(str(g[0][0]), len(order)))
+    seen: dict[tuple, str] = {}
+    ok = bad = 0
+    names, repeats, dropped = [], [], []
+    for (factor, value), part in groups:  # the paper's factors first: they own a shared run
+        key = f"{factor}={value}"
+        fp = _fingerprint(part)
+        if str(factor) not in factors:
+            seen.setdefault(fp, key)
+            continue
+        if fp in seen:
+            repeats.append(f"{key} (same runs as {seen[fp]})")
+            continue
+        seen[fp] = key
+        conv = converged(part)
+        eta_c = float(part["eta_c"].iloc[0])
+        eos = conv[conv["eta"].astype(float) > eta_c]
+        below = conv[conv["eta"].astype(float) < eta_c]
+        if eos.empty or below.empty:
+            side = part[part["eta"].astype(float) < eta_c] if below.empty else \
+                part[part["eta"].astype(float) > eta_c]
+            why = ", ".join(sorted({f"{r['status']}/{r['reason']}" for _, r in side.iterrows()}))
+            dropped.append(f"{key} (no converged run {'below' if below.empty else 'above'} "
+                           f"η_c: {why or 'none run'})")
+            continue
+        hit = eos["l2"].astype(float).median() > below["l2"].astype(float).median() and \
+            eos["sharpness"].astype(float).median() < below["sharpness"].astype(float).median()
+        ok += hit
+        bad += not hit
+        names.append(f"{key}: {'yes' if hit else 'no'} ({len(below)} below, {len(eos)} above)")
+    present = set(df["factor"].astype(str))
+    missing = [f for f in factors if f not in present]
+    notes = [x for x in (
+        f"counted once (repeated runs): {'; '.join(repeats)}" if repeats else "",
+        f"dropped: {'; '.join(dropped)}" if dropped else "",
+        f"factors not varied in this profile: {', '.join(missing)}" if missing else "") if x]
+    return Result(count_verdict(ok, bad, 0), f"above η_c larger ℓ2 and lower sharpness (medians) "
+                  f"than below in {ok}/{ok + bad} distinct ablation values"
+                  + (f" ({', '.join(names)})" if names else ""), note="; ".join(notes))
+
+
+def ablations_paper(d: D) -> Result:
+    return ablations(d, PAPER_FACTORS)
+
+
+def ablations_ext(d: D) -> Result:
+    return ablations(d, EXTENSION_FACTORS)

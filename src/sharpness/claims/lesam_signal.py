@@ -1,0 +1,99 @@
+"""Claims of paper `lesam` on its mechanism (``fig_signal``): the first-order term dominates
+SAM's rise early, LE-SAM fixes it at σ_t, and the curvature term is what is left.
+
+Split from :mod:`sharpness.claims.lesam` (which lists these in its ``PREDICATES``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from sharpness.claims.common import fmt
+from sharpness.claims.model import ItemData, Result
+from sharpness.claims.stats import INCONCLUSIVE, combine, threshold
+
+D = Mapping[str, ItemData]
+
+
+def signal_sam(d: D) -> Result:
+    df = d["lesam/fig_signal"].rows
+    sam = df[df["optimizer"] == "sam"].sort_values("step")
+    early = sam.iloc[: max(1, len(sam) // 3)]
+    ratio = early["g_dot_eps"].astype(float).abs() / early["curvature"].astype(float).abs()
+    med = float(np.median(ratio))
+    return Result(threshold(med, 10.0, below=False), f"median ⟨g,ε⟩ / |½εᵀHε| over the first "
+                  f"third of SAM's probes = {fmt(med)} (range {fmt(float(ratio.min()))}–"
+                  f"{fmt(float(ratio.max()))}, {len(early)} probes)", estimate=med)
+
+
+def signal_lesam(d: D) -> Result:
+    df = d["lesam/fig_signal"].rows
+    le = df[(df["optimizer"] == "lesam")]
+    if "clipped" in le.columns:
+        le = le[~le["clipped"].astype(str).str.lower().isin(["true", "1", "1.0"])]
+    le = le[le["sigma"].astype(float) > 0]
+    rel = (le["g_dot_eps"].astype(float) / le["sigma"].astype(float) - 1).abs()
+    worst = float(rel.max()) if len(rel) else float("nan")
+    return Result(threshold(worst, 1e-3), f"largest |⟨g,ε⟩/σ_t − 1| over {len(le)} unclipped "
+                  f"probes = {fmt(worst)}", estimate=worst)
+
+
+def _residual_ratio(df: pd.DataFrame, optimizer: str, suffix: str
+                    ) -> tuple[float, int, int, float, float]:
+    """Median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| over the optimizer's probes that perturbed
+    (σ > 0 for LE-SAM, a non-zero curvature term for any): a probe with ε = 0 has every term 0
+    and would count as a perfect fit. Returns (ratio, probes used, probes dropped, median
+    residual, median curvature)."""
+    col = f"rise{suffix}"
+    if col not in df.columns:
+        raise ValueError(f"fig_signal.csv has no column {col!r}")
+    part = df[df["optimizer"] == optimizer].dropna(subset=[col])
+    first_col = f"g_dot_eps{suffix}" if f"g_dot_eps{suffix}" in part.columns else "g_dot_eps"
+    curv = part[f"curvature{suffix}"].astype(float)
+    keep = curv.abs() > 0
+    if "sigma" in part.columns:
+        sigma = pd.to_numeric(part["sigma"], errors="coerce")
+        keep &= ~(sigma.notna() & (sigma <= 0))
+    used = part[keep]
+    resid = used[col].astype(float) - used[first_col].astype(float) - \
+        used[f"curvature{suffix}"].astype(float)
+    c = used[f"curvature{suffix}"].astype(float)
+    ratio = float(np.median(resid.abs() / c.abs())) if len(used) else float("nan")
+    return (ratio, len(used), int((~keep).sum()),
+            float(resid.median()) if len(used) else float("nan"),
+            float(c.median()) if len(used) else float("nan"))
+
+
+def signal_curvature(d: D) -> Result:
+    df = d["lesam/fig_signal"].rows
+    ratio, n, dropped, resid, curv = _residual_ratio(df, "lesam", "")
+    return Result(threshold(ratio, 1.0), f"LE-SAM (train mode, {n} probes with ε ≠ 0): median "
+                  f"|rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| = {fmt(ratio)}; median residual "
+                  f"{fmt(resid)}, curvature {fmt(curv)}", estimate=ratio,
+                  note=f"{dropped} probe(s) with σ = 0 or no curvature term left out"
+                  if dropped else "")
+
+
+def signal_curvature_eval(d: D) -> Result:
+    """The residual is train-mode BatchNorm's: with running statistics (eval mode) it falls
+    below the curvature term for every optimizer probed (LE-SAM and SAM)."""
+    df = d["lesam/fig_signal"].rows
+    parts, verdicts, dropped_all = [], [], 0
+    for opt in ("lesam", "sam"):
+        if not (df["optimizer"] == opt).any():
+            parts.append(f"{opt}: not probed")
+            verdicts.append(INCONCLUSIVE)
+            continue
+        ratio, n, dropped, _, _ = _residual_ratio(df, opt, "_eval")
+        train_ratio = _residual_ratio(df, opt, "")[0]
+        dropped_all += dropped
+        verdicts.append(threshold(ratio, 1.0))
+        parts.append(f"{opt} (eval mode, {n} probes): median |residual| / |curvature| = "
+                     f"{fmt(ratio)} (train mode {fmt(train_ratio)})")
+    verdict = combine(verdicts)
+    return Result(verdict, "; ".join(parts),
+                  note=f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
+                  if dropped_all else "")

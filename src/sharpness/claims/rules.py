@@ -1,0 +1,208 @@
+"""The statistical rules every trained-network claim is decided by, in one place.
+
+A claim about trained networks compares two arms (two optimizers, or a variant and its
+default) run with the same seeds. :func:`paired_verdict` decides it under the profile's
+:class:`SeedRules`:
+
+1. **Sanity.** Every run must have trained before it counts: its final train loss below
+   ``(1 − loss_margin) · ln C`` and its final train accuracy above ``1/C + acc_margin``
+   (``C`` classes). A seed whose run fails in *either* arm is dropped from *both* arms (the
+   pair is broken) and named in the row with its reason. A run without a training record
+   cannot be checked and does not count either.
+2. **Exclusions.** When more than ``max_excluded`` of the seeds are dropped the row is
+   ``inconclusive``: what is left is a selection, not a sample.
+3. **Seeds.** ``supported`` / ``contradicted`` need at least ``min_seeds`` paired seeds and a
+   Student-t interval (at ``level``) that excludes 0; with fewer the row is ``inconclusive``
+   and says how many seeds :func:`~sharpness.claims.stats.seeds_to_settle` estimates would
+   settle a difference of the observed size and spread.
+4. **Smoke.** In a smoke profile (``smoke: true``, the quick profile) no trained-network row
+   decides: its level is ``smoke`` and its verdict ``inconclusive``, whatever the interval.
+5. **Training level.** The row reports each arm's mean train loss and accuracy beside the
+   effect, so a gap in training is read beside the gap in the claim.
+
+The rules of each profile live in ``rules.yaml`` beside this module; ``sharpness claims build
+--min-seeds N`` overrides the minimum for one build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import yaml
+
+from sharpness.claims.model import EVIDENCE, SMOKE, WEAK, Result
+from sharpness.claims.records import TrainRecord
+from sharpness.claims.stats import (
+    INCONCLUSIVE,
+    decide,
+    observed_effect,
+    paired_differences,
+    seeds_to_settle,
+    t_interval,
+)
+from sharpness.errors import SharpnessError
+
+
+@dataclass(frozen=True)
+class SeedRules:
+    """The rules a profile decides trained-network claims by (see the module docstring)."""
+
+    profile: str = "default"
+    min_seeds: int = 3
+    level: float = 0.95
+    power: float = 0.8
+    loss_margin: float = 0.1
+    acc_margin: float = 0.1
+    max_excluded: float = 0.34
+    smoke: bool = False
+
+    def __post_init__(self) -> None:
+        if self.min_seeds < 2:
+            raise SharpnessError(f"claims rules ({self.profile}): min_seeds {self.min_seeds} "
+                                 "must be at least 2 (an interval needs two seeds)")
+        for key in ("level", "power", "loss_margin", "acc_margin", "max_excluded"):
+            value = getattr(self, key)
+            if not 0 <= value < 1:
+                raise SharpnessError(f"claims rules ({self.profile}): {key} {value} must be "
+                                     "in [0, 1)")
+
+    def text(self) -> str:
+        """The rules in one line, for the ledger's header."""
+        return (f"≥ {self.min_seeds} paired seeds, {self.level:.0%} t interval; a run counts "
+                f"when train loss < {1 - self.loss_margin:g}·ln C and train accuracy > 1/C + "
+                f"{self.acc_margin:g}; > {self.max_excluded:.0%} of seeds excluded: "
+                "inconclusive" + ("; smoke profile: trained-network rows never decide"
+                                  if self.smoke else ""))
+
+
+FIELDS = {f for f in SeedRules.__dataclass_fields__ if f != "profile"}
+
+
+@lru_cache(maxsize=1)
+def _profiles() -> dict[str, dict[str, Any]]:
+    text = resources.files("sharpness.claims").joinpath("rules.yaml").read_text("utf-8")
+    data = yaml.safe_load(text) or {}
+    for name, entry in data.items():
+        unknown = set(entry or {}) - FIELDS
+        if unknown:
+            raise SharpnessError(f"claims/rules.yaml, profile {name!r}: unknown key(s) "
+                                 f"{sorted(unknown)}; known: {sorted(FIELDS)}")
+    return data
+
+
+def rules_for(profile: str, **overrides: Any) -> SeedRules:
+    """The rules of ``profile``: ``rules.yaml``'s ``default`` entry, its entry for the profile
+    on top (a profile it does not name gets the default), then ``overrides`` (None values
+    ignored)."""
+    table = _profiles()
+    entry = {**(table.get("default") or {}), **(table.get(profile) or {})}
+    entry.update({k: v for k, v in overrides.items() if v is not None})
+    unknown = set(entry) - FIELDS
+    if unknown:
+        raise SharpnessError(f"claims rules: unknown key(s) {sorted(unknown)}")
+    return SeedRules(profile=profile, **entry)
+
+
+# --- the verdict -------------------------------------------------------------------------------
+@dataclass
+class Arm:
+    """One arm of a paired comparison: its per-seed values and (optionally) training records;
+    ``records=None`` means the producer wrote none, so no run of the arm can be checked."""
+
+    name: str
+    values: Mapping[int, float]
+    records: Mapping[int, TrainRecord] | None = None
+
+
+def _level_text(arm: Arm, seeds: Iterable[int]) -> str:
+    if not arm.records:
+        return f"{arm.name}: no training record"
+    recs = [arm.records[s] for s in seeds if s in arm.records]
+    loss = [r.loss for r in recs if r.loss is not None]
+    acc = [r.acc for r in recs if r.acc is not None]
+    if not loss or not acc:
+        return f"{arm.name}: no training record"
+    return f"{arm.name}: train loss {np.mean(loss):.3f}, train acc {100 * np.mean(acc):.1f} %"
+
+
+def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int = 1,
+                   digits: int = 2, unit: str = "points") -> Result:
+    """The verdict of "``a − b`` is > 0" (``direction=1``) or "< 0" over the seeds both arms
+    ran, under ``rules`` (module docstring)."""
+    seeds = sorted(set(a.values) & set(b.values))
+    excluded: dict[int, str] = {}
+    for s in seeds:
+        reasons = []
+        for arm in (a, b):  # every arm's failure is named, not only the first
+            rec = (arm.records or {}).get(s)
+            why = (rec.failure(rules.loss_margin, rules.acc_margin) if rec is not None
+                   else "no training record")
+            if why is not None:
+                reasons.append(f"{arm.name} {why}")
+        if reasons:
+            excluded[s] = ", ".join(reasons)
+    kept = [s for s in seeds if s not in excluded]
+    diffs = paired_differences({s: a.values[s] for s in kept}, {s: b.values[s] for s in kept})
+    iv = t_interval(diffs, rules.level, unit="seeds")
+    means = (np.mean([a.values[s] for s in kept]) if kept else float("nan"),
+             np.mean([b.values[s] for s in kept]) if kept else float("nan"))
+    notes: list[str] = []
+    if set(a.values) != set(b.values):
+        notes.append(f"paired on the {len(seeds)} seed(s) both arms ran "
+                     f"({len(a.values)} vs {len(b.values)})")
+    if excluded:
+        notes.append("excluded from both arms: " + "; ".join(
+            f"seed {s} ({why})" for s, why in excluded.items()))
+    verdict = decide(iv, direction)
+    too_many = bool(seeds) and len(excluded) > rules.max_excluded * len(seeds)
+    if not seeds:
+        verdict = INCONCLUSIVE
+        notes.append("no seed in both arms")
+    elif too_many:
+        verdict = INCONCLUSIVE
+        notes.append(f"{len(excluded)}/{len(seeds)} seeds excluded (more than "
+                     f"{rules.max_excluded:.0%}): inconclusive")
+    elif iv.n < rules.min_seeds:
+        verdict = INCONCLUSIVE
+        notes.append(f"{iv.n} paired seed(s) < the {rules.min_seeds} this profile requires")
+    if verdict == INCONCLUSIVE and iv.n >= 2:
+        mean, sd, _ = observed_effect(diffs)
+        need = seeds_to_settle(mean, sd, 1 - rules.level, rules.power, rules.min_seeds)
+        if need is not None:
+            notes.append(f"about {need} paired seeds would settle a difference of this size "
+                         f"and spread ({rules.power:.0%} power, {1 - rules.level:.0%} "
+                         "two-sided)")
+    # runs that did not train cannot bear on the claim: the numbers are a smoke test
+    level = EVIDENCE if verdict != INCONCLUSIVE else SMOKE if too_many else WEAK
+    if rules.smoke:
+        verdict, level = INCONCLUSIVE, SMOKE
+        notes.insert(0, f"smoke profile ({rules.profile}): trained-network rows never decide")
+    training = "; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
+    value = (f"{what}: {a.name} {means[0]:.{digits}f} vs {b.name} {means[1]:.{digits}f}; "
+             f"paired difference {iv.text(digits)}{' ' + unit if unit else ''}{training}")
+    return Result(verdict, value, level=level,
+                  estimate=iv.estimate if iv.n else None,
+                  low=iv.low if iv.has_interval else None,
+                  high=iv.high if iv.has_interval else None, note="; ".join(notes))
+
+
+def combine_results(results: Mapping[str, Result], rules: SeedRules) -> Result:
+    """One row from several paired comparisons (each named): supported when all are,
+    contradicted when any is; the level is the weakest of the parts."""
+    from sharpness.claims.stats import combine
+
+    verdict = combine([r.verdict for r in results.values()])
+    levels = [r.level for r in results.values()]
+    level = SMOKE if SMOKE in levels else (EVIDENCE if verdict != INCONCLUSIVE else WEAK)
+    if rules.smoke:
+        verdict, level = INCONCLUSIVE, SMOKE
+    notes = list(dict.fromkeys(f"{k}: {r.note}" for k, r in results.items() if r.note))
+    return Result(verdict, "; ".join(f"[{k}] {r.value} ({r.verdict})"
+                                     for k, r in results.items()),
+                  level=level, note="; ".join(notes))
+
