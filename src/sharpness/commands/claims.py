@@ -58,8 +58,8 @@ def _show(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import evaluate, markdown, write_ledger
-    from sharpness.provenance import write_artifact_provenance
     from sharpness.claims.rules import rules_for
+    from sharpness.provenance import write_artifact_provenance
 
     figures = Path(args.figures)
     if not figures.is_dir():
