@@ -50,7 +50,9 @@ def test_small_budget_picks_what_a_hand_calculation_picks(paper):
     free = {cid for cid, n in needs.items() if not n.runs}
     signal = {"ls-signal-sam", "ls-signal-lesam", "ls-signal-curvature",
               "ls-signal-curvature-eval"}
-    assert planned == free | signal | {"eos-measures"}
+    checks = {c.id for c in all_claims() if c.kind == "check"}
+    assert checks and not planned & checks  # a check of the pipeline gets no GPU-hours
+    assert planned == (free | signal | {"eos-measures"}) - checks
     assert plan.hours == 8.0 and len(plan.runs) == 8
     order = [ln.claim for ln in plan.lines if ln.planned]
     assert order.index("ls-signal-sam") < order.index("eos-measures")  # cheapest first
