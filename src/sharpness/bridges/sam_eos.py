@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from sharpness.bridges.sam_eos_stability import edge_for, sam_edge, thresholds
+from sharpness.cache import seal
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
@@ -122,6 +123,7 @@ def run_sweep(p: SamEosParams, out: Path, threads: int | None = None) -> dict[st
                    "optimizers": p.optimizers, "rows": rows,
                    "thresholds": thresholds(rows, [o["name"] for o in p.optimizers])}
         atomic_write_json(out / "sweep.json", summary)
+        seal(out, "sweep.json")  # its reader checks it against this hash
         record.update(eta_c=eta_c, n_runs=len(rows),
                       n_diverged=sum(bool(r["diverged"]) for r in rows))
     return summary

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from sharpness.cache import cache_key, claim_dir
+from sharpness.cache import cache_key, claim_dir, load_sealed, seal
 from sharpness.eos.flow import gradient_flow
 from sharpness.eos.measures import all_measures
 from sharpness.eos.measures import sharpness as lanczos_sharpness
@@ -189,8 +189,12 @@ def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root
     out = Path(out_dir)
     summary_path = out / "flow.json"
     key = flow_cache_key(setting, data_root)
-    if claim_dir(out, key, stale=FLOW_FILES, what="gradient flow") and summary_path.exists():
-        return read_json(summary_path)
+    if claim_dir(out, key, stale=FLOW_FILES, what="gradient flow"):
+        # reused only when flow.json and flow.npz match their recorded hashes (else logged)
+        cached = load_sealed(out, "flow.json", read_json, what="gradient flow",
+                             also=("flow.npz",))
+        if cached is not None:
+            return cached
     model, data, criterion = build_initial(setting, data_root)
     f = setting["flow"]
     result = gradient_flow(model, criterion, data.x_train, data.y_train,
@@ -209,6 +213,7 @@ def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root
                    data=data.info)
     atomic_save_npz(out / "flow.npz", **result.arrays())
     atomic_write_json(summary_path, summary)
+    seal(out, *FLOW_FILES)
     return summary
 
 
@@ -342,6 +347,7 @@ def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
     summary = {"setting": setting, "flow": flow_summary, "eta_c": eta_c,
                "s_gf": flow_summary["s_gf"], "rows": rows}
     atomic_write_json(out / "sweep.json", summary)
+    seal(out, "sweep.json")  # its readers check it against this hash
     return summary
 
 
