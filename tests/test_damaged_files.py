@@ -185,3 +185,16 @@ def test_truncated_sweep_stops_the_figure_clearly_and_a_rerun_recomputes(
     assert [numbers(r) for r in rows] == [numbers(r) for r in summary["rows"]]
     assert main(["eos", "figure", "--id", "fig_phase", "--inputs", str(out / "sweep.json"),
                  "--out", str(fig)]) == 0
+
+
+def test_a_table_reading_a_damaged_final_names_it(tmp_path, clean):
+    import shutil
+
+    from sharpness.lesam.report import read_final
+
+    run = tmp_path / "run"
+    shutil.copytree(clean, run)
+    assert read_final(run) == read_json(clean / "final.json")
+    _truncate(run / "final.json")
+    with pytest.raises(DamagedFile, match=r"final\.json is not used: .*--forcerun"):
+        read_final(run)

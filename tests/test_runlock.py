@@ -98,6 +98,7 @@ TINY = {"dataset": "mnist_embedded", "data_root": str(REPO / "data"), "train_siz
         "optimizer": "sgd", "lr": 0.1, "epochs": 4, "batch_size": 16, "seed": 0}
 
 
+@pytest.mark.slow  # two `sharpness train` processes: about 10 s of CPU on an idle machine
 def test_two_concurrent_trainings_into_one_folder_do_not_interleave(tmp_path):
     """Both exit 0; the second waits for the first and reuses its finished run, so
     metrics.jsonl holds every epoch once (it held each twice before the lock)."""

@@ -51,7 +51,7 @@ class RunFolderBusy(SharpnessError):
 
 def lock_path(folder: str | os.PathLike[str]) -> Path:
     """The lock file of ``folder``: ``<parent>/.<name>.lock``."""
-    folder = Path(folder).absolute()
+    folder = Path(folder).resolve()  # one lock per folder, whatever path names it
     return folder.parent / f".{folder.name}.lock"
 
 

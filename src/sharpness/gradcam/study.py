@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from sharpness.cache import load_checked
 from sharpness.errors import ConfigError
 
 SHARES_FILE = "maps.npz"
@@ -150,7 +151,9 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
         for j, alpha in enumerate(alphas):
             for k, seed in enumerate(seeds):
                 run_dir = group / run_name(alpha, seed)
-                final = read_json(run_dir / "final.json")
+                final = load_checked(run_dir / "final.json", read_json, what="gradcam run",
+                                     require=False, hint="Recompute it (in the workflow: "
+                                     f"snakemake --forcerun {group})")
                 test_acc[i, j, k] = final["final_test_acc"]
                 inputs.append(str(run_dir))
                 model = load_trained_model(run_dir)
