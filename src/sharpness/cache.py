@@ -336,6 +336,18 @@ def seal(directory: str | os.PathLike[str], *names: str) -> None:
     atomic_write_json(directory / KEY_FILE, {**record, FILES_FIELD: files})
 
 
+def unseal(directory: str | os.PathLike[str], *names: str) -> None:
+    """Forget the recorded hashes of ``names`` (files that were removed on purpose)."""
+    from sharpness.io import atomic_write_json
+
+    directory = Path(directory)
+    record = read_key(directory)
+    files = (record or {}).get(FILES_FIELD, {})
+    if record is not None and any(name in files for name in names):
+        kept = {k: v for k, v in files.items() if k not in names}
+        atomic_write_json(directory / KEY_FILE, {**record, FILES_FIELD: kept})
+
+
 def damage(directory: str | os.PathLike[str], name: str, *, require: bool = True) -> str | None:
     """Why the file ``name`` of ``directory`` must not be used (``None``: it matches the hash
     :func:`seal` recorded). A missing file is damaged; so is one with no recorded hash when

@@ -87,5 +87,10 @@ def restore_rng_states(state: dict[str, Any]) -> None:
 
 
 def remove(path: str | os.PathLike[str]) -> None:
-    """Delete a checkpoint once its run has finished (it must never be resumed again)."""
-    Path(path).unlink(missing_ok=True)
+    """Delete a checkpoint once its run has finished (it must never be resumed again), and
+    its hash from the folder's record."""
+    from sharpness.cache import unseal
+
+    path = Path(path)
+    path.unlink(missing_ok=True)
+    unseal(path.parent, path.name)
