@@ -15,6 +15,11 @@ why in the log.** :func:`claim_dir` applies it to a folder: it returns ``True`` 
 folder already holds artifacts of this key (reuse them, or resume from their checkpoint),
 else removes the stale files, records the new key and returns ``False``.
 
+A cached *file* is also checked for damage before it is used: :func:`seal` records its SHA-256
+in the folder's ``cache_key.json`` right after it is written, and :func:`load_sealed` reuses it
+only when it matches and loads (else it logs which file and why, and the caller recomputes);
+a reader of another job's file (:func:`load_checked`) stops with :class:`DamagedFile` instead.
+
 The same fingerprint is what the Snakemake rules carry as a param (:func:`code_fingerprint`),
 so editing a module reruns exactly the jobs whose command imports it.
 """
