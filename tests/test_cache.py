@@ -144,7 +144,7 @@ class _Payload:  # any object beyond tensors and plain containers
 def test_a_checkpoint_holding_a_pickled_object_is_never_loaded(tmp_path, caplog, resealed):
     """Not the file its record hashed: never unpickled, the run starts over (issue 25). Even
     with its hash recorded again, ``weights_only`` refuses it and the run starts over."""
-    from sharpness.cache import seal
+    from sharpness.sealed import seal
     from sharpness.train.checkpoint import safe_load
 
     torch.set_num_threads(1)
@@ -157,7 +157,7 @@ def test_a_checkpoint_holding_a_pickled_object_is_never_loaded(tmp_path, caplog,
         safe_load(tmp_path / "checkpoint.pt")
     if resealed:
         seal(tmp_path, "checkpoint.pt")
-    with caplog.at_level(logging.WARNING, logger="sharpness.cache"):
+    with caplog.at_level(logging.WARNING, logger="sharpness.sealed"):
         train(FULL, tmp_path)
     reason = "refusing to load it" if resealed else "differs from the recorded"
     assert "checkpoint.pt is not used" in caplog.text and reason in caplog.text

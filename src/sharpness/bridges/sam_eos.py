@@ -35,10 +35,10 @@ from typing import Any
 import torch
 
 from sharpness.bridges.sam_eos_stability import edge_for, sam_edge, thresholds
-from sharpness.cache import seal
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
+from sharpness.sealed import seal
 
 __all__ = ["SamEosParams", "edge_for", "run_sweep", "sam_edge", "thresholds"]
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from sharpness.bridges.sam_eos_stability import thresholds
-from sharpness.cache import load_checked
 from sharpness.io import read_json
+from sharpness.sealed import load_checked
 
 
 def wilson(err: float, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -31,13 +31,14 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from sharpness.cache import cache_key, claim_dir, load_sealed, seal
+from sharpness.cache import cache_key, claim_dir
 from sharpness.eos.flow import gradient_flow
 from sharpness.eos.measures import all_measures
 from sharpness.eos.measures import sharpness as lanczos_sharpness
 from sharpness.eos.norms import parameter_norms
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
+from sharpness.sealed import load_sealed, seal
 from sharpness.train.checkpoint import safe_load
 
 #: Defaults of a setting; the config overrides any of them.

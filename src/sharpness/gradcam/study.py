@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from sharpness.cache import load_checked
 from sharpness.errors import ConfigError
+from sharpness.sealed import load_checked
 
 SHARES_FILE = "maps.npz"
 RUNS_FILE = "runs.json"

@@ -84,7 +84,7 @@ def per_seed_text(pairs: Iterable[tuple[int, dict[str, Any]]], scale: float = 10
 def read_final(run_dir: str | Path) -> dict[str, Any]:
     """A run's ``final.json``, checked against the hash in the run's record: a damaged one
     stops the table with its name and the command that recomputes it, never a traceback."""
-    from sharpness.cache import load_checked
+    from sharpness.sealed import load_checked
 
     path = Path(run_dir) / "final.json"
     return load_checked(path, read_json, what="training run", require=False,

@@ -58,6 +58,7 @@ import torch
 from sharpness import cache
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
+from sharpness.sealed import load_sealed
 from sharpness.train import distributed as ddp
 from sharpness.train import status as run_status
 from sharpness.train.config import validate_config
@@ -141,8 +142,7 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
     if final_path.exists():
         from sharpness.io import read_json
         # reused only when final.json and model.pt match their recorded hashes (else logged)
-        final = cache.load_sealed(run_dir, FINAL, read_json, what="training run",
-                                  also=(MODEL,))
+        final = load_sealed(run_dir, FINAL, read_json, what="training run", also=(MODEL,))
         if final is not None and final.get("config_id") == run.config_id:
             return final
         if run.dist.is_main:

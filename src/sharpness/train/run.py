@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sharpness import cache
+from sharpness import sealed
 from sharpness.device import resolve_device
 from sharpness.errors import ConfigError
 from sharpness.io import append_jsonl, atomic_torch_save, atomic_write_json, atomic_write_text
@@ -305,7 +305,7 @@ class Run:
             "config": cfg, "status": self.stop["status"], "step": self.step,
         })
         atomic_write_json(self.dir / FINAL, final)
-        cache.seal(self.dir, MODEL, FINAL)  # a reuse checks both against these hashes
+        sealed.seal(self.dir, MODEL, FINAL)  # a reuse checks both against these hashes
         ckpt.remove(self.dir / CHECKPOINT)  # finished: never resumed again
         return final
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.cache import load_checked
+from sharpness.sealed import load_checked
 from sharpness.io import read_json
 
 DIVERGED_COLOR = "#d62728"
