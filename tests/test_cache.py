@@ -140,7 +140,13 @@ class _Payload:  # any object beyond tensors and plain containers
         return (os.getcwd, ())
 
 
-def test_a_checkpoint_holding_a_pickled_object_is_refused(tmp_path):
+@pytest.mark.parametrize("resealed", [False, True])
+def test_a_checkpoint_holding_a_pickled_object_is_never_loaded(tmp_path, caplog, resealed):
+    """Not the file its record hashed: never unpickled, the run starts over (issue 25). Even
+    with its hash recorded again, ``weights_only`` refuses it and the run starts over."""
+    from sharpness.sealed import seal
+    from sharpness.train.checkpoint import safe_load
+
     torch.set_num_threads(1)
     with pytest.raises(Killed):
         train(FULL, tmp_path, hooks=_kill_at(6))
@@ -148,7 +154,14 @@ def test_a_checkpoint_holding_a_pickled_object_is_refused(tmp_path):
     state["extra"] = _Payload()
     torch.save(state, tmp_path / "checkpoint.pt")
     with pytest.raises(UnsafeCheckpointError, match="checkpoint.pt"):
+        safe_load(tmp_path / "checkpoint.pt")
+    if resealed:
+        seal(tmp_path, "checkpoint.pt")
+    with caplog.at_level(logging.WARNING, logger="sharpness.sealed"):
         train(FULL, tmp_path)
+    reason = "refusing to load it" if resealed else "differs from the recorded"
+    assert "checkpoint.pt is not used" in caplog.text and reason in caplog.text
+    assert read_json(tmp_path / "provenance.json")["resumed_from_step"] is None
 
 
 def test_atomic_writes_use_the_umask_mode(tmp_path):

@@ -56,7 +56,9 @@ def test_lock_then_kill_then_resume_equals_clean_run(tmp_path, repo, bin_dir):
 
     # a hard kill leaves Snakemake's lock behind: release it as Snakemake says, then rerun
     snakemake(bin_dir, killed, "--unlock")
-    resumed = _start(bin_dir, killed)  # the profile's rerun-incomplete redoes the killed job
+    # the killed job left none of its outputs, so the rerun plans it again (no
+    # --rerun-incomplete needed; the default profile no longer sets it)
+    resumed = _start(bin_dir, killed)
     try:
         _wait_for(killed / ".snakemake/locks/0.output.lock")
         # hold the resumed run (job included) while it owns the lock, so the second

@@ -38,6 +38,7 @@ from sharpness.bridges.sam_eos_stability import edge_for, sam_edge, thresholds
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
+from sharpness.sealed import seal
 
 __all__ = ["SamEosParams", "edge_for", "run_sweep", "sam_edge", "thresholds"]
 
@@ -122,6 +123,7 @@ def run_sweep(p: SamEosParams, out: Path, threads: int | None = None) -> dict[st
                    "optimizers": p.optimizers, "rows": rows,
                    "thresholds": thresholds(rows, [o["name"] for o in p.optimizers])}
         atomic_write_json(out / "sweep.json", summary)
+        seal(out, "sweep.json")  # its reader checks it against this hash
         record.update(eta_c=eta_c, n_runs=len(rows),
                       n_diverged=sum(bool(r["diverged"]) for r in rows))
     return summary

@@ -18,6 +18,7 @@ import numpy as np
 
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json
 from sharpness.provenance import RunRecord
+from sharpness.runlock import run_lock
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -52,7 +53,8 @@ def _lesam_run(args: argparse.Namespace) -> int:
 
     params = LesamDiagonalParams.from_dict(json.loads(args.params))
     out = Path(args.out)
-    with RunRecord(out, params=params.to_dict(), seed=None) as record:
+    with run_lock(out, what="bridges run"), \
+            RunRecord(out, params=params.to_dict(), seed=None) as record:
         arrays, summary = compute(params)
         atomic_save_npz(out / "arrays.npz", **arrays)
         atomic_write_json(out / "summary.json", summary)
@@ -74,7 +76,8 @@ def _eos_run(args: argparse.Namespace) -> int:
     from sharpness.bridges.sam_eos import SamEosParams, run_sweep
 
     params = SamEosParams.from_dict(json.loads(args.params))
-    run_sweep(params, Path(args.out), threads=args.threads)
+    with run_lock(args.out, what="bridges run"):
+        run_sweep(params, Path(args.out), threads=args.threads)
     return 0
 
 

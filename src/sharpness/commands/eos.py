@@ -17,6 +17,7 @@ from sharpness.commands import add_action
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
+from sharpness.runlock import run_lock
 
 FIGURE_IDS = ("fig_diagonal", "fig_phase", "fig_test_vs_lr", "fig_trajectories",
               "fig_measures", "fig_ablations")
@@ -47,7 +48,7 @@ def _toy(args: argparse.Namespace) -> int:
     params = json.loads(args.params)
     reject_unknown("eos toy", params, TOY_KEYS)
     out = Path(args.out)
-    with RunRecord(out, params=params, seed=None) as record:
+    with run_lock(out, what="eos toy"), RunRecord(out, params=params, seed=None) as record:
         result = toy_study(**params)
         atomic_write_json(out / "toy.json", result)
         record.update(s_gf=result["s_gf"], eta_c=result["eta_c"],
@@ -60,8 +61,9 @@ def _run(args: argparse.Namespace) -> int:
 
     setting = resolve_setting(json.loads(args.params))
     out = Path(args.out)
-    with RunRecord(out, params=setting, seed=setting["seed"],
-                   stand_ins=setting["stand_ins"]) as record:
+    with run_lock(out, what="eos setting"), \
+            RunRecord(out, params=setting, seed=setting["seed"],
+                      stand_ins=setting["stand_ins"]) as record:
         summary = run_setting(setting, out, data_root=args.data_root, threads=args.threads)
         rows = summary["rows"]
         record.update(s_gf=summary["s_gf"], eta_c=summary["eta_c"],

@@ -19,6 +19,7 @@ from typing import Any
 
 from sharpness.commands import add_action
 from sharpness.errors import ConfigError
+from sharpness.runlock import run_lock
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -63,8 +64,9 @@ def _params(text: str) -> dict[str, Any]:
 def _train(args: argparse.Namespace) -> int:
     from sharpness.gradcam.study import train_group
 
-    summary = train_group(_params(args.params), args.dataset, args.optimizer, args.out,
-                          threads=args.threads)
+    with run_lock(args.out, what="gradcam runs"):
+        summary = train_group(_params(args.params), args.dataset, args.optimizer, args.out,
+                              threads=args.threads)
     for run in summary["runs"]:
         print(f"{args.dataset} {args.optimizer} alpha={run['alpha']:g} seed={run['seed']}: "
               f"{run['status']}, test acc {run['final_test_acc']:.3f}")
@@ -74,8 +76,9 @@ def _train(args: argparse.Namespace) -> int:
 def _maps(args: argparse.Namespace) -> int:
     from sharpness.gradcam.study import compute_maps
 
-    result = compute_maps(_params(args.params), args.dataset, args.runs, args.out,
-                          root=args.root, threads=args.threads)
+    with run_lock(args.out, what="gradcam maps"):
+        result = compute_maps(_params(args.params), args.dataset, args.runs, args.out,
+                              root=args.root, threads=args.threads)
     print(f"{args.dataset}: shares array {result['shares'].shape}")
     return 0
 

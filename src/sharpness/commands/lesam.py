@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.errors import ConfigError
+from sharpness.runlock import run_lock
 
 EVALS = ("robustness", "domain_gen", "flatness", "cost")
 
@@ -70,8 +71,9 @@ def _glmc(args: argparse.Namespace) -> int:
     runs = glmc_runs(_params(args))
     if args.run not in runs:
         raise ConfigError(f"lesam.glmc has no run {args.run!r}; known: {', '.join(runs)}")
-    final = run_glmc(runs[args.run]["config"], args.out, threads=args.threads,
-                     progress=True)
+    with run_lock(args.out, what="GLMC run"):
+        final = run_glmc(runs[args.run]["config"], args.out, threads=args.threads,
+                         progress=True)
     print(f"{args.out}: test_acc={final['final_test_acc']:.4f}")
     return 0
 
@@ -84,8 +86,9 @@ def _signal(args: argparse.Namespace) -> int:
     if args.run not in runs:
         raise ConfigError(f"lesam.signal has no optimizer {args.run!r}; known: {', '.join(runs)}")
     spec = runs[args.run]
-    rows = run_signal(spec["config"], args.out, probe_every=spec["probe_every"],
-                      threads=args.threads, progress=True)
+    with run_lock(args.out, what="signal run"):
+        rows = run_signal(spec["config"], args.out, probe_every=spec["probe_every"],
+                          threads=args.threads, progress=True)
     print(f"{args.out}: {len(rows)} probes")
     return 0
 

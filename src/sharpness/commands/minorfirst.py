@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from sharpness.io import atomic_save_npz, atomic_write_json
+from sharpness.runlock import run_lock
 
 
 def _ids() -> list[str]:
@@ -41,7 +42,8 @@ def _run(args: argparse.Namespace) -> int:
         raise SystemExit(f"unknown minorfirst figure {args.figure!r}; known: {_ids()}")
     params = json.loads(args.params)
     out = Path(args.out)
-    with RunRecord(out, params=params, seed=params.get("seed")) as record:
+    with run_lock(out, what="minorfirst run"), \
+            RunRecord(out, params=params, seed=params.get("seed")) as record:
         if args.figure == "cnn_synthetic":
             from sharpness.minorfirst.cnn import compute_cnn_synthetic
 

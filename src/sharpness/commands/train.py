@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.errors import ConfigError
+from sharpness.runlock import run_lock
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -95,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
     cfg = validate_config(apply_overrides(load_config(args.config), args.set))
     hooks = TrainHooks(sharpness=_load_callable(cfg["sharpness_fn"]),
                        metrics=_load_callable(cfg["metrics_fn"]))
-    final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=args.progress)
+    # one writer per run folder; under DDP rank 0 writes the files and holds the lock
+    with run_lock(args.out, what="training run", enabled=os.environ.get("RANK", "0") == "0"):
+        final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=args.progress)
     acc = final.get("final_test_acc")
     if os.environ.get("RANK", "0") != "0":  # a DDP run: rank 0 reports
         return 0

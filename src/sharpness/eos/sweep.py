@@ -40,6 +40,7 @@ from sharpness.eos.norms import parameter_norms
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
 from sharpness.progress import say
+from sharpness.sealed import load_sealed, seal
 from sharpness.train.checkpoint import safe_load
 
 #: Defaults of a setting; the config overrides any of them.
@@ -192,11 +193,14 @@ def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root
     summary_path = out / "flow.json"
     key = flow_cache_key(setting, data_root)
     label = setting.get("label") or "eos"
-    if claim_dir(out, key, stale=FLOW_FILES, what="gradient flow") and summary_path.exists():
-        summary = read_json(summary_path)
-        say(f"{label}: gradient flow reused from {summary_path} (same settings and code): "
-            f"s_GF = {summary['s_gf']:.4g}, eta_c = {summary['eta_c']:.4g}")
-        return summary
+    if claim_dir(out, key, stale=FLOW_FILES, what="gradient flow"):
+        # reused only when flow.json and flow.npz match their recorded hashes (else logged)
+        cached = load_sealed(out, "flow.json", read_json, what="gradient flow",
+                             also=("flow.npz",))
+        if cached is not None:
+            say(f"{label}: gradient flow reused from {summary_path} (same settings and code): "
+                f"s_GF = {cached['s_gf']:.4g}, eta_c = {cached['eta_c']:.4g}")
+            return cached
     model, data, criterion = build_initial(setting, data_root)
     f = setting["flow"]
     say(f"{label}: gradient flow from the init ({f['method']}, rtol {f['rtol']:g}) until the "
@@ -221,6 +225,7 @@ def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root
                    data=data.info)
     atomic_save_npz(out / "flow.npz", **result.arrays())
     atomic_write_json(summary_path, summary)
+    seal(out, *FLOW_FILES)
     return summary
 
 
@@ -350,6 +355,7 @@ def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
     summary = {"setting": setting, "flow": flow_summary, "eta_c": eta_c,
                "s_gf": flow_summary["s_gf"], "rows": rows}
     atomic_write_json(out / "sweep.json", summary)
+    seal(out, "sweep.json")  # its readers check it against this hash
     return summary
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from sharpness.errors import ConfigError
+from sharpness.sealed import load_checked
 
 SHARES_FILE = "maps.npz"
 RUNS_FILE = "runs.json"
@@ -159,7 +160,9 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
         for j, alpha in enumerate(alphas):
             for k, seed in enumerate(seeds):
                 run_dir = group / run_name(alpha, seed)
-                final = read_json(run_dir / "final.json")
+                final = load_checked(run_dir / "final.json", read_json, what="gradcam run",
+                                     require=False, hint="Recompute it (in the workflow: "
+                                     f"snakemake --forcerun {group})")
                 test_acc[i, j, k] = final["final_test_acc"]
                 # the claims ledger's sanity check: did this model train?
                 for arr_, key_ in ((train_loss, "final_train_loss"),

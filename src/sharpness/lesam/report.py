@@ -82,8 +82,13 @@ def per_seed_text(pairs: Iterable[tuple[int, dict[str, Any]]], scale: float = 10
 
 
 def read_final(run_dir: str | Path) -> dict[str, Any]:
-    """A run's ``final.json``."""
-    return read_json(Path(run_dir) / "final.json")
+    """A run's ``final.json``, checked against the hash in the run's record: a damaged one
+    stops the table with its name and the command that recomputes it, never a traceback."""
+    from sharpness.sealed import load_checked
+
+    path = Path(run_dir) / "final.json"
+    return load_checked(path, read_json, what="training run", require=False,
+                        hint=f"Recompute it (in the workflow: snakemake --forcerun {path})")
 
 
 def group_by(rows: Iterable[dict[str, Any]], *keys: str) -> dict[tuple[Any, ...], list[dict]]:

@@ -5,6 +5,11 @@ numbers), so a file cannot run code when it is loaded. The Python and NumPy RNG 
 therefore stored as tensors (:func:`rng_states`) and restored from them
 (:func:`restore_rng_states`); a file that holds any other object is refused with an error
 naming it (:func:`safe_load`).
+
+A checkpoint's SHA-256 is recorded in its run folder's ``cache_key.json`` when it is written
+(:func:`save`); :func:`load` resumes only from a file that matches it and loads, and otherwise
+says why in the log and returns ``None``, so a truncated or altered checkpoint starts the run
+over instead of stopping it with a traceback.
 """
 
 from __future__ import annotations
@@ -34,6 +39,27 @@ def safe_load(path: str | os.PathLike[str], map_location: str | torch.device = "
         ) from exc
 
 
+def save(path: str | os.PathLike[str], state: dict[str, Any]) -> None:
+    """Write a checkpoint atomically and record its hash in the folder's record."""
+    from sharpness.io import atomic_torch_save
+    from sharpness.sealed import seal
+
+    path = Path(path)
+    atomic_torch_save(path, state)
+    seal(path.parent, path.name)
+
+
+def load(path: str | os.PathLike[str], map_location: str | torch.device = "cpu"
+         ) -> dict[str, Any] | None:
+    """The checkpoint at ``path``, or ``None`` when there is none, or when it does not match
+    its recorded hash or cannot be loaded (logged with the reason: the run starts over)."""
+    from sharpness.sealed import load_sealed
+
+    path = Path(path)
+    return load_sealed(path.parent, path.name,
+                       lambda p: safe_load(p, map_location=map_location), what="checkpoint")
+
+
 def rng_states() -> dict[str, Any]:
     """The global torch, CUDA, Python and NumPy RNG states, as tensors and plain numbers."""
     version, state, gauss = random.getstate()
@@ -61,5 +87,10 @@ def restore_rng_states(state: dict[str, Any]) -> None:
 
 
 def remove(path: str | os.PathLike[str]) -> None:
-    """Delete a checkpoint once its run has finished (it must never be resumed again)."""
-    Path(path).unlink(missing_ok=True)
+    """Delete a checkpoint once its run has finished (it must never be resumed again), and
+    its hash from the folder's record."""
+    from sharpness.sealed import unseal
+
+    path = Path(path)
+    path.unlink(missing_ok=True)
+    unseal(path.parent, path.name)

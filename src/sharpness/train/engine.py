@@ -65,13 +65,14 @@ import torch
 from sharpness import cache
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
+from sharpness.sealed import load_sealed
 from sharpness.train import distributed as ddp
 from sharpness.train import status as run_status
 from sharpness.train.config import validate_config
 from sharpness.train.data_prep import PreparedData, prepare_data
 from sharpness.train.evaluation import evaluate, param_norm
 from sharpness.train.hooks import BatchStep, StepInfo, StepProbe, TrainHooks
-from sharpness.train.layout import CONFIG, FINAL, RUN_FILES
+from sharpness.train.layout import CONFIG, FINAL, MODEL, RUN_FILES
 from sharpness.train.loop import run_fullbatch, run_minibatch
 from sharpness.train.losses import Criterion, per_example_loss
 from sharpness.train.model_io import InputNormalization, build_run_model, load_trained_model
@@ -148,8 +149,9 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
     final_path = run_dir / FINAL
     if final_path.exists():
         from sharpness.io import read_json
-        final = read_json(final_path)
-        if final.get("config_id") == run.config_id:
+        # reused only when final.json and model.pt match their recorded hashes (else logged)
+        final = load_sealed(run_dir, FINAL, read_json, what="training run", also=(MODEL,))
+        if final is not None and final.get("config_id") == run.config_id:
             return final
         if run.dist.is_main:
             final_path.unlink(missing_ok=True)

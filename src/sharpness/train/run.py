@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from sharpness import sealed
 from sharpness.device import resolve_device
 from sharpness.errors import ConfigError
 from sharpness.io import append_jsonl, atomic_torch_save, atomic_write_json, atomic_write_text
@@ -129,12 +130,12 @@ class Run:
         if hasattr(self.batches, "state_dict"):  # a custom source's own generators
             state["batches"] = self.batches.state_dict()
         if self.dist.is_main:
-            atomic_torch_save(self.dir / CHECKPOINT, state)
+            ckpt.save(self.dir / CHECKPOINT, state)  # with its hash in the folder's record
 
     def load_checkpoint(self) -> bool:
         """Restore from ``checkpoint.pt`` if present; cut the metrics back to its row count."""
         path = self.dir / CHECKPOINT
-        state = ckpt.safe_load(path) if path.exists() else None
+        state = ckpt.load(path)  # None when absent, damaged or unreadable (logged)
         ddp.barrier(self.dist)  # every process has read it before rank 0 may remove it
         main = self.dist.is_main
         if state is not None and state.get("config_id") != self.config_id:
@@ -321,6 +322,7 @@ class Run:
             "config": cfg, "status": self.stop["status"], "step": self.step,
         })
         atomic_write_json(self.dir / FINAL, final)
+        sealed.seal(self.dir, MODEL, FINAL)  # a reuse checks both against these hashes
         ckpt.remove(self.dir / CHECKPOINT)  # finished: never resumed again
         return final
 

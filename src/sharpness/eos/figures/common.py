@@ -16,20 +16,29 @@ from typing import Any
 
 import numpy as np
 
+from sharpness.sealed import load_checked
 from sharpness.io import read_json
 
 DIVERGED_COLOR = "#d62728"
+
+
+def _arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path) as f:
+        return {k: f[k] for k in f.files}
 
 def load_sweeps(paths: Sequence[str | os.PathLike[str]]) -> list[dict[str, Any]]:
     """Read ``sweep.json`` files, attaching the flow path (``flow/flow.npz``) when present."""
     sweeps = []
     for p in paths:
-        sweep = read_json(p)
+        # a damaged file (truncated, or not the one its record hashed) stops the figure with
+        # a message naming it, never a traceback or a figure drawn from it
+        hint = f"Rerun the job that writes it (in the workflow: snakemake --forcerun {p})"
+        sweep = load_checked(Path(p), read_json, what="eos sweep", require=False, hint=hint)
         sweep["path"] = str(p)
         npz = Path(p).parent / "flow" / "flow.npz"
         if npz.exists():
-            with np.load(npz) as f:
-                sweep["flow_path"] = {k: f[k] for k in f.files}
+            sweep["flow_path"] = load_checked(npz, _arrays, what="eos flow", require=False,
+                                              hint=hint)
         sweeps.append(sweep)
     return sweeps
 
