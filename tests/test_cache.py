@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 FULL = {
     "dataset": "mnist_embedded", "data_root": str(REPO / "data"), "train_size": 64,
     "test_size": 32, "model": "fcn", "model_kwargs": {"hidden": 16, "depth": 2},
-    "optimizer": "sgd", "momentum": 0.0, "weight_decay": 0.0, "lr": 0.2, "mode": "fullbatch",
+    "optimizer": "sgd", "momentum": 0.0, "weight_decay": 0.0, "lr": 0.05, "mode": "fullbatch",
     "loss": "mse", "max_steps": 12, "checkpoint_every": 4, "seed": 1,
 }
 

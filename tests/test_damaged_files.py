@@ -24,7 +24,7 @@ DATA = str(REPO / "data")
 FULL = {
     "dataset": "mnist_embedded", "data_root": DATA, "train_size": 64, "test_size": 32,
     "model": "fcn", "model_kwargs": {"hidden": 16, "depth": 2}, "optimizer": "sgd",
-    "momentum": 0.0, "weight_decay": 0.0, "lr": 0.2, "mode": "fullbatch", "loss": "mse",
+    "momentum": 0.0, "weight_decay": 0.0, "lr": 0.05, "mode": "fullbatch", "loss": "mse",
     "max_steps": 20, "checkpoint_every": 4, "eval_every": 10, "seed": 1,
 }
 SETTING = {

@@ -29,6 +29,7 @@ from sharpness.runstate import (
     owner,
     run_state,
 )
+from sharpness.sealed import damage
 from sharpness.train import TrainHooks, train
 from sharpness.train.status import final_check
 
@@ -200,7 +201,10 @@ def test_interrupted_by_sigterm_says_so_in_its_record(tmp_path):
 def test_interrupted_by_sigkill_is_detected_and_the_run_resumes(tmp_path):
     out = tmp_path / "run"
     proc = _start(SLOW, out, tmp_path / "err.log", sleep=0.1)
-    _wait_for(lambda: (out / "checkpoint.pt").exists(), proc, "its first checkpoint")
+    # a checkpoint counts once its hash is recorded (a kill between the two writes loses it:
+    # an unsealed checkpoint is never loaded, the run starts over)
+    _wait_for(lambda: damage(out, "checkpoint.pt", require=True) is None, proc,
+              "its first sealed checkpoint")
     proc.kill()
     proc.wait(timeout=60)
     record = read_json(out / "provenance.json")
