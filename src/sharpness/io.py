@@ -18,7 +18,7 @@ from typing import IO, Any
 import numpy as np
 
 
-def _file_mode() -> int:
+def new_file_mode() -> int:
     """``0o666`` less the process umask: the mode ``open()`` would give a new file."""
     mask = os.umask(0o022)
     os.umask(mask)
@@ -39,7 +39,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, _file_mode())
+        os.chmod(tmp, new_file_mode())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -77,7 +77,7 @@ def test_mirror_from_environment(tmp_path, toy_spec, monkeypatch):
     (mirror / "toyset" / "toy.tar.gz").write_bytes(ARCHIVE)
     monkeypatch.setenv("SHARPNESS_DATA_MIRROR", str(mirror))
     folder = resolve("toyset", tmp_path / "data", download=False)
-    assert (folder / "toy/values.txt").exists()
+    assert (folder / "toy/values.txt").read_bytes() == PAYLOAD
 
 
 def test_corrupted_local_copy_is_rejected_and_refetched(tmp_path, toy_spec, caplog):
@@ -185,3 +185,17 @@ def test_unpacked_files_are_reused_only_while_their_content_is_the_verified_one(
     (mirror / "toy.tar.gz").write_bytes(archive)
     resolve("toyarch", tmp_path / "data", mirror=mirror, download=False)
     assert (folder / "toy/batch.bin").read_bytes() == PAYLOAD
+
+
+def test_download_lands_with_the_umask_mode_not_mkstemps_0600(tmp_path, http_server):
+    import os
+    import stat
+
+    served, url = http_server
+    (served / "blob.bin").write_bytes(b"y" * 1000)
+    old = os.umask(0o022)
+    try:
+        out = download_url(url + "blob.bin", tmp_path / "blob.bin")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644

@@ -16,6 +16,7 @@ def test_l2_regimes_three_regimes_and_scale_invariant_boundaries():
     p = {"mu": [1.0, 2.0, 3.0, 4.0, 5.0], "rhos": [0.5, 2.0], "ratio_min": 0.05, "ratio_max": 3.0,
          "n_alpha": 16, "s_max": 8.0, "h": 0.004, "n_time": 50, "refine": 8}
     _, s = compute_l2_regimes(p)
+    assert len(s["regimes_found"]) == 2  # one entry per rho
     for regs in s["regimes_found"].values():
         assert set(regs) == {"collapse", "sequential", "major-first"}
     by = {}
@@ -47,6 +48,7 @@ def test_deep_l_blowup_order_matches_jstar():
          "blowup_mu": [1.0, 2.0, 3.0], "blowup_rho": 0.5, "blowup_depths": [3, 4],
          "blowup_alphas": [[0.9, 0.8, 0.6], [1.5, 0.8, 0.3]], "blowup": 1000.0}
     _, s = compute_deep_l(p)
+    assert len(s["blowup"]) == 2 * 2  # two inits x two depths
     for r in s["blowup"]:
         assert r["first_blowup_full_flow"] == r["jstar"]
         assert r["order_flow"] == r["order_closed"]

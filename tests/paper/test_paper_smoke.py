@@ -74,7 +74,7 @@ def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
     for rid, model in FULL_WIDTH.items():
         final = json.loads((runs / rid / "final.json").read_text())
         assert final["status"] == "ok" and final["steps"] == 2, (rid, final)
-        blob = torch.load(runs / rid / "model.pt", map_location="cpu", weights_only=False)
+        blob = torch.load(runs / rid / "model.pt", map_location="cpu", weights_only=True)
         assert blob["build"]["model"] == model and blob["build"]["width"] == 1.0, rid
         prov = json.loads((runs / rid / "provenance.json").read_text())
         assert "UNVERIFIED" in prov["data"][0]["note"], rid

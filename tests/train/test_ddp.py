@@ -55,7 +55,7 @@ def _torchrun(cfg: dict, out: Path, env: dict[str, str] | None = None,
 
 
 def _state(run: Path) -> dict[str, torch.Tensor]:
-    return torch.load(run / "model.pt", weights_only=False)["state_dict"]
+    return torch.load(run / "model.pt", weights_only=True)["state_dict"]
 
 
 def _reference_sharded_sam(cfg: dict, world: int, rule: str = "local"

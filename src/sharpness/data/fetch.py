@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from sharpness.data.registry import DatasetSpec, FileSpec, get_spec
 from sharpness.errors import DataError
-from sharpness.io import atomic_write_json, read_json
+from sharpness.io import atomic_write_json, new_file_mode, read_json
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +150,7 @@ def download_url(url: str, dest: Path, desc: str | None = None, timeout: float =
                 while block := response.read(1 << 16):
                     out.write(block)
                     bar.update(len(block))
+        os.chmod(tmp, new_file_mode())  # mkstemp's 0600 would hide the data from a group
         os.replace(tmp, dest)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
