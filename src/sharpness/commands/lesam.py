@@ -117,6 +117,9 @@ def _eval(args: argparse.Namespace) -> int:
         rows = evaluate.robustness_rows(dirs(spec["group"], spec.get("optimizers")),
                                         radii=spec["radii"], steps=spec["steps"],
                                         n_test=spec.get("n_test"))
+    elif args.what == "domain_gen" and "groups" in spec:  # PACS/VLCS, one group per source
+        rows = evaluate.domain_rows([d for group in spec["groups"]
+                                     for d in dirs(group, spec.get("optimizers"))])
     elif args.what == "domain_gen":
         rows = evaluate.rotation_rows(dirs(spec["group"], spec.get("optimizers")),
                                       angles=spec["angles"])

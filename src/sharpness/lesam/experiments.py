@@ -368,6 +368,7 @@ def item_groups(section: dict[str, Any], item: str) -> list[str]:
     spec = section["items"].get(item, {})
     groups = [row["group"] for row in spec.get("rows", [])]
     groups += [spec[key] for key in ("group", "reference_group") if key in spec]
+    groups += list(spec.get("groups", []))  # table_domain_gen on PACS/VLCS: one per source
     return groups
 
 
