@@ -56,6 +56,7 @@ def test_single_source_runs_are_tested_on_every_other_domain(tmp_path):
     assert len(rows) == 2 * 3  # 2 runs x 3 unseen domains
     for r in rows:
         assert r["target"] != r["source"] and r["n_test"] == 4 and 0 <= r["accuracy"] <= 1
+        assert r["precision"] == "fp32"
     assert {r["target"] for r in rows if r["source"] == "photo"} == {
         "art_painting", "cartoon", "sketch"}
     out = tmp_path / "results/lesam/eval/domain_gen.json"
@@ -65,5 +66,6 @@ def test_single_source_runs_are_tested_on_every_other_domain(tmp_path):
     build_table_domain_gen(section, table, tmp_path)
     text = table.read_text()
     assert "from photo" in text and "from sketch" in text and "mean over sources" in text
+    assert "precision fp32" in text
     csv = Path(table.with_suffix(".csv")).read_text()
     assert "PACS" in csv and "per_seed" in csv

@@ -106,6 +106,7 @@ def domain_rows(run_dirs: Sequence[PathLike]) -> list[dict[str, Any]]:
     rows = []
     for run in run_dirs:
         model, data, cfg = _run_data(run)
+        precision = read_json(Path(run) / "final.json").get("precision", "unrecorded")
         n = len(data.x_test)
         for part in data.info["test_domains"]:
             start, count = int(part["start"]), min(int(part["n"]), n - int(part["start"]))
@@ -117,7 +118,7 @@ def domain_rows(run_dirs: Sequence[PathLike]) -> list[dict[str, Any]]:
                          "seed": cfg["seed"], "dataset": cfg["dataset"].split(":")[0],
                          "source": data.info["source_domain"], "target": part["domain"],
                          "accuracy": _folder_accuracy(model, x, data.y_test[piece], device),
-                         "n_test": count})
+                         "n_test": count, "precision": precision})
     return rows
 
 

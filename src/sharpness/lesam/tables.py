@@ -23,6 +23,7 @@ from sharpness.lesam.report import (
     mean_std,
     per_seed_best_text,
     per_seed_text,
+    precision_text,
     read_final,
     runs_sentence,
     status_counts,
@@ -201,6 +202,10 @@ def _table_domains(section: dict[str, Any], spec: dict[str, Any], path: Path,
     the other domains, and the mean over sources (per seed, then mean ± std over seeds)."""
     rows = []
     sources_seen: list[str] = []
+    runs = training_runs(section)
+    configs = [r["config"] for r in runs.values() if r["group"] in spec["groups"]]
+    comparable = bool(configs) and all(comparable_setting(c, spec.get("stand_ins"))
+                                       for c in configs)
     for (dataset, opt), items in group_by(evals, "dataset", "optimizer").items():
         row: dict[str, Any] = {"data set": DATASET_NAMES.get(dataset, dataset),
                                "optimizer": label(opt)}
@@ -218,14 +223,15 @@ def _table_domains(section: dict[str, Any], spec: dict[str, Any], path: Path,
         row.update({"mean over sources": text, "mean": m, "std": s, "seeds": len(means),
                     "paper (reported)": paper_column("table_domain_gen",
                                                      DATASET_NAMES.get(dataset, dataset),
-                                                     not spec.get("stand_ins"))
+                                                     comparable)
                     if opt == "lesam" else "", "label": opt,
                     "per_seed": " ".join(f"{k}:{100 * v:.4f}" for k, v in means.items())})
         rows.append(row)
     caption = _caption(spec, f"{heading(spec)}: single-source domain generalisation; each "
                              "'from <domain>' cell is the final model's accuracy (%) averaged "
                              "over every other domain of the data set, trained on that domain "
-                             "alone; 'mean over sources' averages those per seed.",
+                             "alone; 'mean over sources' averages those per seed; "
+                             f"{precision_text(evals)}.",
                        sources_sentence(section, list(spec["groups"])))
     return save_table(out, rows=rows, columns=["data set", "optimizer", *sources_seen,
                                                "mean over sources", "paper (reported)"],
