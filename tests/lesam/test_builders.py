@@ -108,6 +108,20 @@ def test_table_cifar_mean_std_and_paper_only_row(root):
     assert records is not None and len(records) == 2
     assert all(r.classes == 10 and r.loss is not None and 0 <= r.acc <= 1
                for r in records.values())
+    # best and final epoch, each labelled; the paper's column beside the best (its metric)
+    header = text.splitlines()[next(i for i, line in enumerate(text.splitlines())
+                                    if "best-epoch test acc." in line)]
+    assert header.index("best-epoch") < header.index("paper (reported, best epoch)") \
+        < header.index("final-epoch")
+    for r in rows:
+        if r["optimizer"] == "all":
+            continue
+        best = [float(v.split(":")[1]) for v in r["best_per_seed"].split()]
+        final = [float(v.split(":")[1]) for v in r["per_seed"].split()]
+        assert len(best) == len(final) == int(r["seeds"])
+        assert all(b >= f for b, f in zip(best, final, strict=True))  # the last epoch counts
+        assert float(r["best_mean"]) >= float(r["mean"])
+        assert all(1 <= int(e) <= 2 for e in r["best_epochs"].split())
     assert md.with_suffix(".tex").exists()
     sidecar = sidecar_path(md)
     assert sidecar.exists(), sidecar
@@ -159,8 +173,9 @@ def test_captions_read_sizes_and_seeds_from_the_runs(root):
     """Issue 19: the caption's sizes, epochs and seed counts come from the runs' records."""
     _build(root, "table_cifar", "md")
     caption = (root / "figures" / "table_cifar.caption.txt").read_text()
-    assert "Read from the 6 runs' records: seeds 0, 1; 256 train / 120 test images; 2 epochs." \
-        in caption
+    assert ("Read from the 6 runs' records: seeds 0, 1; 256 train / 120 test images; 2 epochs; "
+            "precision fp32 (TF32 as PyTorch's defaults leave it).") in caption
+    assert "'best epoch' is the highest test accuracy over the per-epoch evaluations" in caption
     _build(root, "fig_ablation", "pdf")
     caption = (root / "figures" / "fig_ablation.caption.txt").read_text()
     assert "seeds per bar: LE-SAM (default) 2, σ = 0.2 1" in caption
@@ -170,10 +185,16 @@ def test_captions_read_sizes_and_seeds_from_the_runs(root):
 def test_runs_sentence_spans_and_one_run():
     from sharpness.lesam.report import runs_sentence
 
-    assert runs_sentence([{"n_train": 1000, "n_test": 500, "epochs": 1}], [3]) == \
-        "Read from the run's records: seed 3; 1,000 train / 500 test images; 1 epoch."
-    assert runs_sentence([{"n_train": 904}, {"n_train": 1020}], [0, 0]) == \
-        "Read from the 2 runs' records: seed 0; 904–1,020 train images."
+    assert runs_sentence([{"n_train": 1000, "n_test": 500, "epochs": 1,
+                           "precision": "fp32"}], [3]) == \
+        ("Read from the run's records: seed 3; 1,000 train / 500 test images; 1 epoch; "
+         "precision fp32 (TF32 as PyTorch's defaults leave it).")
+    assert runs_sentence([{"n_train": 904, "precision": "bf16"},
+                          {"n_train": 1020, "precision": "fp32"}], [0, 0]) == \
+        ("Read from the 2 runs' records: seed 0; 904–1,020 train images; "
+         "precision mixed: 1 bf16, 1 fp32.")
+    assert runs_sentence([{"precision": "bf16"}], [0]).endswith(
+        "precision bf16 autocast (the speed option, not the official codes' fp32).")
     assert runs_sentence([], []) == "No finished runs were read."
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from sharpness.cli import main
+from sharpness.data.folders import DOMAINS
 from tests.pipeline.helpers import copy_workflow, paper_with_imagenet, snakemake
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -18,7 +19,11 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
-    return copy_workflow(ROOT, tmp_path_factory.mktemp("dag"), messages=False)
+    work = copy_workflow(ROOT, tmp_path_factory.mktemp("dag"), messages=False)
+    for base, domains in DOMAINS.items():  # the PACS/VLCS layout (empty): planning checks it
+        for domain in domains:
+            (work / "data" / base / domain).mkdir(parents=True, exist_ok=True)
+    return work
 
 
 def _with_imagenet(workdir: Path) -> str:
@@ -44,6 +49,15 @@ def test_missing_imagenet_stops_at_planning_with_the_key(workdir):
     assert "lesam_train" in ok.stdout
 
 
+def test_missing_pacs_stops_at_planning_with_the_folder(tmp_path):
+    work = copy_workflow(ROOT, tmp_path)
+    proc = snakemake(BIN, work, "-n", "figures/lesam/table_domain_gen.md", "--configfile",
+                     "workflow/config/paper.yaml", timeout=600, check=False)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "pacs runs need" in text and "<domain>/<class>/*.jpg" in text
+
+
 def _count(text: str, rule: str) -> int:
     match = re.search(rf"^{rule}\s+(\d+)$", text, flags=re.M)
     return int(match.group(1)) if match else 0
@@ -51,8 +65,8 @@ def _count(text: str, rule: str) -> int:
 
 def test_paper_dag_lists_every_run(dry_run):
     # 6 CIFAR groups x 9 entries (8 optimizers + LE-SAM with rho_max 0.3) x 3 seeds
-    # + ImageNet 2x3 + transfer 2x2x3 + Rotated MNIST 3x3 + ablation 7x3
-    assert _count(dry_run, "lesam_train") == 162 + 6 + 12 + 9 + 21
+    # + ImageNet 2x3 + transfer 2x2x3 + PACS/VLCS 8 sources x 3x3 + ablation 7x3
+    assert _count(dry_run, "lesam_train") == 162 + 6 + 12 + 72 + 21
     assert _count(dry_run, "lesam_glmc") == 2 * 3 * 3
     assert _count(dry_run, "lesam_table") == 7 and _count(dry_run, "lesam_figure") == 4
     assert _count(dry_run, "lesam_check_imagenet") == 1

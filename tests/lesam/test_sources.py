@@ -79,7 +79,7 @@ def test_caption_and_audit_show_sources(paper, tmp_path):
     assert "Settings and sources:" in text
     assert "rho=0.05 [official: SamsungLabs/ASAM README.md" in text
     assert "rho_max=999.0 [official: smithgun2005/LE-SAM-ICML2026 README.md" in text
-    assert "rho=0.0001 [choice:" in text
+    assert "rho=1.5e-05 [choice:" in text
     from sharpness.audit import audit_lines
     from sharpness.provenance import write_run_provenance
 

@@ -105,7 +105,7 @@ def test_esam_coordinate_swp_option_mask():
     beta, seed = 0.6, 11
     gen = torch.Generator().manual_seed(seed)
     masks = {n: (torch.rand(v.shape, generator=gen) < beta).double() for n, v in g.items()}
-    expected = {n: masks[n] * RHO * g[n] / (beta * _norm(g)) for n in g}
+    expected = {n: masks[n] * RHO * g[n] / (_norm(g) + 1e-7) / beta for n in g}
     opt = build_optimizer("esam", model, lr=LR, weight_decay=WD, rho=RHO, beta=beta, seed=seed,
                           swp="coordinate")
     _assert_dicts_close(_displacement_after_first_step(opt, model, x, y), expected)
@@ -122,7 +122,7 @@ def test_esam_data_selection_update():
     g = _grad_at(model, theta, x, y)
     gen = torch.Generator().manual_seed(seed)
     eps = {
-        n: (torch.rand(v.shape, generator=gen) < beta).double() * RHO * v / (beta * _norm(g))
+        n: (torch.rand(v.shape, generator=gen) < beta).double() * RHO * v / (_norm(g) + 1e-7) / beta
         for n, v in g.items()
     }
     pert = {n: theta[n] + eps[n] for n in theta}
@@ -249,4 +249,5 @@ def test_esam_with_beta_and_gamma_one_is_sam():
     for _ in range(3):
         esam.step(BatchClosure(model, x, y))
         sam.step(BatchClosure(twin, x, y))
-    _assert_dicts_close(_snapshot(model), _snapshot(twin), rtol=1e-12, atol=1e-14)
+    # equal up to the guards each official code adds to ||g|| (ESAM 1e-7, SAM 1e-12)
+    _assert_dicts_close(_snapshot(model), _snapshot(twin), rtol=1e-7, atol=1e-9)

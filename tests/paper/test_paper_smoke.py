@@ -30,13 +30,14 @@ CANNOT_RUN = [
     "rows build ViT-B/16 at full size and step it from a random initialisation",
     "DistributedDataParallel over 4 GPUs (ImageNet): run as 1 process here; the DDP launch is "
     "tested with gloo in tests/train",
-    "PACS/VLCS: the loader exists (pacs:<domain>, vlcs:<domain>) but table_domain_gen still "
-    "runs Rotated MNIST in the paper profile",
+    "PACS/VLCS: one source domain of each (photo, VOC2007) with SAM and LE-SAM, from a random "
+    "ResNet-50 (torchvision's ImageNet weights cannot be fetched offline)",
 ]
 FULL_WIDTH = {  # run id -> model the paper profile names, built at width 1
     "cifar10_resnet18-sgd-s0": "resnet18", "cifar10_wrn-sam-s0": "wrn28_10",
     "cifar100_pyramid-lesam-s0": "pyramidnet110", "imagenet_resnet50-sam-s0": "resnet50",
-    "imagenet_resnet101-lesam-s0": "resnet101", "transfer_cifar10-sam-s0": "vit_b_16",
+    "imagenet_resnet101-lesam-s0": "resnet101", "domain_pacs_photo-sam-s0": "resnet50",
+    "transfer_cifar10-sam-s0": "vit_b_16",
 }
 
 
@@ -47,6 +48,8 @@ def write_data(root: Path) -> None:
     formats.write_svhn(root, train=200, test=60)
     formats.write_mnist(root, train=200, test=60)
     formats.write_imagenet(root, classes=3, train=2, val=2)
+    formats.write_domains(root, "pacs")
+    formats.write_domains(root, "vlcs")
 
 
 def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
@@ -79,7 +82,14 @@ def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
         prov = json.loads((runs / rid / "provenance.json").read_text())
         assert "UNVERIFIED" in prov["data"][0]["note"], rid
         assert prov["params"]["sources"], rid  # every setting's source travels with the run
-    assert blob["build"]["image_size"] == 32  # ViT-B/16 on CIFAR: 2x2 patches
+    # ViT-B/16 on CIFAR fine-tunes at 224 x 224 (14 x 14 patches), resized inside the model
+    assert blob["build"]["image_size"] == 32 and blob["build"]["model_kwargs"]["resize_to"] == 224
+    domains = (work / "figures" / "lesam" / "table_domain_gen.md").read_text()
+    assert "PACS" in domains and "VLCS" in domains and "from photo" in domains
+    evals = json.loads((work / "results/lesam/eval/domain_gen.json").read_text())
+    assert {(r["dataset"], r["source"]) for r in evals} == {("pacs", "photo"),
+                                                            ("vlcs", "VOC2007")}
+    assert all(r["target"] != r["source"] for r in evals)
     imagenet = json.loads((runs / "imagenet_resnet50-sam-s0" / "provenance.json").read_text())
     assert imagenet["data"][0]["name"] == "imagenet"
     table = (work / "figures" / "lesam" / "table_cifar.md").read_text()

@@ -52,8 +52,14 @@ def snakemake(bin_dir: Path, workdir: Path, *args: str, timeout: float = 600,
 def paper_with_imagenet(workdir: Path, repo: Path) -> str:
     """An override config for the paper profile pointing ``data.imagenet`` at an empty
     ``train/ val/`` layout in ``workdir``: without it the paper profile's DAG stops while it
-    plans the ImageNet runs (no ImageNet here)."""
+    plans the ImageNet runs (no ImageNet here). The empty PACS/VLCS domain folders go under
+    ``workdir/data`` for the same reason."""
+    from sharpness.data.folders import DOMAINS
+
     for split in ("train", "val"):
         (workdir / "inet" / split).mkdir(parents=True, exist_ok=True)
+    for base, domains in DOMAINS.items():
+        for domain in domains:
+            (workdir / "data" / base / domain).mkdir(parents=True, exist_ok=True)
     data = yaml.safe_load((repo / "workflow/config/paper.yaml").read_text())["data"]
     return str(write_config(workdir, {"data": {**data, "imagenet": str(workdir / "inet")}}))

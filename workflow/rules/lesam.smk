@@ -168,7 +168,9 @@ if LESAM:
         resources:
             mem_mb=4000,
             runtime=60,
-            gpu=lambda w: lesam_exp.gpu(LESAM["base"]) if w.what == "cost" else 0,
+            gpu=lambda w: lesam_exp.gpu(LESAM["base"])
+            if w.what in ("cost", "domain_gen")
+            else 0,
         conda:
             "../../envs/environment.yaml"
         params:

@@ -5,7 +5,8 @@ Prints a Markdown table of runs, optimizer steps and GPU-hours per item and in t
 ``workflow/config/quick.yaml`` with each ``--configfile`` merged over it, a whole profile
 (``profile`` and ``data`` keys, e.g. ``paper.yaml``) replacing what came before
 (``--base none`` to price files on their own). With a CUDA device the step times are measured on it; without one
-the table is an analytic estimate at ``--tflops`` sustained TFLOP/s, and says so.
+the table is an analytic estimate at ``--tflops`` sustained TFLOP/s, and says so. Both
+precisions are priced, one column each: fp32 (as the official codes train) and bf16 autocast.
 """
 
 from __future__ import annotations
@@ -38,8 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--method", choices=("auto", "measured", "analytic"), default="auto",
                         help="auto: measured on CUDA, analytic without it")
     parser.add_argument("--tflops", type=float, default=DEFAULT_TFLOPS,
-                        help=f"sustained TFLOP/s of one GPU for the analytic estimate "
+                        help=f"sustained bf16 TFLOP/s of one GPU for the analytic estimate "
                              f"(default {DEFAULT_TFLOPS:g})")
+    parser.add_argument("--tflops-fp32", type=float, default=None,
+                        help="sustained fp32 TFLOP/s of one GPU for the analytic estimate "
+                             "(default half of --tflops)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     parser.set_defaults(func=run)
 
@@ -104,24 +108,33 @@ def run(args: argparse.Namespace) -> int:
     method = args.method
     if method == "auto":
         method = "measured" if device.type == "cuda" else "analytic"
-    if args.tflops <= 0:
-        raise ConfigError("--tflops must be positive")
-    priced = cost.price(jobs, method=method, tflops=args.tflops, device=device)
-    rows, total = cost.table(priced, args.item)
+    if args.tflops <= 0 or (args.tflops_fp32 is not None and args.tflops_fp32 <= 0):
+        raise ConfigError("--tflops and --tflops-fp32 must be positive")
+    tables = {mode: cost.table(cost.price(jobs, method=method, tflops=args.tflops,
+                                          device=device, precision=mode,
+                                          tflops_fp32=args.tflops_fp32), args.item)
+              for mode in ("fp32", "bf16")}
     profile = config.get("profile", "?")
+    fp32 = args.tflops_fp32 if args.tflops_fp32 is not None \
+        else cost.FP32_FRACTION * args.tflops
     if method == "measured":
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "the CPU"
         header = (f"Profile `{profile}`: GPU-hours from step times measured on {name} (10 "
-                  f"timed SGD steps per model and per-device batch, bf16 autocast on CUDA; "
-                  f"SAM-type steps count 2 passes). Training runs only.")
+                  f"timed SGD steps per model and per-device batch, in fp32 and under bf16 "
+                  f"autocast; SAM-type steps count 2 passes). Training runs only.")
     else:
         header = (f"Profile `{profile}`: **ESTIMATE** from analytic FLOPs (forward FLOPs "
                   f"counted on the model, x3 for forward+backward, SAM-type steps 2 passes) "
-                  f"at an assumed {args.tflops:g} TFLOP/s sustained per GPU ({cost.TFLOPS_SOURCE}"
-                  f"). No GPU was used. Training runs only.")
-    header += (" `<=`: full-batch runs stop at their loss goal, so steps and hours are upper "
+                  f"at an assumed {args.tflops:g} TFLOP/s sustained per GPU in bf16 "
+                  f"({cost.TFLOPS_SOURCE}) and {fp32:g} TFLOP/s in fp32 ("
+                  f"{cost.FP32_SOURCE if args.tflops_fp32 is None else 'given'}). No GPU was "
+                  f"used. Training runs only.")
+    configured = sorted({job.precision for job in jobs})
+    header += (f" As configured the runs train in {' and '.join(configured) or 'fp32'} (fp32 "
+               "as the official codes train; `bf16: true` is the speed option). `<=`: "
+               "full-batch runs stop at their loss goal, so steps and hours are upper "
                "bounds. Shared runs count in each item that reads them and once in the total.")
-    text = cost.render(rows, total, header)
+    text = cost.render_precisions(tables, header)
     warning = _stand_in_warning(config)
     if warning:
         print(warning, file=sys.stderr)

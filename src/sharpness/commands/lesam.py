@@ -121,6 +121,9 @@ def _eval(args: argparse.Namespace) -> int:
     if args.what == "robustness":
         rows = evaluate.robustness_rows(evaluated, radii=spec["radii"], steps=spec["steps"],
                                         n_test=spec.get("n_test"))
+    elif args.what == "domain_gen" and "groups" in spec:  # PACS/VLCS, one group per source
+        rows = evaluate.domain_rows([d for group in spec["groups"]
+                                     for d in dirs(group, spec.get("optimizers"))])
     elif args.what == "domain_gen":
         rows = evaluate.rotation_rows(evaluated, angles=spec["angles"])
     elif args.what == "flatness":

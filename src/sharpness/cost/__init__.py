@@ -8,13 +8,18 @@ Eigen-SAM's power iterations). :func:`price` turns them into GPU-hours in one of
 
 ``measured``
     a short timing of each distinct (model, input shape, per-device batch) on the current
-    device: a few warm-up and timed SGD steps (forward, backward, update; bf16 autocast and
-    channels_last on CUDA), so a pass costs what this device makes it cost;
+    device: a few warm-up and timed SGD steps (forward, backward, update; channels_last on
+    CUDA), once in fp32 and once under bf16 autocast, so a pass costs what this device makes
+    it cost in each precision;
 ``analytic``
     without a GPU: the forward FLOPs of one example counted by
     ``torch.utils.flop_counter.FlopCounterMode`` on a meta-device copy of the model (no memory,
-    no compute), times 3 for forward+backward, divided by a stated sustained throughput. This is
-    an **estimate**, and the table says so with the throughput it assumed.
+    no compute), times 3 for forward+backward, divided by a stated sustained throughput (bf16,
+    and fp32 at half of it unless given). This is an **estimate**, and the table says so with
+    the throughputs it assumed.
+
+Every table prices both precisions: fp32, as the official codes train and the paper profile
+runs, and bf16 autocast, the speed option (``bf16: true``).
 
 What is priced: the training runs (and the full-batch sweeps and gradient flows of the eos
 paper) that items need; evaluation passes (test set per epoch) are added at forward cost.
@@ -28,6 +33,8 @@ from sharpness.cost.plan import (
     BACKWARD_FACTOR,
     DATA_SHAPES,
     DEFAULT_TFLOPS,
+    FP32_FRACTION,
+    FP32_SOURCE,
     LANCZOS_ITERS,
     PASSES,
     TFLOPS_SOURCE,
@@ -46,10 +53,12 @@ from sharpness.cost.price import (
     measure_pass_seconds,
     price,
     render,
+    render_precisions,
     table,
 )
 
-__all__ = ["BACKWARD_FACTOR", "DATA_SHAPES", "DEFAULT_TFLOPS", "LANCZOS_ITERS", "PASSES",
+__all__ = ["BACKWARD_FACTOR", "DATA_SHAPES", "DEFAULT_TFLOPS", "FP32_FRACTION", "FP32_SOURCE",
+           "LANCZOS_ITERS", "PASSES",
            "TFLOPS_SOURCE", "Job", "Priced", "Row", "bridges_jobs", "eos_jobs", "forward_flops",
            "gradcam_jobs", "iter_items", "lesam_jobs", "measure_pass_seconds", "plan_jobs",
-           "price", "render", "table"]
+           "price", "render", "render_precisions", "table"]

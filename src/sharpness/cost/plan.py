@@ -29,8 +29,15 @@ BACKWARD_FACTOR = 3.0
 #: Lanczos iterations of one sharpness measurement (each a Hessian-vector product ~ 2 passes)
 LANCZOS_ITERS = 20
 
-#: default sustained throughput of the analytic estimate, TFLOP/s of one GPU
+#: default sustained throughput of the analytic estimate, TFLOP/s of one GPU (bf16)
 DEFAULT_TFLOPS = 40.0
+#: fp32 throughput as a fraction of the bf16 one in the analytic estimate
+FP32_FRACTION = 0.5
+FP32_SOURCE = ("fp32 is priced at half the bf16 throughput, an assumption: an A100's TF32 "
+               "tensor-core peak (156 TFLOP/s, used by cuDNN convolutions under PyTorch's "
+               "defaults) is half its bf16 peak (312); matmuls (ViT) run in plain fp32 under "
+               "those defaults and will be slower than this; pass --tflops-fp32 to use your "
+               "own")
 TFLOPS_SOURCE = ("an assumption, not a measurement: 40 TFLOP/s is about 1,600 ResNet-50 "
                  "training images/s at 24.6 GFLOP each (8.2 GFLOP forward, counting a "
                  "multiply-add as 2 FLOPs, x3 for the backward pass), a conservative figure "
@@ -57,6 +64,7 @@ class Job:
     extra_passes: float = 0.0  # full-set passes beyond the steps (flows, Lanczos)
     gpus: int = 1
     bound: bool = False  # full-batch: stops at its loss goal, steps are an upper bound
+    precision: str = "fp32"  # as configured: "bf16" (autocast, `bf16: true`) or "fp32"
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -68,8 +76,20 @@ class Job:
                 classes, max(1, min(self.batch // self.gpus, 1024)))
 
 
+#: images per domain and classes of the single-source DG sets (``pacs:<domain>``: train on
+#: one domain, test on the others; the counts DomainBed's copies hold)
+DOMAIN_SIZES: dict[str, tuple[dict[str, int], int]] = {
+    "pacs": ({"art_painting": 2048, "cartoon": 2344, "photo": 1670, "sketch": 3929}, 7),
+    "vlcs": ({"Caltech101": 1415, "LabelMe": 2656, "SUN09": 3282, "VOC2007": 3376}, 5),
+}
+
+
 def data_shape(dataset: str) -> tuple[int, int, int, int, int]:
     """(train examples, channels, side, classes, test examples) of a data set."""
+    base, _, source = dataset.partition(":")
+    if base in DOMAIN_SIZES and source in DOMAIN_SIZES[base][0]:
+        sizes, classes = DOMAIN_SIZES[base]
+        return sizes[source], 3, 224, classes, sum(sizes.values()) - sizes[source]
     if dataset not in DATA_SHAPES:
         raise KeyError(f"sharpness cost: no size known for data set {dataset!r}; known: "
                        f"{', '.join(sorted(DATA_SHAPES))}")
@@ -100,7 +120,8 @@ def _train_job(paper: str, items: list[str], run: str, cfg: dict[str, Any],
     return Job(paper, items, run, cfg["model"], cfg["dataset"], float(cfg.get("width", 1.0)),
                {k: v for k, v in cfg.get("model_kwargs", {}).items() if k != "pretrained"},
                n, bs, steps, _passes(cfg.get("optimizer", "sgd"), cfg.get("opt_hparams", {})),
-               (epochs // evals if evals else 1) * n_test, gpus=int(cfg.get("gpus", 1)))
+               (epochs // evals if evals else 1) * n_test, gpus=int(cfg.get("gpus", 1)),
+               precision="bf16" if cfg.get("bf16") else "fp32")
 
 
 def _longtail_size(n_per_class: int, classes: int, factor: float) -> int:

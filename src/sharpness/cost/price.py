@@ -9,7 +9,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sharpness.cost.plan import BACKWARD_FACTOR, DEFAULT_TFLOPS, Job, data_shape
+from sharpness.cost.plan import BACKWARD_FACTOR, DEFAULT_TFLOPS, FP32_FRACTION, Job, data_shape
+
+PRECISIONS = ("fp32", "bf16")
 
 
 def forward_flops(job: Job) -> float:
@@ -30,8 +32,10 @@ def forward_flops(job: Job) -> float:
     return counter.get_total_flops() / 2
 
 
-def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int = 10) -> float:
-    """Seconds of one SGD step (forward, backward, update) at the job's per-device batch."""
+def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int = 10,
+                         precision: str | None = None) -> float:
+    """Seconds of one SGD step (forward, backward, update) at the job's per-device batch, in
+    ``precision`` (``"fp32"`` or ``"bf16"`` autocast on CUDA; default the job's own)."""
     import torch
     from torch.nn import functional as F
 
@@ -47,7 +51,7 @@ def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int =
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     x = torch.rand(batch, ch, side, side, device=device)
     y = torch.randint(0, classes, (batch,), device=device)
-    autocast = autocast_factory(True, device)
+    autocast = autocast_factory((precision or job.precision) == "bf16", device)
 
     def step() -> None:
         opt.zero_grad(set_to_none=True)
@@ -80,25 +84,36 @@ class Priced:
 
 
 def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
-          device: Any = None) -> list[Priced]:
-    """GPU-hours of each job, ``method`` = ``analytic`` or ``measured`` (on ``device``)."""
+          device: Any = None, precision: str | None = None,
+          tflops_fp32: float | None = None) -> list[Priced]:
+    """GPU-hours of each job, ``method`` = ``analytic`` or ``measured`` (on ``device``).
+
+    ``precision``: price every job in ``"fp32"`` or ``"bf16"`` (default: each job as
+    configured). ``tflops`` is the bf16 throughput of the analytic estimate, ``tflops_fp32``
+    the fp32 one (default ``FP32_FRACTION * tflops``)."""
+    if precision is not None and precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+    fp32 = tflops_fp32 if tflops_fp32 is not None else FP32_FRACTION * tflops
     cache: dict[tuple[Any, ...], float] = {}
     out = []
     for job in jobs:
-        key = job.shape_key
+        mode = precision or job.precision
         if method == "analytic":
+            key = job.shape_key
             if key not in cache:
                 cache[key] = forward_flops(job)
             fwd = cache[key]
             flops = fwd * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
                                               + job.extra_passes * job.n_train)
                            + job.eval_examples)
-            out.append(Priced(job, flops / (tflops * 1e12) / 3600.0, flops))
+            rate = tflops if mode == "bf16" else fp32
+            out.append(Priced(job, flops / (rate * 1e12) / 3600.0, flops))
         else:
+            key = (*job.shape_key, mode)
             if key not in cache:
-                cache[key] = measure_pass_seconds(job, device)
+                cache[key] = measure_pass_seconds(job, device, precision=mode)
             per_pass = cache[key]  # at the per-device batch, on one device
-            per_device_batch = key[-1]
+            per_device_batch = job.shape_key[-1]
             passes = job.steps * job.passes * job.batch / per_device_batch \
                 + job.extra_passes * job.n_train / per_device_batch \
                 + job.eval_examples / per_device_batch / BACKWARD_FACTOR
@@ -147,6 +162,33 @@ def render(rows: list[Row], total: Row, header: str) -> str:
     lines += [fmt(r) for r in sorted(rows, key=lambda r: (r.paper, r.item))]
     lines.append(fmt(total).replace(f"| {total.paper} | {total.item} |",
                                     f"| **{total.paper}** | **{total.item}** |"))
+    return "\n".join(lines)
+
+
+def render_precisions(tables: dict[str, tuple[list[Row], Row]], header: str) -> str:
+    """A Markdown table with one GPU-hours column per precision (``{precision: table()}``,
+    the same jobs priced in each)."""
+    names = list(tables)
+    first_rows, first_total = tables[names[0]]
+    other = {name: {(r.paper, r.item): r for r in rows} for name, (rows, _) in tables.items()}
+
+    def hours(r: Row) -> str:
+        le = "<= " if r.bound else ""
+        return le + (f"{r.gpu_hours:,.1f}" if r.gpu_hours >= 0.1 else f"{r.gpu_hours:.2g}")
+
+    def fmt(r: Row, per: list[Row]) -> str:
+        le = "<= " if r.bound else ""
+        return (f"| {r.paper} | {r.item} | {r.runs:,} | {le}{r.steps:,} | "
+                + " | ".join(hours(x) for x in per) + " |")
+
+    lines = [header, "", "| paper | item | runs | optimizer steps | "
+             + " | ".join(f"GPU-hours {n}" for n in names) + " |",
+             "|---|---|---:|---:|" + "---:|" * len(names)]
+    for r in sorted(first_rows, key=lambda r: (r.paper, r.item)):
+        lines.append(fmt(r, [other[n][(r.paper, r.item)] for n in names]))
+    total = fmt(first_total, [tables[n][1] for n in names])
+    lines.append(total.replace(f"| {first_total.paper} | {first_total.item} |",
+                               f"| **{first_total.paper}** | **{first_total.item}** |"))
     return "\n".join(lines)
 
 

@@ -19,8 +19,11 @@ PACS and VLCS (``<data root>/<name>/<domain>/<class>/*``) follow the single-sour
 the LE-SAM paper's domain-generalisation table: train on one domain, test on all the others.
 The data set name ``pacs:photo`` means "train on photo"; its test set is the other domains in
 a fixed order, with their sizes in ``info["test_domains"]`` so per-domain accuracies can be
-read off. Images: training random-resized-crop 224 with scale 0.7-1 (DomainBed's recipe),
-evaluation resized to 224 x 224 (choice: the LE-SAM code has no DG script).
+read off. Images follow DomainBed's recipe (facebookresearch/DomainBed ``domainbed/datasets.py``,
+the LE-SAM code has no DG script): training random-resized-crop 224 with scale 0.7-1, colour
+jitter 0.3 (brightness, contrast, saturation, hue) and random greyscale (p 0.1), the
+horizontal flip being the engine's seeded ``augment.flip`` (set it true); evaluation resized
+to 224 x 224. Inputs are standardised with the ImageNet statistics, as DomainBed does.
 """
 
 from __future__ import annotations
@@ -54,11 +57,14 @@ def imagenet_transforms(train: bool) -> Callable[[Any], Tensor]:
 
 
 def domain_transforms(train: bool) -> Callable[[Any], Tensor]:
-    """PACS/VLCS transforms: random-resized crop 224 (scale 0.7-1) / resize to 224 x 224."""
+    """PACS/VLCS transforms, DomainBed's: random-resized crop 224 (scale 0.7-1), colour jitter
+    0.3/0.3/0.3/0.3, random greyscale (p 0.1) / resize to 224 x 224 (flip: the engine's)."""
     from torchvision import transforms as T
 
     if train:
-        return T.Compose([T.RandomResizedCrop(224, scale=(0.7, 1.0)), T.ToTensor()])
+        return T.Compose([T.RandomResizedCrop(224, scale=(0.7, 1.0)),
+                          T.ColorJitter(0.3, 0.3, 0.3, 0.3), T.RandomGrayscale(),
+                          T.ToTensor()])
     return T.Compose([T.Resize((224, 224)), T.ToTensor()])
 
 

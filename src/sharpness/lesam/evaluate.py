@@ -4,7 +4,9 @@ Each function reads run directories written by :func:`sharpness.train.train` (``
 ``model.pt``), evaluates the final model and returns tidy rows:
 
 * :func:`robustness_rows`: accuracy under L2 and L_inf PGD at several radii (``table_robustness``);
-* :func:`rotation_rows`: accuracy on the test digits rotated by each angle (``table_domain_gen``);
+* :func:`rotation_rows`: accuracy on the test digits rotated by each angle (``table_domain_gen``,
+  the quick profile's Rotated-MNIST stand-in); :func:`domain_rows`: accuracy on each unseen
+  PACS/VLCS domain of single-source runs (``table_domain_gen`` in the paper profile);
 * :func:`flatness_rows`: Hutchinson trace and Lanczos top-k eigenvalues of the train loss
   Hessian on a fixed subset (``fig_flatness``);
 * :func:`cost_rows`: time per step (median over interleaved rounds, measured in one process)
@@ -88,6 +90,47 @@ def rotation_rows(run_dirs: Sequence[PathLike], *, angles: Sequence[float]
                          "seed": cfg["seed"], "angle": float(angle), "accuracy": acc,
                          "n_test": len(data.x_test), "status": cfg["status"],
                          "train": _train(run)})
+    return rows
+
+
+@torch.no_grad()
+def _folder_accuracy(model: torch.nn.Module, x: Any, y: torch.Tensor, device: torch.device,
+                     batch_size: int = 100) -> float:
+    """Accuracy over images that may be a lazy image folder (read through a DataLoader)."""
+    model.to(device).eval()
+    if hasattr(x, "loader"):
+        batches: Any = x.loader(y, batch_size)
+    else:
+        batches = ((x[i:i + batch_size], y[i:i + batch_size]) for i in range(0, len(x),
+                                                                            batch_size))
+    correct = 0
+    for xb, yb in batches:
+        correct += int((model(xb.to(device)).argmax(1).cpu() == yb).sum())
+    return correct / max(len(y), 1)
+
+
+def domain_rows(run_dirs: Sequence[PathLike]) -> list[dict[str, Any]]:
+    """One row per (run, unseen domain) of single-source PACS/VLCS runs: the final model's
+    accuracy on each other domain (``info["test_domains"]`` of the run's data; a domain cut
+    short by ``test_size`` counts the images that are there, an absent one no row). On CUDA
+    when there is one."""
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    rows = []
+    for run in run_dirs:
+        model, data, cfg = _run_data(run)
+        precision = read_json(Path(run) / "final.json").get("precision", "unrecorded")
+        n = len(data.x_test)
+        for part in data.info["test_domains"]:
+            start, count = int(part["start"]), min(int(part["n"]), n - int(part["start"]))
+            if count <= 0:
+                continue
+            piece = slice(start, start + count)
+            x = data.x_test.part(piece) if hasattr(data.x_test, "part") else data.x_test[piece]
+            rows.append({"run": Path(run).name, "optimizer": cfg["optimizer"],
+                         "seed": cfg["seed"], "dataset": cfg["dataset"].split(":")[0],
+                         "source": data.info["source_domain"], "target": part["domain"],
+                         "accuracy": _folder_accuracy(model, x, data.y_test[piece], device),
+                         "n_test": count, "precision": precision})
     return rows
 
 

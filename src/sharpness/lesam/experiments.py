@@ -14,7 +14,9 @@ section has
     group's). ``init_from`` names another group
     and optimizer label whose final model (same seed) initialises this one (fine-tuning);
 ``glmc``
-    long-tail runs: ``{base overrides, imbalance_factors, optimizers, seeds, ...}``;
+    long-tail runs: ``{base overrides, method, imbalance_factors, optimizers, seeds}``; an
+    imbalance factor is a number or ``{factor, method, overrides, source}`` with its own
+    settings (:func:`glmc_factors`);
 ``signal``
     the mechanism runs of ``fig_signal``.
 
@@ -44,7 +46,7 @@ SOURCE_KEY = "source"
 SOURCE_KINDS = ("official", "paper", "choice")
 #: run-config keys that are optimizer settings and need a source when written in the config
 SOURCED_TRAIN_KEYS = ("epochs", "batch_size", "lr", "momentum", "weight_decay", "nesterov",
-                      "lr_schedule", "warmup_steps", "label_smoothing", "augment")
+                      "lr_schedule", "warmup_steps", "label_smoothing", "augment", "bf16")
 
 
 def _strip(spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -173,22 +175,49 @@ def _study_config(section: dict[str, Any], spec: dict[str, Any]
     return run_config
 
 
+def glmc_factors(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The imbalance factors of a ``glmc`` spec as ``{factor, method, overrides, source}``.
+
+    An entry is a number (the spec's ``method`` and ``overrides`` as they are) or a mapping
+    with ``factor`` and its own ``method``/``overrides``/``source``, merged over the spec's:
+    the GLMC README's settings differ per imbalance factor."""
+    out = []
+    for item in spec["imbalance_factors"]:
+        item = item if isinstance(item, dict) else {"factor": item}
+        out.append({"factor": item["factor"],
+                    "method": _merge(spec.get("method", {}), item.get("method", {})),
+                    "overrides": _merge(spec.get("overrides", {}), item.get("overrides", {})),
+                    "source": {**(spec.get(SOURCE_KEY) or {}), **(item.get(SOURCE_KEY) or {})},
+                    "written": set(spec.get("method", {})) | set(item.get("method", {}))})
+    return out
+
+
 def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Long-tail runs: ``lt<IF>-<label>-s<seed>`` -> GLMC settings (train keys + GLMC keys)."""
+    """Long-tail runs: ``lt<IF>-<label>-s<seed>`` -> GLMC settings (train keys + GLMC keys).
+
+    The source of a GLMC setting (``method`` key) is recorded as ``glmc.<key>``."""
     spec = section.get("glmc")
     if not spec:
         return {}
-    run_config = _study_config(section, spec)
     runs = {}
-    for factor in spec["imbalance_factors"]:
+    for item in glmc_factors(spec):
+        factor, method = item["factor"], item["method"]
+        train_source = {k: v for k, v in item["source"].items() if k not in method}
+        run_config = _study_config(section, {"overrides": item["overrides"],
+                                             SOURCE_KEY: train_source})
+        glmc_sources = {f"glmc.{k}": v for k, v in item["source"].items() if k in method}
         for entry in optimizer_entries(section, spec["optimizers"]):
             for seed in spec["seeds"]:
                 cfg = run_config(entry, int(seed))
-                cfg["glmc"] = _merge(spec.get("method", {}),
-                                     {"imbalance_factor": factor})
+                cfg["glmc"] = _merge(method, {"imbalance_factor": factor})
+                if glmc_sources:
+                    cfg["sources"] = dict(sorted({**cfg.get("sources", {}),
+                                                  **glmc_sources}.items()))
                 rid = f"lt{factor:g}-{entry['label']}-s{seed}"
                 runs[rid] = {"imbalance_factor": factor, "label": entry["label"],
-                             "optimizer": entry["optimizer"], "seed": int(seed), "config": cfg}
+                             "optimizer": entry["optimizer"], "seed": int(seed), "config": cfg,
+                             "sourced": sorted(f"glmc.{k}" for k in item["written"]
+                                               if k != "lt_seed")}
     return runs
 
 
@@ -220,13 +249,18 @@ def missing_sources(section: dict[str, Any]) -> list[str]:
     written = set(base_config(section))
     for key in ("glmc", "signal"):
         written |= set((section.get(key) or {}).get("overrides", {}))
+    if section.get("glmc"):
+        for item in glmc_factors(section["glmc"]):
+            written |= set(item["overrides"])
     for spec in section.get("groups", {}).values():
         written |= set(spec.get("overrides", {}))
+    glmc = {f"glmc run {rid}": r["sourced"] for rid, r in glmc_runs(section).items()}
     problems: set[str] = set()
     for where, cfg in _configs(section).items():
         sources = cfg.get("sources", {})
         wanted = [f"opt_hparams.{k}" for k in cfg.get("opt_hparams", {})]
         wanted += [k for k in SOURCED_TRAIN_KEYS if k in written and k in cfg]
+        wanted += glmc.get(where, [])
         for key in wanted:
             text = sources.get(key)
             kind = str(text).split(":", 1)[0] if text else None
@@ -334,6 +368,7 @@ def item_groups(section: dict[str, Any], item: str) -> list[str]:
     spec = section["items"].get(item, {})
     groups = [row["group"] for row in spec.get("rows", [])]
     groups += [spec[key] for key in ("group", "reference_group") if key in spec]
+    groups += list(spec.get("groups", []))  # table_domain_gen on PACS/VLCS: one per source
     return groups
 
 

@@ -6,7 +6,9 @@ What is implemented (read from the paper's description and the public reference 
 copied):
 
 * two samplers per step: an instance-balanced batch (uniform over the long-tailed train set)
-  and a class-balanced batch (probability of an example proportional to ``1 / n_c``);
+  and a re-sampled batch, an example of class ``c`` drawn with probability proportional to
+  ``n_c^-q`` (``q = resample_weighting``, as the reference code's ``WeightedRandomSampler``:
+  0 is uniform, 1 class-balanced);
 * each batch is augmented twice (random crop + flip); with ``lam ~ Beta(beta, beta)`` the
   *global* mixture is MixUp of the first views, ``lam * x_ib + (1 - lam) * x_cb``, and the
   *local* mixture is CutMix of the second views (a box of area ``1 - lam`` from the
@@ -50,7 +52,8 @@ from sharpness.train import TrainHooks, augment_batch, train
 from sharpness.train.data_prep import PreparedData
 
 GLMC_DEFAULTS: dict[str, Any] = {"imbalance_factor": 100, "beta": 1.0, "label_weighting": 1.0,
-                                 "contrast_weight": 1.0, "proj_dim": 64, "lt_seed": 0}
+                                 "contrast_weight": 1.0, "resample_weighting": 1.0,
+                                 "proj_dim": 64, "lt_seed": 0}
 
 
 def _detach_head(net: nn.Module) -> int:
@@ -143,8 +146,8 @@ class GLMCBatches:
         self.run = run
         self.settings = settings
         self.rng = np.random.default_rng(run.cfg["seed"] + 2)
-        self.sample_p = (1.0 / torch.tensor(counts, dtype=torch.float64))[
-            run.data.y_train.cpu()]
+        self.sample_p = torch.tensor(counts, dtype=torch.float64).pow(
+            -float(settings["resample_weighting"]))[run.data.y_train.cpu()]
         self.weights = class_weights(counts, settings["label_weighting"]).to(run.device)
         self.eye = torch.eye(run.data.num_classes, device=run.device)
         self.fill = run.model.mean.view(-1)

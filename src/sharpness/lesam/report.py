@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.claims.reported import entries
-from sharpness.io import read_json
+from sharpness.io import read_json, read_jsonl
 from sharpness.plots.methods import method_text
 
 #: LE-SAM numbers the summary of paper 002 reports, keyed by (item, key): the text of
@@ -50,8 +50,9 @@ def _span(values: Sequence[int]) -> str:
 
 def runs_sentence(finals: Sequence[dict[str, Any]], seeds: Sequence[int]) -> str:
     """What the runs an item reads actually used, from their ``final.json`` records (never
-    from the config's prose): how many runs and seeds, train / test images, epochs. E.g.
-    ``"Read from the 3 runs' records: seeds 0, 1; 4,000 train / 1,000 test images; 3 epochs."``.
+    from the config's prose): how many runs and seeds, train / test images, epochs, precision.
+    E.g. ``"Read from the 3 runs' records: seeds 0, 1; 4,000 train / 1,000 test images;
+    3 epochs; precision fp32."``.
     """
     if not finals:
         return "No finished runs were read."
@@ -65,6 +66,7 @@ def runs_sentence(finals: Sequence[dict[str, Any]], seeds: Sequence[int]) -> str
     epochs = [int(f["epochs"]) for f in finals if f.get("epochs") is not None]
     if epochs:
         parts.append(f"{_span(epochs)} epoch{'s' if max(epochs) > 1 else ''}")
+    parts.append(precision_text(finals))
     runs = "the run's" if len(finals) == 1 else f"the {len(finals)} runs'"
     return f"Read from {runs} records: " + "; ".join(parts) + "."
 
@@ -81,14 +83,54 @@ def per_seed_text(pairs: Iterable[tuple[int, dict[str, Any]]], scale: float = 10
                     if f.get("status") == "ok" and f.get("final_test_acc") is not None)
 
 
+PRECISION_TEXT = {"fp32": "fp32 (TF32 as PyTorch's defaults leave it)",
+                  "bf16": "bf16 autocast (the speed option, not the official codes' fp32)"}
+
+
+def precision_text(finals: Sequence[dict[str, Any]]) -> str:
+    """``"precision fp32 (...)"``, or the mix (``"precision mixed: 2 fp32, 1 bf16"``): what the
+    runs computed in, from their ``final.json`` (``"unrecorded"`` for runs written before the
+    key existed)."""
+    kinds = [str(f.get("precision", "unrecorded")) for f in finals]
+    distinct = sorted(set(kinds))
+    if len(distinct) == 1:
+        return f"precision {PRECISION_TEXT.get(distinct[0], distinct[0])}"
+    return "precision mixed: " + ", ".join(f"{kinds.count(k)} {k}" for k in distinct)
+
+
+def best_epoch(run_dir: str | Path) -> tuple[float | None, int | None]:
+    """``(best test accuracy, its epoch)`` over the run's per-epoch evaluations
+    (``metrics.jsonl`` rows of kind ``epoch``), as the LE-SAM, ESAM and GLMC loops keep it;
+    ``(None, None)`` when the run evaluated no epoch."""
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.exists():
+        return None, None
+    evals = [(float(r["test_acc"]), int(r["epoch"])) for r in read_jsonl(path)
+             if r.get("kind") == "epoch" and r.get("test_acc") is not None]
+    if not evals:
+        return None, None
+    acc, epoch = max(evals, key=lambda e: (e[0], -e[1]))  # the first epoch reaching the best
+    return acc, epoch
+
+
 def read_final(run_dir: str | Path) -> dict[str, Any]:
-    """A run's ``final.json``, checked against the hash in the run's record: a damaged one
-    stops the table with its name and the command that recomputes it, never a traceback."""
+    """A run's ``final.json``, checked against the hash in the run's record (a damaged one
+    stops the table with its name and the command that recomputes it, never a traceback),
+    plus ``best_test_acc`` and ``best_epoch`` from its per-epoch evaluations
+    (:func:`best_epoch`; computed, not stored)."""
     from sharpness.sealed import load_checked
 
     path = Path(run_dir) / "final.json"
-    return load_checked(path, read_json, what="training run", require=False,
-                        hint=f"Recompute it (in the workflow: snakemake --forcerun {path})")
+    final = load_checked(path, read_json, what="training run", require=False,
+                         hint=f"Recompute it (in the workflow: snakemake --forcerun {path})")
+    final["best_test_acc"], final["best_epoch"] = best_epoch(run_dir)
+    return final
+
+
+def per_seed_best_text(pairs: Iterable[tuple[int, dict[str, Any]]], scale: float = 100.0) -> str:
+    """As :func:`per_seed_text`, with each seed's best-epoch accuracy."""
+    return " ".join(f"{int(seed)}:{scale * f['best_test_acc']:.4f}" for seed, f in pairs
+                    if f.get("status") == "ok" and f.get("best_test_acc") is not None)
 
 
 def group_by(rows: Iterable[dict[str, Any]], *keys: str) -> dict[tuple[Any, ...], list[dict]]:

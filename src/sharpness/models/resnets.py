@@ -73,10 +73,44 @@ def resnet18_cifar(num_classes: int, in_channels: int, image_size: int, width: f
 
 
 def resnet50(num_classes: int, in_channels: int, image_size: int, width: float = 1.0,
-             small_input: bool | None = None) -> ScaledResNet:
-    """torchvision ResNet-50; ``small_input`` defaults to ``image_size < 64`` (CIFAR stem)."""
+             small_input: bool | None = None, pretrained: bool = False) -> ScaledResNet:
+    """torchvision ResNet-50; ``small_input`` defaults to ``image_size < 64`` (CIFAR stem).
+
+    ``pretrained``: torchvision's ImageNet weights (``IMAGENET1K_V1``, DomainBed's backbone)
+    with a fresh ``num_classes`` head; needs width 1, 3 channels and the ImageNet stem.
+    Offline without the cached file it raises ``PretrainedWeightsUnavailable``."""
     small = image_size < 64 if small_input is None else small_input
-    return ScaledResNet(Bottleneck, [3, 4, 6, 3], num_classes, in_channels, width, small)
+    model = ScaledResNet(Bottleneck, [3, 4, 6, 3], num_classes, in_channels, width, small)
+    if pretrained:
+        if width != 1.0 or in_channels != 3 or small:
+            raise ValueError("pretrained ResNet-50 needs width=1.0, 3 channels and the "
+                             "ImageNet stem (image_size >= 64)")
+        _load_imagenet_weights(model)
+    return model
+
+
+def _load_imagenet_weights(model: ScaledResNet) -> None:
+    from pathlib import Path
+
+    import torch
+    from torchvision.models import ResNet50_Weights
+
+    from sharpness.models.vit import PretrainedWeightsUnavailable
+
+    weights = ResNet50_Weights.IMAGENET1K_V1
+    try:
+        state = weights.get_state_dict(progress=False, check_hash=True)
+    except Exception as exc:  # URLError, socket errors, hash mismatch...
+        cache = Path(torch.hub.get_dir()) / "checkpoints" / Path(weights.url).name
+        raise PretrainedWeightsUnavailable(
+            f"could not load torchvision's ResNet-50 ImageNet weights ({type(exc).__name__}: "
+            f"{exc}). Offline, download {weights.url} elsewhere and put it at {cache} (or set "
+            f"TORCH_HOME), or train without `pretrained`.") from exc
+    state = {k: v for k, v in state.items() if not k.startswith("fc.")}  # a fresh head
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or set(missing) != {"fc.weight", "fc.bias"}:
+        raise ValueError(f"ResNet-50 weights do not fit: missing {missing}, unexpected "
+                         f"{unexpected}")
 
 
 def resnet101(num_classes: int, in_channels: int, image_size: int, width: float = 1.0,

@@ -5,7 +5,10 @@ ImageNet weights (``pretrained=True``); offline, when the weight file is not alr
 torch hub cache, that raises :class:`PretrainedWeightsUnavailable` saying which file to place
 where. With pretrained weights the classification head is replaced by a fresh one with
 ``num_classes`` outputs and the position embeddings are interpolated to ``image_size``
-(torchvision's own helper), as is usual for fine-tuning.
+(torchvision's own helper), as is usual for fine-tuning. ``resize_to`` (e.g. 224) instead
+fine-tunes at the pre-training resolution: every input is resized (bilinear) to
+``resize_to x resize_to`` inside the model, so CIFAR's 32x32 images meet ViT-B/16 as a 14x14
+patch grid, not a 2x2 one.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from torch import nn
+from torch import Tensor, nn
+from torch.nn import functional as F
 from torchvision.models.vision_transformer import (
     VisionTransformer,
     ViT_B_16_Weights,
@@ -32,24 +36,39 @@ def _heads_dim(hidden: int, heads: int) -> int:
     return max(heads, int(round(hidden / heads)) * heads)
 
 
+class ResizedViT(VisionTransformer):
+    """A ViT whose inputs are resized (bilinear) to its ``image_size`` first."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.shape[-1] != self.image_size or x.shape[-2] != self.image_size:
+            x = F.interpolate(x, size=(self.image_size, self.image_size), mode="bilinear",
+                              align_corners=False)
+        return super().forward(x)
+
+
 def vit_b_16(num_classes: int, in_channels: int, image_size: int, width: float = 1.0,
-             pretrained: bool = False, patch_size: int = 16) -> VisionTransformer:
-    """ViT-B/16 (12 layers, 12 heads, hidden 768, MLP 3072; width scales hidden and MLP)."""
+             pretrained: bool = False, patch_size: int = 16,
+             resize_to: int | None = None) -> VisionTransformer:
+    """ViT-B/16 (12 layers, 12 heads, hidden 768, MLP 3072; width scales hidden and MLP);
+    ``resize_to``: the resolution the model resizes every input to (see the module doc)."""
     if in_channels != 3:
         raise ValueError("vit_b_16 expects 3-channel images")
+    cls = VisionTransformer
+    if resize_to is not None:
+        image_size, cls = int(resize_to), ResizedViT
     if image_size % patch_size:
         raise ValueError(f"image_size {image_size} is not a multiple of patch {patch_size}")
     if pretrained:
         if width != 1.0 or patch_size != 16:
             raise ValueError("pretrained ViT-B/16 needs width=1.0 and patch_size=16")
-        return _pretrained_vit_b_16(num_classes, image_size)
+        return _pretrained_vit_b_16(num_classes, image_size, cls)
     hidden = _heads_dim(scaled(768, width), 12)
-    return VisionTransformer(image_size=image_size, patch_size=patch_size, num_layers=12,
-                             num_heads=12, hidden_dim=hidden, mlp_dim=4 * hidden,
-                             num_classes=num_classes)
+    return cls(image_size=image_size, patch_size=patch_size, num_layers=12, num_heads=12,
+               hidden_dim=hidden, mlp_dim=4 * hidden, num_classes=num_classes)
 
 
-def _pretrained_vit_b_16(num_classes: int, image_size: int) -> VisionTransformer:
+def _pretrained_vit_b_16(num_classes: int, image_size: int,
+                         cls: type[VisionTransformer] = VisionTransformer) -> VisionTransformer:
     weights = ViT_B_16_Weights.IMAGENET1K_V1
     file_name = Path(weights.url).name
     cache = Path(torch.hub.get_dir()) / "checkpoints" / file_name
@@ -60,13 +79,13 @@ def _pretrained_vit_b_16(num_classes: int, image_size: int) -> VisionTransformer
             f"could not load torchvision's ViT-B/16 ImageNet weights ({type(exc).__name__}: "
             f"{exc}). Offline, download {weights.url} elsewhere and put it at {cache} "
             f"(or set TORCH_HOME), or train without `pretrained`.") from exc
-    model = VisionTransformer(image_size=224, patch_size=16, num_layers=12, num_heads=12,
-                              hidden_dim=768, mlp_dim=3072)
+    model = cls(image_size=224, patch_size=16, num_layers=12, num_heads=12,
+                hidden_dim=768, mlp_dim=3072)
     model.load_state_dict(state)
     if image_size != 224:
         new_state = interpolate_embeddings(image_size, 16, model.state_dict())
-        model = VisionTransformer(image_size=image_size, patch_size=16, num_layers=12,
-                                  num_heads=12, hidden_dim=768, mlp_dim=3072)
+        model = cls(image_size=image_size, patch_size=16, num_layers=12,
+                    num_heads=12, hidden_dim=768, mlp_dim=3072)
         model.load_state_dict(new_state)
     model.heads = nn.Sequential(nn.Linear(768, num_classes))
     nn.init.zeros_(model.heads[0].weight)

@@ -5,6 +5,9 @@ rate, momentum and weight decay) and adds the two-pass step of sharpness-aware m
 (Foret et al., ICLR 2021; the first/second-step split follows the widely used davda54/sam
 interface):
 
+0. ``_before_clean_pass``: work an official loop does on the batch before its clean pass
+   (Eigen-SAM's eigenvector refresh, RitianLuo/EigenSAM ``train.py``: BatchNorm's running
+   statistics have not yet seen the batch),
 1. clean pass at ``theta``: ``g = grad L(theta)`` (BatchNorm running statistics updated),
 2. ``first_step``: compute the perturbation ``eps`` from ``g`` (the subclass's rule), save
    ``theta``, move to ``theta + eps``,
@@ -44,7 +47,10 @@ from torch import Tensor, nn
 from sharpness.curvature.modes import frozen_bn_stats
 
 Closure = Callable[..., Any]
-_TINY = 1e-12
+#: the guard added to a gradient norm before dividing by it, where the method's own code uses
+#: 1e-12 (davda54/sam, nblt/F-SAM, RitianLuo/EigenSAM, smithgun2005/LE-SAM-ICML2026); ESAM
+#: (1e-7) and ASAM (1e-16) define their own in their modules
+NORM_GUARD = 1e-12
 #: how the perturbed pass treats BatchNorm running statistics
 BN_SECOND_PASS = ("freeze", "update")
 
@@ -128,8 +134,8 @@ class SharpnessOptimizer(torch.optim.Optimizer):
     def _load_extra_state(self, state: dict[str, Any]) -> None:
         del state
 
-    def _before_perturbation(self, closure: Closure) -> None:
-        """Hook between the clean pass and :meth:`first_step` (Eigen-SAM's power iteration)."""
+    def _before_clean_pass(self, closure: Closure) -> None:
+        """Hook before the clean pass, gradients zeroed (Eigen-SAM's eigenvector refresh)."""
         del closure
 
     def _clean_pass(self, closure: Closure) -> Any:
@@ -223,10 +229,11 @@ class SharpnessOptimizer(torch.optim.Optimizer):
             raise ValueError(f"optimizer {self.name!r} needs a closure that re-evaluates the loss")
         self.diagnostics = {}
         self.zero_grad(set_to_none=True)
+        self._before_clean_pass(closure)
+        self.zero_grad(set_to_none=True)
         with torch.enable_grad():
             loss = self._clean_pass(closure)
         self.diagnostics["loss"] = _to_float(loss)
-        self._before_perturbation(closure)
         self.first_step(zero_grad=self.two_pass)
         if self.two_pass:
             with self._second_pass_context(), torch.enable_grad():

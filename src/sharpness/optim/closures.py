@@ -92,8 +92,13 @@ class BatchClosure:
         return self._forward(None)
 
     def loss(self) -> Tensor:
-        """Mean loss of the whole batch with its graph (no backward): for Hessian products."""
-        return self._forward(None).mean()
+        """Mean loss of the whole batch with its graph (no backward): for Hessian products.
+
+        It never becomes :attr:`clean_outputs` (Eigen-SAM calls it before the clean pass)."""
+        kept = self.clean_outputs
+        loss = self._forward(None).mean()
+        self.clean_outputs = kept
+        return loss
 
 
 def supports_selection(closure: Any) -> bool:

@@ -17,8 +17,12 @@ calls the same unnormalized first step on the raw gradient, ``eps = rho * g``.
   positive multiple of ``eig_every`` (official ``step % freq == 0 and step > 0``; with
   ``steps_per_epoch`` unset, the global step count is used), with ``power_iters`` iterations
   (official 5), the model in **eval mode** (``model.eval()`` in ``estimate_largest_eigenvector``:
-  BatchNorm normalizes with its running statistics, dropout off). ``eig_mode = "train"`` keeps
-  train mode with frozen running statistics (our earlier choice, kept as an option).
+  BatchNorm normalizes with its running statistics, dropout off). The refresh runs **before the
+  step's clean pass**, as the official loop calls it, so those running statistics have not yet
+  seen this batch. ``eig_mode = "train"`` keeps train mode with frozen running statistics (our
+  earlier choice, kept as an option).
+* The power iteration is the official one: from a Gaussian start (the optimizer's generator),
+  ``v <- H v / sqrt(||H v||^2 + 1e-12)``, ``power_iters`` times, no early stop.
 * ``direction = "normalized"`` renormalizes ``v_perp`` and the direction to length ``rho``
   (our earlier reading, kept as an option); ``"official"`` is the default.
 * BatchNorm statistics are frozen in the perturbed pass (``bn_second_pass = "freeze"``, the
@@ -41,8 +45,11 @@ from torch import Tensor
 
 from sharpness.curvature.hvp import flatten, hvp_from_loss, unflatten
 from sharpness.curvature.modes import model_mode
-from sharpness.curvature.spectrum import power_iteration
-from sharpness.optim.base import _TINY, Closure, SharpnessOptimizer
+from sharpness.optim.base import NORM_GUARD, Closure, SharpnessOptimizer
+
+#: the official power iteration's guard, inside the square root: ``v / sqrt(||v||^2 + 1e-12)``
+#: (RitianLuo/EigenSAM ``utils.py`` ``normalization``)
+POWER_GUARD = 1e-12
 
 
 class EigenSAM(SharpnessOptimizer):
@@ -103,29 +110,31 @@ class EigenSAM(SharpnessOptimizer):
         return product
 
     def update_eigenvector(self, closure: Closure) -> float:
-        """Refresh the top-eigenvector estimate on the closure's batch; returns the eigenvalue."""
+        """Refresh the top-eigenvector estimate on the closure's batch; returns the eigenvalue.
+
+        The eigenvalue is the Rayleigh quotient of the last iterate before the final product
+        (a diagnostic; the official code computes none). Gradients are left as they were.
+        """
         params = self._all_params
         saved = [None if p.grad is None else p.grad.detach().clone() for p in params]
         with model_mode(self.model, self.hparams["eig_mode"]):
             product = self._hvp(closure)
             if self.eigenvector is None:
-                start = torch.randn(
-                    sum(p.numel() for p in params),
-                    generator=self.generator,
-                    device=params[0].device,
-                    dtype=params[0].dtype,
-                )
+                v = torch.randn(sum(p.numel() for p in params), generator=self.generator,
+                                device=params[0].device, dtype=params[0].dtype)
             else:
-                start = self.eigenvector
-            result = power_iteration(
-                product, start, max_iters=self.hparams["power_iters"], rtol=0.0
-            )
+                v = self.eigenvector
+            eigenvalue = float("nan")
+            for _ in range(self.hparams["power_iters"]):
+                hv = product(v).detach()
+                eigenvalue = float(torch.dot(v, hv) / torch.dot(v, v))
+                v = hv / torch.sqrt((hv * hv).sum() + POWER_GUARD)
         for p, g in zip(params, saved, strict=True):
             p.grad = g
-        self.eigenvector = result.vector.detach()
-        self.eigenvalue = result.eigenvalue
-        self.diagnostics["eig_estimate"] = result.eigenvalue
-        return result.eigenvalue
+        self.eigenvector = v.detach()
+        self.eigenvalue = eigenvalue
+        self.diagnostics["eig_estimate"] = eigenvalue
+        return eigenvalue
 
     def refresh_due(self) -> bool:
         """Whether this step refreshes ``v`` (official: in-epoch step, positive multiple)."""
@@ -135,7 +144,7 @@ class EigenSAM(SharpnessOptimizer):
         step = self.step_count % self.steps_per_epoch if self.steps_per_epoch else self.step_count
         return step > 0 and step % every == 0
 
-    def _before_perturbation(self, closure: Closure) -> None:
+    def _before_clean_pass(self, closure: Closure) -> None:
         if self.refresh_due():
             self.update_eigenvector(closure)
 
@@ -149,14 +158,14 @@ class EigenSAM(SharpnessOptimizer):
             return []
         if self.eigenvector is None:
             # official: first_step(normalization=False) on the unmodified gradient
-            return torch._foreach_mul(grads, rho if official else rho / (grad_norm + _TINY))
+            return torch._foreach_mul(grads, rho if official else rho / (grad_norm + NORM_GUARD))
         all_params = self._all_params
         has_grad = {id(p) for p in params}
         grad_of = {id(p): g for p, g in zip(params, grads, strict=True)}
         g_flat = flatten(
             [grad_of[id(p)] if id(p) in has_grad else torch.zeros_like(p) for p in all_params]
         )
-        g_hat = g_flat / (grad_norm + _TINY)
+        g_hat = g_flat / (grad_norm + NORM_GUARD)
         v = self.eigenvector
         cos = torch.dot(v, g_hat)
         self.diagnostics["v_alignment"] = float(cos.abs())
@@ -164,9 +173,9 @@ class EigenSAM(SharpnessOptimizer):
         if official:
             eps_flat = rho * (g_hat + alpha * torch.sign(cos) * v_perp)
         else:
-            v_perp = v_perp / (v_perp.norm() + _TINY)
+            v_perp = v_perp / (v_perp.norm() + NORM_GUARD)
             direction = g_hat + alpha * torch.sign(cos) * v_perp
-            eps_flat = direction * (rho / (direction.norm() + _TINY))
+            eps_flat = direction * (rho / (direction.norm() + NORM_GUARD))
         eps_all = unflatten(eps_flat, all_params)
         return [e.clone() for p, e in zip(all_params, eps_all, strict=True) if id(p) in has_grad]
 

@@ -7,7 +7,7 @@ Two changes to SAM, as the official code does them (dydjw9/Efficient_SAM ``utils
   is kept with probability ``beta``; the others get no gradient in the first pass (the
   official code sets ``requires_grad = False`` on them after the previous step, so the first
   step of training keeps every tensor). With ``g_S`` the gradient of the kept tensors,
-  ``eps = rho g_S / (beta ||g_S||_2)`` on them and 0 elsewhere, so ``||eps|| = rho / beta``.
+  ``eps = rho g_S / (||g_S||_2 + 1e-7) / beta`` (the official guard) on them and 0 elsewhere, so ``||eps|| = rho / beta``.
   The perturbed pass and the base step use every tensor. ``swp = "coordinate"`` keeps each
   *coordinate* with probability ``beta`` and divides by the full-gradient norm
   (``eps = m * rho g / (beta ||g||)``, ``||eps|| ~ rho / sqrt(beta)``): our earlier reading of
@@ -35,8 +35,12 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from sharpness.optim.base import _TINY, Closure, SharpnessOptimizer
+from sharpness.optim.base import Closure, SharpnessOptimizer
 from sharpness.optim.closures import supports_selection
+
+#: ESAM's guard on the gradient norm (dydjw9/Efficient_SAM ``utils/Esam.py``:
+#: ``rho / (grad_norm + 1e-7) / beta``)
+ESAM_NORM_GUARD = 1e-7
 
 
 class ESAM(SharpnessOptimizer):
@@ -74,7 +78,7 @@ class ESAM(SharpnessOptimizer):
     ) -> list[Tensor]:
         beta = self.hparams["beta"]
         if self.hparams["swp"] == "coordinate":
-            scale = self.hparams["rho"] / (beta * (grad_norm + _TINY))
+            scale = self.hparams["rho"] / (grad_norm + ESAM_NORM_GUARD) / beta
             self.last_masks = [
                 (torch.rand(g.shape, generator=self.generator, device=g.device) < beta).to(g.dtype)
                 for g in grads
@@ -89,7 +93,7 @@ class ESAM(SharpnessOptimizer):
         kept = [g for g, k in zip(grads, keep.tolist(), strict=True) if k]
         norm = self._global_norm(kept)
         self.diagnostics["kept_tensors"] = float(keep.sum())
-        scale = self.hparams["rho"] / (beta * (norm + _TINY))
+        scale = self.hparams["rho"] / (norm + ESAM_NORM_GUARD) / beta
         self.last_masks = [torch.full_like(g, float(k)) for g, k in zip(grads, keep.tolist(), strict=True)]
         return [g * scale if k else torch.zeros_like(g)
                 for g, k in zip(grads, keep.tolist(), strict=True)]

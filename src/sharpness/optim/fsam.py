@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from sharpness.optim.base import _TINY, SharpnessOptimizer
+from sharpness.optim.base import NORM_GUARD, SharpnessOptimizer
 
 
 class FriendlySAM(SharpnessOptimizer):
@@ -59,7 +59,7 @@ class FriendlySAM(SharpnessOptimizer):
                 m.mul_(lmbda).add_(g, alpha=1 - lmbda)
         norm = self._global_norm(directions)
         self.diagnostics["d_norm"] = float(norm)
-        scale = self.hparams["rho"] / (norm + _TINY)
+        scale = self.hparams["rho"] / (norm + NORM_GUARD)
         return torch._foreach_mul(directions, scale) if directions else []
 
     def _extra_state(self) -> dict[str, Any]:

@@ -26,6 +26,9 @@ follows the official code (smithgun2005/LE-SAM-ICML2026 ``lesam.py``):
   examples unless ``topk_share_indices``); needs a closure with ``losses_with_graph``
   (:class:`~sharpness.optim.closures.BatchClosure`).
 * ``alpha`` (0 = off): the perturbed gradient minus ``alpha`` times the clean gradient.
+* Guards as the official ``LESAM`` class, with its one constant ``eps`` (``--lesam_eps``,
+  1e-12) = ``varrho``: ``||g|| = sqrt(sum g^2 + varrho)`` and both divisions by
+  ``||g|| + varrho``.
 * BatchNorm statistics are updated in both passes (``bn_second_pass = "update"``): the
   official loop keeps the model in train mode.
 
@@ -41,7 +44,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from sharpness.optim.base import _TINY, Closure, SharpnessOptimizer
+from sharpness.optim.base import Closure, SharpnessOptimizer
 from sharpness.optim.schedules import EpochSigmaSchedule, SigmaSchedule
 from sharpness.radius import LESAM_RHO_MAX, LESAM_SIGMA, LESAM_VARRHO, lesam_radius
 
@@ -170,10 +173,13 @@ class LESAM(SharpnessOptimizer):
             grad_norm = self._global_norm(scaled)
         else:
             scaled = grads
-        norm = float(grad_norm)
+        # the official guard (one constant, lesam_eps = varrho): ||g|| = sqrt(sum g^2 + varrho),
+        # rho_t = min(sigma / (||g|| + varrho), rho_max), eps = rho_t T g / (||g|| + varrho)
+        varrho = self.hparams["varrho"]
+        norm = math.sqrt(float(grad_norm) ** 2 + varrho)
         rho, clipped = self.radius(norm, sigma)
         self.diagnostics.update(sigma=sigma, rho_t=rho, clipped=float(clipped))
-        scale = rho / (norm + _TINY) if norm > 0 else 0.0
+        scale = rho / (norm + varrho) if norm > 0 else 0.0
         return torch._foreach_mul(scaled, scale) if scaled else []
 
     def _after_step(self) -> None:

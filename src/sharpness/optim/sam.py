@@ -17,6 +17,10 @@ BatchNorm in the perturbed pass (``bn_second_pass``), as each official loop does
 freezes the running statistics (davda54/sam ``example/train.py``, ``disable_running_stats``);
 ``asam`` updates them in both passes (SamsungLabs/ASAM ``example_cifar.py`` keeps the model in
 train mode); ``sam_linf`` has no official loop and follows ``sam``.
+
+Guards on the norm divided by, as each official code: ``sam`` ``rho / (||g|| + 1e-12)``
+(davda54/sam), ``asam`` ``rho / (||T g|| + 1e-16)`` (SamsungLabs/ASAM); ``sam_linf`` divides by
+nothing.
 """
 
 from __future__ import annotations
@@ -26,8 +30,11 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from sharpness.optim.base import _TINY, SharpnessOptimizer
+from sharpness.optim.base import NORM_GUARD, SharpnessOptimizer
 from sharpness.radius import SAM_RHO
+
+#: ASAM's guard on ``||T g||`` (SamsungLabs/ASAM ``asam.py``: ``norm + 1.e-16``)
+ASAM_NORM_GUARD = 1e-16
 
 
 class GradientDescent(SharpnessOptimizer):
@@ -52,7 +59,7 @@ class SAM(SharpnessOptimizer):
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor
     ) -> list[Tensor]:
-        scale = self.hparams["rho"] / (grad_norm + _TINY)
+        scale = self.hparams["rho"] / (grad_norm + NORM_GUARD)
         return torch._foreach_mul(grads, scale) if grads else []
 
 
@@ -97,7 +104,7 @@ class ASAM(SharpnessOptimizer):
     ) -> list[Tensor]:
         scaled = [self.scaling(p) * g for p, g in zip(params, grads, strict=True)]  # T g
         norm = self._global_norm(scaled)
-        scale = self.hparams["rho"] / (norm + _TINY)
+        scale = self.hparams["rho"] / (norm + ASAM_NORM_GUARD)
         return [
             (self.scaling(p) * tg).mul_(scale) for p, tg in zip(params, scaled, strict=True)
         ]  # rho T (T g) / ||T g||

@@ -76,7 +76,7 @@ from sharpness.train.layout import CONFIG, FINAL, MODEL, RUN_FILES
 from sharpness.train.loop import run_fullbatch, run_minibatch
 from sharpness.train.losses import Criterion, per_example_loss
 from sharpness.train.model_io import InputNormalization, build_run_model, load_trained_model
-from sharpness.train.performance import cudnn_autotune
+from sharpness.train.performance import cudnn_autotune, precision_record
 from sharpness.train.run import Run
 from sharpness.train.schedule import lr_at
 
@@ -176,6 +176,7 @@ def _train(run: Run, cfg: dict[str, Any], run_dir: Path) -> dict[str, Any]:
         with record_cm as record:
             record.update(resumed_from_step=run.step if run.resumed else None,
                           device_used=str(run.device), bf16=run.use_bf16,
+                          **precision_record(run.use_bf16),
                           channels_last=run.channels_last, cudnn_benchmark=autotuned,
                           data_path=run.batches.kind if cfg["mode"] == "minibatch" else "device",
                           distributed=run.dist.describe(per_device,

@@ -3,7 +3,9 @@
 Everything here is a no-op on the CPU unless a test forces it, so the same code runs on a
 laptop, in CI and on a GPU node:
 
-* **bf16 autocast on CUDA** (``bf16: true``): forward passes in bfloat16, parameters,
+* **fp32 by default**, as every official code of the lesam paper trains (TF32 as PyTorch's
+  defaults leave it); :func:`precision_record` labels each run.
+* **bf16 autocast on CUDA** (``bf16: true``, a speed option): forward passes in bfloat16, parameters,
   gradients and the optimizer in float32. bfloat16 has float32's exponent range, so no loss
   scaling is needed and SAM's two passes (and LE-SAM's loss-equated radius, which divides by
   the gradient norm) see unscaled gradients.
@@ -61,6 +63,16 @@ def autocast_factory(bf16: bool, device: torch.device
     if bf16 and device.type == "cuda":
         return lambda: torch.autocast(device_type="cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext
+
+
+def precision_record(bf16_used: bool) -> dict[str, Any]:
+    """What a run computed in, for its provenance and ``final.json``: ``precision`` is
+    ``"bf16"`` (autocast, the speed option) or ``"fp32"`` (as the official codes train), and
+    the TF32 switches as the run found them (PyTorch's defaults: off for matmul, on for
+    cuDNN convolutions; this project never changes them)."""
+    return {"precision": "bf16" if bf16_used else "fp32",
+            "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+            "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32)}
 
 
 def is_convolutional(model: nn.Module) -> bool:

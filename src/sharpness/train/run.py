@@ -32,7 +32,12 @@ from sharpness.train.hooks import BatchStep, TrainHooks
 from sharpness.train.layout import CHECKPOINT, FINAL, METRICS, MODEL, TIMING
 from sharpness.train.losses import per_example_loss
 from sharpness.train.model_io import build_run_model
-from sharpness.train.performance import autocast_factory, to_channels_last, use_channels_last
+from sharpness.train.performance import (
+    autocast_factory,
+    precision_record,
+    to_channels_last,
+    use_channels_last,
+)
 from sharpness.train.schedule import lr_at
 
 log = logging.getLogger(__name__)
@@ -304,6 +309,7 @@ class Run:
             "final_train_acc": train_acc,
             "final_test_loss": finite(test_loss),
             "final_test_acc": test_acc,
+            "precision": precision_record(self.use_bf16)["precision"],
             "num_classes": self.data.num_classes,
             "n_train": len(self.data.x_train),
             "n_test": len(self.data.x_test),
