@@ -24,6 +24,7 @@ laptop, in CI and on a GPU node:
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -31,6 +32,8 @@ import torch
 from torch import Tensor, nn
 
 from sharpness.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 #: config keys or values that ask for float16 autocast, which :func:`refuse_fp16` rejects
 FP16_KEYS = ("fp16", "amp", "half")
@@ -81,9 +84,19 @@ def is_convolutional(model: nn.Module) -> bool:
 
 
 def use_channels_last(setting: bool | str, model: nn.Module, device: torch.device) -> bool:
-    """Resolve ``channels_last``: ``auto`` = on for convolutional nets on CUDA, else off."""
+    """Resolve ``channels_last``: ``auto`` = on for convolutional nets on CUDA, else off.
+
+    On the CPU it is always off, ``true`` included (with a warning): NHWC brings no speed there,
+    and with torch 2.14.1 the oneDNN backward of a channels-last BatchNorm ResNet aborts the
+    process ("double free or corruption") on AVX2 AMD EPYC CPUs (measured). The provenance
+    records the layout that was used."""
+    if device.type != "cuda":
+        if setting is True:
+            log.warning("channels_last: true is ignored on %s (no benefit on a CPU, and "
+                        "oneDNN's channels-last backward crashes on some CPUs)", device.type)
+        return False
     if setting == "auto":
-        return device.type == "cuda" and is_convolutional(model)
+        return is_convolutional(model)
     return bool(setting)
 
 
