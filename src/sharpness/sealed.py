@@ -12,7 +12,6 @@ why and returns ``None`` so the caller recomputes; a reader of another job's fil
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 
 from sharpness.cache import KEY_FILE, read_key
 from sharpness.errors import SharpnessError
+from sharpness.provenance import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +32,6 @@ class DamagedFile(SharpnessError):
     """A cached file is unreadable or differs from the hash its folder's record holds."""
 
 
-def file_digest(path: str | os.PathLike[str], chunk: int = 1 << 20) -> str:
-    """SHA-256 of a file's bytes, read in chunks (checkpoints can be large)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def seal(directory: str | os.PathLike[str], *names: str) -> None:
     """Record the SHA-256 of the files ``names`` of ``directory`` in its ``cache_key.json``
     (under ``files``), after they have been written: a later reuse checks the file against it
@@ -50,7 +41,7 @@ def seal(directory: str | os.PathLike[str], *names: str) -> None:
     directory = Path(directory)
     record = read_key(directory) or {}
     files = {**record.get(FILES_FIELD, {}),
-             **{name: file_digest(directory / name) for name in names}}
+             **{name: file_sha256(directory / name) for name in names}}
     atomic_write_json(directory / KEY_FILE, {**record, FILES_FIELD: files})
 
 
@@ -79,7 +70,7 @@ def damage(directory: str | os.PathLike[str], name: str, *, require: bool = True
     if recorded is None:
         return ("its folder's record holds no hash of it (written before it was sealed)"
                 if require else None)
-    actual = file_digest(path)
+    actual = file_sha256(path)
     if actual != recorded:
         return (f"its SHA-256 {actual[:12]} differs from the recorded {recorded[:12]} "
                 f"(truncated or changed after it was written; {path.stat().st_size} bytes)")

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sharpness.readme.blocks import blocks_in, documents
-from sharpness.readme.sources import MEASURED_DIR
+from sharpness.readme.blocks import MEASURED_DIR, blocks_in, documents
 
 ALL_ROW = re.compile(r"^\| \*\*all\*\* \| \*\*(?P<wall>[\d:]+)\*\* \| (?P<cpu>\d+) \| "
                      r"(?P<rss>\d+) \| (?P<exit>\d+) \| (?P<jobs>\d+) \|", re.MULTILINE)

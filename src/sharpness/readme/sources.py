@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sharpness.errors import SharpnessError
-
-MEASURED_DIR = Path("benchmarks/measured")
+from sharpness.readme.blocks import MEASURED_DIR
 
 
 @dataclass(frozen=True)
