@@ -79,18 +79,20 @@ def _cost(root: Path) -> str:
 
 
 def dag_outputs(root: Path, *args: str) -> tuple[int, list[str]]:
-    """Jobs and declared outputs of the whole DAG (``snakemake -n --forceall``, so files a
-    run already made count too)."""
-    done = subprocess.run([snakemake_executable(), "-n", "--forceall", *args], cwd=root,
-                          capture_output=True, text=True)
-    if done.returncode:
-        raise SharpnessError(f"snakemake -n failed: {done.stderr.strip()[-2000:]}")
-    total = re.search(r"^total\s+(\d+)$", done.stdout, re.MULTILINE)
+    """Jobs (``snakemake -n --forceall``) and declared outputs (``snakemake --summary
+    --forceall``: rules print their ``message:`` in a dry run, not their outputs) of the whole
+    DAG, so files a run already made count too."""
+    def run(*flags: str) -> str:
+        done = subprocess.run([snakemake_executable(), *flags, "--forceall", *args], cwd=root,
+                              capture_output=True, text=True)
+        if done.returncode:
+            raise SharpnessError(f"snakemake {flags[0]} failed: {done.stderr.strip()[-2000:]}")
+        return done.stdout
+
+    total = re.search(r"^total\s+(\d+)$", run("-n"), re.MULTILINE)
     if total is None:
         raise SharpnessError("snakemake -n printed no job count")
-    outputs = [o.strip() for line in done.stdout.splitlines()
-               if line.strip().startswith("output:")
-               for o in line.strip()[len("output:"):].split(",")]
+    outputs = [line.split("\t", 1)[0] for line in run("--summary").splitlines()[1:] if line]
     return int(total[1]), outputs
 
 
