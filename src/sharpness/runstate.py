@@ -75,25 +75,33 @@ def divergence(loss: float, initial_loss: float | None = None, *,
     return None
 
 
+#: how far (relative) above its initial loss (and, for a classifier, above ln C) a run must end
+#: to count as blown up at the end: the measured end-of-run blow-ups sit 2-80x above their start
+END_MARGIN = 0.1
+
+
 def end_divergence(final_loss: float | None, initial_loss: float | None, *,
                    classifier_classes: int | None = None) -> str | None:
     """Whether a run that ended with train loss ``final_loss`` has blown up without tripping
     :func:`divergence` on the way (e.g. cross-entropy with saturated units stays finite).
 
-    Any run whose final loss is above its initial loss has not trained (``above_initial_loss``).
+    A run whose final loss is above its initial loss by more than :data:`END_MARGIN` has blown
+    up (``above_initial_loss``); a few steps that end a little above where they started are
+    noise, not a divergence (the claims ledger's sanity check says whether a run trained).
     ``classifier_classes``: the number of classes ``C`` of a cross-entropy classifier, which
-    must moreover end above ``ln C``, the loss of the uniform guess (``above_chance_loss``), so
-    a classifier that barely moved from an initial loss a little above ``ln C`` is not called
-    diverged. ``None`` when the run is within bounds or the loss was not measured."""
+    must moreover end above ``ln C`` (the loss of the uniform guess) by that margin
+    (``above_chance_loss``), so a classifier that barely moved from an initial loss a little
+    above ``ln C`` is not called diverged. ``None`` when the run is within bounds or the loss
+    was not measured."""
     if final_loss is None:
         return None
     if not math.isfinite(final_loss):
         return NON_FINITE
     above_start = (initial_loss is not None and math.isfinite(initial_loss)
-                   and final_loss > initial_loss)
+                   and final_loss > initial_loss * (1 + END_MARGIN))
     if classifier_classes is not None and classifier_classes > 1:
         chance = math.log(classifier_classes)
-        if final_loss > chance and (above_start or initial_loss is None):
+        if final_loss > chance * (1 + END_MARGIN) and (above_start or initial_loss is None):
             return ABOVE_CHANCE
         return None
     return ABOVE_INITIAL if above_start else None
