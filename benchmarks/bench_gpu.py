@@ -39,7 +39,7 @@ import yaml
 
 from sharpness.models import build_model
 from sharpness.optim import build_optimizer
-from sharpness.train.closure import EngineClosure
+from sharpness.train.closure import DivergenceCheck, EngineClosure
 from sharpness.train.device_data import DeviceBatches
 from sharpness.train.losses import per_example_loss
 from sharpness.train.model_io import InputNormalization
@@ -113,7 +113,8 @@ class Trainer:
         """One training step, as the engine takes it."""
         x, y = self._next()
         closure = EngineClosure(self.model, x, y, self.loss, autocast=self.autocast,
-                                 chunk=None, diverge_loss=None, loss_goal=None)
+                                 chunk=None, check=DivergenceCheck(None, None, None),
+                                 loss_goal=None)
         self.opt.step(closure)
 
     def sync(self) -> None:
@@ -139,7 +140,8 @@ class Trainer:
         steps = 0
         for x, y in self.batches.epoch():
             closure = EngineClosure(self.model, x, y, self.loss, autocast=self.autocast,
-                                     chunk=None, diverge_loss=None, loss_goal=None)
+                                     chunk=None, check=DivergenceCheck(None, None, None),
+                                 loss_goal=None)
             self.opt.step(closure)
             steps += 1
         self.sync()

@@ -196,7 +196,8 @@ def test_a_table_reading_a_damaged_final_names_it(tmp_path, clean):
 
     run = tmp_path / "run"
     shutil.copytree(clean, run)
-    assert read_final(run) == read_json(clean / "final.json")
+    assert {k: v for k, v in read_final(run).items() if not k.startswith("best_")} == \
+        read_json(clean / "final.json")
     _truncate(run / "final.json")
     with pytest.raises(DamagedFile, match=r"final\.json is not used: .*--forcerun"):
         read_final(run)
