@@ -30,7 +30,11 @@ def test_claims_map_to_the_runs_of_their_items(paper):
     assert len(needs["ls-robust"].runs) == len(needs["ls-flatness"].runs) == 27
     assert needs["ls-robust"].runs == needs["ls-dynamics"].runs
     assert needs["ls-robust"].runs < needs["ls-cifar10-sam"].runs
-    assert needs["ls-domain"].seed_paths == (("lesam", "groups", "domain_mnist", "seeds"),)
+    # PACS and VLCS: one group per source domain, 4 + 4
+    domain = needs["ls-domain"].seed_paths
+    assert len(domain) == 8 and all(p[:2] == ("lesam", "groups") and p[3] == "seeds"
+                                    and p[2].startswith(("domain_pacs_", "domain_vlcs_"))
+                                    for p in domain)
     assert needs["mf-gradcam-mnist-l2"].seed_paths == (("gradcam", "seeds"),)
     assert not needs["mf-l1"].runs and not needs["eos-band"].seed_paths
 
@@ -58,7 +62,7 @@ def test_small_budget_picks_what_a_hand_calculation_picks(paper):
     assert order.index("ls-signal-sam") < order.index("eos-measures")  # cheapest first
     left = {ln.claim: ln for ln in plan.lines if not ln.planned}
     assert left["ls-cost"].added_hours == 8.0
-    assert left["ls-domain"].added_hours == 9.0
+    assert left["ls-domain"].added_hours == len(needs["ls-domain"].runs) == 8 * 3 * 3
     assert 0.1 < left["ls-domain"].power < 0.3  # 3 seeds, assumed d = 1: weak, and it says so
     assert "figures/eos/fig_measures.csv" in plan.targets
     assert "figures/lesam/table_cost.csv" not in plan.targets
@@ -77,15 +81,17 @@ def test_plan_files_and_ledger_provenance(paper, tmp_path):
     config, needs = paper
     prices = {r: 0.5 for n in needs.values() for r in n.runs}
     chosen = [c for c in all_claims() if c.id in ("ls-domain", "ls-cost", "mf-l1")]
-    plan = cp.make_plan(chosen, config, 10, prices, dict.fromkeys(prices, "estimate"),
-                        pricing="test")
-    assert all(ln.planned for ln in plan.lines) and plan.hours == 8.5
+    domain_hours = 0.5 * len(needs["ls-domain"].runs)
+    plan = cp.make_plan(chosen, config, 10 + domain_hours, prices,
+                        dict.fromkeys(prices, "estimate"), pricing="test")
+    assert all(ln.planned for ln in plan.lines) and plan.hours == 4.0 + domain_hours
     record = plan.record(["workflow/config/paper.yaml"])
     out, rec = cp.write_plan(record, tmp_path / "plan.yaml")
     overlay = yaml.safe_load(out.read_text())
     assert overlay["plan"] == {"id": record["id"], "file": str(rec),
                                "targets": record["targets"]}
-    assert overlay["lesam"]["groups"]["domain_mnist"]["seeds"] == [0, 1, 2]
+    for path in needs["ls-domain"].seed_paths:
+        assert cp.get_path(overlay, path) == [0, 1, 2]
     assert "profile" not in overlay  # merged over the profile, never replacing it
     loaded = load_plan(rec)
     rows = [{"id": "ls-domain", "verdict": SUPPORTED, "provenance": "lesam/x=abc",
@@ -96,8 +102,8 @@ def test_plan_files_and_ledger_provenance(paper, tmp_path):
         "looks": [{"seeds": 10, "t": 2.5, "boundary": 3.2, "decision": "stop: maximum"}]}}
     out_rows = annotate(rows, loaded)
     assert out_rows[0]["provenance"] == f"lesam/x=abc;plan={record['id']}"
-    assert out_rows[0]["gpu_hours"] == 4.5
-    assert f"GPU-hours 4.5 (estimate), plan {record['id']} (domain_mnist 3 seeds)" in \
+    assert out_rows[0]["gpu_hours"] == domain_hours
+    assert f"GPU-hours {domain_hours:.1f} (estimate), plan {record['id']} (" in \
         out_rows[0]["note"]
     assert out_rows[0]["verdict"] == INCONCLUSIVE  # the boundary was not crossed
     assert out_rows[1] == rows[1]  # not in the plan: untouched
@@ -139,7 +145,7 @@ def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, cap
     def fake_runner(configfiles, overlay_path, seed_paths, targets, **kw):
         def run(n):
             overlay = driver.seed_overlay(seed_paths, n)
-            seen.append(overlay["lesam"]["groups"]["domain_mnist"]["seeds"])
+            seen.append(cp.get_path(overlay, tuple(next(iter(seed_paths)).split("."))))
         return run
 
     def fake_reader(claim_id, figures, profile):
@@ -159,10 +165,11 @@ def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, cap
     printed = capsys.readouterr().out
     assert "Pocock-type" in printed and "stop: maximum" in printed
     record = load_plan(out.with_suffix(".json"))
-    assert record["seeds"] == {"lesam.groups.domain_mnist.seeds": [0, 1, 2, 3, 4]}
+    assert record["seeds"] and all(v == [0, 1, 2, 3, 4] for v in record["seeds"].values())
     assert record["sequential"]["ls-domain"]["verdict"] == INCONCLUSIVE
     overlay = yaml.safe_load(out.read_text())
-    assert overlay["lesam"]["groups"]["domain_mnist"]["seeds"] == [0, 1, 2, 3, 4]
+    assert all(cp.get_path(overlay, tuple(k.split("."))) == [0, 1, 2, 3, 4]
+               for k in record["seeds"])
     row = {"id": "ls-domain", "verdict": SUPPORTED, "provenance": "", "note": ""}
     assert annotate([row], record)[0]["verdict"] == INCONCLUSIVE
 
@@ -187,7 +194,12 @@ def test_quick_profile_runs_only_the_plan(tmp_path, repo, bin_dir):
 def test_paper_plan_for_100_gpu_hours_is_a_valid_dry_run(tmp_path, repo, bin_dir):
     """The issue's check: the printed plan, and `snakemake -n` accepts its config (no
     data.imagenet needed: 100 GPU-hours buy no ImageNet run)."""
+    from sharpness.data.folders import DOMAINS
+
     work = copy_workflow(repo, tmp_path)
+    for base, domains in DOMAINS.items():  # the PACS/VLCS layout (empty) a plan may need
+        for domain in domains:
+            (work / "data" / base / domain).mkdir(parents=True, exist_ok=True)
     proc = subprocess.run(
         [str(bin_dir / "sharpness"), "plan", "--gpu-hours", "100", "--configfile",
          "workflow/config/paper.yaml", "--out", "plans/plan.yaml", "--method", "analytic"],
@@ -206,7 +218,7 @@ def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
 
     config, needs = paper
     runs = training_runs(config["lesam"])
-    rid = "domain_mnist-sgd-s0"
+    rid = next(r for r in runs if r.startswith("domain_pacs_") and r.endswith("-sgd-s0"))
     job = type("J", (), {"paper": "lesam", "run": rid, "gpus": 1})()
     folder = tmp_path / "lesam" / "runs" / rid
     folder.mkdir(parents=True)
