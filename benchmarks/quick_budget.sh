@@ -8,6 +8,7 @@
 #   KEEP=/tmp/clone bash benchmarks/quick_budget.sh   # keep the clone (figures, logs) there
 #   PER_PAPER=1 bash benchmarks/quick_budget.sh       # one run per paper, in sequence
 #   TARGETS=bridges_all NO_README=1 bash benchmarks/quick_budget.sh   # a smoke run of part of it
+#   SNAKEMAKE_ARGS=--keep-going bash benchmarks/quick_budget.sh  # extra snakemake arguments
 #
 # By default the whole profile is one `snakemake --cores $CORES` run (what `make` does) under
 # `/usr/bin/time -v`, which gives its wall time, CPU time (user+sys, every child included) and
@@ -28,6 +29,8 @@ CORES=${CORES:-2}
 PROFILE=${PROFILE:-quick}
 CONFIG=()
 [ "$PROFILE" = quick ] || CONFIG=(--configfile "workflow/config/$PROFILE.yaml")
+# shellcheck disable=SC2206  # SNAKEMAKE_ARGS is a list of words
+CONFIG+=(${SNAKEMAKE_ARGS:-})
 PAPERS=${PAPERS:-minorfirst lesam eos bridges}
 [ -x "$VENV/bin/snakemake" ] || { echo "no $VENV/bin/snakemake: run 'make test' (or set VENV) first" >&2; exit 2; }
 if [ -f "$VENV/.installed" ] && [ "$SRC/envs/requirements.txt" -nt "$VENV/.installed" ]; then
