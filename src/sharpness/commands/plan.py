@@ -31,8 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``plan`` subcommand."""
     from sharpness.commands.cost import DEFAULT_BASE
     from sharpness.cost import DEFAULT_TFLOPS
-    from sharpness.planning.claims_plan import DEFAULT_EFFECT
-    from sharpness.planning.sequential import SPENDING
+    from sharpness.planning import DEFAULT_EFFECT, SPENDING
 
     p = subparsers.add_parser(
         "plan", help="choose the runs that settle the most claims within a GPU budget",

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy import stats
 
 from sharpness.curvature.hvp import HessianOperator
 
@@ -60,5 +59,8 @@ def hutchinson_trace(
         samples[i] = float(torch.dot(z.to(hz), hz))
     mean = float(samples.mean())
     stderr = float(samples.std(ddof=1) / np.sqrt(num_samples))
+    # imported here: scipy.stats costs about 1 CPU-s, which every training job would pay
+    from scipy import stats
+
     half = float(stats.t.ppf(0.5 + confidence / 2.0, df=num_samples - 1)) * stderr
     return TraceEstimate(mean, stderr, mean - half, mean + half, confidence, samples)

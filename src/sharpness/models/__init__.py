@@ -10,32 +10,68 @@ its shape. Extra keyword arguments are model-specific (``depth``, ``activation``
 
 from __future__ import annotations
 
+import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from torch import nn
 
 from sharpness.errors import lookup
-from sharpness.models.resnets import ScaledResNet, resnet18_cifar, resnet50, resnet101
-from sharpness.models.small import FCN, ScaledLinear, SmallCNN, cnn, fcn
-from sharpness.models.vit import PretrainedWeightsUnavailable, vit_b_16, vit_small
-from sharpness.models.wide_pyramid import PyramidNet, WideResNet, pyramidnet110, wrn28_10
 
 ModelBuilder = Callable[..., nn.Module]
 
-#: name -> builder; the names the configs use
-MODELS: dict[str, ModelBuilder] = {
-    "resnet18": resnet18_cifar,
-    "wrn28_10": wrn28_10,
-    "pyramidnet110": pyramidnet110,
-    "resnet50": resnet50,
-    "resnet101": resnet101,
-    "vit_b_16": vit_b_16,
-    "vit_small": vit_small,
-    "cnn": cnn,
-    "fcn": fcn,
+#: where each public name lives (module in this package); imported on first use, so a job
+#: that trains a CNN or FCN never imports torchvision (its import pulls torch._dynamo: about
+#: 1.5 CPU-s per process, paid by every training job of a profile)
+_HOMES: dict[str, str] = {
+    "ScaledResNet": "resnets", "resnet18_cifar": "resnets", "resnet50": "resnets",
+    "resnet101": "resnets",
+    "FCN": "small", "ScaledLinear": "small", "SmallCNN": "small", "cnn": "small", "fcn": "small",
+    "PretrainedWeightsUnavailable": "vit", "vit_b_16": "vit", "vit_small": "vit",
+    "PyramidNet": "wide_pyramid", "WideResNet": "wide_pyramid", "pyramidnet110": "wide_pyramid",
+    "wrn28_10": "wide_pyramid",
 }
+
+
+def __getattr__(name: str) -> Any:
+    """The model classes and builders, each imported from its module when first asked for."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+class _Builders(Mapping[str, ModelBuilder]):
+    """Config name -> builder, importing a builder's module only when it is looked up."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self._names = names
+
+    def __getitem__(self, key: str) -> ModelBuilder:
+        builder: ModelBuilder = __getattr__(self._names[key])
+        return builder
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
+#: name -> builder; the names the configs use
+MODELS: Mapping[str, ModelBuilder] = _Builders({
+    "resnet18": "resnet18_cifar",
+    "wrn28_10": "wrn28_10",
+    "pyramidnet110": "pyramidnet110",
+    "resnet50": "resnet50",
+    "resnet101": "resnet101",
+    "vit_b_16": "vit_b_16",
+    "vit_small": "vit_small",
+    "cnn": "cnn",
+    "fcn": "fcn",
+})
 
 _FIXED = ("num_classes", "in_channels", "image_size", "width")
 

@@ -11,3 +11,9 @@
 * :mod:`sharpness.planning.ledger`: the plan in the ledger (provenance, GPU-hours per claim,
   sequential verdicts).
 """
+
+#: the assumed standardized effect (mean paired difference / its SD) of a claim whose ledger
+#: row gives none: the power estimate's default
+DEFAULT_EFFECT = 1.0
+#: the alpha-spending functions of the group-sequential test (O'Brien-Fleming-like, Pocock)
+SPENDING = ("obf", "pocock")

@@ -24,14 +24,12 @@ from typing import Any
 from scipy import stats
 
 from sharpness.claims.model import Claim
+from sharpness.planning import DEFAULT_EFFECT
 from sharpness.planning.select import Candidate, Pick, greedy
 from sharpness.planning.sequential import power_at
 
 #: claim items whose runs the cost model files under another item name
 ITEM_ALIASES = {"minorfirst/gradcam_table": "minorfirst/gradcam"}
-#: the standardised effect (mean / sd of the per-seed paired differences) assumed for a
-#: seeded comparison when no earlier ledger row measured it
-DEFAULT_EFFECT = 1.0
 
 RunKey = tuple[str, str]  # (paper, run)
 SeedPath = tuple[str, ...]  # where in the config a seed list lives

@@ -45,7 +45,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-SPENDING = ("obf", "pocock")
+from sharpness.planning import SPENDING
+
 #: simulated comparisons behind each boundary (Monte-Carlo error of the spent alpha ~ 5e-4)
 CALIBRATION_SIMS = 200_000
 
