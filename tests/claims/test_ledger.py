@@ -72,14 +72,14 @@ def test_readme_block_round_trip() -> None:
     assert "| eos | 1 | 0 | 0 | 1 |" in checked and "| eos (checks) | 1 |" in checked
 
 
-SNAPSHOT = ROOT / "docs" / "claims_quick.csv"
-
-
-@pytest.mark.skipif(not SNAPSHOT.exists(), reason="no committed ledger snapshot yet")
 def test_readme_findings_match_the_ledger_csv() -> None:
     """Every finding in the README block quotes its row of the committed ledger CSV (the
-    measured quick run), and the block is exactly what the generator makes of that CSV."""
-    with SNAPSHOT.open(newline="") as handle:
+    evidence profile's run once committed, else the quick run's), and the block is exactly
+    what the generator makes of that CSV."""
+    from sharpness.readme.sources import claims_snapshot
+
+    name = claims_snapshot(ROOT)
+    with (ROOT / name).open(newline="") as handle:
         ledger = {r["id"]: r for r in csv.DictReader(handle)}
     text = (ROOT / "README.md").read_text()
     bullets = readme.parse_block(text)
@@ -88,8 +88,12 @@ def test_readme_findings_match_the_ledger_csv() -> None:
         row = ledger[b["id"]]
         assert b["verdict"] == row["verdict"], b["id"]
         assert readme.numbers(b["value"]) == readme.numbers(row["value"]), b["id"]
-    expected = readme.replace_block(text, readme.readme_block(
-        list(ledger.values()), "docs/claims_quick.csv"))
+    record = json.loads(readme.record_path(ROOT / name).read_text())
+    assert record["profile"] in name and len(record["git_commit"]) == 40 and record["built"]
+    assert (f"Generated from `{name}` (the claims ledger of the {record['profile']}-profile run "
+            f"at commit {record['git_commit'][:7]}") in text
+    expected = readme.replace_block(text, readme.readme_block(list(ledger.values()), name,
+                                                              record))
     assert text == expected, "README findings block is stale: run `sharpness claims readme`"
 
 
@@ -127,3 +131,28 @@ def test_figures_readme_is_committed_and_defines_every_level() -> None:
                               "figures/eos/fig_phase.csv"], check=False).returncode
     if tracked:  # in a git checkout: only the README is tracked, generated files are ignored
         assert tracked == ["figures/README.md"] and ignored == 0
+
+
+def test_a_snapshot_keeps_the_profile_commit_and_date_of_its_run(tmp_path: Path) -> None:
+    from sharpness.cli import main
+
+    fig = _figures(tmp_path)
+    assert main(["claims", "build", "--figures", str(fig), "--profile", "evidence"]) == 0
+    (fig / "CLAIMS.provenance.json").write_text(json.dumps(
+        {"code": {"git_commit": "ab" * 20, "dirty": False}, "ended": "2026-12-01T20:00:00"}))
+    page = tmp_path / "README.md"
+    page.write_text(f"intro\n{readme.BEGIN}\nold\n{readme.END}\n")
+    snap = tmp_path / "docs" / "claims_evidence.csv"
+    snap.parent.mkdir()
+    assert main(["claims", "readme", "--ledger", str(fig / "claims.csv"), "--readme", str(page),
+                 "--snapshot", str(snap)]) == 0
+    record = json.loads(readme.record_path(snap).read_text())
+    assert record == {"profile": "evidence", "git_commit": "ab" * 20, "dirty": False,
+                      "built": "2026-12-01T20:00:00"}
+    assert "evidence-profile run at commit abababa, built 2026-12-01" in page.read_text()
+    # regenerating from the snapshot alone (what `sharpness readme refresh` does) agrees
+    before = page.read_text()
+    assert main(["claims", "readme", "--ledger", str(snap), "--readme", str(page),
+                 "--check"]) == 0
+    assert page.read_text() == before
+    assert readme.describe_run(None) == "the claims ledger of a pipeline run"

@@ -9,6 +9,7 @@ in it with the ledger CSV it was made from.
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,15 +33,55 @@ def read_ledger_csv(path: str | Path) -> list[dict[str, Any]]:
         return list(csv.DictReader(handle))
 
 
-def readme_block(rows: Sequence[Mapping[str, Any]], source: str) -> str:
+def snapshot_record(ledger: str | Path) -> dict[str, Any]:
+    """Where a ledger came from, read from the files its run wrote beside it: the profile
+    (``claims.json``), the commit and the time it was built (``CLAIMS.provenance.json``).
+    A committed snapshot keeps this record beside it (``<snapshot>.record.json``), so the README can
+    say which run its findings come from."""
+    folder = Path(ledger).parent
+    record: dict[str, Any] = {"profile": None, "git_commit": None, "built": None}
+    meta, prov = folder / "claims.json", folder / "CLAIMS.provenance.json"
+    if meta.is_file():
+        record["profile"] = json.loads(meta.read_text()).get("profile")
+    if prov.is_file():
+        data = json.loads(prov.read_text())
+        record["git_commit"] = data.get("code", {}).get("git_commit")
+        record["dirty"] = bool(data.get("code", {}).get("dirty"))
+        record["built"] = data.get("ended") or data.get("started")
+    return record
+
+
+def record_path(snapshot: str | Path) -> Path:
+    """The record file of a committed ledger snapshot: ``docs/x.csv`` -> ``docs/x.record.json``
+    (never ``x.json``: a run's own ``claims.json`` sits beside its ``claims.csv``)."""
+    return Path(snapshot).with_suffix(".record.json")
+
+
+def describe_run(record: Mapping[str, Any] | None) -> str:
+    """``the claims ledger of the evidence-profile run at commit 1a2b3c4 (2026-12-01)``."""
+    if not record or not record.get("profile"):
+        return "the claims ledger of a pipeline run"
+    text = f"the claims ledger of the {record['profile']}-profile run"
+    if record.get("git_commit"):
+        text += f" at commit {str(record['git_commit'])[:7]}"
+        if record.get("dirty"):
+            text += " (with uncommitted changes)"
+    if record.get("built"):
+        text += f", built {str(record['built'])[:10]}"
+    return text
+
+
+def readme_block(rows: Sequence[Mapping[str, Any]], source: str,
+                 record: Mapping[str, Any] | None = None) -> str:
     """The block's Markdown: counts per paper and verdict, then the decided and inconclusive
-    claims, each with its measured value; claims not run are counted, with their ids."""
+    claims, each with its measured value; claims not run are counted, with their ids.
+    ``record`` (:func:`snapshot_record`) names the run the ledger comes from."""
     papers = list(dict.fromkeys(str(r["paper"]) for r in rows))
     unbuilt = sum(r["value"] == NOT_BUILT for r in rows)
     partial = (f" That run was partial: the items of {unbuilt} of the {len(rows)} claims were "
                "not built, so those rows are counted under `not run in this profile` here and "
                "listed apart below." if unbuilt else "")
-    lines = [f"Generated from `{source}` (the claims ledger of a quick-profile run; "
+    lines = [f"Generated from `{source}` ({describe_run(record)}; "
              "`figures/CLAIMS.md` after any run has every row with its predicate, figures and "
              f"provenance ids).{partial}", "", "| paper | " + " | ".join(VERDICTS) + " |",
              "|---|" + "---:|" * len(VERDICTS)]

@@ -9,6 +9,7 @@ findings block from a ledger (and ``--check`` fails when the block is stale).
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from sharpness.errors import SharpnessError
@@ -41,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     readme.add_argument("--readme", default="README.md",
                         help="the file whose findings block is written (default: README.md)")
     readme.add_argument("--snapshot", default=None,
-                        help="also copy the ledger CSV here (the file the README test reads)")
+                        help="also copy the ledger CSV here (the file the README test reads), "
+                             "with its run's profile, commit and date beside it (<snapshot>.record.json)")
     readme.add_argument("--check", action="store_true",
                         help="do not write; exit 1 if the block differs from the ledger")
     readme.set_defaults(func=_readme)
@@ -84,8 +86,14 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _readme(args: argparse.Namespace) -> int:
-    from sharpness.claims.readme import read_ledger_csv, readme_block, replace_block
-    from sharpness.io import atomic_write_text
+    from sharpness.claims.readme import (
+        read_ledger_csv,
+        readme_block,
+        record_path,
+        replace_block,
+        snapshot_record,
+    )
+    from sharpness.io import atomic_write_json, atomic_write_text
 
     ledger = Path(args.ledger)
     if not ledger.is_file():
@@ -93,7 +101,11 @@ def _readme(args: argparse.Namespace) -> int:
     rows = read_ledger_csv(ledger)
     readme = Path(args.readme)
     text = readme.read_text()
-    new = replace_block(text, readme_block(rows, source=str(args.snapshot or ledger)))
+    kept = record_path(ledger)  # a committed snapshot carries its record beside it
+    record = (json.loads(kept.read_text()) if kept.is_file() and not args.snapshot
+              else snapshot_record(ledger))
+    new = replace_block(text, readme_block(rows, source=str(args.snapshot or ledger),
+                                           record=record))
     if args.check:
         if new != text:
             print(f"{readme}: the findings block differs from {ledger}; rerun "
@@ -103,4 +115,5 @@ def _readme(args: argparse.Namespace) -> int:
     atomic_write_text(readme, new)
     if args.snapshot:
         atomic_write_text(args.snapshot, ledger.read_text())
+        atomic_write_json(record_path(args.snapshot), record)
     return 0

@@ -124,10 +124,14 @@ def _gallery(root: Path) -> str:
 
 
 def _claims(root: Path) -> str:
-    from sharpness.claims.readme import read_ledger_csv, readme_block
+    import json
+
+    from sharpness.claims.readme import read_ledger_csv, readme_block, record_path
 
     snapshot = claims_snapshot(root)
-    return readme_block(read_ledger_csv(root / snapshot), snapshot)
+    kept = record_path(root / snapshot)
+    record = json.loads(kept.read_text()) if kept.is_file() else None
+    return readme_block(read_ledger_csv(root / snapshot), snapshot, record)
 
 
 def claims_snapshot(root: Path) -> str:
@@ -152,7 +156,7 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
     Source("eos-toy", _eos_toy, "sharpness readme refresh --only eos-toy", seconds=3),
     Source("gallery", _gallery, "sharpness gallery --figures figures --out docs/gallery"),
     Source("claims", _claims, "sharpness claims readme --ledger figures/claims.csv "
-                              "--snapshot docs/claims_quick.csv"),
+                              "--snapshot docs/claims_evidence.csv"),
     Source("profiles", _profiles, "sharpness readme refresh --only profiles"),
     _measured("budget-quick", "quick_budget.md", "bash benchmarks/quick_budget.sh"),
     _measured("budget-evidence", "evidence_budget.md",
