@@ -169,6 +169,16 @@ def combine(verdicts: Sequence[str]) -> str:
 MAX_SEEDS = 1000
 
 
+def paired_t_power(d: float, n: int, crit: float) -> float:
+    """Power of a two-sided paired t test with critical value ``crit`` at ``n`` seeds when
+    the standardised effect (mean / sd of the differences) is ``d``: the noncentral t mass
+    beyond ``±crit`` (exact for normal differences)."""
+    nc = abs(d) * math.sqrt(n)
+    lower = float(stats.nct.cdf(-crit, n - 1, nc))  # the wrong-sign tail; scipy can give nan
+    upper = float(stats.nct.sf(crit, n - 1, nc))
+    return min(1.0, upper + (lower if math.isfinite(lower) else 0.0))
+
+
 def seeds_to_settle(effect: float, sd: float, alpha: float = 0.05, power: float = 0.8,
                     minimum: int = 3, maximum: int = MAX_SEEDS) -> int | None:
     """Paired seeds a two-sided paired t test at level ``alpha`` needs to detect a mean
@@ -197,20 +207,15 @@ def seeds_to_settle(effect: float, sd: float, alpha: float = 0.05, power: float 
     # a normal-approximation start, then walk up to the exact t-test answer
     z = float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
     n = max(minimum, math.floor((z / d) ** 2))
+
+    def achieved(m: int) -> float:
+        return paired_t_power(d, m, float(stats.t.ppf(1 - alpha / 2, m - 1)))
+
     while n <= maximum:
-        crit = float(stats.t.ppf(1 - alpha / 2, n - 1))
-        nc = d * math.sqrt(n)
-        achieved = float(stats.nct.sf(crit, n - 1, nc) + stats.nct.cdf(-crit, n - 1, nc))
-        if achieved >= power:
+        if achieved(n) >= power:
             # the normal start can overshoot by one or two: step down while power holds
-            while n > minimum:
-                m = n - 1
-                crit = float(stats.t.ppf(1 - alpha / 2, m - 1))
-                nc = d * math.sqrt(m)
-                if float(stats.nct.sf(crit, m - 1, nc) + stats.nct.cdf(-crit, m - 1, nc)) \
-                        < power:
-                    break
-                n = m
+            while n > minimum and achieved(n - 1) >= power:
+                n -= 1
             return n
         n += 1
     return None

@@ -24,9 +24,9 @@ from typing import Any
 from scipy import stats
 
 from sharpness.claims.model import Claim
+from sharpness.claims.stats import paired_t_power
 from sharpness.planning import DEFAULT_EFFECT
 from sharpness.planning.select import Candidate, Pick, greedy
-from sharpness.planning.sequential import power_at
 
 #: claim items whose runs the cost model files under another item name
 ITEM_ALIASES = {"minorfirst/gradcam_table": "minorfirst/gradcam"}
@@ -183,7 +183,7 @@ def claim_power(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float = 
     if seen is not None:
         d, basis = seen, f"observed d={seen:.2f}"
     crit = float(stats.t.ppf(1 - alpha / 2, n - 1))
-    return power_at(d, n, crit), f"t test, {n} seeds, {basis}"
+    return paired_t_power(d, n, crit), f"t test, {n} seeds, {basis}"
 
 
 @dataclass

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from sharpness.claims.stats import paired_t_power
 from sharpness.planning import SPENDING
 
 #: simulated comparisons behind each boundary (Monte-Carlo error of the spent alpha ~ 5e-4)
@@ -106,15 +107,6 @@ def t_boundaries(looks_: tuple[int, ...], alpha: float = 0.05, kind: str = "obf"
     return tuple(bounds)
 
 
-def power_at(d: float, n: int, crit: float) -> float:
-    """Power of a two-sided paired t test with critical value ``crit`` at ``n`` seeds when the
-    standardised effect (mean / sd of the differences) is ``d`` (noncentral t, exact)."""
-    nc = abs(d) * math.sqrt(n)
-    lower = float(stats.nct.cdf(-crit, n - 1, nc))  # the wrong-sign tail; scipy can give nan
-    upper = float(stats.nct.sf(crit, n - 1, nc))
-    return min(1.0, upper + (lower if math.isfinite(lower) else 0.0))
-
-
 def seeds_for_power(d: float, looks_: Sequence[int], bounds: Sequence[float],
                     power: float = 0.8) -> int | None:
     """Smallest planned look whose boundary a standardised effect ``d`` crosses with
@@ -122,7 +114,7 @@ def seeds_for_power(d: float, looks_: Sequence[int], bounds: Sequence[float],
     if not math.isfinite(d) or d == 0:
         return None
     for n, c in zip(looks_, bounds, strict=True):
-        if power_at(d, n, c) >= power:
+        if paired_t_power(d, n, c) >= power:
             return n
     return None
 
