@@ -145,7 +145,9 @@ def test_unreachable_download_leaves_no_partial_file(tmp_path, toy_spec):
     with pytest.raises(DataError):
         resolve("toyset", tmp_path / "data")
     leftovers = [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
-    assert leftovers == []
+    # only the folder's lock file stays (sharpness.runlock), released: empty, no holder
+    assert [p.name for p in leftovers] == [".toyset.lock"]
+    assert leftovers[0].read_text() == ""
 
 
 def test_verified_copy_is_used_without_mirror(tmp_path, toy_spec):
@@ -199,3 +201,35 @@ def test_download_lands_with_the_umask_mode_not_mkstemps_0600(tmp_path, http_ser
     finally:
         os.umask(old)
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
+def test_a_second_fetcher_waits_for_the_first_and_reuses_its_copy(tmp_path, toy_spec):
+    """Two jobs that find a data set missing at once: the second waits on the folder's lock,
+    then finds the first one's verified copy and fetches nothing."""
+    import subprocess
+    import sys
+    import time
+
+    toy_spec()
+    folder = tmp_path / "data" / "toyset"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from sharpness.runlock import run_lock\n"
+        f"folder = Path({str(folder)!r})\n"
+        "with run_lock(folder, what='data folder'):\n"
+        "    print('held', flush=True)\n"
+        "    time.sleep(1.5)\n"
+        "    (folder / 'toy').mkdir(parents=True)\n"
+        f"    (folder / 'toy' / 'values.txt').write_bytes({PAYLOAD!r})\n")],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("fetched although another process was fetching")
+
+    start = time.monotonic()
+    got = resolve("toyset", tmp_path / "data", opener=refuse, download=True)
+    assert holder.wait(timeout=30) == 0
+    assert time.monotonic() - start > 0.5  # it waited for the holder
+    assert got == folder and (folder / "toy/values.txt").read_bytes() == PAYLOAD

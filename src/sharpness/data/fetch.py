@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from sharpness.data.registry import DatasetSpec, FileSpec, get_spec
 from sharpness.errors import DataError
 from sharpness.io import atomic_write_json, new_file_mode, read_json
+from sharpness.runlock import run_lock
 
 log = logging.getLogger(__name__)
 
@@ -221,9 +222,23 @@ def resolve(name: str, root: str | os.PathLike[str] = "data", *,
             log.warning("%s: checksums NOT checked (%s=%s)", name, UNVERIFIED_ENV, reason)
             return folder
         raise DataError(f"{name}: {UNVERIFIED_ENV} is set but {', '.join(absent)} missing")
-    problems = verify(spec, folder)
-    if not problems:
+    if not verify(spec, folder):
         return folder
+    if spec.user_provided and not spec.urls:  # nothing to fetch: say what to put where
+        return _fetch(spec, folder, mirror, download, opener)
+    # one fetcher per folder: two jobs (or `data prepare` beside a training job) that find
+    # the copy missing at once would otherwise delete and rewrite each other's files
+    with run_lock(folder, what="data folder"):
+        if not verify(spec, folder):  # another process fetched it while this one waited
+            return folder
+        return _fetch(spec, folder, mirror, download, opener)
+
+
+def _fetch(spec: DatasetSpec, folder: Path, mirror: str | os.PathLike[str] | None,
+           download: bool, opener: Callable[..., Path]) -> Path:
+    """Replace what is wrong in ``folder`` from the mirror or the download (lock held)."""
+    name = spec.name
+    problems = verify(spec, folder)
     if folder.exists() and any((folder / f.path).exists() for f in spec.files):
         log.warning("%s: local copy rejected (%s); fetching again", name, "; ".join(problems))
         for fspec in spec.files:
