@@ -117,13 +117,14 @@ def _eval(args: argparse.Namespace) -> int:
                 if r["group"] == group and (labels is None or r["label"] in labels)
                 and (seeds is None or r["seed"] in seeds)]
 
-    evaluated = [] if args.what == "cost" else dirs(spec["group"], spec.get("optimizers"))
+    # PACS/VLCS name one group per source domain (`groups`), every other item one `group`
+    groups = [] if args.what == "cost" else spec.get("groups") or [spec["group"]]
+    evaluated = [d for group in groups for d in dirs(group, spec.get("optimizers"))]
     if args.what == "robustness":
         rows = evaluate.robustness_rows(evaluated, radii=spec["radii"], steps=spec["steps"],
                                         n_test=spec.get("n_test"))
-    elif args.what == "domain_gen" and "groups" in spec:  # PACS/VLCS, one group per source
-        rows = evaluate.domain_rows([d for group in spec["groups"]
-                                     for d in dirs(group, spec.get("optimizers"))])
+    elif args.what == "domain_gen" and "groups" in spec:
+        rows = evaluate.domain_rows(evaluated)
     elif args.what == "domain_gen":
         rows = evaluate.rotation_rows(evaluated, angles=spec["angles"])
     elif args.what == "flatness":
