@@ -57,6 +57,12 @@ def record_path(snapshot: str | Path) -> Path:
     return Path(snapshot).with_suffix(".record.json")
 
 
+def read_record(snapshot: str | Path) -> dict[str, Any] | None:
+    """The record kept beside a committed snapshot (:func:`record_path`), or None."""
+    path = record_path(snapshot)
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
 def describe_run(record: Mapping[str, Any] | None) -> str:
     """``the claims ledger of the evidence-profile run at commit 1a2b3c4 (2026-12-01)``."""
     if not record or not record.get("profile"):

@@ -9,7 +9,6 @@ findings block from a ledger (and ``--check`` fails when the block is stale).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from sharpness.errors import SharpnessError
@@ -88,6 +87,7 @@ def _build(args: argparse.Namespace) -> int:
 def _readme(args: argparse.Namespace) -> int:
     from sharpness.claims.readme import (
         read_ledger_csv,
+        read_record,
         readme_block,
         record_path,
         replace_block,
@@ -101,9 +101,8 @@ def _readme(args: argparse.Namespace) -> int:
     rows = read_ledger_csv(ledger)
     readme = Path(args.readme)
     text = readme.read_text()
-    kept = record_path(ledger)  # a committed snapshot carries its record beside it
-    record = (json.loads(kept.read_text()) if kept.is_file() and not args.snapshot
-              else snapshot_record(ledger))
+    # a committed snapshot carries its record beside it; a run's ledger has its files
+    record = (None if args.snapshot else read_record(ledger)) or snapshot_record(ledger)
     new = replace_block(text, readme_block(rows, source=str(args.snapshot or ledger),
                                            record=record))
     if args.check:

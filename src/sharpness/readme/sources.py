@@ -124,14 +124,10 @@ def _gallery(root: Path) -> str:
 
 
 def _claims(root: Path) -> str:
-    import json
-
-    from sharpness.claims.readme import read_ledger_csv, readme_block, record_path
+    from sharpness.claims.readme import read_ledger_csv, read_record, readme_block
 
     snapshot = claims_snapshot(root)
-    kept = record_path(root / snapshot)
-    record = json.loads(kept.read_text()) if kept.is_file() else None
-    return readme_block(read_ledger_csv(root / snapshot), snapshot, record)
+    return readme_block(read_ledger_csv(root / snapshot), snapshot, read_record(root / snapshot))
 
 
 def claims_snapshot(root: Path) -> str:
