@@ -144,5 +144,5 @@ def test_quick_parts_file_covers_the_quick_profile():
     groups = read_parts(Path(__file__).parents[1] / "benchmarks/quick_parts.yaml")
     assert groups[-1][1] == ["*"]  # a last catch-all: every job lands in a named part
     globs = [g for _, gs in groups for g in gs]
-    assert "eos/setting_abl_*" in globs and globs.index("eos/setting_abl_*") < \
+    assert "eos/setting_abl*" in globs and globs.index("eos/setting_abl*") < \
         globs.index("eos/setting_*")  # ablations are counted apart from the main settings

@@ -14,6 +14,7 @@ from sharpness.eos.config import (
     figure_sweeps,
     figure_targets,
     main_settings,
+    one_job_ablations,
 )
 from sharpness.errors import ConfigError
 
@@ -121,3 +122,12 @@ def test_ablation_max_steps_overrides_the_base_cap_of_every_variant():
     variants = ablation_settings(eos)
     assert base_cap != 4321
     assert {v["max_steps"] for v in variants.values()} == {4321}
+
+
+def test_one_job_names_the_ablation_variants_only_when_asked():
+    assert one_job_ablations(EOS) == []
+    eos = copy.deepcopy(EOS)
+    eos["ablations"]["one_job"] = True
+    assert one_job_ablations(eos) == list(ablation_settings(eos)) == [
+        "abl_width_16", "abl_width_64", "abl_loss_ce"]
+    assert one_job_ablations({"settings": EOS["settings"]}) == []

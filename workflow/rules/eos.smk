@@ -8,11 +8,15 @@
 # that lists it (fig_phase, fig_test_vs_lr, fig_trajectories, fig_measures). Training asks for
 # a GPU (gpu=1) unless the setting is pinned to the CPU (the quick profile).
 
+import os
+import re
+
 from sharpness.eos.config import (
     dropped_settings,
     expand_settings,
     figure_sweeps,
     figure_targets,
+    one_job_ablations,
     setting_data_inputs,
     setting_gpu,
 )
@@ -22,6 +26,10 @@ EOS = config.get("eos")
 if EOS:
     EOS_SETTINGS = expand_settings(EOS)
     EOS_RES = "results/eos"
+    # eos.ablations.one_job: the ablation variants run in one job (eos_ablations), the other
+    # settings one job each (eos_setting)
+    EOS_TOGETHER = one_job_ablations(EOS)
+    EOS_ALONE = [name for name in EOS_SETTINGS if name not in EOS_TOGETHER]
 
     rule eos_toy:
         output:
@@ -60,7 +68,7 @@ if EOS:
         benchmark:
             "benchmarks/results/eos/setting_{setting}.tsv"
         wildcard_constraints:
-            setting="[A-Za-z0-9_]+",
+            setting="|".join(map(re.escape, EOS_ALONE)) or "NONE",
         threads: 1
         resources:
             mem_mb=4000,
@@ -76,6 +84,38 @@ if EOS:
         shell:
             "sharpness eos run --params {params.settings:q} --out {params.outdir:q}"
             " --data-root {params.root:q} --threads {threads} > {log:q} 2>&1"
+
+    if EOS_TOGETHER:
+
+        rule eos_ablations:
+            input:
+                sorted({p for name in EOS_TOGETHER for p in setting_data_inputs(EOS_SETTINGS[name])}),
+            output:
+                sweeps=[f"{EOS_RES}/settings/{name}/sweep.json" for name in EOS_TOGETHER],
+                flows=[directory(f"{EOS_RES}/settings/{name}/flow") for name in EOS_TOGETHER],
+                runs=[directory(f"{EOS_RES}/settings/{name}/runs") for name in EOS_TOGETHER],
+            message:
+                f"eos: gradient flow and learning-rate sweep of the {len(EOS_TOGETHER)} ablation "
+                f"variants, one after the other ({EOS_RES}/settings/abl_*/sweep.json)"
+            log:
+                "logs/eos/setting_ablations.log",
+            benchmark:
+                "benchmarks/results/eos/setting_ablations.tsv"
+            threads: 1
+            resources:
+                mem_mb=4000,
+                runtime=240,
+                gpu=max(setting_gpu(EOS_SETTINGS[name]) for name in EOS_TOGETHER),
+            conda:
+                "../../envs/environment.yaml"
+            params:
+                code=code("eos", "sharpness.eos.sweep"),
+                settings=as_json({name: EOS_SETTINGS[name] for name in EOS_TOGETHER}),
+                outdir=lambda w, output: os.path.dirname(os.path.dirname(output.sweeps[0])),
+                root=config["data"]["root"],
+            shell:
+                "sharpness eos run-many --params {params.settings:q} --out {params.outdir:q}"
+                " --data-root {params.root:q} --threads {threads} > {log:q} 2>&1"
 
     rule eos_figure_diagonal:
         input:

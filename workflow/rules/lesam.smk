@@ -16,6 +16,7 @@
 # Each step gets as params only the part of the lesam section it reads (training: its run's
 # config; others: lesam_exp.step_section), so a setting change reruns only what reads it.
 
+import os
 import re
 
 from sharpness.launch import cpus as launch_cpus
@@ -27,6 +28,10 @@ LESAM = config.get("lesam")
 
 if LESAM:
     LESAM_RUNS = lesam_exp.training_runs(LESAM)
+    # lesam.one_job_per_group: each group's runs train in one job (lesam_train_<group>), else
+    # every run is a job of its own (lesam_train)
+    LESAM_TOGETHER = lesam_exp.one_job_groups(LESAM, config["data"])
+    LESAM_ALONE = [r for r, spec in LESAM_RUNS.items() if spec["group"] not in LESAM_TOGETHER]
     LESAM_GLMC = lesam_exp.glmc_runs(LESAM)
     LESAM_SIGNAL = lesam_exp.signal_runs(LESAM)
     LESAM_RES = "results/lesam"
@@ -75,7 +80,7 @@ if LESAM:
         benchmark:
             "benchmarks/results/lesam/train_{run}.tsv"
         wildcard_constraints:
-            run="|".join(map(re.escape, LESAM_RUNS)) or "NONE",
+            run="|".join(map(re.escape, LESAM_ALONE)) or "NONE",
         threads: lambda w: launch_cpus(LESAM_RUNS[w.run]["config"])
         resources:
             mem_mb=lambda w: launch_mem_mb(LESAM_RUNS[w.run]["config"]),
@@ -92,6 +97,44 @@ if LESAM:
         shell:
             "{params.launch}sharpness train --config {params.cfg:q} --set data_root={params.root:q}"
             " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
+
+    for _group, _runs in LESAM_TOGETHER.items():
+        _ids = [os.path.basename(d) for d in _runs]
+
+        rule:
+            name:
+                f"lesam_train_{_group}"
+            input:
+                sorted(
+                    {
+                        p
+                        for rid in _ids
+                        for p in lesam_exp.run_inputs(LESAM, rid, config["data"])
+                    }
+                    - {f"{d}/final.json" for d in _runs}
+                ),
+            output:
+                final=[f"{d}/final.json" for d in _runs],
+                model=[f"{d}/model.pt" for d in _runs],
+            message:
+                f"lesam: train the {len(_runs)} runs of group {_group}, one after the other "
+                f"({LESAM_RES}/runs/{_group}-*/final.json)"
+            log:
+                f"logs/lesam/train_group_{_group}.log",
+            benchmark:
+                f"benchmarks/results/lesam/train_group_{_group}.tsv"
+            threads: 1
+            resources:
+                mem_mb=max(launch_mem_mb(cfg) for cfg in _runs.values()),
+                runtime=30 * len(_runs),
+                gpu=max(lesam_exp.gpu(cfg) for cfg in _runs.values()),
+            conda:
+                "../../envs/environment.yaml"
+            params:
+                code=code("train", "sharpness.train"),
+                runs=as_json(_runs),
+            shell:
+                "sharpness train-many --runs {params.runs:q} --threads {threads} > {log:q} 2>&1"
 
     rule lesam_glmc:
         input:

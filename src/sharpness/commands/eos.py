@@ -4,6 +4,10 @@
   ``DIR/toy.json``;
 * ``eos run --params JSON --out DIR``: one setting (gradient flow, then the GD sweep) ->
   ``DIR/flow/``, ``DIR/runs/lr_*/`` and ``DIR/sweep.json``;
+* ``eos run-many --params JSON --out PARENT``: several settings (a JSON object, name ->
+  setting) one after the other in one process, each into ``PARENT/<name>/`` exactly as
+  ``eos run`` writes it. A profile runs its ablation variants this way (``eos.ablations.one_job``)
+  when the ~7 CPU-s of importing torch in every job would cost more than the variants' work;
 * ``eos figure --id ID --inputs FILES... --out PDF``: draw one figure from those files.
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from sharpness.commands import add_action
 from sharpness.errors import ConfigError, reject_unknown
@@ -32,6 +37,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                params="JSON object (x, y, w0, lrs, ...)", out="output directory")
     add_action(sub, "run", _run, "one setting: gradient flow + GD learning-rate sweep",
                params="JSON object of the setting", out="output directory (sweep.json goes here)",
+               root="--data-root", threads=True)
+    add_action(sub, "run-many", _run_many,
+               "several settings in one process, each as `eos run` writes it",
+               params="JSON object: setting name -> setting",
+               out="parent folder (each setting goes to PARENT/<name>/)",
                root="--data-root", threads=True)
     fig = add_action(sub, "figure", _figure,
                      "draw one eos figure from toy.json / sweep.json files",
@@ -57,20 +67,48 @@ def _toy(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    run_one(json.loads(args.params), Path(args.out), args.data_root, args.threads)
+    return 0
+
+
+def _run_many(args: argparse.Namespace) -> int:
+    """Every setting in turn; one that fails is recorded in its folder (``failed``) and named,
+    the others still run, and the exit code is 1 when any failed."""
+    settings = json.loads(args.params)
+    if not isinstance(settings, dict) or not settings:
+        raise ConfigError("eos run-many --params must be a non-empty JSON object "
+                          "(setting name -> setting)")
+    failed = []
+    for i, (name, setting) in enumerate(settings.items(), 1):
+        print(f"eos run-many: setting {i}/{len(settings)}: {name}", flush=True)
+        try:
+            run_one(setting, Path(args.out) / name, args.data_root, args.threads)
+        except (ConfigError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded in its folder, named, then go on
+            print(f"eos run-many: setting {name} failed: {type(exc).__name__}: {exc}",
+                  flush=True)
+            failed.append(name)
+    if failed:
+        print(f"eos run-many: {len(failed)} of {len(settings)} settings failed: "
+              f"{', '.join(failed)}", flush=True)
+    return 1 if failed else 0
+
+
+def run_one(params: dict[str, Any], out: Path, data_root: str, threads: int | None) -> None:
+    """One setting into ``out`` under its run lock and provenance record (``eos run``)."""
     from sharpness.eos.sweep import resolve_setting, run_setting
 
-    setting = resolve_setting(json.loads(args.params))
-    out = Path(args.out)
+    setting = resolve_setting(params)
     with run_lock(out, what="eos setting"), \
             RunRecord(out, params=setting, seed=setting["seed"],
                       stand_ins=setting["stand_ins"]) as record:
-        summary = run_setting(setting, out, data_root=args.data_root, threads=args.threads)
+        summary = run_setting(setting, out, data_root=data_root, threads=threads)
         rows = summary["rows"]
         record.update(s_gf=summary["s_gf"], eta_c=summary["eta_c"],
                       flow_status=summary["flow"]["status"],
                       runs={f"{r['lr']:.4g}": r["status"] for r in rows},
                       diverged=sum(r["diverged"] for r in rows))
-    return 0
 
 
 def _figure(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
-"""``sharpness train --config JSON_OR_PATH --out RUN_DIR``: one training run.
+"""``sharpness train --config JSON_OR_PATH --out RUN_DIR``: one training run;
+``sharpness train-many --runs JSON``: several, one after the other in one process.
 
 The config is a JSON object (inline, as the rules pass ``json.dumps(config[...])``, or a path
 to a ``.json``/``.yaml`` file); keys in :mod:`sharpness.train.config`. ``--set key=value``
@@ -45,6 +46,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "line per epoch at most every 15 s (SHARPNESS_PROGRESS_S) in "
                              "the log (default: on)")
     parser.set_defaults(func=run)
+    many = subparsers.add_parser(
+        "train-many", help="train several runs one after the other in one process",
+        description="Train every run of --runs (a JSON object: run directory -> run config) in "
+                    "turn, each exactly as `sharpness train --config CONFIG --out DIR` would: "
+                    "torch is imported once for all of them. A run that fails is recorded in "
+                    "its folder and named, the others still run, and the exit code is 1.")
+    many.add_argument("--runs", required=True,
+                      help="JSON object: run directory -> run config (as --config takes it)")
+    many.add_argument("--threads", type=int, default=None,
+                      help="torch CPU threads (the rule's threads)")
+    many.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                      help="show progress (as for `sharpness train`)")
+    many.set_defaults(func=run_many)
 
 
 def load_config(text: str) -> dict[str, Any]:
@@ -91,17 +105,55 @@ def _load_callable(spec: str | None) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     """Validate, train (or resume), print the summary line."""
+    train_one(apply_overrides(load_config(args.config), args.set), args.out, args.threads,
+              args.progress)
+    return 0
+
+
+def run_many(args: argparse.Namespace) -> int:
+    """Every run of ``--runs`` in turn (configs checked first, so a bad one stops the job
+    before any training); a run that fails is named and the others still run."""
+    from sharpness.train import validate_config
+
+    try:
+        runs = json.loads(args.runs)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--runs is not valid JSON: {exc}") from None
+    if not isinstance(runs, dict) or not runs:
+        raise ConfigError("--runs must be a non-empty JSON object (run directory -> config)")
+    for out, cfg in runs.items():
+        try:
+            validate_config(cfg)
+        except ConfigError as exc:
+            raise ConfigError(f"run {out}: {exc}") from None
+    failed = []
+    for i, (out, cfg) in enumerate(runs.items(), 1):
+        print(f"train-many: run {i}/{len(runs)}: {out}", flush=True)
+        try:
+            train_one(cfg, out, args.threads, args.progress)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded in its folder, named, then go on
+            print(f"train-many: run {out} failed: {type(exc).__name__}: {exc}", flush=True)
+            failed.append(out)
+    if failed:
+        print(f"train-many: {len(failed)} of {len(runs)} runs failed: {', '.join(failed)}",
+              flush=True)
+    return 1 if failed else 0
+
+
+def train_one(config: dict[str, Any], out: str, threads: int | None, progress: bool) -> None:
+    """One run into ``out`` under its run lock; prints the summary line (rank 0)."""
     from sharpness.train import TrainHooks, train, validate_config
 
-    cfg = validate_config(apply_overrides(load_config(args.config), args.set))
+    cfg = validate_config(config)
     hooks = TrainHooks(sharpness=_load_callable(cfg["sharpness_fn"]),
                        metrics=_load_callable(cfg["metrics_fn"]))
     # one writer per run folder; under DDP rank 0 writes the files and holds the lock
-    with run_lock(args.out, what="training run", enabled=os.environ.get("RANK", "0") == "0"):
-        final = train(cfg, args.out, hooks=hooks, threads=args.threads, progress=args.progress)
+    with run_lock(out, what="training run", enabled=os.environ.get("RANK", "0") == "0"):
+        final = train(cfg, out, hooks=hooks, threads=threads, progress=progress)
     acc = final.get("final_test_acc")
     if os.environ.get("RANK", "0") != "0":  # a DDP run: rank 0 reports
-        return 0
-    print(f"{args.out}: status={final['status']} reason={final['reason']} "
+        return
+    print(f"{out}: status={final['status']} reason={final['reason']} "
           f"steps={final['steps']} test_acc={acc if acc is None else round(acc, 4)}")
-    return 0

@@ -109,6 +109,12 @@ def _show(value: Any, spec: dict[str, Any]) -> str:
     return str(value)
 
 
+def one_job_ablations(eos: dict[str, Any]) -> list[str]:
+    """The ablation variants run together in one job (``eos.ablations.one_job``), else none."""
+    abl = eos.get("ablations") or {}
+    return list(ablation_settings(eos)) if abl.get("one_job") else []
+
+
 def expand_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every named setting of the `eos` section: main settings, then ablation variants."""
     out = main_settings(eos)

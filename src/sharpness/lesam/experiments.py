@@ -158,6 +158,27 @@ def group_runs(section: dict[str, Any], group: str) -> list[str]:
     return [rid for rid, r in training_runs(section).items() if r["group"] == group]
 
 
+def one_job_groups(section: dict[str, Any], data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """With ``one_job_per_group``: group -> ``{run dir: train config}`` (``data_root`` set), the
+    runs one job trains one after the other (``sharpness train-many``); else empty. Each job
+    imports torch once instead of once per run. A run launched as several processes (``gpus``
+    above 1, torchrun) cannot share a process with others: it is a configuration error."""
+    if not section.get("one_job_per_group"):
+        return {}
+    from sharpness.errors import ConfigError
+    from sharpness.launch import processes
+
+    out: dict[str, dict[str, Any]] = {}
+    for rid, run in training_runs(section).items():
+        cfg = run["config"]
+        if processes(cfg) != 1:
+            raise ConfigError(f"lesam.one_job_per_group: run {rid} is launched as "
+                              f"{processes(cfg)} processes (torchrun) and cannot share a job")
+        out.setdefault(run["group"], {})[f"{RUNS_DIR}/{rid}"] = {
+            **cfg, "data_root": data_root(data, cfg)}
+    return out
+
+
 def _study_config(section: dict[str, Any], spec: dict[str, Any]
                   ) -> Callable[[dict[str, Any], int], dict[str, Any]]:
     """For a study with its own ``overrides`` (GLMC, the signal probe): the train config of
