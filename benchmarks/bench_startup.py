@@ -37,6 +37,9 @@ JOBS = {
                                "sharpness.bridges.lesam_diagonal_plot"],
     "bridges sam_eos figure": ["sharpness.bridges.sam_eos_plot"],
     "train (any training job)": ["sharpness.train"],
+    # torch.optim's step imports torch._dynamo (torch 2.14.1), so every job that takes an
+    # optimizer step or calls torch.use_deterministic_algorithms pays this too
+    "train + its first optimizer step": ["sharpness.train", "torch._dynamo"],
     "import torch alone": ["torch"],
 }
 

@@ -1,10 +1,13 @@
 # Paper `minorfirst`, real images: GD vs SAM attention with Grad-CAM (catalog item `gradcam`).
 #
-# One training job per (data set, optimizer) trains every init scale and seed (one process,
-# so the quick profile pays the torch import once per group, not once per run); one Grad-CAM
+# One training job per data set trains every optimizer, init scale and seed (one process, so
+# the quick profile pays the torch import once per data set, not once per run; the params are
+# the whole section, so any setting change reruns every training job anyway); one Grad-CAM
 # job per data set explains every model on the shared panel; one job draws the grid and table.
 # Training asks for a GPU unless the runs are pinned to the CPU (`gradcam.train.device: cpu`,
 # the quick profile), so the quick profile's jobs are not serialised on the global gpu=1.
+
+import os
 
 from sharpness.data.registry import preparation_inputs
 
@@ -26,33 +29,32 @@ if GRADCAM:
         input:
             lambda w: GRADCAM_DATA[w.dataset],
         output:
-            # the whole group folder (runs.json and one folder a run) is the output, so
+            # every optimizer's group folder (runs.json and one folder a run) is an output, so
             # --forcerun/-R starts its runs over
-            runs=directory(f"{GRADCAM_ROOT}/runs/{{dataset}}/{{optimizer}}"),
+            runs=[directory(f"{GRADCAM_ROOT}/runs/{{dataset}}/{o}") for o in GRADCAM_OPTIMIZERS],
         message:
-            "minorfirst gradcam: train the {wildcards.optimizer} models on {wildcards.dataset} ({output.runs})"
+            "minorfirst gradcam: train the models of every optimizer on {wildcards.dataset}"
+            " (results/minorfirst/gradcam/runs/{wildcards.dataset}/*)"
         log:
-            "logs/minorfirst/gradcam/train_{dataset}_{optimizer}.log",
+            "logs/minorfirst/gradcam/train_{dataset}.log",
         benchmark:
-            "benchmarks/results/minorfirst/gradcam/train_{dataset}_{optimizer}.tsv"
+            "benchmarks/results/minorfirst/gradcam/train_{dataset}.tsv"
         wildcard_constraints:
             dataset="|".join(GRADCAM_DATASETS),
-            optimizer="|".join(GRADCAM_OPTIMIZERS),
         threads: 1
         resources:
             mem_mb=3000,
-            runtime=240,
+            runtime=240 * len(GRADCAM_OPTIMIZERS),
             gpu=GRADCAM_GPU,
         conda:
             "../../envs/environment.yaml"
         params:
             code=code("gradcam", "sharpness.gradcam.study"),
             settings=as_json(GRADCAM),
-            outdir=lambda w, output: output.runs,
+            outdir=lambda w, output: os.path.dirname(output.runs[0]),
         shell:
             "sharpness gradcam train --params {params.settings:q} --dataset {wildcards.dataset}"
-            " --optimizer {wildcards.optimizer} --out {params.outdir:q} --threads {threads}"
-            " > {log:q} 2>&1"
+            " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
 
     rule gradcam_maps:
         input:

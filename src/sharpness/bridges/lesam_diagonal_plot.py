@@ -154,7 +154,8 @@ def plot(arrays: dict[str, np.ndarray], summary: dict[str, Any], p: LesamDiagona
             y = arrays[yname]
             codes = arrays[f"map_{key}_regime"]
             ax.pcolormesh(_edges(alphas), _edges(y), codes.T, cmap=cmap, vmin=-0.5,
-                          vmax=len(BRIDGE_REGIMES) - 0.5, shading="flat")
+                          vmax=len(BRIDGE_REGIMES) - 0.5, shading="flat",
+                          rasterized=True)  # a cell map: pixels in the PDF, not paths
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel(r"init scale $\alpha$")

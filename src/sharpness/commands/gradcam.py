@@ -2,7 +2,7 @@
 
 ::
 
-    sharpness gradcam train  --params JSON --dataset mnist --optimizer sam --out RUNS/mnist/sam
+    sharpness gradcam train  --params JSON --dataset mnist --out RUNS/mnist   # every optimizer
     sharpness gradcam maps   --params JSON --dataset mnist --runs RUNS/mnist --out MAPS/mnist
     sharpness gradcam figure --params JSON --maps mnist=MAPS/mnist svhn=MAPS/svhn ... \\
                              --out figures/minorfirst/gradcam.pdf \\
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from sharpness.commands import add_action
@@ -31,11 +32,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "pixels.")
     sub = parser.add_subparsers(dest="action", required=True)
     section = "the config's gradcam section as JSON"
-    tr = add_action(sub, "train", _train, "train every init scale and seed of one data set and "
-                    "optimizer (runs.json + one run folder each)", params=section,
-                    out="folder for the runs", threads=True)
+    tr = add_action(sub, "train", _train, "train every optimizer, init scale and seed of one "
+                    "data set, one after the other in one process (per optimizer: runs.json + "
+                    "one run folder each)", params=section,
+                    out="the data set's runs folder (each optimizer goes to OUT/<optimizer>/)",
+                    threads=True)
     tr.add_argument("--dataset", required=True, help="a key of params.datasets")
-    tr.add_argument("--optimizer", required=True, help="a key of params.optimizers")
+    tr.add_argument("--optimizer", action="append", default=None,
+                    help="a key of params.optimizers (repeatable; default: every one)")
     mp = add_action(sub, "maps", _maps, "Grad-CAM maps and background shares of every model "
                     "of one data set on the shared panel (maps.npz)", params=section,
                     out="output folder (maps.npz, provenance.json)", root="--root",
@@ -64,12 +68,19 @@ def _params(text: str) -> dict[str, Any]:
 def _train(args: argparse.Namespace) -> int:
     from sharpness.gradcam.study import train_group
 
-    with run_lock(args.out, what="gradcam runs"):
-        summary = train_group(_params(args.params), args.dataset, args.optimizer, args.out,
-                              threads=args.threads)
-    for run in summary["runs"]:
-        print(f"{args.dataset} {args.optimizer} alpha={run['alpha']:g} seed={run['seed']}: "
-              f"{run['status']}, test acc {run['final_test_acc']:.3f}")
+    params = _params(args.params)
+    optimizers = args.optimizer or list(params["optimizers"])
+    unknown = [o for o in optimizers if o not in params["optimizers"]]
+    if unknown:
+        raise ConfigError(f"--optimizer {', '.join(unknown)}: not in the params' optimizers "
+                          f"({', '.join(params['optimizers'])})")
+    for optimizer in optimizers:
+        out = Path(args.out) / optimizer
+        with run_lock(out, what="gradcam runs"):
+            summary = train_group(params, args.dataset, optimizer, out, threads=args.threads)
+        for run in summary["runs"]:
+            print(f"{args.dataset} {optimizer} alpha={run['alpha']:g} seed={run['seed']}: "
+                  f"{run['status']}, test acc {run['final_test_acc']:.3f}", flush=True)
     return 0
 
 

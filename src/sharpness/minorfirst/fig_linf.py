@@ -57,7 +57,8 @@ def _phase_panel(f: Any, ax: Any, a: A, s: dict, p: dict, L: int) -> None:
     grid = a[f"L{L}_grid"]
     sim = a[f"L{L}_phase_sim"]
     cmap = ListedColormap(list(PHASE_COLORS))
-    ax.pcolormesh(grid, grid, sim.T, cmap=cmap, vmin=-0.5, vmax=4.5, shading="nearest")
+    ax.pcolormesh(grid, grid, sim.T, cmap=cmap, vmin=-0.5, vmax=4.5, shading="nearest",
+                  rasterized=True)  # a cell map: pixels in the PDF, not one path per cell
     rho = p["rho"]
     ax.axvline(rho, color="k", lw=1)
     ax.axhline(rho, color="k", lw=1)

@@ -28,8 +28,9 @@ def plot_l2_regimes(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) ->
             S = a[f"rho{i}_s"]
             # a collapsing trajectory has no dominant feature: draw it in the "none" colour
             shown = np.where((a[f"rho{i}_regime"] == 0)[:, None], -1, dom)
+            # rasterized: a vector PDF of the 8,000-cell maps took most of the job's CPU
             im = ax.pcolormesh(S, ratios, shown + 1, cmap=cmap, vmin=-0.5, vmax=d + 0.5,
-                               shading="nearest")
+                               shading="nearest", rasterized=True)
             for b in s["boundaries"]:
                 if b["rho"] == rho:
                     ax.axhline(b["alpha_over_rho"], color="k", ls="--", lw=1)
