@@ -111,6 +111,7 @@ def test_eos_setting_needs_learning_rates():
     config = copy.deepcopy(QUICK)
     del config["eos"]["defaults"]["lr_factors"]
     config["eos"]["settings"]["mnist_fcn_mse"]["lrs"] = [0.1]
+    config["eos"]["settings"]["mnist_fcn_ce"].pop("lr_factors", None)  # the quick profile sets them
     with pytest.raises(ConfigError, match=r"config key eos.settings.mnist_fcn_ce: needs lrs"):
         check_config(config, SCHEMA)
 

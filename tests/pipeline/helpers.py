@@ -10,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-# a rule's `message:` directive and its one-line string
-_MESSAGE = re.compile(r"^[ \t]*message:[ \t]*\n[ \t]*\"[^\n]*\"[ \t]*\n", re.M)
+# a rule's `message:` directive and its string (an f-string too, continued over several lines)
+_MESSAGE = re.compile(r"^[ \t]*message:[ \t]*\n(?:[ \t]*f?\"[^\n]*\"[ \t]*\n)+", re.M)
 
 
 def copy_workflow(repo: Path, dest: Path, messages: bool = True) -> Path:
