@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def add_action(sub: argparse._SubParsersAction, name: str, func: Callable[..., int], help: str,
@@ -23,3 +24,25 @@ def add_action(sub: argparse._SubParsersAction, name: str, func: Callable[..., i
         parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.set_defaults(func=func)
     return parser
+
+
+def run_each(command: str, noun: str, items: Mapping[str, Any],
+             run: Callable[[str, Any], None],
+             stop_on: tuple[type[BaseException], ...] = (KeyboardInterrupt,)) -> int:
+    """Run ``run(name, item)`` for every item in turn (the ``*-many`` commands): progress and
+    failures are printed under ``command``; an item that raises is named and the others still
+    run, except for the exceptions of ``stop_on``. Exit code 1 when any failed, else 0."""
+    failed = []
+    for i, (name, item) in enumerate(items.items(), 1):
+        print(f"{command}: {noun} {i}/{len(items)}: {name}", flush=True)
+        try:
+            run(name, item)
+        except stop_on:
+            raise
+        except Exception as exc:  # noqa: BLE001 - recorded in its folder, named, then go on
+            print(f"{command}: {noun} {name} failed: {type(exc).__name__}: {exc}", flush=True)
+            failed.append(name)
+    if failed:
+        print(f"{command}: {len(failed)} of {len(items)} {noun}s failed: {', '.join(failed)}",
+              flush=True)
+    return 1 if failed else 0

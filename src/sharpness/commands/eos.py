@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sharpness.commands import add_action
+from sharpness.commands import add_action, run_each
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.provenance import RunRecord
@@ -78,21 +78,10 @@ def _run_many(args: argparse.Namespace) -> int:
     if not isinstance(settings, dict) or not settings:
         raise ConfigError("eos run-many --params must be a non-empty JSON object "
                           "(setting name -> setting)")
-    failed = []
-    for i, (name, setting) in enumerate(settings.items(), 1):
-        print(f"eos run-many: setting {i}/{len(settings)}: {name}", flush=True)
-        try:
-            run_one(setting, Path(args.out) / name, args.data_root, args.threads)
-        except (ConfigError, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # noqa: BLE001 - recorded in its folder, named, then go on
-            print(f"eos run-many: setting {name} failed: {type(exc).__name__}: {exc}",
-                  flush=True)
-            failed.append(name)
-    if failed:
-        print(f"eos run-many: {len(failed)} of {len(settings)} settings failed: "
-              f"{', '.join(failed)}", flush=True)
-    return 1 if failed else 0
+    return run_each("eos run-many", "setting", settings,
+                    lambda name, setting: run_one(setting, Path(args.out) / name,
+                                                  args.data_root, args.threads),
+                    stop_on=(ConfigError, KeyboardInterrupt))
 
 
 def run_one(params: dict[str, Any], out: Path, data_root: str, threads: int | None) -> None:

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from sharpness.commands import run_each
 from sharpness.errors import ConfigError
 from sharpness.runlock import run_lock
 
@@ -126,20 +127,8 @@ def run_many(args: argparse.Namespace) -> int:
             validate_config(cfg)
         except ConfigError as exc:
             raise ConfigError(f"run {out}: {exc}") from None
-    failed = []
-    for i, (out, cfg) in enumerate(runs.items(), 1):
-        print(f"train-many: run {i}/{len(runs)}: {out}", flush=True)
-        try:
-            train_one(cfg, out, args.threads, args.progress)
-        except KeyboardInterrupt:
-            raise
-        except Exception as exc:  # noqa: BLE001 - recorded in its folder, named, then go on
-            print(f"train-many: run {out} failed: {type(exc).__name__}: {exc}", flush=True)
-            failed.append(out)
-    if failed:
-        print(f"train-many: {len(failed)} of {len(runs)} runs failed: {', '.join(failed)}",
-              flush=True)
-    return 1 if failed else 0
+    return run_each("train-many", "run", runs,
+                    lambda out, cfg: train_one(cfg, out, args.threads, args.progress))
 
 
 def train_one(config: dict[str, Any], out: str, threads: int | None, progress: bool) -> None:
