@@ -14,6 +14,7 @@ import torch
 from sharpness.io import read_jsonl
 from sharpness.lesam.signal import run_signal
 from sharpness.optim import OPTIMIZERS
+from sharpness.optim.spec import optimizer_specs
 from sharpness.train import train
 
 torch.set_num_threads(1)
@@ -21,15 +22,13 @@ torch.set_num_threads(1)
 TINY = {"dataset": "mnist_embedded", "model": "cnn", "model_kwargs": {"channels": 16},
         "train_size": 768, "test_size": 300, "epochs": 1, "batch_size": 32, "lr": 0.05,
         "device": "cpu", "checkpoint_every": 0}
-# radii scaled to this 16-channel CNN (rho 0.05 stalls SAM on it: 11% after 24 steps). ESAM
-# with its official data selection (gamma 0.5: the ~15 examples of 32 whose loss rises most)
-# stays at chance in these 24 steps (0.07 measured), so it runs its weight perturbation alone
-# here (gamma 1); SDS is checked against its rule in tests/optim/test_official_recipes.py.
-# LE-SAM: no warm-up (the official one spans 10 epochs from sigma 0).
-HPARAMS = {"sgd": {}, "sam": {"rho": 0.02}, "sam_linf": {"rho": 0.0005}, "asam": {"rho": 0.2},
-           "esam": {"rho": 0.02, "gamma": 1.0}, "fsam": {"rho": 0.02},
-           "eigensam": {"rho": 0.02, "eig_every": 12},
-           "lesam": {"sigma": 0.01, "rho_max": 0.05, "warmup_epochs": 0}}
+# Each optimizer's tiny-run settings are its module's SPEC.tiny_hparams: radii scaled to this
+# 16-channel CNN (rho 0.05 stalls SAM on it: 11% after 24 steps). ESAM with its official data
+# selection (gamma 0.5: the ~15 examples of 32 whose loss rises most) stays at chance in these
+# 24 steps (0.07 measured), so it runs its weight perturbation alone here (gamma 1); SDS is
+# checked against its rule in tests/optim/test_official_recipes.py. LE-SAM: no warm-up (the
+# official one spans 10 epochs from sigma 0).
+HPARAMS = {name: dict(spec.tiny_hparams) for name, spec in optimizer_specs().items()}
 
 
 def test_hparams_cover_every_optimizer():

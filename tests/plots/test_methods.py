@@ -7,8 +7,10 @@ import pytest
 from sharpness.optim.registry import OPTIMIZERS
 from sharpness.plots import PALETTE
 from sharpness.plots.methods import (
+    COLOURS,
     METHODS,
     find_method,
+    hex_to_rgb,
     method,
     method_color,
     method_label,
@@ -20,7 +22,9 @@ def test_colours_are_the_palette_one_each():
     colours = [m.color for m in METHODS]
     assert len(set(colours)) == len(colours), "two methods share a colour"
     for m in METHODS:
-        assert m.color in [tuple(c) for c in PALETTE], m.key
+        assert m.colour in COLOURS, m.key
+    # the first ten colours are the plot style's palette
+    assert [hex_to_rgb(c) for c in COLOURS[:10]] == [tuple(c) for c in PALETTE]
     # the colours figures have always used: gd, sgd, sam, sam_linf, lesam = palette 0..4
     for i, key in enumerate(("gd", "sgd", "sam", "sam_linf", "lesam")):
         assert method_color(key) == tuple(PALETTE[i])

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sharpness.lesam.experiments import _merge  # the same recursive merge the rules use
+from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
 #: per data set: (training examples, channels, side, classes); test examples for evaluation
 DATA_SHAPES: dict[str, tuple[int, int, int, int, int]] = {
@@ -21,9 +22,9 @@ DATA_SHAPES: dict[str, tuple[int, int, int, int, int]] = {
     "imagenet": (1281167, 3, 224, 1000, 50000),
 }
 
-#: forward+backward passes of one optimizer step, beyond which the step count is the same
-PASSES: dict[str, float] = {"sgd": 1.0, "gd": 1.0, "sam": 2.0, "sam_linf": 2.0, "asam": 2.0,
-                            "fsam": 2.0, "lesam": 2.0, "esam": 2.0}
+#: forward+backward passes of one optimizer step at its defaults, as each optimizer module's
+#: ``SPEC`` declares (:func:`sharpness.optim.spec.passes_per_step` adds Eigen-SAM's HVPs)
+PASSES: dict[str, float] = {name: s.passes_per_step for name, s in optimizer_specs().items()}
 #: a forward+backward pass costs about three forward passes (the usual rule for conv nets)
 BACKWARD_FACTOR = 3.0
 #: Lanczos iterations of one sharpness measurement (each a Hessian-vector product ~ 2 passes)
@@ -102,10 +103,8 @@ def _steps_per_epoch(n: int, batch: int, drop_last: bool) -> int:
 
 
 def _passes(optimizer: str, hparams: dict[str, Any]) -> float:
-    if optimizer == "eigensam":  # power iterations every eig_every steps, HVP ~ 2 passes
-        every = hparams.get("eig_every", 100) or 100
-        return 2.0 + 2.0 * hparams.get("power_iters", 10) / every
-    return PASSES.get(optimizer, 2.0)
+    # the optimizer module's SPEC; an optimizer no module declares raises KeyError
+    return optimizer_spec(optimizer).passes(hparams)
 
 
 def _train_job(paper: str, items: list[str], run: str, cfg: dict[str, Any],

@@ -14,35 +14,50 @@
     loss = opt.step(closure)            # clean pass, perturb, perturbed pass, restore, base step
     opt.diagnostics                     # {'loss', 'grad_norm', 'radius', 'g_dot_eps', 'sigma', ...}
 
-Names in :data:`OPTIMIZERS`: ``sgd``, ``sam`` (l2), ``sam_linf``, ``asam``, ``esam``, ``fsam``,
-``eigensam``, ``lesam``. :class:`BatchClosure` is a closure that also supports ESAM's data
-selection and exact HVPs for Eigen-SAM.
+One module per optimizer (``sgd``, ``sam`` (l2), ``sam_linf``, ``asam``, ``esam``, ``fsam``,
+``eigensam``, ``lesam``), each declaring its ``SPEC`` (:class:`OptimizerSpec`); the registry
+:data:`OPTIMIZERS` is built from those modules. :class:`BatchClosure` is a closure that also
+supports ESAM's data selection and exact HVPs for Eigen-SAM.
+
+The names below are loaded on first use (PEP 562): :mod:`sharpness.optim.spec` is read by the
+cost planner and the figures' methods table, which must not pay torch's import (4.2 CPU-s a
+process, ``benchmarks/measured/startup.md``) for it.
 """
 
-from sharpness.optim.base import SharpnessOptimizer
-from sharpness.optim.closures import BatchClosure, supports_selection
-from sharpness.optim.eigensam import EigenSAM
-from sharpness.optim.esam import ESAM
-from sharpness.optim.fsam import FriendlySAM
-from sharpness.optim.lesam import LESAM
-from sharpness.optim.registry import OPTIMIZERS, build_optimizer
-from sharpness.optim.sam import ASAM, SAM, GradientDescent, LinfSAM
-from sharpness.optim.schedules import EpochSigmaSchedule, SigmaSchedule
+from __future__ import annotations
 
-__all__ = [
-    "ASAM",
-    "ESAM",
-    "LESAM",
-    "OPTIMIZERS",
-    "SAM",
-    "BatchClosure",
-    "EigenSAM",
-    "EpochSigmaSchedule",
-    "FriendlySAM",
-    "GradientDescent",
-    "LinfSAM",
-    "SharpnessOptimizer",
-    "SigmaSchedule",
-    "build_optimizer",
-    "supports_selection",
-]
+import importlib
+from typing import Any
+
+#: public name -> the module that defines it
+_LAZY: dict[str, str] = {
+    "SharpnessOptimizer": "base",
+    "BatchClosure": "closures",
+    "supports_selection": "closures",
+    "EigenSAM": "eigensam",
+    "ESAM": "esam",
+    "FriendlySAM": "fsam",
+    "LESAM": "lesam",
+    "OPTIMIZERS": "registry",
+    "build_optimizer": "registry",
+    "ASAM": "asam",
+    "SAM": "sam",
+    "LinfSAM": "sam_linf",
+    "GradientDescent": "sgd",
+    "EpochSigmaSchedule": "schedules",
+    "SigmaSchedule": "schedules",
+    "HParam": "spec",
+    "OptimizerSpec": "spec",
+    "optimizer_spec": "spec",
+    "optimizer_specs": "spec",
+    "passes_per_step": "spec",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module that defines ``name`` on first use (see the module doc)."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'sharpness.optim' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"sharpness.optim.{_LAZY[name]}"), name)

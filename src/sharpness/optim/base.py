@@ -45,6 +45,7 @@ import torch
 from torch import Tensor, nn
 
 from sharpness.curvature.modes import frozen_bn_stats
+from sharpness.optim.spec import OptimizerSpec
 
 Closure = Callable[..., Any]
 #: the guard added to a gradient norm before dividing by it, where the method's own code uses
@@ -64,13 +65,26 @@ def _to_float(value: Any) -> float:
 class SharpnessOptimizer(torch.optim.Optimizer):
     """Base class: a two-pass (SAM-type) or one-pass (SGD) wrapper around ``base_optimizer``.
 
-    Subclasses set :attr:`name`, :attr:`hparam_defaults` and implement :meth:`_perturbation`.
+    Subclasses set :attr:`spec` (their module's ``SPEC``, from which :attr:`name`,
+    :attr:`hparam_defaults` and :attr:`two_pass` follow) and implement :meth:`_perturbation`.
     Unknown hyper-parameters raise ``ValueError`` naming them.
     """
 
     name: ClassVar[str] = "base"
     hparam_defaults: ClassVar[dict[str, Any]] = {}
     two_pass: ClassVar[bool] = True
+    #: the declaration of the optimizer's module; sets the three attributes above
+    spec: ClassVar[OptimizerSpec | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass that sets ``spec`` takes its name, defaults and pass count from it."""
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("spec")
+        if spec is not None:
+            cls.name = spec.name
+            cls.hparam_defaults = spec.defaults
+            cls.two_pass = spec.passes_per_step > 1
+
 
     def __init__(
         self,

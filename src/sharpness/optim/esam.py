@@ -37,23 +37,34 @@ from torch import Tensor
 
 from sharpness.optim.base import Closure, SharpnessOptimizer
 from sharpness.optim.closures import supports_selection
+from sharpness.optim.spec import HParam, OptimizerSpec
 
 #: ESAM's guard on the gradient norm (dydjw9/Efficient_SAM ``utils/Esam.py``:
 #: ``rho / (grad_norm + 1e-7) / beta``)
 ESAM_NORM_GUARD = 1e-7
 
 
+SPEC = OptimizerSpec(
+    name="esam",
+    label="ESAM",
+    text="ESAM",
+    reference="Du et al., ICLR 2022; official code dydjw9/Efficient_SAM",
+    hparams=(
+        HParam("rho", 0.05, "official: dydjw9/Efficient_SAM run.sh"),
+        HParam("beta", 0.6, "official: dydjw9/Efficient_SAM run.sh (ResNet-18, CIFAR)"),
+        HParam("gamma", 0.5, "official: dydjw9/Efficient_SAM run.sh (ResNet-18, CIFAR)"),
+        HParam("swp", "tensor", "official: dydjw9/Efficient_SAM utils/Esam.py (whole tensors)"),
+        HParam("bn_second_pass", "update", "official: dydjw9/Efficient_SAM train loop"),
+    ),
+    colour="#fbafe4",
+    tiny_hparams={"rho": 0.02, "gamma": 1.0},
+)
+
+
 class ESAM(SharpnessOptimizer):
     """Efficient SAM: random coordinate subset of the perturbation + loss-rise data selection."""
 
-    name: ClassVar[str] = "esam"
-    hparam_defaults: ClassVar[dict[str, Any]] = {
-        "rho": 0.05,
-        "beta": 0.6,
-        "gamma": 0.5,
-        "swp": "tensor",
-        "bn_second_pass": "update",
-    }
+    spec: ClassVar[OptimizerSpec] = SPEC
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

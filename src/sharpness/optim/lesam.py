@@ -46,6 +46,7 @@ from torch import Tensor
 
 from sharpness.optim.base import Closure, SharpnessOptimizer
 from sharpness.optim.schedules import EpochSigmaSchedule, SigmaSchedule
+from sharpness.optim.spec import HParam, OptimizerSpec
 from sharpness.radius import LESAM_RHO_MAX, LESAM_SIGMA, LESAM_VARRHO, lesam_radius
 
 
@@ -55,28 +56,39 @@ def top_fraction(losses: Tensor, fraction: float) -> Tensor:
     return torch.topk(losses.detach(), k).indices
 
 
+SPEC = OptimizerSpec(
+    name="lesam",
+    label="LE-SAM",
+    text="LE-SAM",
+    reference="Wang et al., ICML 2026; official code smithgun2005/LE-SAM-ICML2026",
+    hparams=(
+        HParam("sigma", LESAM_SIGMA, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("rho_max", LESAM_RHO_MAX, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("varrho", LESAM_VARRHO, "official: smithgun2005/LE-SAM-ICML2026 --lesam_eps"),
+        HParam("schedule", "epochs", "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("warmup_epochs", 10, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("warmup_start", 0.0, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("decay", "cosine", "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("decay_start", 160, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("sigma_min", 0.0, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("warmup_frac", 0.1, "choice: the per-step schedule of full-batch runs"),
+        HParam("anneal_frac", 0.2, "choice: the per-step schedule of full-batch runs"),
+        HParam("adaptive", False, "official: smithgun2005/LE-SAM-ICML2026 lesam.py (off)"),
+        HParam("topk", 1.0, "official: smithgun2005/LE-SAM-ICML2026 lesam.py (off)"),
+        HParam("topk_share_indices", False, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
+        HParam("alpha", 0.0, "official: smithgun2005/LE-SAM-ICML2026 lesam.py (off)"),
+        HParam("bn_second_pass", "update", "official: smithgun2005/LE-SAM-ICML2026 train loop"),
+    ),
+    colour="#cc78bc",
+    aliases=("le_sam",),
+    tiny_hparams={"sigma": 0.01, "rho_max": 0.05, "warmup_epochs": 0},
+)
+
+
 class LESAM(SharpnessOptimizer):
     """Loss-equated SAM with the official options; needs ``total_steps`` for its schedule."""
 
-    name: ClassVar[str] = "lesam"
-    hparam_defaults: ClassVar[dict[str, Any]] = {
-        "sigma": LESAM_SIGMA,
-        "rho_max": LESAM_RHO_MAX,
-        "varrho": LESAM_VARRHO,
-        "schedule": "epochs",
-        "warmup_epochs": 10,
-        "warmup_start": 0.0,
-        "decay": "cosine",
-        "decay_start": 160,
-        "sigma_min": 0.0,
-        "warmup_frac": 0.1,
-        "anneal_frac": 0.2,
-        "adaptive": False,
-        "topk": 1.0,
-        "topk_share_indices": False,
-        "alpha": 0.0,
-        "bn_second_pass": "update",
-    }
+    spec: ClassVar[OptimizerSpec] = SPEC
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

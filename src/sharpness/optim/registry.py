@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import torch
 from torch import nn
 
 from sharpness.optim.base import SharpnessOptimizer
-from sharpness.optim.eigensam import EigenSAM
-from sharpness.optim.esam import ESAM
-from sharpness.optim.fsam import FriendlySAM
-from sharpness.optim.lesam import LESAM
-from sharpness.optim.sam import ASAM, SAM, GradientDescent, LinfSAM
+from sharpness.optim.spec import spec_modules
 
-OPTIMIZERS: dict[str, type[SharpnessOptimizer]] = {
-    cls.name: cls
-    for cls in (GradientDescent, SAM, LinfSAM, ASAM, ESAM, FriendlySAM, EigenSAM, LESAM)
-}
+
+def discover() -> dict[str, type[SharpnessOptimizer]]:
+    """Every optimizer class of the package by name: the class of each module that declares
+    a ``SPEC`` (the subclass of :class:`SharpnessOptimizer` whose ``spec`` is that ``SPEC``),
+    so that a new optimizer is its module and nothing here."""
+    found: dict[str, type[SharpnessOptimizer]] = {}
+    for name, stem in spec_modules().items():
+        module = importlib.import_module(f"sharpness.optim.{stem}")
+        classes = [c for c in vars(module).values() if isinstance(c, type)
+                   and issubclass(c, SharpnessOptimizer) and c.__dict__.get("spec") is module.SPEC]
+        if len(classes) != 1:
+            raise TypeError(f"sharpness.optim.{stem}: SPEC must be the spec of exactly one "
+                            f"SharpnessOptimizer subclass defined there, found {len(classes)}")
+        found[name] = classes[0]
+    return found
+
+
+OPTIMIZERS: dict[str, type[SharpnessOptimizer]] = discover()
 
 
 def build_optimizer(

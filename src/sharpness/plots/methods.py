@@ -9,18 +9,29 @@ both resolve here:
 * the diagonal-network methods of :mod:`sharpness.diagonal` (``gd``, ``l2``, ``linf``), used
   by the minorfirst theory figures; ``l2`` is l2-SAM and ``linf`` is l_inf-SAM.
 
-Colours are the seaborn "colorblind" palette (colour-blind safe), one fixed entry per method
-(``tests/plots/test_methods.py`` checks they equal :data:`sharpness.plots.style.PALETTE`).
-This module imports neither matplotlib nor torch, so tables and the claims ledger may use it.
+Each optimizer's entry comes from its module's ``SPEC`` (:mod:`sharpness.optim.spec`: label,
+table text, colour, aliases), so a new optimizer module is in the table without an edit here;
+the table adds the two methods no optimizer runs (``gd`` of the diagonal figures, gradient flow
+``gf``). Colours are the seaborn "colorblind" palette (colour-blind safe) followed by Paul
+Tol's "muted" one (:data:`COLOURS`); a spec without a colour takes the first one no other
+method uses. This module imports neither matplotlib nor torch (the specs are read from the
+modules' source), so tables and the claims ledger may use it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sharpness.optim.spec import optimizer_specs
+
 #: seaborn's "colorblind" palette, in its order (hex)
 COLORBLIND: tuple[str, ...] = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc",
                                "#ca9161", "#fbafe4", "#949494", "#ece133", "#56b4e9")
+#: Paul Tol's "muted" palette (colour-blind safe), for methods beyond the first ten
+TOL_MUTED: tuple[str, ...] = ("#332288", "#88ccee", "#44aa99", "#117733", "#999933",
+                              "#ddcc77", "#cc6677", "#882255", "#aa4499")
+#: every colour a method may take, in the order free ones are handed out
+COLOURS: tuple[str, ...] = COLORBLIND + TOL_MUTED
 
 RGB = tuple[float, float, float]
 
@@ -54,19 +65,29 @@ class Method:
         return hex_to_rgb(self.colour)
 
 
-METHODS: tuple[Method, ...] = (
-    Method("gd", "GD", "GD", COLORBLIND[0], "sgd"),
-    Method("sgd", "SGD", "SGD", COLORBLIND[1], "sgd"),
-    Method("sam", r"$\ell_2$-SAM", "SAM", COLORBLIND[2], "sam", ("l2", "l2_sam")),
-    Method("sam_linf", r"$\ell_\infty$-SAM", "SAM (L_inf)", COLORBLIND[3], "sam_linf",
-           ("linf", "linf_sam")),
-    Method("lesam", "LE-SAM", "LE-SAM", COLORBLIND[4], "lesam", ("le_sam",)),
-    Method("asam", "ASAM", "ASAM", COLORBLIND[5], "asam"),
-    Method("esam", "ESAM", "ESAM", COLORBLIND[6], "esam"),
-    Method("fsam", "F-SAM", "F-SAM", COLORBLIND[7], "fsam"),
-    Method("eigensam", "Eigen-SAM", "Eigen-SAM", COLORBLIND[8], "eigensam"),
-    Method("gf", "gradient flow", "gradient flow", COLORBLIND[9], None),
-)
+def _methods() -> tuple[Method, ...]:
+    """The diagonal GD, one method per optimizer spec, then gradient flow; colours assigned."""
+    specs = optimizer_specs().values()
+    fixed = {"gd": COLORBLIND[0], "gf": COLORBLIND[9]}
+    taken = set(fixed.values()) | {s.colour for s in specs if s.colour}
+    free = iter(c for c in COLOURS if c not in taken)
+    colours: dict[str, str] = {}
+    for spec in specs:
+        if spec.colour is None:
+            try:
+                colours[spec.name] = next(free)
+            except StopIteration:
+                raise ValueError(f"optimizer {spec.name!r}: every colour of COLOURS is taken; "
+                                 "set its SPEC's colour") from None
+        else:
+            colours[spec.name] = spec.colour
+    by_optimizer = tuple(Method(s.name, s.label, s.text, colours[s.name], s.name, s.aliases)
+                         for s in specs)
+    return (Method("gd", "GD", "GD", fixed["gd"], "sgd"), *by_optimizer,
+            Method("gf", "gradient flow", "gradient flow", fixed["gf"], None))
+
+
+METHODS: tuple[Method, ...] = _methods()
 
 _BY_NAME: dict[str, Method] = {}
 for _m in METHODS:
