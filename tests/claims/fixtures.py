@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from sharpness.claims.model import ItemData
-from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from sharpness.claims.stats import CONTRADICTED, SUPPORTED
 
 Rows = list[dict[str, Any]]
 
@@ -53,13 +53,17 @@ def l1(bad: bool) -> dict[str, ItemData]:
     return {"minorfirst/l1_maxmargin": item("minorfirst/l1_maxmargin", rows)}
 
 
-def linf(bad: bool) -> dict[str, ItemData]:
+def linf(bad: bool, gd_limit: str = "e2") -> dict[str, ItemData]:
+    """linf_depth: closed-form errors and the init-grid limits of l_inf-SAM and of GD
+    (``gd_limit`` at every point)."""
     rows: Rows = [{"L": 2, "alpha": "[0.3, 0.8]", "source": "rel_err",
                    "rel_err_discrete": 0.05 if bad else 1e-3}]
     labels = ["e1", "e2", "0"] if not bad else ["e1", "e2", "e2"]
     for k, lab in enumerate(labels):
         rows.append({"L": 2, "alpha_1": 0.1 * k, "alpha_2": 0.2, "source": "phase",
                      "simulated": lab, "rule": lab if not (bad and k == 0) else "e2"})
+        rows.append({"L": 2, "alpha_1": 0.1 * k, "alpha_2": 0.2, "source": "gd_phase",
+                     "simulated": gd_limit, "rule": "e2"})
     return {"minorfirst/linf_depth": item("minorfirst/linf_depth", rows)}
 
 
@@ -120,17 +124,21 @@ def multi(bad: bool) -> dict[str, ItemData]:
     return {"minorfirst/multi_example": item("minorfirst/multi_example", rows)}
 
 
-def cnn(bad: bool) -> dict[str, ItemData]:
+def cnn(bad: bool, seeds: int = 5) -> dict[str, ItemData]:
+    """The CNN alignments of ``seeds`` data/init draws (a ``seed`` column): SAM weak first
+    unless ``bad``; GD strong first."""
     rows: Rows = []
-    for opt, weak_first in (("sgd", False), ("sam", not bad)):
-        for a in (0.1, 0.5, 1.5):
-            for step in range(0, 50, 5):
-                fast = min(1.0, step / 10)
-                slow = min(1.0, step / 40)
-                rows.append({"optimizer": opt, "alpha": a, "step": step,
-                             "quantity": "align_weak", "value": fast if weak_first else slow})
-                rows.append({"optimizer": opt, "alpha": a, "step": step,
-                             "quantity": "align_strong", "value": slow if weak_first else fast})
+    for seed in range(seeds):
+        for opt, weak_first in (("sgd", False), ("sam", not bad)):
+            for a in (0.1, 0.5, 1.5):
+                for step in range(0, 50, 5):
+                    fast = min(1.0, step / 10)
+                    slow = min(1.0, step / 40)
+                    rows.append({"seed": seed, "optimizer": opt, "alpha": a, "step": step,
+                                 "quantity": "align_weak", "value": fast if weak_first else slow})
+                    rows.append({"seed": seed, "optimizer": opt, "alpha": a, "step": step,
+                                 "quantity": "align_strong",
+                                 "value": slow if weak_first else fast})
     return {"minorfirst/cnn_synthetic": item("minorfirst/cnn_synthetic", rows, {"gain": 0.2})}
 
 
@@ -250,15 +258,16 @@ def dynamics(bad: bool, epochs: int = 4, first_epoch_sgd: bool = False,
     return {"lesam/fig_dynamics": item("lesam/fig_dynamics", rows)}
 
 
-def signal(bad: bool) -> dict[str, ItemData]:
+def signal(bad: bool, seeds: int = 3) -> dict[str, ItemData]:
+    """Probe series of ``seeds`` training runs (a ``seed`` column)."""
     rows = []
-    for step in range(0, 60, 6):
-        rows.append({"optimizer": "sam", "step": step, "g_dot_eps": 0.05,
+    for seed, step in ((k, st) for k in range(seeds) for st in range(0, 60, 6)):
+        rows.append({"seed": seed, "optimizer": "sam", "step": step, "g_dot_eps": 0.05,
                      "curvature": 0.02 if bad else 0.001, "sigma": None, "clipped": None,
                      "rise": 0.051, "g_dot_eps_eval": 0.05, "curvature_eval": 0.002,
                      "rise_eval": 0.052 + (0.01 if bad else 1e-4)})
         curv = 0.002
-        rows.append({"optimizer": "lesam", "step": step, "sigma": 0.05,
+        rows.append({"seed": seed, "optimizer": "lesam", "step": step, "sigma": 0.05,
                      "g_dot_eps": 0.05 * (1.01 if bad else 1.0), "curvature": curv,
                      "clipped": False, "rise": 0.05 + curv + (0.01 if bad else 1e-4),
                      "g_dot_eps_eval": 0.05, "curvature_eval": curv,
@@ -312,10 +321,15 @@ def toy(bad: bool) -> dict[str, ItemData]:
     return {"eos/fig_diagonal": item("eos/fig_diagonal", rows)}
 
 
+#: the settings of the eos sweep fixtures: five, so that 5/5 clears a count rule's share of
+#: 0.5 with its Wilson interval (3/3 does not)
+SETTINGS = ("A", "B", "C", "D", "E")
+
+
 def sweep_rows(bad: bool, extra: Callable[[float, float], dict[str, Any]] | None = None
                ) -> Rows:
     rows = []
-    for setting in ("A", "B", "C"):
+    for setting in SETTINGS:
         eta_c = 0.1
         for f in (0.3, 0.6, 1.5, 2.0, 3.0):
             eta = f * eta_c
@@ -335,7 +349,7 @@ def phase(bad: bool) -> dict[str, ItemData]:
     return out
 
 
-def traj_rows(bad: bool, settings: Sequence[str] = ("A", "B", "C"),
+def traj_rows(bad: bool, settings: Sequence[str] = SETTINGS,
               drop: float = 0.0) -> dict[str, ItemData]:
     """GD trajectories above η_c = 0.1: ηS/2 rises to 1 (``bad``: 1.3) and stays; the norm
     rises with a relative dip ``drop`` after entering EoS."""
@@ -361,7 +375,7 @@ def test_vs_lr(bad: bool) -> dict[str, ItemData]:
 
 
 def trajectories(bad: bool, drop: float | None = None) -> dict[str, ItemData]:
-    out = traj_rows(False, ("A", "B"), drop=drop if drop is not None else
+    out = traj_rows(False, drop=drop if drop is not None else
                     (0.05 if bad else 0.0))
     out["eos/fig_phase"] = item("eos/fig_phase", sweep_rows(False))
     return out
@@ -400,7 +414,9 @@ def ablations(bad: bool) -> dict[str, ItemData]:
                          "eta": f * eta_c, "status": "ok", "reason": "loss_goal",
                          "l2": 5 + 3 * value + (f if not bad else -f), "sharpness": 20 / f})
     for k, (factor, value) in enumerate((("width", 16), ("width", 64), ("depth", 1),
-                                         ("activation", "relu"), ("data_size", 64))):
+                                         ("activation", "relu"), ("data_size", 64),
+                                         ("loss", "ce"), ("loss_goal", 0.05),
+                                         ("loss_goal", 0.01), ("parametrization", "SP"))):
         rows += ablation_rows(factor, value, 0.1, hit=not bad, l2_shift=0.1 * k)
     return {"eos/fig_ablations": item("eos/fig_ablations", rows)}
 
@@ -455,7 +471,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "eos-band": (phase, SUPPORTED, CONTRADICTED),
     "eos-flat-below": (phase, SUPPORTED, CONTRADICTED),
     "eos-norm-grows": (phase, SUPPORTED, CONTRADICTED),
-    "eos-u-shape": (test_vs_lr, SUPPORTED, INCONCLUSIVE),
+    "eos-u-shape": (test_vs_lr, SUPPORTED, CONTRADICTED),
     "eos-traj-monotone": (trajectories, SUPPORTED, CONTRADICTED),
     "eos-measures": (measures, SUPPORTED, CONTRADICTED),
     "eos-init-eta_c": (ablations, SUPPORTED, CONTRADICTED),

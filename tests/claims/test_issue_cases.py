@@ -94,9 +94,14 @@ def test_eos_band_by_loss_and_trajectory() -> None:
         r["loss"] = "mse" if r["setting"] == "A" else "ce"
     data = {"eos/fig_phase": fx.item("eos/fig_phase", rows), **fx.traj_rows(False)}
     row = run("eos-band", data)
-    assert row["verdict"] == SUPPORTED, row["value"]
     assert "MSE: final median" in row["value"] and "CE: final median" in row["value"]
-    assert "decided on MSE" in row["note"]
+    # the paper's cross-entropy caveat is about the U-shape: cross-entropy decides here too
+    assert row["verdict"] != SUPPORTED and "CE inconclusive" in row["note"], row["note"]
+    for r in rows:
+        if r["setting"] in ("B", "C") and r["eta"] > 0.1:
+            r["eta_s_over_2"] = 0.98
+    data["eos/fig_phase"] = fx.item("eos/fig_phase", rows)
+    assert run("eos-band", data)["verdict"] == SUPPORTED
 
 
 def test_eos_measures_against_the_runs_below_eta_c() -> None:
@@ -133,15 +138,16 @@ def test_norm_grows_needs_an_effect() -> None:
         if r["setting"] == "C" and r["eta"] > 0.1:
             r["l2"] = 5.0 * (1 + 4e-5 * r["eta"] / 0.3)
     row = run("eos-norm-grows", {"eos/fig_phase": fx.item("eos/fig_phase", rows)})
-    assert row["verdict"] != SUPPORTED and "C +0.00 %" in row["value"]
+    assert row["verdict"] != SUPPORTED and "C l2 +0.00 %" in row["value"]
 
 
-def test_traj_monotone_does_not_hinge_on_a_tolerance() -> None:
-    """eos-traj-monotone: the one miss is a 0.37 % dip during a loss spike, above the figure's
-    1e-3 flag. Old (the flag): `contradicted`. New (drops against 1 %, all reported):
-    `supported`."""
+def test_traj_monotone_at_the_figures_own_tolerance() -> None:
+    """eos-traj-monotone: a 0.37 % dip after entering EoS. The tolerance once widened to 1 %
+    after that dip was seen made it `supported`; at the figure's own registered 0.1 % every
+    run with the dip counts against the claim, and a 0.05 % dip does not."""
     row = run("eos-traj-monotone", fx.trajectories(False, drop=0.0037))
-    assert row["verdict"] == SUPPORTED and "largest drop 0.37 %" in row["value"]
+    assert row["verdict"] == CONTRADICTED and "largest drop 0.37 %" in row["value"]
+    assert run("eos-traj-monotone", fx.trajectories(False, drop=0.0005))["verdict"] == SUPPORTED
 
 
 def test_ablation_refuses_a_variant_equal_to_the_default() -> None:
@@ -159,7 +165,7 @@ def test_dynamics_over_the_whole_run() -> None:
     """ls-dynamics: in epoch 1 LE-SAM's σ is 0, so it is SGD, below SAM there. Old (epoch 1
     alone): `contradicted`. New (the whole run): `supported`."""
     row = run("ls-dynamics", fx.dynamics(False, first_epoch_sgd=True))
-    assert row["verdict"] == SUPPORTED and "mean over epochs 1–4" in row["value"]
+    assert row["verdict"] == SUPPORTED and "epochs 1–2" in row["value"]
 
 
 def test_sigma_zero_probes_are_not_a_perfect_fit() -> None:
@@ -167,14 +173,14 @@ def test_sigma_zero_probes_are_not_a_perfect_fit() -> None:
     Old: most probes at σ = 0 give a median ratio of 0, `supported`. New: they are left out and
     the perturbing probes decide: `contradicted`."""
     rows = []
-    for step in range(12):
+    for seed, step in ((k, st) for k in range(3) for st in range(12)):
         sigma = 0.0 if step < 8 else 0.05
         curv = 0.0 if sigma == 0 else 0.002
-        rows.append({"optimizer": "lesam", "step": step, "sigma": sigma, "g_dot_eps": sigma,
-                     "curvature": curv, "rise": sigma + curv + (0.01 if sigma else 0.0),
-                     "clipped": False})
+        rows.append({"seed": seed, "optimizer": "lesam", "step": step, "sigma": sigma,
+                     "g_dot_eps": sigma, "curvature": curv,
+                     "rise": sigma + curv + (0.01 if sigma else 0.0), "clipped": False})
     row = run("ls-signal-curvature", {"lesam/fig_signal": fx.item("lesam/fig_signal", rows)})
-    assert row["verdict"] == CONTRADICTED and "8 probe(s) with σ = 0" in row["note"]
+    assert row["verdict"] == CONTRADICTED and "24 probe(s) with σ = 0" in row["note"]
 
 
 def test_curvature_eval_checks_sam_too() -> None:

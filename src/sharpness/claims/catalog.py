@@ -14,12 +14,13 @@ from typing import Any
 
 import yaml
 
-from sharpness.claims.model import KINDS, Claim, Predicate
+from sharpness.claims.model import KINDS, Claim, Predicate, takes
+from sharpness.claims.rules import FIELDS as RULE_FIELDS
 from sharpness.errors import SharpnessError
 
 PAPERS = ("minorfirst", "lesam", "eos")  # ledger order
 FIELDS = {"id", "paper", "source", "claim", "predicate", "items", "test", "paper_only",
-          "sets_level", "kind", "trained"}
+          "sets_level", "kind", "trained", "runs", "params"}
 
 
 def predicates() -> dict[str, dict[str, Predicate]]:
@@ -53,13 +54,25 @@ def load_claims(rows: list[dict[str, Any]] | None = None) -> list[Claim]:
                 raise SharpnessError(f"{where}: no predicate {row['test']!r} in "
                                      f"sharpness.claims.{row['paper']}.PREDICATES")
             used.add((row["paper"], row["test"]))
+            params = {k: v for k, v in (row.get("params") or {}).items() if k != "rules"}
+            overrides = set((row.get("params") or {}).get("rules") or {})
+            if overrides - RULE_FIELDS:
+                raise SharpnessError(f"{where}: params.rules: unknown key(s) "
+                                     f"{sorted(overrides - RULE_FIELDS)}")
+            if takes(test, "params") != bool(params):
+                raise SharpnessError(
+                    f"{where}: predicate {row['test']!r} "
+                    + ("reads registered params but the row has none" if not params else
+                       "takes no params, yet the row registers some"))
         kind = row.get("kind", "claim")
         if kind not in KINDS:
             raise SharpnessError(f"{where}: kind must be one of {list(KINDS)}, not {kind!r}")
         claims.append(Claim(row["id"], row["paper"], row["source"], row["claim"],
                             row["predicate"], tuple(row["items"]), test,
                             row.get("paper_only"), bool(row.get("sets_level", True)), kind,
-                            bool(row.get("trained", False))))
+                            bool(row.get("trained", False)),
+                            bool(row.get("runs", row.get("trained", False))),
+                            dict(row.get("params") or {})))
     dup = [k for k, n in Counter(c.id for c in claims).items() if n > 1]
     if dup:
         raise SharpnessError(f"claims.yaml: duplicate claim ids {dup}")

@@ -9,30 +9,34 @@ goal does not count either way.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sharpness.claims.common import fmt
 from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
-from sharpness.claims.eos_common import converged, count_verdict
+from sharpness.claims.eos_common import converged
 from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.reported import reported
+from sharpness.claims.rules import SeedRules
 from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
     combine,
+    count_rule,
     separated_minimum,
     threshold,
 )
 
 P = "eos"
 D = Mapping[str, ItemData]
+Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
 
 # --- the diagonal toy -----------------------------------------------------------------------
-def toy_numbers(d: D) -> Result:
+def toy_numbers(d: D, params: Params) -> Result:
     df = d["eos/fig_diagonal"].rows
     sweep = df[df["panel"] == "sweep"].copy()
     s_gf, eta_c = float(sweep["s_gf"].iloc[0]), float(sweep["eta_c"].iloc[0])
@@ -49,30 +53,34 @@ def toy_numbers(d: D) -> Result:
     bad = []
     for key, value in measured.items():
         ref = float(reported("fig_diagonal", key)["value"])  # type: ignore[index]
-        if not abs(value - ref) <= 0.5 * 10 ** (np.floor(np.log10(abs(ref))) - 1) + 1e-12:
+        digits = int(params["digits"])
+        if not abs(value - ref) <= 0.5 * 10 ** (np.floor(np.log10(abs(ref))) - digits + 1) \
+                + 1e-12:
             bad.append(f"{key} {value:.3f} vs {ref}")
     about = float(reported("fig_diagonal", "diverge")["value"])  # type: ignore[index]
-    div_ok = abs(first_div - about) <= 0.1
+    div_ok = abs(first_div - about) <= float(params["diverge_tol"])
     verdict = SUPPORTED if not bad and div_ok else CONTRADICTED
     text = (f"s_GF {s_gf:.3f} (7.14), η_c {eta_c:.3f} (0.28), ‖β‖₁ {measured['l1_at_0.05']:.3f} "
             f"at η=0.05 (0.61), {measured['l1_at_0.5']:.3f} at 0.5 (1.14); first diverged η "
             f"{fmt(first_div)} (about 0.6)")
     return Result(verdict, text, estimate=s_gf,
                   note=("off by more than the 2nd digit: " + "; ".join(bad)) if bad else
-                  ("" if div_ok else f"divergence at {fmt(first_div)}, not within 0.1 of 0.6"))
+                  ("" if div_ok else f"divergence at {fmt(first_div)}, not within "
+                   f"{params['diverge_tol']:g} of {about:g}"))
 
 
-def toy_tradeoff(d: D) -> Result:
+def toy_tradeoff(d: D, params: Params) -> Result:
     df = d["eos/fig_diagonal"].rows
     sw = df[(df["panel"] == "sweep") & (df["status"] != "diverged")].copy()
     sw["eta"] = sw["eta"].astype(float)
     eta_c = float(sw["eta_c"].iloc[0])
-    eos = sw[sw["eta"] > 1.2 * eta_c].sort_values("eta")
+    factor = float(params["eos_factor"])
+    eos = sw[sw["eta"] > factor * eta_c].sort_values("eta")
     band = float((eos["eta_s"].astype(float) / 2 - 1).abs().max())
     l1 = eos["l1"].astype(float).to_numpy()
     rises = bool(len(l1) >= 2 and np.all(np.diff(l1) >= -1e-9) and l1[-1] > l1[0])
-    ok = band < 0.1 and rises
-    return Result(SUPPORTED if ok else CONTRADICTED, f"{len(eos)} runs above 1.2 η_c: max "
+    ok = band < float(params["band"]) and rises
+    return Result(SUPPORTED if ok else CONTRADICTED, f"{len(eos)} runs above {factor:g} η_c: max "
                   f"|ηS/2 − 1| = {fmt(band)}; ‖β‖₁ {fmt(float(l1[0]) if len(l1) else None)} → "
                   f"{fmt(float(l1[-1]) if len(l1) else None)} (rises monotonically: {rises})",
                   estimate=band)
@@ -88,61 +96,60 @@ def _loss_of(df: pd.DataFrame) -> pd.Series:
                                          x.endswith("CE") else "mse")
 
 
-#: the band the claim allows around ηS/2 = 1
-BAND = 0.1
-
-
-def _trajectory_band(tr: pd.DataFrame, eta_c: dict[str, float]) -> dict[tuple[str, float], float]:
-    """Per (setting, η) of a GD run above 1.2 η_c: the median |ηS/2 − 1| over its steps after
-    it entered EoS (the first step with ηS/2 ≥ 1 − BAND)."""
+def _trajectory_band(tr: pd.DataFrame, eta_c: dict[str, float], factor: float, width: float
+                     ) -> dict[tuple[str, float], float]:
+    """Per (setting, η) of a GD run above ``factor`` η_c: the median |ηS/2 − 1| over its
+    steps after it entered EoS (the first step with ηS/2 ≥ 1 − ``width``)."""
     out = {}
     gd = tr[(tr["source"] == "gd") & tr["sharpness"].notna()]
     for (setting, eta), part in gd.groupby(["setting", "eta"]):
-        if float(eta) <= 1.2 * eta_c.get(str(setting), np.inf):
+        if float(eta) <= factor * eta_c.get(str(setting), np.inf):
             continue
         x = (float(eta) * part.sort_values("step")["sharpness"].astype(float) / 2).to_numpy()
-        inside = np.nonzero(x >= 1 - BAND)[0]
+        inside = np.nonzero(x >= 1 - width)[0]
         if len(inside):
             out[(str(setting), float(eta))] = float(np.median(np.abs(x[inside[0]:] - 1)))
     return out
 
 
-def band(d: D) -> Result:
-    """ηS/2 ≈ 1 above η_c, from the final point *and* along each run's trajectory, per loss:
-    decided on MSE; cross-entropy (whose sharpness falls late, also along the flow) is
-    reported beside it and decides only where no MSE setting ran."""
+def band(d: D, params: Params) -> Result:
+    """ηS/2 ≈ 1 above ``eos_factor`` η_c (within the registered ``band``), from the final
+    point *and* along each run's trajectory, per loss: MSE and cross-entropy each decide (the
+    paper's caveat about cross-entropy concerns the U-shaped test error, not the transition),
+    so the row holds only when both losses it ran hold. ``n``: the settings (networks, each
+    from its own init) with a converged run above the threshold."""
+    factor, width = float(params["eos_factor"]), float(params["band"])
     df = d["eos/fig_phase"].rows
     conv = converged(df).copy()
     conv["loss_kind"] = _loss_of(conv)
     eta_c = {str(k): float(v) for k, v in df.groupby("setting")["eta_c"].first().items()}
-    traj = _trajectory_band(d["eos/fig_trajectories"].rows, eta_c) \
+    traj = _trajectory_band(d["eos/fig_trajectories"].rows, eta_c, factor, width) \
         if "eos/fig_trajectories" in d else {}
-    parts, verdicts = [], {}
+    parts, verdicts, settings = [], {}, set()
     for loss in ("mse", "ce"):
         part = conv[(conv["loss_kind"] == loss) & (conv["eta"].astype(float) >
-                                                  1.2 * conv["eta_c"].astype(float))]
+                                                  factor * conv["eta_c"].astype(float))]
         if part.empty:
             continue
+        settings |= set(part["setting"].astype(str))
         dev = (part["eta_s_over_2"].astype(float) - 1).abs()
         final_med = float(dev.median())
-        inside = int((dev < BAND).sum())
+        inside = int((dev < width).sum())
         tvals = [v for (s_, _), v in traj.items() if s_ in set(part["setting"].astype(str))]
         traj_med = float(np.median(tvals)) if tvals else float("nan")
-        ok_final = final_med < BAND
-        ok_traj = traj_med < BAND if tvals else None
+        ok_final = final_med < width
+        ok_traj = traj_med < width if tvals else None
         verdicts[loss] = (SUPPORTED if ok_final and ok_traj is not False else
                           CONTRADICTED if not ok_final and ok_traj is not True else INCONCLUSIVE)
         parts.append(f"{loss.upper()}: final median |ηS/2 − 1| = {fmt(final_med)}, "
-                     f"{inside}/{len(dev)} runs inside ±{BAND:g}; along the trajectories "
+                     f"{inside}/{len(dev)} runs inside ±{width:g}; along the trajectories "
                      f"after entering EoS median {fmt(traj_med)} over {len(tvals)} runs "
                      f"({verdicts[loss]})")
     if not verdicts:
-        return Result(INCONCLUSIVE, "no converged run above 1.2 η_c")
-    verdict = verdicts.get("mse", verdicts.get("ce", INCONCLUSIVE))
-    return Result(verdict, "; ".join(parts), estimate=None,
-                  note="decided on MSE; cross-entropy reported apart (the paper calls it more "
-                       "complex)" if "mse" in verdicts else "no MSE setting: decided on "
-                                                            "cross-entropy")
+        return Result(INCONCLUSIVE, f"no converged run above {factor:g} η_c")
+    return Result(combine(list(verdicts.values())), "; ".join(parts), n=len(settings),
+                  note="every loss decides (MSE and cross-entropy): "
+                       + ", ".join(f"{k.upper()} {v}" for k, v in verdicts.items()))
 
 
 def _converged_settings(d: D, item: str = "eos/fig_phase"
@@ -152,49 +159,76 @@ def _converged_settings(d: D, item: str = "eos/fig_phase"
         yield str(setting), part, float(part["eta_c"].iloc[0])
 
 
-def flat_below(d: D) -> Result:
+def _count_result(ok: int, bad: int, params: Params, rules: SeedRules, text: str,
+                  n: int, note: str = "") -> Result:
+    """A "many settings" row: the registered count rule (:func:`count_rule`, the Wilson
+    interval of ``ok / (ok + bad)`` against ``params["share"]``) with its interval stated."""
+    share = float(params["share"])
+    verdict, low, high = count_rule(ok, bad, share, rules.level)
+    return Result(verdict, f"{text}; {ok}/{ok + bad} (Wilson {rules.level:.0%} "
+                  f"[{fmt(low)}, {fmt(high)}] against the registered share {share:g})",
+                  estimate=ok / max(ok + bad, 1), low=None if ok + bad == 0 else low,
+                  high=None if ok + bad == 0 else high, n=n, note=note)
+
+
+def flat_below(d: D, params: Params, rules: SeedRules) -> Result:
+    """Below η_c both the final sharpness and the final ℓ2 norm stay about constant: per
+    setting, the relative spread (max ÷ min − 1) of each over the converged η < η_c below the
+    registered ``spread``; settings counted by the registered count rule."""
     ok, bad, thin = [], [], []
     for setting, part, eta_c in _converged_settings(d):
-        below = part[part["eta"].astype(float) < eta_c]["sharpness"].astype(float)
+        below = part[part["eta"].astype(float) < eta_c]
         if len(below) < 2:
             thin.append(setting)
             continue
-        spread = float(below.max() / below.min() - 1)
-        (ok if spread < 0.1 else bad).append(f"{setting} {spread:.2f}")
-    verdict = count_verdict(len(ok), len(bad), len(thin))
-    return Result(verdict, f"relative spread of final sharpness over converged η < η_c: "
-                  f"{len(ok)} flat (< 0.1), {len(bad)} not" + (f" ({'; '.join(bad)})" if bad
-                                                               else ""),
-                  note=(f"{len(thin)} settings have fewer than two converged η below η_c, so "
-                        "flatness cannot be read there" if thin else ""))
+        spreads = {q: float(below[q].astype(float).max() / below[q].astype(float).min() - 1)
+                   for q in ("sharpness", "l2") if q in below.columns}
+        flat = "l2" in spreads and all(v < float(params["spread"]) for v in spreads.values())
+        (ok if flat else bad).append(f"{setting} " + ", ".join(
+            f"{q} {v:.2f}" for q, v in spreads.items()))
+    return _count_result(len(ok), len(bad), params, rules,
+                         f"relative spread of final sharpness and ℓ2 norm over converged "
+                         f"η < η_c below {params['spread']:g}: {len(ok)} flat, {len(bad)} not"
+                         + (f" ({'; '.join(bad)})" if bad else ""), len(ok) + len(bad),
+                         note=(f"{len(thin)} settings have fewer than two converged η below "
+                               "η_c, so flatness cannot be read there" if thin else ""))
 
 
-#: a norm "grows" when it rises by more than this fraction (a +0.004 % change does not)
-GROWTH = 0.01
-
-
-def norm_grows(d: D) -> Result:
-    """Per setting, the relative change of the final ℓ2 norm from the smallest to the largest
-    converged η > η_c: grows above +1 %, with every setting's change reported."""
+def norm_grows(d: D, params: Params, rules: SeedRules) -> Result:
+    """"The parameter norm grows with η" above η_c: per setting, over the converged η > η_c in
+    order, the final ℓ2 norm (and ℓ1 where recorded) rises from the smallest to the largest η
+    by more than the registered ``growth`` and never falls by more than it between
+    neighbouring η; settings counted by the registered count rule."""
+    growth = float(params["growth"])
     ok, bad, thin, sizes = [], [], [], []
     for setting, part, eta_c in _converged_settings(d):
         eos = part[part["eta"].astype(float) > eta_c].sort_values("eta")
         if len(eos) < 2:
             thin.append(setting)
             continue
-        l2 = eos["l2"].astype(float).to_numpy()
-        change = float(l2[-1] / l2[0] - 1)
-        sizes.append(f"{setting} {100 * change:+.2f} %")
-        (ok if change > GROWTH else bad).append(setting)
-    verdict = count_verdict(len(ok), len(bad), len(thin))
-    return Result(verdict, f"final ℓ2 norm grows by more than {100 * GROWTH:g} % from the "
-                  f"smallest to the largest converged η > η_c in {len(ok)}/{len(ok) + len(bad)} "
-                  "settings; change per setting: " + ", ".join(sizes),
-                  estimate=len(ok) / max(len(ok) + len(bad), 1),
-                  note=f"{len(thin)} settings with < 2 converged runs above η_c" if thin else "")
+        grows = True
+        for q in ("l2", "l1"):
+            if q not in eos.columns:
+                continue
+            v = eos[q].astype(float).to_numpy()
+            change = float(v[-1] / v[0] - 1)
+            falls = bool(np.any(v[1:] < (1 - growth) * v[:-1]))
+            grows &= change > growth and not falls
+            sizes.append(f"{setting} {q} {100 * change:+.2f} %" + (" (falls between η)"
+                                                                   if falls else ""))
+        (ok if grows else bad).append(setting)
+    return _count_result(len(ok), len(bad), params, rules,
+                         f"final norm grows with η above η_c (end to end > {100 * growth:g} %, "
+                         f"no fall > {100 * growth:g} % between neighbouring η) per setting: "
+                         + ", ".join(sizes), len(ok) + len(bad),
+                         note=f"{len(thin)} settings with < 2 converged runs above η_c"
+                         if thin else "")
 
 
-def u_shape(d: D) -> Result:
+def u_shape(d: D, params: Params, rules: SeedRules) -> Result:
+    """"Test error is U-shaped in η in many settings": per setting with ≥ 3 finite runs, the
+    lowest error an interior η whose Wilson interval lies below both ends'; settings counted
+    by the registered count rule (the paper's "many" as a share)."""
     df = d["eos/fig_test_vs_lr"].rows
     ok, flat, thin = [], [], []
     for setting, part in df[df["status"] != "diverged"].groupby("setting", sort=False):
@@ -202,27 +236,25 @@ def u_shape(d: D) -> Result:
         if len(part) < 3:
             thin.append(setting)
             continue
-        n = int(part["n_test"].iloc[0]) if "n_test" in part.columns else 500
+        if "n_test" not in part.columns:
+            raise ValueError("fig_test_vs_lr.csv has no n_test column (the test-set size)")
+        n = int(part["n_test"].iloc[0])
         err = part["test_error"].astype(float).to_numpy()
-        separated = separated_minimum(list(err), n) is not None
+        separated = separated_minimum(list(err), n, rules.level) is not None
         (ok if separated else flat).append(setting)
-    verdict = SUPPORTED if ok else INCONCLUSIVE
-    return Result(verdict, f"U-shape with the best η separated from both ends (Wilson 95 %) in "
-                  f"{len(ok)}/{len(ok) + len(flat)} settings" + (f": {', '.join(ok)}" if ok
-                                                                 else ""),
-                  note="the paper claims it for many, not all, settings: one separated U "
-                       "supports it" + (f"; {len(thin)} settings with < 3 finite runs"
-                                        if thin else ""))
+    return _count_result(len(ok), len(flat), params, rules,
+                         "U-shape with the best η separated from both ends (Wilson) in "
+                         f"{len(ok)}/{len(ok) + len(flat)} settings"
+                         + (f": {', '.join(map(str, ok))}" if ok else ""),
+                         len(ok) + len(flat),
+                         note=f"{len(thin)} settings with < 3 finite runs" if thin else "")
 
 
-#: a drop of the norm after entering EoS larger than this is a fall, not a spike's dip
-DROP = 0.01
-
-
-def traj_monotone(d: D) -> Result:
+def traj_monotone(d: D, params: Params, rules: SeedRules) -> Result:
     """Per GD run above η_c, the largest relative drop of the ℓ2 norm after entering EoS
-    (``max_drop_after_eos``) against 1 %: the verdict does not hinge on the figure's 1e-3
-    flag (a 0.37 % dip in a loss spike is not a falling norm); every drop is reported."""
+    (``max_drop_after_eos``) against the registered ``drop`` (the figure's own 0.1 %); runs
+    counted by the registered count rule, ``n`` the settings they come from."""
+    drop = float(params["drop"])
     tr = d["eos/fig_trajectories"].rows
     phase = d["eos/fig_phase"].rows
     eta_c = phase.groupby("setting")["eta_c"].first()
@@ -233,15 +265,16 @@ def traj_monotone(d: D) -> Result:
         if "max_drop_after_eos" in gd.columns else pd.Series(dtype=float)
     never = int(drops.isna().sum()) if len(drops) else len(gd)
     known = drops.dropna()
-    n_ok, n_bad = int((known <= DROP).sum()), int((known > DROP).sum())
-    strict = int((known <= 1e-3).sum())
-    verdict = count_verdict(n_ok, n_bad, never)
+    n_ok, n_bad = int((known <= drop).sum()), int((known > drop).sum())
     worst = float(known.max()) if len(known) else float("nan")
-    return Result(verdict, f"ℓ2 norm drops by at most {100 * DROP:g} % after entering EoS in "
-                  f"{n_ok}/{n_ok + n_bad} runs above η_c (at most 0.1 %: {strict}); largest "
-                  f"drop {100 * worst:.2f} %" if np.isfinite(worst) else
-                  "no run above η_c entered EoS", estimate=worst,
-                  note=(f"{never} runs above η_c never reached 2/η" if never else ""))
+    settings = int(gd.loc[known.index, "setting"].nunique()) if len(known) else 0
+    if not len(known):
+        return Result(INCONCLUSIVE, "no run above η_c entered EoS", n=0)
+    return _count_result(n_ok, n_bad, params, rules,
+                         f"ℓ2 norm drops by at most {100 * drop:g} % after entering EoS in "
+                         f"{n_ok}/{n_ok + n_bad} runs above η_c; largest drop "
+                         f"{100 * worst:.2f} %", settings,
+                         note=f"{never} runs above η_c never reached 2/η" if never else "")
 
 
 #: the sharpness measures the paper names (lower above η_c) and its norms (higher)
@@ -249,12 +282,13 @@ MEASURES = ("sharpness", "hessian_trace", "worst_case", "adaptive", "average")
 NORMS = ("l1", "l2", "nuclear")
 
 
-def measures(d: D) -> Result:
+def measures(d: D, params: Params, rules: SeedRules) -> Result:
     """Per setting and quantity: the median over converged runs above η_c against the median
     below η_c (not the first against the last η above it): every measure lower above, every
-    norm higher. A quantity's count decides it; the row is supported when every quantity is."""
+    norm higher. A quantity's count decides it (the registered count rule); the row is
+    supported when every quantity is; ``n``: the settings read."""
     df = d["eos/fig_measures"].rows
-    parts, verdicts, against = [], [], []
+    parts, verdicts, against, settings = [], [], [], set()
     for q in MEASURES + NORMS:
         if q not in df.columns:
             continue
@@ -266,6 +300,7 @@ def measures(d: D) -> Result:
             below = pd.to_numeric(part[eta < eta_c][q], errors="coerce").dropna()
             if above.empty or below.empty:
                 continue
+            settings.add(setting)
             ratio = float(above.median() / below.median()) if below.median() else float("nan")
             hit = ratio < 1 if q in MEASURES else ratio > 1
             ok += hit
@@ -274,18 +309,19 @@ def measures(d: D) -> Result:
                 worse.append(f"{setting} ×{fmt(ratio)}")
         if ok + bad == 0:
             continue
-        verdicts.append(count_verdict(ok, bad, 0))
+        verdicts.append(count_rule(ok, bad, float(params["share"]), rules.level)[0])
         parts.append(f"{q} {'lower' if q in MEASURES else 'higher'} above η_c in {ok}/{ok + bad}")
         if worse:
             against.append(f"{q}: " + ", ".join(worse))
     if not verdicts:
         return Result(INCONCLUSIVE, "no setting with converged runs on both sides of η_c")
     return Result(combine(verdicts), "median above vs below η_c per setting: "
-                  + "; ".join(parts), note=("against the claim (above ÷ below): "
+                  + "; ".join(parts) + f" (each quantity: Wilson {rules.level:.0%} interval of "
+                  f"its share against {params['share']:g})", n=len(settings), note=("against the claim (above ÷ below): "
                                             + "; ".join(against)) if against else "")
 
 
-def init_moves_eta_c(d: D) -> Result:
+def init_moves_eta_c(d: D, params: Params) -> Result:
     df = d["eos/fig_ablations"].rows
     part = df[df["factor"] == "init_scale"]
     if part.empty:
@@ -293,15 +329,17 @@ def init_moves_eta_c(d: D) -> Result:
     by = part.groupby("value")["eta_c"].first().sort_index()
     vals = by.to_numpy(float)
     change = float(vals[-1] / vals[0] - 1)
-    return Result(threshold(abs(change), 0.05, below=False), "η_c " + ", ".join(
+    return Result(threshold(abs(change), float(params["change"]), below=False), "η_c " + ", ".join(
         f"α={k}: {v:.3g}" for k, v in by.items()) + f" (relative change {change:+.2f})",
                   estimate=change)
 
 
-def neither_minimiser(d: D) -> Result:
-    """Under the dense teacher (the one that is neither minimiser), the lowest risk among
-    GD's stable end points lies below the risk of the norm minimiser and of the sharpness
-    minimiser by more than 1 %; the two sparse teachers are reported beside it."""
+def neither_minimiser(d: D, params: Params) -> Result:
+    """Under the dense teacher (the one that is neither minimiser), the η of the lowest risk
+    among GD's stable end points lies strictly inside the stable range (neither the smallest
+    nor the largest stable η), and that risk lies below the risk of the norm minimiser and of
+    the sharpness minimiser by more than the registered ``margin``; the two sparse teachers
+    are reported beside it."""
     df = d["eos/fig_diagonal"].rows
     mins = df[df["panel"] == "minimizer"]
     if mins.empty:
@@ -316,10 +354,14 @@ def neither_minimiser(d: D) -> Result:
         eta_best = float(sw.loc[risks.idxmin(), "eta"])
         norm = float(mins[mins["which"] == "norm"][col].iloc[0])
         sharp = float(mins[mins["which"] == "sharpness"][col].iloc[0])
-        beats = best < 0.99 * min(norm, sharp)
+        beats = best < (1 - float(params["margin"])) * min(norm, sharp)
+        etas = sw["eta"].astype(float)
+        inside = float(etas.min()) < eta_best < float(etas.max())
         if teacher == "dense":
-            verdict = SUPPORTED if beats else CONTRADICTED
-        parts.append(f"{teacher} teacher: lowest GD risk {fmt(best)} at η={fmt(eta_best)} vs "
+            verdict = SUPPORTED if beats and inside else CONTRADICTED
+        parts.append(f"{teacher} teacher: lowest GD risk {fmt(best)} at η={fmt(eta_best)} "
+                     f"({'strictly inside' if inside else 'at an end of'} the stable range "
+                     f"{fmt(float(etas.min()))}–{fmt(float(etas.max()))}) vs "
                      f"norm minimiser {fmt(norm)}, sharpness minimiser {fmt(sharp)}")
     return Result(verdict, "; ".join(parts),
                   note="decided on the dense teacher; under a sparse teacher that equals one "

@@ -7,13 +7,17 @@ Split from :mod:`sharpness.claims.eos` (which lists these in its ``PREDICATES``)
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
-from sharpness.claims.eos_common import converged, count_verdict
+from sharpness.claims.eos_common import converged
 from sharpness.claims.model import ItemData, Result
+from sharpness.claims.rules import SeedRules
+from sharpness.claims.stats import INCONCLUSIVE, SUPPORTED, count_rule
 
 D = Mapping[str, ItemData]
+Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
 
 #: the ablation factors paper 003 names, and those this project adds (config names)
@@ -30,10 +34,14 @@ def _fingerprint(part: pd.DataFrame) -> tuple:
     return tuple(tuple(r) for r in rows)
 
 
-def ablations(d: D, factors: tuple[str, ...]) -> Result:
+def ablations(d: D, factors: tuple[str, ...], params: Params, rules: SeedRules) -> Result:
     """Per ablation value of ``factors`` whose runs are distinct (a value whose runs repeat
     another's is counted once, and named): above η_c a larger ℓ2 norm and a lower sharpness
-    than below. A value without a converged run on both sides is named with its cause."""
+    than below, values counted by the registered count rule (``share``). A value without a
+    converged run on both sides is named with its cause. Every factor of the registered
+    ``required`` list must have been varied: a missing one keeps the row from ``supported``
+    (the claim is made across the factors the paper varies). ``n``: the distinct values read
+    (each a network trained from its own setting)."""
     df = d["eos/fig_ablations"].rows
     order = {f: k for k, f in enumerate(ABLATION_FACTORS)}
     groups = sorted(df.groupby(["factor", "value"], sort=False),
@@ -69,18 +77,28 @@ def ablations(d: D, factors: tuple[str, ...]) -> Result:
         names.append(f"{key}: {'yes' if hit else 'no'} ({len(below)} below, {len(eos)} above)")
     present = set(df["factor"].astype(str))
     missing = [f for f in factors if f not in present]
+    required = [str(f) for f in params.get("required", ()) if str(f) not in present]
+    verdict, low, high = count_rule(ok, bad, float(params["share"]), rules.level)
+    if required and verdict == SUPPORTED:
+        verdict = INCONCLUSIVE
     notes = [x for x in (
+        f"required factors not varied: {', '.join(required)} (the row cannot be supported "
+        "without them)" if required else "",
         f"counted once (repeated runs): {'; '.join(repeats)}" if repeats else "",
         f"dropped: {'; '.join(dropped)}" if dropped else "",
         f"factors not varied in this profile: {', '.join(missing)}" if missing else "") if x]
-    return Result(count_verdict(ok, bad, 0), f"above η_c larger ℓ2 and lower sharpness (medians) "
-                  f"than below in {ok}/{ok + bad} distinct ablation values"
-                  + (f" ({', '.join(names)})" if names else ""), note="; ".join(notes))
+    return Result(verdict, f"above η_c larger ℓ2 and lower sharpness (medians) "
+                  f"than below in {ok}/{ok + bad} distinct ablation values (Wilson "
+                  f"{rules.level:.0%} [{low:.2f}, {high:.2f}] against {params['share']:g})"
+                  + (f" ({', '.join(names)})" if names else ""), note="; ".join(notes),
+                  estimate=ok / max(ok + bad, 1), n=ok + bad)
 
 
-def ablations_paper(d: D) -> Result:
-    return ablations(d, PAPER_FACTORS)
+def ablations_paper(d: D, params: Params, rules: SeedRules) -> Result:
+    """The trade-off across the factors paper 003 varies."""
+    return ablations(d, PAPER_FACTORS, params, rules)
 
 
-def ablations_ext(d: D) -> Result:
-    return ablations(d, EXTENSION_FACTORS)
+def ablations_ext(d: D, params: Params, rules: SeedRules) -> Result:
+    """The trade-off across this project's extension factors."""
+    return ablations(d, EXTENSION_FACTORS, params, rules)

@@ -11,19 +11,37 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sharpness.claims.model import EVIDENCE, LEVELS, SMOKE, WEAK, Claim, ItemData, load_item
+from sharpness.claims.model import (
+    EVIDENCE,
+    LEVELS,
+    SMOKE,
+    WEAK,
+    Claim,
+    ItemData,
+    Result,
+    load_item,
+)
 from sharpness.claims.rules import SeedRules, rules_for
-from sharpness.claims.stats import NOT_RUN, VERDICTS
+from sharpness.claims.stats import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_RUN,
+    SUPPORTED,
+    VERDICTS,
+    holm,
+)
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 
 PAPERS = ("minorfirst", "lesam", "eos")
 COLUMNS = ["id", "paper", "source", "claim", "predicate", "value", "verdict", "level",
-           "estimate", "low", "high", "note", "items", "provenance", "kind"]
+           "estimate", "low", "high", "note", "items", "provenance", "kind", "n", "p_raw",
+           "p_adj", "to_settle"]
 
 
 def all_claims() -> list[Claim]:
@@ -38,7 +56,8 @@ def _row(claim: Claim, **fields: Any) -> dict[str, Any]:
     row = {"id": claim.id, "paper": claim.paper, "source": claim.source, "claim": claim.claim,
            "predicate": claim.predicate, "value": "", "verdict": NOT_RUN, "level": "",
            "estimate": None, "low": None, "high": None, "note": "",
-           "items": ";".join(claim.items), "provenance": "", "kind": claim.kind}
+           "items": ";".join(claim.items), "provenance": "", "kind": claim.kind, "n": None,
+           "p_raw": None, "p_adj": None, "to_settle": ""}
     row.update(fields)
     return row
 
@@ -56,19 +75,56 @@ def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: s
         return _row(claim, value="(not built)",
                     note=f"{what} not built in this run; `snakemake figures/<item>` builds it")
     items = {item: data[item] for item in claim.items}
+    rules = rules or rules_for(profile)
     try:
-        if claim.trained:
-            result = claim.test(items, rules=rules or rules_for(profile))  # type: ignore[misc]
-        else:
-            result = claim.test(items)  # type: ignore[misc]
+        result = claim.call(items, rules)  # type: ignore[arg-type]
     except (KeyError, ValueError, IndexError, TypeError) as err:
         raise SharpnessError(f"claim {claim.id} ({', '.join(claim.items)}): its predicate "
                              f"failed on the CSV: {type(err).__name__}: {err}") from err
     prov = ";".join(f"{item}={d.provenance_id or 'missing'}" for item, d in items.items()
                     if d is not None)
+    min_runs_standard(claim, result, rules)
     return _row(claim, value=result.value, verdict=result.verdict, level=result.level,
                 estimate=result.estimate, low=result.low, high=result.high, note=result.note,
-                provenance=prov)
+                provenance=prov, n=result.n, p_raw=result.p_value)
+
+
+def min_runs_standard(claim: Claim, result: Result, rules: SeedRules) -> None:
+    """The one standard of every decided row about trained networks or optimizer runs
+    (``claim.runs``): it decides only on at least ``rules.min_runs`` independent runs (seeds,
+    initialisations or settings, as its predicate counts them in ``result.n``); with fewer
+    the row is inconclusive and says so. Changes ``result`` in place."""
+    if not claim.runs or result.verdict not in (SUPPORTED, CONTRADICTED):
+        return
+    if result.n is not None and result.n >= rules.min_runs:
+        return
+    have = "an unstated number of" if result.n is None else str(result.n)
+    result.note = "; ".join(x for x in (
+        f"was {result.verdict} on {have} independent run(s) < the {rules.min_runs} every "
+        "decided row about trained networks needs: inconclusive", result.note) if x)
+    result.verdict, result.level = INCONCLUSIVE, WEAK
+
+
+def adjust_multiplicity(rows: list[dict[str, Any]], alpha: float) -> None:
+    """Holm's correction over the profile's paper-claim rows decided by intervals (kind
+    ``claim`` with a raw p-value): each row gets ``p_adj``, and a decided row whose adjusted
+    p-value is not below ``alpha`` becomes inconclusive (named in its note). Rows in place."""
+    family = [r for r in rows if r.get("kind") == "claim" and _finite(r.get("p_raw"))]
+    for row, adj in zip(family, holm([float(r["p_raw"]) for r in family]), strict=True):
+        row["p_adj"] = adj
+        if row["verdict"] in (SUPPORTED, CONTRADICTED) and not adj < alpha:
+            row["note"] = "; ".join(x for x in (
+                f"was {row['verdict']} at p = {float(row['p_raw']):.3g}; Holm-adjusted over "
+                f"{len(family)} interval-decided claims p = {adj:.3g} ≥ α = {alpha:.2g}: "
+                "inconclusive", row["note"]) if x)
+            row["verdict"], row["level"] = INCONCLUSIVE, WEAK
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return x is not None and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
 
 
 def evaluate(figures: str | Path, profile: str, claims: Sequence[Claim] | None = None,
@@ -84,6 +140,7 @@ def evaluate(figures: str | Path, profile: str, claims: Sequence[Claim] | None =
             if item not in cache:
                 cache[item] = load_item(figures, item)
         rows.append(evaluate_claim(claim, cache, profile, rules))
+    adjust_multiplicity(rows, 1 - rules.level)
     return rows
 
 
@@ -104,8 +161,7 @@ def evidence_level(item: str, data: ItemData, claims: Sequence[Claim] | None = N
     results = []
     for claim in mine:
         try:
-            results.append((claim, claim.test({item: data}, rules=rules) if claim.trained
-                            else claim.test({item: data})))
+            results.append((claim, claim.call({item: data}, rules)))
         except Exception:  # noqa: BLE001 - a level is best effort; the ledger itself raises
             results.append((claim, None))
     scored = [(LEVELS.index(r.level), c, r) for c, r in results if r is not None]

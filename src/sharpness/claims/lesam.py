@@ -10,6 +10,7 @@ zero, and the row reports each arm's training level.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,7 @@ from sharpness.claims.lesam_signal import (
 )
 from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.records import TrainRecord, parse_train_records
-from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict, rules_for
+from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict
 from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
@@ -35,6 +36,7 @@ from sharpness.claims.stats import (
 
 P = "lesam"
 D = Mapping[str, ItemData]
+Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
 # Estimated cost of the paper profile (one A100-class GPU; estimates from the catalog's CPU
 # timing and common GPU throughput, not measured here): ResNet-18 on CIFAR, 200 epochs, about
@@ -126,14 +128,16 @@ def best_variant(d: D, rules: SeedRules) -> Result:
     return out
 
 
-def above_chance(d: D) -> Result:
+def above_chance(d: D, params: Params) -> Result:
     df = d["lesam/table_cifar"].rows
     df = df[df["mean"].notna()]
     worst = df.loc[df["mean"].idxmin()]
-    verdict = threshold(float(worst["mean"]), 10.0, below=False)
-    weak = df[df["mean"] < 20.0]
+    chance = float(params["chance"])
+    verdict = threshold(float(worst["mean"]), chance, below=False)
+    weak = df[df["mean"] < 2 * chance]
     return Result(verdict, f"lowest mean accuracy {worst['mean']:.1f} % ({worst['optimizer']}, "
-                  f"{worst['model']}); {len(weak)}/{len(df)} rows below twice chance (20 %)",
+                  f"{worst['model']}); {len(weak)}/{len(df)} rows below twice chance "
+                  f"({2 * chance:g} %)",
                   estimate=float(worst["mean"]))
 
 
@@ -173,7 +177,7 @@ def long_tail(d: D, rules: SeedRules) -> Result:
     return combine_results(results, rules)
 
 
-def lt_profile(d: D) -> Result:
+def lt_profile(d: D, params: Params) -> Result:
     df = d["lesam/table_long_tail"].rows
     worst = 0.0
     for _, row in df.drop_duplicates("imbalance factor").iterrows():
@@ -182,9 +186,9 @@ def lt_profile(d: D) -> Result:
         k = np.arange(len(counts))
         expected = counts[0] * factor ** (-k / (len(counts) - 1))
         worst = max(worst, float(np.max(np.abs(counts - expected) / expected)))
-    # counts are integers: allow the rounding of the smallest class (1 / its size) plus 1 %
+    # counts are integers: allow the rounding of the smallest class (1 / its size) + slack
     tol = 1.0 / max(1, int(min(int(c) for c in str(df["train counts (head→tail)"].iloc[0])
-                               .split("/")))) + 0.01
+                               .split("/")))) + float(params["slack"])
     return Result(threshold(worst, tol), f"largest relative deviation of the class counts from "
                   f"n_max·IF^(−i/(C−1)): {fmt(worst)} (tolerance {fmt(tol)}: integer "
                   "rounding)", estimate=worst)
@@ -253,24 +257,32 @@ def _common_epochs(acc: dict[str, dict[int, dict[int, float]]], names: tuple[str
     return sorted(set.intersection(*sets)) if sets else []
 
 
-def dynamics(d: D, rules: SeedRules) -> Result:
-    """LE-SAM − SAM test accuracy averaged over every epoch of the run (the area between the
-    curves per seed), not at the first epoch alone, where LE-SAM's σ is still 0."""
+def dynamics(d: D, rules: SeedRules, params: Params) -> Result:
+    """"Throughout": LE-SAM − SAM test accuracy, each seed's mean over the epochs of each of
+    ``windows`` consecutive windows of the run, paired over seeds; the row holds only when
+    LE-SAM is ahead in every window (an average over all epochs would let a late lead hide an
+    early deficit)."""
     acc, recs = _dynamics_arms(d)
     epochs = _common_epochs(acc, ("lesam", "sam"))
-    if not epochs:
-        return Result(INCONCLUSIVE, "fig_dynamics has no epoch both LE-SAM and SAM ran")
-    out = paired_verdict(_window_arm("lesam", acc.get("lesam", {}), recs.get("lesam", {}),
-                                     epochs),
-                         _window_arm("sam", acc.get("sam", {}), recs.get("sam", {}), epochs),
-                         f"mean over epochs {epochs[0]}–{epochs[-1]}", rules)
-    return out
+    windows = int(params["windows"])
+    if len(epochs) < windows:
+        return Result(INCONCLUSIVE, f"fig_dynamics has {len(epochs)} epoch(s) both LE-SAM and "
+                      f"SAM ran, fewer than the {windows} windows the claim is read over")
+    parts = {}
+    for chunk in np.array_split(np.asarray(epochs), windows):
+        window = [int(e) for e in chunk]
+        name = f"epochs {window[0]}–{window[-1]}"
+        parts[name] = paired_verdict(
+            _window_arm("lesam", acc.get("lesam", {}), recs.get("lesam", {}), window),
+            _window_arm("sam", acc.get("sam", {}), recs.get("sam", {}), window), name, rules)
+    return combine_results(parts, rules)
 
 
 def late_gain(d: D, rules: SeedRules) -> Result:
     """"SAM's gain arrives only late in training, LE-SAM's holds throughout": over the first
     half of the epochs LE-SAM's gain over SGD exceeds SAM's (LE-SAM − SAM > 0) and LE-SAM
-    gains over SGD (> 0); over the second half LE-SAM still gains over SGD (> 0)."""
+    gains over SGD (> 0); over the second half LE-SAM still gains over SGD (> 0) and SAM's
+    gain has arrived (SAM − SGD > 0)."""
     acc, recs = _dynamics_arms(d)
     if "sgd" not in acc:
         return Result(INCONCLUSIVE, "fig_dynamics has no SGD arm: the gains cannot be read",
@@ -290,29 +302,30 @@ def late_gain(d: D, rules: SeedRules) -> Result:
         "early LE-SAM − SGD": paired_verdict(arm_("lesam", early), arm_("sgd", early), "early",
                                              rules),
         f"late (epochs {late[0]}–{late[-1]}) LE-SAM − SGD":
-            paired_verdict(arm_("lesam", late), arm_("sgd", late), "late", rules)}
+            paired_verdict(arm_("lesam", late), arm_("sgd", late), "late", rules),
+        "late SAM − SGD": paired_verdict(arm_("sam", late), arm_("sgd", late), "late", rules)}
     return combine_results(parts, rules)
 
 
-#: the ranges the cost claim expects (SAM two passes per step; LE-SAM the same passes)
-COST_RANGES = {"sam ÷ sgd": (1.5, 2.5), "lesam ÷ sam": (0.8, 1.25)}
-
-
-def cost(d: D) -> Result:
-    """SAM ÷ SGD in 1.5–2.5 and LE-SAM ÷ SAM in 0.8–1.25, from the interleaved timing's
-    per-round ratios: a t interval (at the rules' level) of the log ratio over the rounds;
-    inside the range: supported, outside: contradicted, straddling an end: inconclusive (a
-    loaded machine widens the interval, it does not flip the verdict)."""
+def cost(d: D, params: Params, rules: SeedRules) -> Result:
+    """SAM ÷ SGD and LE-SAM ÷ SAM inside their registered ranges (``sam_over_sgd``,
+    ``lesam_over_sam``: SAM two passes per step, LE-SAM the same passes), from the interleaved
+    timing's per-round ratios: a t interval (at the rules' level) of the log ratio over the
+    rounds; inside the range: supported, outside: contradicted, straddling an end:
+    inconclusive (a loaded machine widens the interval, it does not flip the verdict). ``n``:
+    the fewest timed rounds of the two ratios."""
     df = d["lesam/table_cost"].rows
-    level = rules_for("default").level
+    level = rules.level
+    ranges = {"sam ÷ sgd": params["sam_over_sgd"], "lesam ÷ sam": params["lesam_over_sam"]}
     by = {str(r["raw_optimizer"]): r for _, r in df.iterrows()}
     col = {"sam ÷ sgd": ("sam", "raw_round_ratios_vs_sgd"),
            "lesam ÷ sam": ("lesam", "raw_round_ratios_vs_sam")}
-    parts, verdicts = [], []
+    parts, verdicts, counts = [], [], []
     for name, (opt, column) in col.items():
-        lo, hi = COST_RANGES[name]
+        lo, hi = (float(x) for x in ranges[name])
         text = by[opt].get(column) if opt in by else None
         rounds = [float(x) for x in str(text).split()] if isinstance(text, str) else []
+        counts.append(len(rounds))
         if len(rounds) < 2:
             parts.append(f"{name}: {len(rounds)} timed round(s), no interval")
             verdicts.append(INCONCLUSIVE)
@@ -325,21 +338,23 @@ def cost(d: D) -> Result:
                      f"{iv.n} interleaved rounds; expected {lo}–{hi})")
     return Result(combine(verdicts), "; ".join(parts), level=None,
                   note="geometric mean of per-round ratios; a verdict needs the whole "
-                       "interval inside (or outside) the expected range")
+                       "interval inside (or outside) the expected range", n=min(counts))
 
 
-#: ablation labels the profiles give their LE-SAM safeguard variants (quick, paper)
-ABLATION_LABELS = ("no_rho_max", "no_anneal", "rho_max_0.3", "no_decay", "no_warmup")
-
-
-def ablation(d: D, rules: SeedRules) -> Result:
-    """Each safeguard variant against the default LE-SAM, paired over seeds; a variant whose
-    records equal the default's (the same accuracies and training records: e.g. a ρ_max that
-    never clips) is refused as not a distinct run and named."""
+def ablation(d: D, rules: SeedRules, params: Params) -> Result:
+    """Each safeguard variant the claim registers (``variants``: labels the profiles give the
+    removal or tightening of a safeguard, e.g. ``rho_max_0.03``) against the default LE-SAM,
+    paired over seeds. A variant of the figure the claim does not read (another
+    hyperparameter, e.g. ``sigma_0.02``) is named in the note; a variant whose records equal
+    the default's (the same accuracies and training records: e.g. a ρ_max that never clips) is
+    refused as not a distinct run and named."""
     df = d["lesam/fig_ablation"].rows
     ref = df[df["variant"] == "LE-SAM (default)"].iloc[0]
+    registered = [str(v) for v in params["variants"]]
+    others = [str(lab) for lab in df["label"].astype(str)
+              if lab != str(ref.get("label")) and lab not in registered]
     results, refused = {}, []
-    for lab in ABLATION_LABELS:
+    for lab in registered:
         if not (df["label"] == lab).any():
             continue
         row = _pick(df, label=lab)
@@ -349,14 +364,17 @@ def ablation(d: D, rules: SeedRules) -> Result:
             refused.append(lab)
             continue
         results[f"default − {lab}"] = compare(ref, row, f"default vs {lab}", rules)
+    unread = f"variants not read (not a safeguard of the claim): {', '.join(others)}" \
+        if others else ""
     if not results:
         return Result(INCONCLUSIVE, "no variant that differs from the default",
-                      note=f"refused (records equal the default's): {', '.join(refused)}"
-                      if refused else "no safeguard variant in fig_ablation")
+                      note="; ".join(x for x in (
+                          f"refused (records equal the default's): {', '.join(refused)}"
+                          if refused else "no safeguard variant in fig_ablation", unread) if x))
     out = combine_results(results, rules)
-    if refused:
-        out.note = "; ".join(x for x in (f"refused, records equal the default's (not a "
-                                         f"distinct run): {', '.join(refused)}", out.note) if x)
+    out.note = "; ".join(x for x in (
+        f"refused, records equal the default's (not a distinct run): {', '.join(refused)}"
+        if refused else "", unread, out.note) if x)
     return out
 
 

@@ -7,6 +7,7 @@ Split from :mod:`sharpness.claims.lesam` (which lists these in its ``PREDICATES`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,20 +17,35 @@ from sharpness.claims.model import ItemData, Result
 from sharpness.claims.stats import INCONCLUSIVE, combine, threshold
 
 D = Mapping[str, ItemData]
+Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
 
-def signal_sam(d: D) -> Result:
+def runs_of(df: pd.DataFrame) -> list[tuple[object, pd.DataFrame]]:
+    """The probe series of each independent training run (``seed`` column; one run when the
+    CSV has none)."""
+    return list(df.groupby("seed")) if "seed" in df.columns else [(0, df)]
+
+
+def signal_sam(d: D, params: Params) -> Result:
+    """Per run (seed): the median ⟨g,ε⟩ / |½εᵀHε| over the first ``early_fraction`` of SAM's
+    probes above the registered ``ratio``; the row holds when every run's does (``n``: runs)."""
     df = d["lesam/fig_signal"].rows
-    sam = df[df["optimizer"] == "sam"].sort_values("step")
-    early = sam.iloc[: max(1, len(sam) // 3)]
-    ratio = early["g_dot_eps"].astype(float).abs() / early["curvature"].astype(float).abs()
-    med = float(np.median(ratio))
-    return Result(threshold(med, 10.0, below=False), f"median ⟨g,ε⟩ / |½εᵀHε| over the first "
-                  f"third of SAM's probes = {fmt(med)} (range {fmt(float(ratio.min()))}–"
-                  f"{fmt(float(ratio.max()))}, {len(early)} probes)", estimate=med)
+    verdicts, parts, meds = [], [], []
+    for seed, part in runs_of(df[df["optimizer"] == "sam"]):
+        sam = part.sort_values("step")
+        early = sam.iloc[: max(1, int(len(sam) * float(params["early_fraction"])))]
+        ratio = early["g_dot_eps"].astype(float).abs() / early["curvature"].astype(float).abs()
+        med = float(np.median(ratio))
+        meds.append(med)
+        verdicts.append(threshold(med, float(params["ratio"]), below=False))
+        parts.append(f"seed {seed}: {fmt(med)} (range {fmt(float(ratio.min()))}–"
+                     f"{fmt(float(ratio.max()))}, {len(early)} probes)")
+    return Result(combine(verdicts) if verdicts else INCONCLUSIVE,
+                  f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {params['ratio']:g}): "
+                  + "; ".join(parts), estimate=min(meds) if meds else None, n=len(meds))
 
 
-def signal_lesam(d: D) -> Result:
+def signal_lesam(d: D, params: Params) -> Result:
     df = d["lesam/fig_signal"].rows
     le = df[(df["optimizer"] == "lesam")]
     if "clipped" in le.columns:
@@ -37,7 +53,7 @@ def signal_lesam(d: D) -> Result:
     le = le[le["sigma"].astype(float) > 0]
     rel = (le["g_dot_eps"].astype(float) / le["sigma"].astype(float) - 1).abs()
     worst = float(rel.max()) if len(rel) else float("nan")
-    return Result(threshold(worst, 1e-3), f"largest |⟨g,ε⟩/σ_t − 1| over {len(le)} unclipped "
+    return Result(threshold(worst, params["tol"]), f"largest |⟨g,ε⟩/σ_t − 1| over {len(le)} unclipped "
                   f"probes = {fmt(worst)}", estimate=worst)
 
 
@@ -67,22 +83,30 @@ def _residual_ratio(df: pd.DataFrame, optimizer: str, suffix: str
             float(c.median()) if len(used) else float("nan"))
 
 
-def signal_curvature(d: D) -> Result:
-    df = d["lesam/fig_signal"].rows
-    ratio, n, dropped, resid, curv = _residual_ratio(df, "lesam", "")
-    return Result(threshold(ratio, 1.0), f"LE-SAM (train mode, {n} probes with ε ≠ 0): median "
-                  f"|rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| = {fmt(ratio)}; median residual "
-                  f"{fmt(resid)}, curvature {fmt(curv)}", estimate=ratio,
-                  note=f"{dropped} probe(s) with σ = 0 or no curvature term left out"
-                  if dropped else "")
+def signal_curvature(d: D, params: Params) -> Result:
+    """Per run (seed): LE-SAM's median |residual| / |curvature| below the registered ``ratio``
+    (train mode); the row holds when every run's does (``n``: runs)."""
+    verdicts, parts, dropped_all = [], [], 0
+    for seed, df in runs_of(d["lesam/fig_signal"].rows):
+        ratio, n, dropped, resid, curv = _residual_ratio(df, "lesam", "")
+        dropped_all += dropped
+        verdicts.append(threshold(ratio, float(params["ratio"])))
+        parts.append(f"seed {seed}, {n} probes with ε ≠ 0: {fmt(ratio)} (median residual "
+                     f"{fmt(resid)}, curvature {fmt(curv)})")
+    return Result(combine(verdicts) if verdicts else INCONCLUSIVE,
+                  "LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: "
+                  + "; ".join(parts), n=len(verdicts),
+                  note=f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
+                  if dropped_all else "")
 
 
-def signal_curvature_eval(d: D) -> Result:
+def signal_curvature_eval(d: D, params: Params) -> Result:
     """The residual is train-mode BatchNorm's: with running statistics (eval mode) it falls
-    below the curvature term for every optimizer probed (LE-SAM and SAM)."""
-    df = d["lesam/fig_signal"].rows
+    below the registered ``ratio`` of the curvature term for every optimizer probed (LE-SAM
+    and SAM) in every run (``n``: runs)."""
     parts, verdicts, dropped_all = [], [], 0
-    for opt in ("lesam", "sam"):
+    runs = runs_of(d["lesam/fig_signal"].rows)
+    for (seed, df), opt in ((r, o) for r in runs for o in ("lesam", "sam")):
         if not (df["optimizer"] == opt).any():
             parts.append(f"{opt}: not probed")
             verdicts.append(INCONCLUSIVE)
@@ -90,10 +114,10 @@ def signal_curvature_eval(d: D) -> Result:
         ratio, n, dropped, _, _ = _residual_ratio(df, opt, "_eval")
         train_ratio = _residual_ratio(df, opt, "")[0]
         dropped_all += dropped
-        verdicts.append(threshold(ratio, 1.0))
-        parts.append(f"{opt} (eval mode, {n} probes): median |residual| / |curvature| = "
+        verdicts.append(threshold(ratio, float(params["ratio"])))
+        parts.append(f"seed {seed} {opt} (eval mode, {n} probes): median |residual| / |curvature| = "
                      f"{fmt(ratio)} (train mode {fmt(train_ratio)})")
     verdict = combine(verdicts)
-    return Result(verdict, "; ".join(parts),
+    return Result(verdict, "; ".join(parts), n=len(runs),
                   note=f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
                   if dropped_all else "")

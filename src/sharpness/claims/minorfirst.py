@@ -8,6 +8,7 @@ Grad-CAM claims compare trained CNNs and are decided by a seed-level paired inte
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,31 +29,33 @@ from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
+    count_rule,
     threshold,
 )
 
 P = "minorfirst"
 D = Mapping[str, ItemData]
+Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
 
 # --- L = 1 --------------------------------------------------------------------------------
-def l1_converges(d: D) -> Result:
+def l1_converges(d: D, params: Params) -> Result:
     df = d["minorfirst/l1_maxmargin"].rows
     last = last_per_curve(df, ["data", "method", "alpha", "rho"], "s")
     worst = float(last["one_minus_cos"].max())
     per = last.groupby("method")["one_minus_cos"].max()
-    return Result(threshold(worst, 1e-3), f"largest final 1 − cos = {fmt(worst)} over "
+    return Result(threshold(worst, params["tol"]), f"largest final 1 − cos = {fmt(worst)} over "
                   f"{len(last)} curves (" + ", ".join(f"{m} {fmt(v)}" for m, v in per.items())
                   + ")", estimate=1 - worst)
 
 
 # --- l_inf-SAM ----------------------------------------------------------------------------
-def linf_closed_form(d: D) -> Result:
+def linf_closed_form(d: D, params: Params) -> Result:
     df = rows(d["minorfirst/linf_depth"], source="rel_err")
     if df.empty:
         raise ValueError("linf_depth.csv has no rows with source=rel_err")
     worst = float(df["rel_err_discrete"].max())
-    return Result(threshold(worst, 1e-2), f"largest relative error closed form vs discrete "
+    return Result(threshold(worst, params["tol"]), f"largest relative error closed form vs discrete "
                   f"SAM = {fmt(worst)} over {len(df)} trajectories (L = "
                   f"{sorted(set(df['L'].astype(int)))})", estimate=worst)
 
@@ -66,20 +69,33 @@ def linf_jstar(d: D) -> Result:
 
 
 def linf_init_sensitive(d: D) -> Result:
+    """Both halves of the claim: over the (α1, α2) init grid l_inf-SAM reaches the minor limit
+    e1, the major e2 and the degenerate one at every depth, and GD (rows ``source=gd_phase``,
+    the same grid) reaches e2 everywhere. Without GD rows the second half is untested and the
+    row is inconclusive, saying so."""
     df = rows(d["minorfirst/linf_depth"], source="phase")
     found = {}
     for L, part in df.groupby("L"):
         found[int(L)] = sorted(set(part["simulated"]))
     # the degenerate limit is 0 at even depth and rho^L 1 at odd depth (catalog, derived)
     ok = all({"e1", "e2", "0" if L % 2 == 0 else "rho^L 1"} <= set(v) for L, v in found.items())
-    return Result(SUPPORTED if ok else CONTRADICTED,
-                  "limits reached over the init grid: " + "; ".join(
-                      f"L={L}: {', '.join(v)}" for L, v in found.items()),
+    gd = rows(d["minorfirst/linf_depth"], source="gd_phase")
+    gd_found = {int(L): sorted(set(p["simulated"])) for L, p in gd.groupby("L")}
+    gd_ok = bool(gd_found) and all(v == ["e2"] for v in gd_found.values())
+    text = ("l_inf-SAM limits over the init grid: " + "; ".join(
+        f"L={L}: {', '.join(v)}" for L, v in found.items())
+        + ("; GD: " + "; ".join(f"L={L}: {', '.join(v)}" for L, v in gd_found.items())
+           if gd_found else "; GD: not recorded"))
+    verdict = (CONTRADICTED if not ok or (gd_found and not gd_ok) else
+               SUPPORTED if gd_ok else INCONCLUSIVE)
+    return Result(verdict, text,
                   note="minor (e1), major (e2) and the degenerate limit (0 at even L, ρ^L·1 at "
-                       "odd L) must all occur at every depth")
+                       "odd L) must all occur at every depth, and GD must pick e2 everywhere"
+                  + ("" if gd_found else "; linf_depth has no GD rows (source=gd_phase): GD's "
+                     "half of the claim is untested"))
 
 
-def linf_blowup_order(d: D) -> Result:
+def linf_blowup_order(d: D, params: Params) -> Result:
     df = rows(d["minorfirst/deep_l"], panel="blowup")
     ok, n, worst = 0, 0, 0.0
     for (_, _), part in df.groupby(["L", "alpha"]):
@@ -93,7 +109,7 @@ def linf_blowup_order(d: D) -> Result:
         fin = np.isfinite(flow) & np.isfinite(closed) & (closed > 0)
         if fin.any():
             worst = max(worst, float(np.max(np.abs(flow[fin] / closed[fin] - 1))))
-    verdict = SUPPORTED if ok == n and n and worst < 1e-2 else CONTRADICTED
+    verdict = SUPPORTED if ok == n and n and worst < params["tol"] else CONTRADICTED
     return Result(verdict, f"first blow-up = j* in {ok}/{n} cases; largest relative gap flow "
                   f"vs closed-form s*_j = {fmt(worst)}", estimate=ok / max(n, 1))
 
@@ -107,13 +123,13 @@ def _sequences(df: pd.DataFrame, method: str) -> dict[int, list[int]]:
     return out
 
 
-def l2_sequential_check(d: D) -> Result:
+def l2_sequential_check(d: D, params: Params) -> Result:
     df = d["minorfirst/l2_sequential"].rows
     l2, gd = _sequences(df, "l2"), _sequences(df, "gd")
     dims = {int(c): int(p["coord"].max()) for c, p in df.groupby("case")}
     ok_l2 = all(never_moves_down(s) for s in l2.values())
-    five = [c for c, dd in dims.items() if dd >= 5]
-    ok_visit = all(len(l2[c]) >= 3 for c in five)
+    five = [c for c, dd in dims.items() if dd >= params["visits_from_d"]]
+    ok_visit = all(len(l2[c]) >= params["min_visits"] for c in five)
     ok_gd = all(s == [dims[c]] for c, s in gd.items())
     verdict = SUPPORTED if ok_l2 and ok_visit and ok_gd else CONTRADICTED
     return Result(verdict, "l2-SAM dominant sequences " + "; ".join(
@@ -256,11 +272,11 @@ def l2_smaller_alpha_longer(d: D) -> Result:
                   + ")")
 
 
-def l2_limit(d: D) -> Result:
+def l2_limit(d: D, params: Params) -> Result:
     df = d["minorfirst/l2_limit"].rows
     last = last_per_curve(df, ["data", "method", "alpha"], "s")
     worst = float(last["one_minus_cos"].max())
-    return Result(threshold(worst, 1e-2), f"smallest final cos to the ℓ1 max margin = "
+    return Result(threshold(worst, params["tol"]), f"smallest final cos to the ℓ1 max margin = "
                   f"{1 - worst:.5f} over {len(last)} curves (GD and l2-SAM)",
                   estimate=1 - worst)
 
@@ -274,9 +290,10 @@ def deep_minor_first(d: D) -> Result:
         seq = dominant_coords(sh, t)
         dd = sh.shape[1]
         out.append(f"{panel}: {'→'.join(map(str, seq))}")
-        ok &= bool(seq) and seq[0] < dd
+        ok &= bool(seq) and seq[0] < dd and never_moves_down(seq)
     return Result(SUPPORTED if ok else CONTRADICTED, "; ".join(out),
-                  note="l2-SAM flows stop at blow-up; minor first = first dominant < d")
+                  note="l2-SAM flows stop at blow-up; minor first = first dominant < d, and "
+                       "the dominant coordinate never moves down (minor → major order)")
 
 
 def multi_minor_first(d: D) -> Result:
@@ -295,38 +312,57 @@ def multi_minor_first(d: D) -> Result:
                   + "; GD " + "→".join(map(str, seqs["gd"][0][:8])))
 
 
-def cnn_first_aligned(d: D) -> Result:
-    data = d["minorfirst/cnn_synthetic"]
-    df = data.rows
-    gain = float(data.params.get("gain", 0.2))
-    alphas = sorted(set(df["alpha"]))
-    mid = alphas[(len(alphas) - 1) // 2]
+def _first_aligned(df: pd.DataFrame, alpha: float, gain: float) -> dict[str, str]:
+    """Per optimizer (sgd, sam): the feature whose alignment first gains ``gain`` over its
+    start at init scale ``alpha`` (``neither`` when none does)."""
     first = {}
     for opt in ("sgd", "sam"):
         hit = {}
         for feat in ("strong", "weak"):
-            part = df[(df["optimizer"] == opt) & (df["alpha"] == mid)
+            part = df[(df["optimizer"] == opt) & (df["alpha"] == alpha)
                       & (df["quantity"] == f"align_{feat}")].sort_values("step")
             v = part["value"].to_numpy(float)
             idx = np.nonzero(v >= v[0] + gain)[0] if len(v) else []
-            hit[feat] = int(part["step"].to_numpy()[idx[0]]) if len(idx) else None
-        reached = {k: s for k, s in hit.items() if s is not None}
-        first[opt] = (min(reached, key=lambda k: reached[k]) if reached else "neither", hit)
-    ok_sam, ok_gd = first["sam"][0] == "weak", first["sgd"][0] == "strong"
-    if "neither" in (first["sam"][0], first["sgd"][0]):
-        verdict = INCONCLUSIVE
-    else:
-        verdict = SUPPORTED if ok_sam and ok_gd else CONTRADICTED
-    return Result(verdict, f"middle α={mid:g}: " + "; ".join(
-        f"{o} first {f} (steps {h})" for o, (f, h) in first.items()))
+            if len(idx):
+                hit[feat] = int(part["step"].to_numpy()[idx[0]])
+        first[opt] = min(hit, key=lambda k: hit[k]) if hit else "neither"
+    return first
 
 
-def flow_slope(d: D) -> Result:
+def cnn_first_aligned(d: D, params: Params, rules: SeedRules) -> Result:
+    """Per seed (data and init draw; one draw when the CSV has no ``seed`` column) at the
+    middle α: SAM aligns with the weak feature first and GD with the strong one. The seeds
+    where both decided are counted against the registered ``share`` with a Wilson interval;
+    ``n`` is the number of seeds (independent initialisations)."""
+    data = d["minorfirst/cnn_synthetic"]
+    df = data.rows
+    gain = float(data.params.get("gain", params["gain"]))
+    alphas = sorted(set(df["alpha"]))
+    mid = alphas[(len(alphas) - 1) // 2]
+    groups = df.groupby("seed") if "seed" in df.columns else [(0, df)]
+    ok = bad = 0
+    seen = []
+    for seed, part in groups:
+        first = _first_aligned(part, mid, gain)
+        seen.append(f"seed {seed}: sgd {first['sgd']}, sam {first['sam']}")
+        if "neither" in first.values():
+            continue
+        hit = first["sam"] == "weak" and first["sgd"] == "strong"
+        ok += hit
+        bad += not hit
+    verdict, low, high = count_rule(ok, bad, params["share"], rules.level)
+    return Result(verdict, f"middle α={mid:g}, gain {gain:g}: SAM weak first and GD strong "
+                  f"first in {ok}/{ok + bad} seeds (Wilson {rules.level:.0%} "
+                  f"[{fmt(low)}, {fmt(high)}] against {params['share']:g}); " + "; ".join(seen),
+                  estimate=ok / max(ok + bad, 1), low=low, high=high, n=len(seen))
+
+
+def flow_slope(d: D, params: Params) -> Result:
     df = d["minorfirst/flow_vs_discrete"].rows
     slopes = {f"L={int(L)} {m}": loglog_slope(p["eta"], p["error"])
               for (L, m), p in df.groupby(["L", "method"])}
     worst = max(abs(s - 1) for s in slopes.values())
-    return Result(threshold(worst, 0.1), "fitted slopes " + ", ".join(
+    return Result(threshold(worst, params["tol"]), "fitted slopes " + ", ".join(
         f"{k}: {v:.3f}" for k, v in slopes.items()), estimate=worst)
 
 

@@ -9,6 +9,8 @@ the numbers give the item.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,6 +75,8 @@ class Result:
     low: float | None = None
     high: float | None = None
     note: str = ""
+    n: int | None = None           # independent runs (seeds, initialisations, settings) used
+    p_value: float | None = None   # two-sided p-value of the interval test that decides it
 
     def __post_init__(self) -> None:
         if self.verdict not in (SUPPORTED, CONTRADICTED, INCONCLUSIVE, NOT_RUN):
@@ -99,7 +103,11 @@ class Claim:
     ``extension`` (this project's own, beyond the paper) or ``check`` (of the pipeline's
     construction: it cannot bear on the paper and is not counted among its claims);
     ``trained``: a claim about trained networks, decided under the profile's
-    :class:`~sharpness.claims.rules.SeedRules` (its predicate takes them as ``rules``)."""
+    :class:`~sharpness.claims.rules.SeedRules` (its predicate takes them as ``rules``);
+    ``runs``: a claim about trained networks or optimizer runs (``trained`` implies it), which
+    decides only on the profile's ``min_runs`` independent runs; ``params``: the claim's
+    registered thresholds and tolerances (``claims.yaml``), passed to a predicate that takes
+    ``params``."""
 
     id: str
     paper: str
@@ -112,3 +120,25 @@ class Claim:
     sets_level: bool = True
     kind: str = "claim"
     trained: bool = False
+    runs: bool = False
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def call(self, items: Mapping[str, ItemData], rules: Any) -> Result:
+        """The predicate on ``items``, with ``rules`` for a trained-network claim and the
+        claim's registered ``params`` for a predicate that takes them."""
+        if self.test is None:
+            raise ValueError(f"claim {self.id} has no predicate")
+        kwargs: dict[str, Any] = {}
+        if takes(self.test, "rules"):
+            # a claim may register its own rules (e.g. the sanity check that fits its method)
+            overrides = dict(self.params.get("rules") or {})
+            kwargs["rules"] = dataclasses.replace(rules, **overrides) if overrides else rules
+        if takes(self.test, "params"):
+            kwargs["params"] = self.params
+        return self.test(items, **kwargs)
+
+
+def takes(test: Predicate, keyword: str) -> bool:
+    """Whether a predicate takes ``keyword`` (``rules``: the profile's seed rules;
+    ``params``: the claim's registered parameters)."""
+    return keyword in inspect.signature(test).parameters

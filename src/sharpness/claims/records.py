@@ -23,16 +23,17 @@ class TrainRecord:
     acc: float | None
     classes: int | None
 
-    def failure(self, loss_margin: float, acc_margin: float) -> str | None:
+    def failure(self, loss_margin: float, acc_margin: float, check_loss: bool = True
+                ) -> str | None:
         """Why this run does not count as trained (None: it trained): its train loss is not
-        below ``(1 − loss_margin) · ln C`` or its train accuracy not above
-        ``1/C + acc_margin``, or the record is missing or not finite."""
+        below ``(1 − loss_margin) · ln C`` (read only with ``check_loss``) or its train
+        accuracy not above ``1/C + acc_margin``, or the record is missing or not finite."""
         if self.loss is None or self.acc is None or not self.classes:
             return "no training record"
         if not (math.isfinite(self.loss) and math.isfinite(self.acc)):
             return "non-finite training record"
         ln_c, chance = math.log(self.classes), 1.0 / self.classes
-        if self.loss >= (1 - loss_margin) * ln_c:
+        if check_loss and self.loss >= (1 - loss_margin) * ln_c:
             return (f"train loss {self.loss:.3f} ≥ {1 - loss_margin:g}·ln {self.classes} = "
                     f"{(1 - loss_margin) * ln_c:.3f}")
         if self.acc <= chance + acc_margin:

@@ -26,6 +26,7 @@ The rules of each profile live in ``rules.yaml`` beside this module; ``sharpness
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -44,8 +45,14 @@ from sharpness.claims.stats import (
     paired_differences,
     seeds_to_settle,
     t_interval,
+    t_pvalue,
 )
 from sharpness.errors import SharpnessError
+
+#: what a run must show to count as trained: its train loss and accuracy (the default), or its
+#: train accuracy alone (a method whose reported loss is not the plain cross-entropy on the
+#: train set, e.g. GLMC's re-balanced head read on the long-tailed set)
+SANITY = ("loss_and_accuracy", "accuracy")
 
 
 @dataclass(frozen=True)
@@ -60,11 +67,19 @@ class SeedRules:
     acc_margin: float = 0.1
     max_excluded: float = 0.34
     smoke: bool = False
+    min_runs: int = 3
+    sanity: str = "loss_and_accuracy"
 
     def __post_init__(self) -> None:
         if self.min_seeds < 2:
             raise SharpnessError(f"claims rules ({self.profile}): min_seeds {self.min_seeds} "
                                  "must be at least 2 (an interval needs two seeds)")
+        if self.min_runs < 1:
+            raise SharpnessError(f"claims rules ({self.profile}): min_runs {self.min_runs} "
+                                 "must be at least 1")
+        if self.sanity not in SANITY:
+            raise SharpnessError(f"claims rules ({self.profile}): sanity {self.sanity!r} must "
+                                 f"be one of {list(SANITY)}")
         for key in ("level", "power", "loss_margin", "acc_margin", "max_excluded"):
             value = getattr(self, key)
             if not 0 <= value < 1:
@@ -76,8 +91,10 @@ class SeedRules:
         return (f"≥ {self.min_seeds} paired seeds, {self.level:.0%} t interval; a run counts "
                 f"when train loss < {1 - self.loss_margin:g}·ln C and train accuracy > 1/C + "
                 f"{self.acc_margin:g}; > {self.max_excluded:.0%} of seeds excluded: "
-                "inconclusive" + ("; smoke profile: trained-network rows never decide"
-                                  if self.smoke else ""))
+                f"inconclusive; a row about trained networks or optimizer runs decides on "
+                f"≥ {self.min_runs} independent runs; interval-decided claims are "
+                f"Holm-corrected at α = {1 - self.level:.2g}"
+                + ("; smoke profile: trained-network rows never decide" if self.smoke else ""))
 
 
 FIELDS = {f for f in SeedRules.__dataclass_fields__ if f != "profile"}
@@ -140,7 +157,8 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
         reasons = []
         for arm in (a, b):  # every arm's failure is named, not only the first
             rec = (arm.records or {}).get(s)
-            why = (rec.failure(rules.loss_margin, rules.acc_margin) if rec is not None
+            why = (rec.failure(rules.loss_margin, rules.acc_margin,
+                               check_loss=rules.sanity != "accuracy") if rec is not None
                    else "no training record")
             if why is not None:
                 reasons.append(f"{arm.name} {why}")
@@ -185,15 +203,19 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     training = "; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
     value = (f"{what}: {a.name} {means[0]:.{digits}f} vs {b.name} {means[1]:.{digits}f}; "
              f"paired difference {iv.text(digits)}{' ' + unit if unit else ''}{training}")
+    p_value = t_pvalue(diffs)
     return Result(verdict, value, level=level,
                   estimate=iv.estimate if iv.n else None,
                   low=iv.low if iv.has_interval else None,
-                  high=iv.high if iv.has_interval else None, note="; ".join(notes))
+                  high=iv.high if iv.has_interval else None, note="; ".join(notes), n=iv.n,
+                  p_value=p_value if math.isfinite(p_value) else None)
 
 
 def combine_results(results: Mapping[str, Result], rules: SeedRules) -> Result:
     """One row from several paired comparisons (each named): supported when all are,
-    contradicted when any is; the level is the weakest of the parts."""
+    contradicted when any is; the level is the weakest of the parts, ``n`` the fewest runs.
+
+    The row's p-value is that of the part that decides (:func:`row_pvalue`)."""
     from sharpness.claims.stats import combine
 
     verdict = combine([r.verdict for r in results.values()])
@@ -202,7 +224,30 @@ def combine_results(results: Mapping[str, Result], rules: SeedRules) -> Result:
     if rules.smoke:
         verdict, level = INCONCLUSIVE, SMOKE
     notes = list(dict.fromkeys(f"{k}: {r.note}" for k, r in results.items() if r.note))
+    ns = [r.n for r in results.values() if r.n is not None]
     return Result(verdict, "; ".join(f"[{k}] {r.value} ({r.verdict})"
                                      for k, r in results.items()),
-                  level=level, note="; ".join(notes))
+                  level=level, note="; ".join(notes), n=min(ns) if ns else None,
+                  p_value=row_pvalue(results.values()))
+
+
+def row_pvalue(parts: Iterable[Result]) -> float | None:
+    """The p-value of a row made of several interval tests, from the part that decides:
+
+    * some part contradicts the claim: the smallest p-value among the contradicting parts,
+      times the number of parts (Bonferroni within the row: any one part may decide);
+    * otherwise (every part must hold for ``supported``): the largest p-value of the parts
+      (the intersection-union test: the row is as strong as its weakest part).
+
+    None when no part has a p-value."""
+    from sharpness.claims.stats import CONTRADICTED
+
+    parts = list(parts)
+    ps = [r.p_value for r in parts if r.p_value is not None]
+    if not ps:
+        return None
+    against = [r.p_value for r in parts if r.verdict == CONTRADICTED and r.p_value is not None]
+    if against:
+        return min(1.0, min(against) * len(parts))
+    return max(ps)
 

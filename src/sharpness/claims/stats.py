@@ -229,3 +229,43 @@ def observed_effect(diffs: Sequence[float] | np.ndarray) -> tuple[float, float, 
         return float("nan"), float("nan"), 0
     sd = float(v.std(ddof=1)) if len(v) > 1 else float("nan")
     return float(v.mean()), sd, len(v)
+
+
+def t_pvalue(values: Sequence[float] | np.ndarray) -> float:
+    """Two-sided p-value of the one-sample t test "mean = 0" on the finite ``values`` (the
+    test whose confidence interval :func:`t_interval` gives); ``nan`` below two values or with
+    no spread and a zero mean."""
+    v = _finite(values)
+    if len(v) < 2:
+        return float("nan")
+    if float(v.std(ddof=1)) == 0.0:
+        return 0.0 if float(v.mean()) != 0.0 else float("nan")
+    return float(stats.ttest_1samp(v, 0.0).pvalue)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error control over the family
+    ``pvalues``, in their order): sorted ascending, the k-th smallest (0-based) is multiplied
+    by ``m − k``, made non-decreasing along the order and capped at 1. A non-finite p-value
+    stays ``nan`` and is not a member of the family."""
+    finite = [(p, i) for i, p in enumerate(pvalues) if math.isfinite(p)]
+    out = [float("nan")] * len(pvalues)
+    m, running = len(finite), 0.0
+    for k, (p, i) in enumerate(sorted(finite)):
+        running = max(running, min(1.0, (m - k) * p))
+        out[i] = running
+    return out
+
+
+def count_rule(ok: int, bad: int, share: float, level: float = 0.95) -> tuple[str, float, float]:
+    """Verdict of a claim made for "many settings" from ``ok`` settings that agree and ``bad``
+    that do not: the Wilson interval (at ``level``) of the share ``ok / (ok + bad)`` against
+    the registered ``share``: ``supported`` when the whole interval lies above it,
+    ``contradicted`` when it lies below, otherwise (or with no decided setting)
+    ``inconclusive``. Returns the verdict and the interval."""
+    n = ok + bad
+    if n == 0:
+        return INCONCLUSIVE, float("nan"), float("nan")
+    low, high = wilson_interval(ok, n, level)
+    verdict = SUPPORTED if low > share else CONTRADICTED if high < share else INCONCLUSIVE
+    return verdict, low, high
