@@ -7,23 +7,62 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def add_action(sub: argparse._SubParsersAction, name: str, func: Callable[..., int], help: str,
-               *, params: str | None = None, out: str | None = None, threads: bool = False,
-               root: str | None = None) -> argparse.ArgumentParser:
-    """Add one action with the options most actions share, each only when its help is given:
-    ``--params`` (a JSON object), ``--out``, a data-root option (``root`` names the flag) and
-    ``--threads`` (torch CPU threads)."""
-    parser = sub.add_parser(name, help=help)
+def add_flags(parser: argparse.ArgumentParser, *, params: str | None = None,
+              config: str | None = None, out: str | None = None, root: str | None = None,
+              repo_root: bool = False, threads: bool | str = False,
+              profile: str | None = None) -> argparse.ArgumentParser:
+    """Register the flags several commands share, each only when its keyword is given, so
+    that a flag means the same in every command:
+
+    * ``params``: ``--params`` (required), a JSON object, with this help;
+    * ``config``: ``--config`` (required), a run config, with this help;
+    * ``out``: ``--out`` (required), with this help;
+    * ``root``: a data-folder option named ``root`` (e.g. ``"--root"``), default ``data``;
+    * ``repo_root``: ``--root``, the repository root (default ``.``);
+    * ``threads``: ``--threads`` (torch CPU threads; a string is its help);
+    * ``profile``: ``--configfile`` (repeatable) merged over ``--base`` (default ``profile``),
+      as ``snakemake --configfile`` does.
+    """
     if params is not None:
         parser.add_argument("--params", required=True, help=params)
+    if config is not None:
+        parser.add_argument("--config", required=True, help=config)
     if out is not None:
         parser.add_argument("--out", required=True, help=out)
     if root is not None:
         parser.add_argument(root, default="data", help="data folder (config data.root)")
+    if repo_root:
+        parser.add_argument("--root", default=".", help="the repository root (default: .)")
     if threads:
-        parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
-    parser.set_defaults(func=func)
+        parser.add_argument("--threads", type=int, default=None,
+                            help=threads if isinstance(threads, str) else "torch CPU threads")
+    if profile is not None:
+        parser.add_argument("--configfile", action="append", default=[], metavar="FILE",
+                            help="config file(s) merged over --base, as snakemake --configfile")
+        parser.add_argument("--base", default=profile,
+                            help=f"the Snakefile's default config (default {profile}); "
+                                 f"'none' for --configfile alone")
     return parser
+
+
+def add_command(subparsers: argparse._SubParsersAction, name: str, help: str, *,
+                description: str | None = None, func: Callable[..., int] | None = None,
+                **flags: Any) -> argparse.ArgumentParser:
+    """Add the subcommand ``name`` (``func`` run for it, when given) with the shared flags
+    ``flags`` names (the keywords of :func:`add_flags`): the one way commands register."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    add_flags(parser, **flags)
+    if func is not None:
+        parser.set_defaults(func=func)
+    return parser
+
+
+def add_action(sub: argparse._SubParsersAction, name: str, func: Callable[..., int], help: str,
+               *, params: str | None = None, out: str | None = None, threads: bool = False,
+               root: str | None = None) -> argparse.ArgumentParser:
+    """Add one action with the options most actions share (:func:`add_command`)."""
+    return add_command(sub, name, help, func=func, params=params, out=out, threads=threads,
+                       root=root)
 
 
 def run_each(command: str, noun: str, items: Mapping[str, Any],

@@ -8,14 +8,15 @@ import json
 import os
 import sys
 
+from sharpness.commands import add_command
 from sharpness.errors import SharpnessError
 from sharpness.provenance import find_provenance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``audit`` and ``diff`` subcommands."""
-    parser = subparsers.add_parser(
-        "audit", help="print the provenance chain of a figure, table or run directory",
+    parser = add_command(
+        subparsers, "audit", "print the provenance chain of a figure, table or run directory",
         description="Print, for a figure, table or run, the runs it came from with code "
                     "version (a dirty tree flagged loudly), parameters (those shared by the "
                     "inputs once, then what differs per input), seeds, data checksums and "

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sharpness.commands import add_flags
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json
 from sharpness.provenance import RunRecord
 from sharpness.runlock import run_lock
@@ -31,8 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         act = fig_p.add_subparsers(dest="action", required=True)
         run_p = act.add_parser("run", help="compute and write arrays.npz + summary.json")
         run_p.add_argument("--params", default="{}", help="JSON object of settings")
-        run_p.add_argument("--out", required=True, help="run directory")
-        run_p.add_argument("--threads", type=int, default=None, help="torch threads")
+        add_flags(run_p, out="run directory", threads=True)
         run_p.set_defaults(func=run)
         plot_p = act.add_parser("plot", help="draw the figure from a run directory")
         plot_p.add_argument("--run", required=True, help="run directory written by `run`")

@@ -15,15 +15,16 @@ from sharpness.budget import (
     read_parts,
     replace_block,
 )
+from sharpness.commands import add_command
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``budget`` subcommand."""
-    parser = subparsers.add_parser(
-        "budget", help="summarise benchmarks/results/**/*.tsv (and /usr/bin/time -v reports) "
-                       "per paper as a Markdown table")
+    parser = add_command(
+        subparsers, "budget", "summarise benchmarks/results/**/*.tsv (and /usr/bin/time -v "
+        "reports) per paper as a Markdown table")
     parser.add_argument("--root", default="benchmarks/results",
                         help="folder of the rules' benchmark files (default: benchmarks/results)")
     parser.add_argument("--timing", action="append", default=[], metavar="PAPER=FILE",

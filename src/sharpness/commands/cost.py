@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sharpness.commands import add_command
 from sharpness.errors import ConfigError
 
 DEFAULT_BASE = "workflow/config/quick.yaml"
@@ -25,16 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``cost`` subcommand."""
     from sharpness.cost import DEFAULT_TFLOPS
 
-    parser = subparsers.add_parser(
-        "cost", help="runs, optimizer steps and GPU-hours of a profile, per item and in total",
-        description="Price a workflow profile before running it: runs, optimizer steps and "
-                    "GPU-hours per item and in total (measured step times on a CUDA device, "
-                    "else an analytic FLOP estimate).")
-    parser.add_argument("--configfile", action="append", default=[], metavar="FILE",
-                        help="config file(s) merged over --base, as snakemake --configfile")
-    parser.add_argument("--base", default=DEFAULT_BASE,
-                        help=f"the Snakefile's default config (default {DEFAULT_BASE}); "
-                             f"'none' to price --configfile alone")
+    parser = add_command(
+        subparsers, "cost", "runs, optimizer steps and GPU-hours of a profile, per item and in "
+        "total", description="Price a workflow profile before running it: runs, optimizer "
+        "steps and GPU-hours per item and in total (measured step times on a CUDA device, else "
+        "an analytic FLOP estimate).", profile=DEFAULT_BASE)
     parser.add_argument("--item", default=None, help="only this item (e.g. table_imagenet)")
     parser.add_argument("--method", choices=("auto", "measured", "analytic"), default="auto",
                         help="auto: measured on CUDA, analytic without it")

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sharpness.commands import add_command
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``gallery`` subcommand."""
-    parser = subparsers.add_parser(
-        "gallery", help="copy the gallery's figures, small, into docs/gallery and refresh "
-                        "the README's gallery block")
+    parser = add_command(
+        subparsers, "gallery", "copy the gallery's figures, small, into docs/gallery and "
+        "refresh the README's gallery block")
     parser.add_argument("--figures", default="figures",
                         help="the figures folder of a run (default: figures)")
     parser.add_argument("--out", default="docs/gallery",

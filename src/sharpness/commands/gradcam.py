@@ -18,15 +18,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sharpness.commands import add_action
+from sharpness.commands import add_action, add_command
 from sharpness.errors import ConfigError
 from sharpness.runlock import run_lock
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``gradcam train``, ``gradcam maps`` and ``gradcam figure``."""
-    parser = subparsers.add_parser(
-        "gradcam", help="minorfirst on real images: Grad-CAM of GD vs SAM CNNs",
+    parser = add_command(
+        subparsers, "gradcam", "minorfirst on real images: Grad-CAM of GD vs SAM CNNs",
         description="Train CNNs (optimizer x init scale x seed), explain a fixed panel of test "
                     "images with Grad-CAM, and tabulate the share of attention on background "
                     "pixels.")

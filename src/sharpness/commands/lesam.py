@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from sharpness.commands import add_flags
 from sharpness.errors import ConfigError
 from sharpness.runlock import run_lock
 
@@ -30,9 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="lesam_command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--params", required=True, help="the config's lesam section as JSON")
-        p.add_argument("--out", required=True, help="output directory or file")
-        p.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+        add_flags(p, params="the config's lesam section as JSON", out="output directory or file",
+                  threads=True)
         p.add_argument("--root", default=".", help="folder holding results/ (default .)")
 
     p = sub.add_parser("glmc", help="one GLMC long-tail run")

@@ -13,15 +13,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sharpness.commands import add_command
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``readme`` subcommand."""
-    parser = subparsers.add_parser(
-        "readme", help="write or check the generated blocks of README.md and docs/",
+    parser = add_command(
+        subparsers, "readme", "write or check the generated blocks of README.md and docs/",
         description="Every number the README and docs/ state is in a generated block; this "
                     "rewrites them from their sources (computed, or the committed "
-                    "measurements under benchmarks/measured/).")
-    parser.add_argument("--root", default=".", help="the repository root (default: .)")
+                    "measurements under benchmarks/measured/).", repo_root=True)
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     refresh = sub.add_parser("refresh", help="rewrite every generated block from its source")
     refresh.add_argument("--only", action="append", default=[], metavar="NAME",

@@ -23,23 +23,21 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sharpness.commands import run_each
+from sharpness.commands import add_command, run_each
 from sharpness.errors import ConfigError
 from sharpness.runlock import run_lock
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``train`` subcommand."""
-    parser = subparsers.add_parser(
-        "train", help="train one network (mini-batch or full-batch) into a run directory",
+    threads = "torch CPU threads (the rule's threads)"
+    parser = add_command(
+        subparsers, "train", "train one network (mini-batch or full-batch) into a run directory",
         description="Train one network from a run config; resumes from RUN_DIR/checkpoint.pt "
                     "when present. Writes metrics.jsonl, final.json, model.pt, checkpoint.pt "
-                    "and provenance.json.")
-    parser.add_argument("--config", required=True,
-                        help="run config: a JSON object or a path to a .json/.yaml file")
-    parser.add_argument("--out", required=True, help="run directory")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads (the rule's threads)")
+                    "and provenance.json.",
+        config="run config: a JSON object or a path to a .json/.yaml file",
+        out="run directory", threads=threads)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (VALUE parsed as JSON); repeatable")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
@@ -47,16 +45,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "line per epoch at most every 15 s (SHARPNESS_PROGRESS_S) in "
                              "the log (default: on)")
     parser.set_defaults(func=run)
-    many = subparsers.add_parser(
-        "train-many", help="train several runs one after the other in one process",
+    many = add_command(
+        subparsers, "train-many", "train several runs one after the other in one process",
         description="Train every run of --runs (a JSON object: run directory -> run config) in "
                     "turn, each exactly as `sharpness train --config CONFIG --out DIR` would: "
                     "torch is imported once for all of them. A run that fails is recorded in "
-                    "its folder and named, the others still run, and the exit code is 1.")
+                    "its folder and named, the others still run, and the exit code is 1.",
+        threads=threads)
     many.add_argument("--runs", required=True,
                       help="JSON object: run directory -> run config (as --config takes it)")
-    many.add_argument("--threads", type=int, default=None,
-                      help="torch CPU threads (the rule's threads)")
     many.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                       help="show progress (as for `sharpness train`)")
     many.set_defaults(func=run_many)
