@@ -13,6 +13,7 @@ from sharpness.claims.stats import INCONCLUSIVE, SUPPORTED
 from sharpness.errors import SharpnessError
 from sharpness.planning import claims_plan as cp
 from sharpness.planning.ledger import annotate, load_plan
+from sharpness.planning.power import Design
 from tests.pipeline.helpers import copy_workflow, snakemake
 
 
@@ -24,12 +25,14 @@ def paper(repo):
     return config, cp.claim_runs(all_claims(), config)
 
 
-def test_claims_map_to_the_runs_of_their_items(paper):
+def test_claims_map_to_the_runs_their_predicates_read(paper):
     config, needs = paper
-    # the CIFAR-10 ResNet-18 group (9 optimizers x 3 seeds) serves four lesam tables/figures
-    assert len(needs["ls-robust"].runs) == len(needs["ls-flatness"].runs) == 27
-    assert needs["ls-robust"].runs == needs["ls-dynamics"].runs
-    assert needs["ls-robust"].runs < needs["ls-cifar10-sam"].runs
+    # the CIFAR-10 ResNet-18 group serves four lesam tables/figures; each claim buys only the
+    # optimizers its predicate compares (reads.yaml), 3 seeds each
+    assert len(needs["ls-robust"].runs) == 6 and len(needs["ls-flatness"].runs) == 9
+    assert needs["ls-robust"].runs == needs["ls-dynamics"].runs == needs["ls-cifar10-sam"].runs
+    assert needs["ls-robust"].runs < needs["ls-flatness"].runs
+    assert len(needs["ls-cifar10-best"].runs) > 100  # every variant of the six groups
     # PACS and VLCS: one group per source domain, 4 + 4
     domain = needs["ls-domain"].seed_paths
     assert len(domain) == 8 and all(p[:2] == ("lesam", "groups") and p[3] == "seeds"
@@ -37,44 +40,71 @@ def test_claims_map_to_the_runs_of_their_items(paper):
                                     for p in domain)
     assert needs["mf-gradcam-mnist-l2"].seed_paths == (("gradcam", "seeds"),)
     assert not needs["mf-l1"].runs and not needs["eos-band"].seed_paths
+    assert needs["eos-band"].bound == needs["eos-band"].runs  # priced at max_steps: a limit
+    assert needs["ls-signal-sam"].replicates == "single"
+    assert needs["eos-band"].replicates == "deterministic"
 
 
-def test_small_budget_picks_what_a_hand_calculation_picks(paper):
+def test_a_claim_whose_runs_the_plan_holds_comes_free(paper):
+    """ls-cifar10-sam reads the SAM and LE-SAM runs ls-robust buys: once ls-robust is in the
+    plan it adds nothing (no table-level surcharge)."""
     config, needs = paper
-    # every run priced 1 GPU-hour (an eos "run" is one setting's sweep), budget 9. By hand,
-    # from paper.yaml: the CPU-only claims are free; fig_signal's 2 runs (SAM, LE-SAM) settle
-    # 4 deterministic claims (2 claims per hour); fig_measures' 6 settings settle
-    # eos-measures (1/6 per hour) -> 8 h. Then 1 h is left and nothing costs 1: table_cost's 8
-    # timed optimizers (ls-cost, 1/8 per hour) and ls-domain (9 runs: 3 optimizers x 3 seeds,
-    # 0.18 expected verdicts) are left out. The optimum is the same (5 claims in 9 h).
+    chosen = [c for c in all_claims() if c.id in ("ls-robust", "ls-cifar10-sam")]
+    prices = {r: 1.0 for n in needs.values() for r in n.runs}
+    designed = ({c.id: needs[c.id] for c in chosen},
+                {c.id: Design(None, 0.9, True, "test") for c in chosen}, config)
+    plan = cp.make_plan(chosen, config, 6, prices, dict.fromkeys(prices, "test"),
+                        pricing="test", designed=designed)
+    lines = {ln.claim: ln for ln in plan.lines}
+    assert lines["ls-robust"].planned and lines["ls-cifar10-sam"].planned
+    assert sorted(ln.added_hours for ln in plan.lines) == [0.0, 6.0] and plan.hours == 6.0
+
+
+def test_small_budget_settles_only_at_power(paper):
+    config, needs = paper
+    # every run priced 1 GPU-hour, budget 9, no ledger (so no seeded claim has a known power):
+    # the CPU-only claims are free; eos-measures' 6 deterministic settings settle it (1/6
+    # per hour) before table_cost's 8 timed optimizers (1/8); the single-run signal claims
+    # are no longer "deterministic": bought with budget left, never counted as settled
     prices = {r: 1.0 for n in needs.values() for r in n.runs}
     sources = dict.fromkeys(prices, "estimate")
     plan = cp.make_plan(all_claims(), config, 9, prices, sources, pricing="test")
-    planned = {ln.claim for ln in plan.lines if ln.planned}
+    settled = {ln.claim for ln in plan.lines if ln.planned and ln.settled}
     free = {cid for cid, n in needs.items() if not n.runs}
-    signal = {"ls-signal-sam", "ls-signal-lesam", "ls-signal-curvature",
-              "ls-signal-curvature-eval"}
     checks = {c.id for c in all_claims() if c.kind == "check"}
-    assert checks and not planned & checks  # a check of the pipeline gets no GPU-hours
-    assert planned == (free | signal | {"eos-measures"}) - checks
-    assert plan.hours == 8.0 and len(plan.runs) == 8
-    order = [ln.claim for ln in plan.lines if ln.planned]
-    assert order.index("ls-signal-sam") < order.index("eos-measures")  # cheapest first
-    left = {ln.claim: ln for ln in plan.lines if not ln.planned}
-    assert left["ls-cost"].added_hours == 8.0
-    assert left["ls-domain"].added_hours == len(needs["ls-domain"].runs) == 8 * 3 * 3
-    assert 0.1 < left["ls-domain"].power < 0.3  # 3 seeds, assumed d = 1: weak, and it says so
-    assert "figures/eos/fig_measures.csv" in plan.targets
-    assert "figures/lesam/table_cost.csv" not in plan.targets
+    assert checks and not {ln.claim for ln in plan.lines} & checks
+    assert settled == (free | {"eos-measures"}) - checks
+    lines = {ln.claim: ln for ln in plan.lines}
+    assert not lines["ls-signal-sam"].settled and lines["ls-signal-sam"].power == 0
+    assert "stochastic" in lines["ls-signal-sam"].basis
+    assert lines["eos-measures"].bound and "≤ 6.0" in cp.render(plan)
+    assert plan.hours <= 9
 
 
-def test_observed_effect_from_an_earlier_ledger_raises_the_power(paper):
+def test_seeds_reach_the_power_at_the_reported_effect_and_measured_spread(paper):
+    from sharpness.claims.stats import seeds_to_settle
+
     config, needs = paper
-    row = {"id": "ls-domain", "value": "+2.000 [+1.000, +3.000] (95% CI, n=3 seeds)",
-           "estimate": 2.0, "low": 1.0, "high": 3.0}
-    p_assumed, _ = cp.claim_power(needs["ls-domain"], config)
-    p_seen, basis = cp.claim_power(needs["ls-domain"], config, ledger={"ls-domain": row})
-    assert "observed" in basis and p_seen > p_assumed
+    # a measured paired interval: +1.0 [0.0, 2.0] over 5 seeds -> sd = se * sqrt(5)
+    row = {"id": "ls-cifar10-sam", "value": "+1.0 [+0.0, +2.0] (95% CI, n=5 seeds) points",
+           "estimate": 1.0, "low": 0.0, "high": 2.0}
+    from scipy import stats
+
+    sd = 1.0 / float(stats.t.ppf(0.975, 4)) * 5 ** 0.5
+    d = cp.claim_design(needs["ls-imagenet-r101"], config, ledger={"ls-cifar10-sam": row})
+    assert d.seeds == seeds_to_settle(0.77, sd, 0.05, 0.8) and d.settled and d.power >= 0.8
+    assert "+0.77 over SAM" in d.effect and "paper 002" in d.effect
+    weak = cp.claim_design(needs["ls-imagenet-r101"], config, power=0.95,
+                           ledger={"ls-cifar10-sam": row})
+    assert weak.seeds > d.seeds  # more power, more seeds
+    unknown = cp.claim_design(needs["ls-imagenet-r101"], config)
+    assert not unknown.settled and "power unknown" in unknown.basis
+    designed, designs, union = cp.designed_needs(
+        [c for c in all_claims() if c.id == "ls-imagenet-r101"], config,
+        ledger={"ls-cifar10-sam": row})
+    runs = designed["ls-imagenet-r101"].runs
+    assert len(runs) == 2 * d.seeds  # SAM and LE-SAM, each at the designed seeds
+    assert len(cp.get_path(union, ("lesam", "groups", "imagenet_resnet101", "seeds"))) == d.seeds
 
 
 def test_plan_files_and_ledger_provenance(paper, tmp_path):

@@ -34,12 +34,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--item", default=None, help="only this item (e.g. table_imagenet)")
     parser.add_argument("--method", choices=("auto", "measured", "analytic"), default="auto",
                         help="auto: measured on CUDA, analytic without it")
-    parser.add_argument("--tflops", type=float, default=DEFAULT_TFLOPS,
-                        help=f"sustained bf16 TFLOP/s of one GPU for the analytic estimate "
-                             f"(default {DEFAULT_TFLOPS:g})")
+    parser.add_argument("--tflops", default=str(DEFAULT_TFLOPS), metavar="RATES",
+                        help=f"sustained TFLOP/s of one GPU for the analytic estimate, per "
+                             f"precision (fp32=20,bf16=40) or one number, the bf16 rate "
+                             f"(default {DEFAULT_TFLOPS:g}, fp32 half of it)")
     parser.add_argument("--tflops-fp32", type=float, default=None,
                         help="sustained fp32 TFLOP/s of one GPU for the analytic estimate "
-                             "(default half of --tflops)")
+                             "(the same as --tflops fp32=N)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     parser.set_defaults(func=run)
 
@@ -84,6 +85,21 @@ def _stand_in_warning(config: dict[str, Any]) -> str | None:
             f"stand_ins; they are priced as the workflow would run them")
 
 
+def rates_of(tflops: str | float, tflops_fp32: float | None = None) -> dict[str, float]:
+    """The analytic rates per precision from ``--tflops`` (and ``--tflops-fp32``)."""
+    from sharpness.cost import parse_tflops
+
+    try:
+        rates = parse_tflops(str(tflops))
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
+    if tflops_fp32 is not None:
+        if tflops_fp32 <= 0:
+            raise ConfigError("--tflops-fp32 must be positive")
+        rates["fp32"] = tflops_fp32
+    return rates
+
+
 def run(args: argparse.Namespace) -> int:
     """Plan, price, print."""
     import torch
@@ -104,27 +120,28 @@ def run(args: argparse.Namespace) -> int:
     method = args.method
     if method == "auto":
         method = "measured" if device.type == "cuda" else "analytic"
-    if args.tflops <= 0 or (args.tflops_fp32 is not None and args.tflops_fp32 <= 0):
-        raise ConfigError("--tflops and --tflops-fp32 must be positive")
-    tables = {mode: cost.table(cost.price(jobs, method=method, tflops=args.tflops,
-                                          device=device, precision=mode,
-                                          tflops_fp32=args.tflops_fp32), args.item)
+    rates = rates_of(args.tflops, args.tflops_fp32)
+    tables = {mode: cost.table(cost.price(jobs, method=method, device=device, precision=mode,
+                                          rates=rates), args.item)
               for mode in ("fp32", "bf16")}
     profile = config.get("profile", "?")
-    fp32 = args.tflops_fp32 if args.tflops_fp32 is not None \
-        else cost.FP32_FRACTION * args.tflops
+    fp32 = rates["fp32"]
+    given_fp32 = args.tflops_fp32 is not None or "fp32=" in str(args.tflops)
     if method == "measured":
         name = torch.cuda.get_device_name(device) if device.type == "cuda" else "the CPU"
         header = (f"Profile `{profile}`: GPU-hours from step times measured on {name} (10 "
                   f"timed SGD steps per model and per-device batch, in fp32 and under bf16 "
-                  f"autocast; SAM-type steps count 2 passes). Training runs only.")
+                  f"autocast; SAM-type steps count 2 passes, GLMC doubles them). Training runs only.")
     else:
         header = (f"Profile `{profile}`: **ESTIMATE** from analytic FLOPs (forward FLOPs "
-                  f"counted on the model, x3 for forward+backward, SAM-type steps 2 passes) "
-                  f"at an assumed {args.tflops:g} TFLOP/s sustained per GPU in bf16 "
+                  f"counted on the model, x3 for forward+backward, SAM-type steps 2 passes, GLMC x2) "
+                  f"at an assumed {rates['bf16']:g} TFLOP/s sustained per GPU in bf16 "
                   f"({cost.TFLOPS_SOURCE}) and {fp32:g} TFLOP/s in fp32 ("
-                  f"{cost.FP32_SOURCE if args.tflops_fp32 is None else 'given'}). No GPU was "
+                  f"{'given' if given_fp32 else cost.FP32_SOURCE}). No GPU was "
                   f"used. Training runs only.")
+    if cost.measured_throughputs():
+        header += (" Shapes a GPU measured (sharpness/cost/measured.yaml) are priced from "
+                   "that measurement, which names the GPU and the commit.")
     configured = sorted({job.precision for job in jobs})
     header += (f" As configured the runs train in {' and '.join(configured) or 'fp32'} (fp32 "
                "as the official codes train; `bf16: true` is the speed option). `<=`: "

@@ -25,13 +25,16 @@ if TYPE_CHECKING:
     from sharpness.claims.model import Claim
 
 DEFAULT_OUT = "plans/plan.yaml"
+#: the evidence ledger: its paired intervals give the per-seed spread of the power estimate
+DEFAULT_EVIDENCE = "docs/claims_evidence.csv"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``plan`` subcommand."""
     from sharpness.commands.cost import DEFAULT_BASE
     from sharpness.cost import DEFAULT_TFLOPS
-    from sharpness.planning import DEFAULT_EFFECT, SPENDING
+    from sharpness.planning import SPENDING
+    from sharpness.planning.power import DEFAULT_POWER
 
     p = subparsers.add_parser(
         "plan", help="choose the runs that settle the most claims within a GPU budget",
@@ -57,19 +60,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=("auto", "measured", "analytic"), default="auto",
                    help="price of runs not recorded on this machine: measured step times on "
                         "CUDA (auto with a GPU) or the analytic FLOP estimate")
-    p.add_argument("--tflops", type=float, default=DEFAULT_TFLOPS,
-                   help=f"sustained TFLOP/s of one GPU for the analytic estimate "
-                        f"(default {DEFAULT_TFLOPS:g})")
+    p.add_argument("--tflops", default=str(DEFAULT_TFLOPS), metavar="RATES",
+                   help=f"sustained TFLOP/s of one GPU for the analytic estimate, per "
+                        f"precision (fp32=20,bf16=40) or one number, the bf16 rate "
+                        f"(default {DEFAULT_TFLOPS:g}, fp32 half of it); the rate of each "
+                        f"run's precision is the one printed beside its price")
     p.add_argument("--results", default="results",
                    help="the workflow's results folder: a finished CUDA run there with the "
                         "planned settings is priced at its recorded wall time")
-    p.add_argument("--ledger", default=None, metavar="CSV",
-                   help="an earlier claims.csv: its intervals give the effect sizes of the "
-                        "power estimate (default: the assumed --effect-size)")
-    p.add_argument("--effect-size", type=float, default=DEFAULT_EFFECT,
-                   help=f"standardised effect (mean / sd of per-seed paired differences) "
-                        f"assumed for a seeded comparison no ledger measured "
-                        f"(default {DEFAULT_EFFECT:g})")
+    p.add_argument("--ledger", default=DEFAULT_EVIDENCE, metavar="CSV",
+                   help=f"an earlier claims.csv whose paired intervals give the per-seed "
+                        f"spread of each comparison (default {DEFAULT_EVIDENCE}, the evidence "
+                        f"ledger; 'none': no spread, no power)")
+    p.add_argument("--power", type=float, default=DEFAULT_POWER,
+                   help=f"the power each seeded claim's seeds are chosen to reach at the "
+                        f"paper's reported effect (default {DEFAULT_POWER:g}); a claim "
+                        f"counts as settled only at this power")
     p.add_argument("--alpha", type=float, default=0.05,
                    help="two-sided type-I error of a verdict (default 0.05)")
     seq = p.add_argument_group("sequential seeds (--sequential CLAIM)")
@@ -106,28 +112,31 @@ def _load(args: argparse.Namespace) -> tuple[dict, list]:
     return config, claims
 
 
-def _prices(args: argparse.Namespace, config: dict, claims: list) -> tuple[dict, dict, str]:
+def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, dict, str]:
+    """Prices of every run ``needs`` names, priced over ``config`` (the profile with the
+    designed seeds), and the pricing line of the header."""
+    from sharpness.commands.cost import rates_of
+    from sharpness.cost import rates_text
     from sharpness.device import resolve_device
-    from sharpness.planning.claims_plan import claim_runs, run_prices
+    from sharpness.planning.claims_plan import run_prices
 
-    if args.tflops <= 0:
-        raise ConfigError("--tflops must be positive")
+    rates = rates_of(args.tflops)
     device = resolve_device("auto")
     method = args.method
     if method == "auto":
         method = "measured" if device.type == "cuda" else "analytic"
-    needed = frozenset().union(*(n.runs for n in claim_runs(claims, config).values()))
-    prices, sources = run_prices(config, method=method, tflops=args.tflops, device=device,
+    needed = frozenset().union(*(n.runs for n in needs.values()))
+    prices, sources = run_prices(config, method=method, device=device, rates=rates,
                                  results=args.results, only=needed)
+    used = sorted({s for s in sources.values()})
     pricing = ("step times measured on this device" if method == "measured" else
-               f"ESTIMATE: analytic FLOPs at an assumed {args.tflops:g} TFLOP/s per GPU")
-    if any(s == "recorded" for s in sources.values()):
-        pricing += "; finished CUDA runs of this machine at their recorded time"
+               f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU")
+    pricing += f"; prices rest on: {'; '.join(used) or 'nothing'}"
     return prices, sources, pricing
 
 
 def _ledger_rows(path: str | None) -> dict | None:
-    if path is None:
+    if path is None or path == "none":
         return None
     from sharpness.claims.readme import read_ledger_csv
 
@@ -145,14 +154,18 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha {args.alpha}: must be in (0, 1)")
     config, claims = _load(args)
+    if not 0 < args.power < 1:
+        raise ConfigError(f"--power {args.power}: must be in (0, 1)")
     if args.sequential:
         claims = [c for c in claims if c.id == args.sequential] or [_claim(args.sequential)]
-    prices, sources, pricing = _prices(args, config, claims)
-    if args.sequential:
+        prices, sources, pricing = _prices(args, config, cp.claim_runs(claims, config))
         return _sequential(args, config, claims, prices, sources, pricing)
+    designed = cp.designed_needs([c for c in claims if c.kind != "check"], config,
+                                 alpha=args.alpha, power=args.power,
+                                 ledger=_ledger_rows(args.ledger))
+    prices, sources, pricing = _prices(args, designed[2], designed[0])
     plan = cp.make_plan(claims, config, args.gpu_hours, prices, sources, pricing=pricing,
-                        alpha=args.alpha, effect=args.effect_size,
-                        ledger=_ledger_rows(args.ledger))
+                        alpha=args.alpha, power=args.power, designed=designed)
     record = plan.record(args.configfile or [args.base])
     out, rec = cp.write_plan(record, args.out)
     print(cp.render(plan))

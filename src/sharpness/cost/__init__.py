@@ -4,7 +4,7 @@
 :mod:`sharpness.lesam.experiments`, :mod:`sharpness.eos.config`, the gradcam and bridges
 sections) into training jobs, each with its number of optimizer steps, the examples one step
 sees and the forward+backward passes it makes (1 for SGD/GD, 2 for the SAM family, more for
-Eigen-SAM's power iterations). :func:`price` turns them into GPU-hours in one of two ways:
+Eigen-SAM's power iterations; GLMC's two mixed batches double them). :func:`price` turns them into GPU-hours in one of two ways:
 
 ``measured``
     a short timing of each distinct (model, input shape, per-device batch) on the current
@@ -14,9 +14,13 @@ Eigen-SAM's power iterations). :func:`price` turns them into GPU-hours in one of
 ``analytic``
     without a GPU: the forward FLOPs of one example counted by
     ``torch.utils.flop_counter.FlopCounterMode`` on a meta-device copy of the model (no memory,
-    no compute), times 3 for forward+backward, divided by a stated sustained throughput (bf16,
-    and fp32 at half of it unless given). This is an **estimate**, and the table says so with
-    the throughputs it assumed.
+    no compute), times 3 for forward+backward, divided by a stated sustained throughput per
+    precision (``--tflops fp32=20,bf16=40``). This is an **estimate**, and every price says so
+    with the rate it used.
+
+A shape a GPU has measured (``measured.yaml`` beside this module: GPU, commit, seconds per
+step) is priced from that measurement in either method, and its price names the GPU and the
+commit.
 
 Every table prices both precisions: fp32, as the official codes train and the paper profile
 runs, and bf16 autocast, the speed option (``bf16: true``).
@@ -36,6 +40,7 @@ from sharpness.cost.plan import (
     FP32_FRACTION,
     FP32_SOURCE,
     LANCZOS_ITERS,
+    METHOD_PASSES,
     PASSES,
     TFLOPS_SOURCE,
     Job,
@@ -43,22 +48,28 @@ from sharpness.cost.plan import (
     eos_jobs,
     gradcam_jobs,
     lesam_jobs,
+    passes_per_step,
     plan_jobs,
 )
 from sharpness.cost.price import (
     Priced,
     Row,
+    default_rates,
     forward_flops,
     iter_items,
     measure_pass_seconds,
+    measured_throughputs,
+    parse_tflops,
     price,
+    rates_text,
     render,
     render_precisions,
     table,
 )
 
 __all__ = ["BACKWARD_FACTOR", "DATA_SHAPES", "DEFAULT_TFLOPS", "FP32_FRACTION", "FP32_SOURCE",
-           "LANCZOS_ITERS", "PASSES",
-           "TFLOPS_SOURCE", "Job", "Priced", "Row", "bridges_jobs", "eos_jobs", "forward_flops",
-           "gradcam_jobs", "iter_items", "lesam_jobs", "measure_pass_seconds", "plan_jobs",
-           "price", "render", "render_precisions", "table"]
+           "LANCZOS_ITERS", "METHOD_PASSES", "PASSES",
+           "TFLOPS_SOURCE", "Job", "Priced", "Row", "bridges_jobs", "default_rates", "eos_jobs",
+           "forward_flops", "gradcam_jobs", "iter_items", "lesam_jobs", "measure_pass_seconds",
+           "measured_throughputs", "parse_tflops", "passes_per_step", "plan_jobs", "price",
+           "rates_text", "render", "render_precisions", "table"]

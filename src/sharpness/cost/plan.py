@@ -25,6 +25,10 @@ DATA_SHAPES: dict[str, tuple[int, int, int, int, int]] = {
 #: forward+backward passes of one optimizer step at its defaults, as each optimizer module's
 #: ``SPEC`` declares (:func:`sharpness.optim.spec.passes_per_step` adds Eigen-SAM's HVPs)
 PASSES: dict[str, float] = {name: s.passes_per_step for name, s in optimizer_specs().items()}
+#: passes of one closure call (one loss and its backward) of a training method, times the
+#: optimizer's passes per step: GLMC's loss runs the network on two mixed batches (the MixUp
+#: and the CutMix mixture, :meth:`sharpness.lesam.glmc.GLMCMethod.closure`), each a full pass
+METHOD_PASSES: dict[str, float] = {"glmc": 2.0}
 #: a forward+backward pass costs about three forward passes (the usual rule for conv nets)
 BACKWARD_FACTOR = 3.0
 #: Lanczos iterations of one sharpness measurement (each a Hessian-vector product ~ 2 passes)
@@ -102,6 +106,11 @@ def _steps_per_epoch(n: int, batch: int, drop_last: bool) -> int:
     return n // b if drop_last else math.ceil(n / b)
 
 
+def passes_per_step(optimizer: str, hparams: dict[str, Any] | None = None) -> float:
+    """Forward+backward passes of one optimizer step (the planner's price of a step)."""
+    return _passes(optimizer, hparams or {})
+
+
 def _passes(optimizer: str, hparams: dict[str, Any]) -> float:
     # the optimizer module's SPEC; an optimizer no module declares raises KeyError
     return optimizer_spec(optimizer).passes(hparams)
@@ -163,7 +172,9 @@ def lesam_jobs(section: dict[str, Any]) -> list[Job]:
         cfg = r["config"]
         n_full, _, _, classes, _ = data_shape(cfg["dataset"])
         n = _longtail_size(n_full // classes, classes, float(r["imbalance_factor"]))
-        jobs.append(_train_job("lesam", ["table_long_tail"], f"glmc/{rid}", cfg, n_train=n))
+        job = _train_job("lesam", ["table_long_tail"], f"glmc/{rid}", cfg, n_train=n)
+        job.passes *= METHOD_PASSES["glmc"]
+        jobs.append(job)
     for label, r in exp.signal_runs(section).items():
         jobs.append(_train_job("lesam", ["fig_signal"], f"signal/{label}", r["config"]))
     return jobs

@@ -4,14 +4,78 @@
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from sharpness.cost.plan import BACKWARD_FACTOR, DEFAULT_TFLOPS, FP32_FRACTION, Job, data_shape
 
 PRECISIONS = ("fp32", "bf16")
+
+
+def default_rates(tflops: float = DEFAULT_TFLOPS, tflops_fp32: float | None = None
+                  ) -> dict[str, float]:
+    """The analytic estimate's sustained TFLOP/s per precision: ``tflops`` in bf16 and
+    ``tflops_fp32`` (default ``FP32_FRACTION * tflops``) in fp32."""
+    return {"fp32": tflops_fp32 if tflops_fp32 is not None else FP32_FRACTION * tflops,
+            "bf16": tflops}
+
+
+def parse_tflops(text: str) -> dict[str, float]:
+    """``--tflops``: ``"fp32=20,bf16=40"`` (each precision its own rate; one not named keeps
+    its default) or a bare number, the bf16 rate (fp32 at ``FP32_FRACTION`` of it)."""
+    text = str(text).strip()
+    try:
+        rates = default_rates(float(text))
+    except ValueError:
+        rates = default_rates()
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            name, eq, value = part.partition("=")
+            if not eq or name.strip() not in PRECISIONS:
+                raise ValueError(f"--tflops {text!r}: give a number or "
+                                 f"{','.join(f'{p}=N' for p in PRECISIONS)}") from None
+            rates[name.strip()] = float(value)
+    if not all(r > 0 for r in rates.values()):
+        raise ValueError(f"--tflops {text!r}: rates must be positive")
+    return rates
+
+
+def rates_text(rates: Mapping[str, float]) -> str:
+    """``fp32 20 TFLOP/s, bf16 40 TFLOP/s``: the rates as printed beside a price."""
+    return ", ".join(f"{p} {rates[p]:g} TFLOP/s" for p in PRECISIONS if p in rates)
+
+
+@functools.lru_cache(maxsize=1)
+def measured_throughputs() -> tuple[dict[str, Any], ...]:
+    """Step times measured on a GPU and recorded in ``measured.yaml`` (beside this module):
+    each entry names the GPU, the commit, the model, the data set, the per-device batch, the
+    precision and the seconds of one SGD step. Empty until a GPU has measured one; an entry
+    that matches a job prices it without any change of code."""
+    import yaml
+
+    text = resources.files("sharpness.cost").joinpath("measured.yaml").read_text("utf-8")
+    entries = yaml.safe_load(text) or []
+    need = {"gpu", "commit", "model", "dataset", "batch", "precision", "step_seconds"}
+    for k, entry in enumerate(entries):
+        missing = need - set(entry)
+        if missing:
+            raise ValueError(f"sharpness/cost/measured.yaml: entry {k} lacks {sorted(missing)}")
+    return tuple(entries)
+
+
+def recorded_step(job: Job, precision: str) -> tuple[float, str] | None:
+    """(seconds of one SGD step at the job's per-device batch, its basis) from
+    :func:`measured_throughputs`, or None when no GPU measured this shape."""
+    width = float(job.width)
+    for e in measured_throughputs():
+        if (e["model"], e["dataset"], int(e["batch"]), e["precision"]) == \
+                (job.model, job.dataset, job.shape_key[-1], precision) and \
+                float(e.get("width", 1.0)) == width:
+            return float(e["step_seconds"]), f"measured {precision} on {e['gpu']} at {e['commit']}"
+    return None
 
 
 def forward_flops(job: Job) -> float:
@@ -81,24 +145,40 @@ class Priced:
     job: Job
     gpu_hours: float
     flops: float | None  # total FLOPs (analytic) or None (measured)
+    basis: str = ""      # what the price rests on: measured where and when, or analytic at a rate
+
+
+def _passes_at_batch(job: Job) -> float:
+    """Forward+backward passes of the job at its per-device batch (evaluation at forward cost)."""
+    per_device_batch = job.shape_key[-1]
+    return job.steps * job.passes * job.batch / per_device_batch \
+        + job.extra_passes * job.n_train / per_device_batch \
+        + job.eval_examples / per_device_batch / BACKWARD_FACTOR
 
 
 def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
           device: Any = None, precision: str | None = None,
-          tflops_fp32: float | None = None) -> list[Priced]:
+          tflops_fp32: float | None = None,
+          rates: Mapping[str, float] | None = None) -> list[Priced]:
     """GPU-hours of each job, ``method`` = ``analytic`` or ``measured`` (on ``device``).
 
     ``precision``: price every job in ``"fp32"`` or ``"bf16"`` (default: each job as
-    configured). ``tflops`` is the bf16 throughput of the analytic estimate, ``tflops_fp32``
-    the fp32 one (default ``FP32_FRACTION * tflops``)."""
+    configured). The analytic estimate runs at ``rates`` (TFLOP/s per precision; default
+    :func:`default_rates` of ``tflops`` and ``tflops_fp32``). A shape a GPU measured
+    (:func:`measured_throughputs`) is priced from that measurement in either method. Each
+    price names its basis."""
     if precision is not None and precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    fp32 = tflops_fp32 if tflops_fp32 is not None else FP32_FRACTION * tflops
+    rates = dict(rates) if rates is not None else default_rates(tflops, tflops_fp32)
     cache: dict[tuple[Any, ...], float] = {}
     out = []
     for job in jobs:
         mode = precision or job.precision
-        if method == "analytic":
+        recorded = recorded_step(job, mode)
+        if recorded is not None:
+            out.append(Priced(job, _passes_at_batch(job) * recorded[0] / 3600.0, None,
+                              recorded[1]))
+        elif method == "analytic":
             key = job.shape_key
             if key not in cache:
                 cache[key] = forward_flops(job)
@@ -106,19 +186,27 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
             flops = fwd * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
                                               + job.extra_passes * job.n_train)
                            + job.eval_examples)
-            rate = tflops if mode == "bf16" else fp32
-            out.append(Priced(job, flops / (rate * 1e12) / 3600.0, flops))
+            out.append(Priced(job, flops / (rates[mode] * 1e12) / 3600.0, flops,
+                              f"analytic {mode} at {rates[mode]:g} TFLOP/s"))
         else:
             key = (*job.shape_key, mode)
             if key not in cache:
                 cache[key] = measure_pass_seconds(job, device, precision=mode)
-            per_pass = cache[key]  # at the per-device batch, on one device
-            per_device_batch = job.shape_key[-1]
-            passes = job.steps * job.passes * job.batch / per_device_batch \
-                + job.extra_passes * job.n_train / per_device_batch \
-                + job.eval_examples / per_device_batch / BACKWARD_FACTOR
-            out.append(Priced(job, passes * per_pass / 3600.0, None))
+            out.append(Priced(job, _passes_at_batch(job) * cache[key] / 3600.0, None,
+                              f"measured {mode} on {_device_name(device)} now"))
     return out
+
+
+def _device_name(device: Any) -> str:
+    """The GPU's name (or the device type) for a price's basis."""
+    try:
+        import torch
+
+        if device is not None and device.type == "cuda":
+            return str(torch.cuda.get_device_name(device))
+    except (ImportError, RuntimeError, AttributeError):
+        pass
+    return str(getattr(device, "type", device))
 
 
 @dataclass

@@ -2,6 +2,8 @@
 
 * :mod:`sharpness.planning.select`: the budgeted choice of claims (greedy set-union knapsack,
   checked against brute force).
+* :mod:`sharpness.planning.power`: the runs each predicate reads and the seeds that reach a
+  stated power at the paper's effect and a measured seed spread (``reads.yaml``).
 * :mod:`sharpness.planning.claims_plan`: claims -> runs -> GPU-hours -> a plan, written as a
   record (JSON) and a config overlay for ``snakemake --configfile``.
 * :mod:`sharpness.planning.sequential`: sequential seeds, a group-sequential paired t test
@@ -12,8 +14,5 @@
   sequential verdicts).
 """
 
-#: the assumed standardized effect (mean paired difference / its SD) of a claim whose ledger
-#: row gives none: the power estimate's default
-DEFAULT_EFFECT = 1.0
 #: the alpha-spending functions of the group-sequential test (O'Brien-Fleming-like, Pocock)
 SPENDING = ("obf", "pocock")

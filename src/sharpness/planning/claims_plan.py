@@ -1,11 +1,15 @@
 """From a workflow config and the claims ledger to a GPU-budgeted plan.
 
-* :func:`claim_runs`: the priced runs (``sharpness.cost`` jobs) behind each claim's items,
-  and the seed lists of the config that replicate them.
+* :func:`claim_runs`: the priced runs (``sharpness.cost`` jobs) its predicate reads (every
+  run of its items, or those ``reads.yaml`` names), and the seed lists that replicate them.
+* :func:`designed_needs`: each claim with the seeds that reach the stated power at the paper's
+  effect and a measured spread (:mod:`sharpness.planning.power`), and the profile with those
+  seeds (what the plan prices and its overlay runs).
 * :func:`run_prices`: GPU-hours of each run: recorded on this machine where the run's folder
   says how long it took on CUDA with the settings planned now, else ``sharpness cost``'s
   price (measured step times on CUDA, otherwise the analytic estimate), each labelled.
-* :func:`claim_power`: the power with which a claim's verdict is expected to be decided.
+* :func:`claim_design`: the seeds and power with which a claim's verdict is expected to be
+  decided (a run without seed replicates decides only when its quantity is deterministic).
 * :func:`make_plan`: the greedy selection (:mod:`sharpness.planning.select`) and the plan as
   data (:class:`Plan`), rendered by :func:`render` and written by :func:`write_plan` as a JSON
   record plus a config overlay that ``snakemake --configfile`` takes.
@@ -15,18 +19,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scipy import stats
-
 from sharpness.claims.model import Claim
-from sharpness.claims.stats import paired_t_power
-from sharpness.planning import DEFAULT_EFFECT
+from sharpness.planning.power import DEFAULT_POWER, Design, design, reads_run
 from sharpness.planning.select import Candidate, Pick, greedy
+
+#: the mark of an upper limit (a full-batch run priced at ``max_steps`` and its full flow cap)
+BOUND = "≤ "
 
 #: claim items whose runs the cost model files under another item name
 ITEM_ALIASES = {"minorfirst/gradcam_table": "minorfirst/gradcam"}
@@ -55,16 +58,34 @@ def get_path(config: Mapping[str, Any], path: SeedPath) -> Any:
 
 @dataclass
 class ClaimNeeds:
-    """What one claim needs: its runs, their seed lists, and its figure/table targets."""
+    """What one claim needs: its runs, their seed lists, and its figure/table targets;
+    ``bound``: its runs priced at an upper limit; ``replicates``: how its runs decide
+    (``seeds``, ``deterministic`` full-batch runs, timing ``rounds``, a ``single`` stochastic
+    run, or ``none``: CPU only)."""
 
     claim: Claim
     runs: frozenset[RunKey]
     seed_paths: tuple[SeedPath, ...]
     targets: tuple[str, ...]
+    bound: frozenset[RunKey] = frozenset()
+    replicates: str = "none"
+
+
+def _replicates(jobs: Sequence[Any], paths: set[SeedPath]) -> str:
+    if paths:
+        return "seeds"
+    if not jobs:
+        return "none"
+    if all(j.bound for j in jobs):  # full-batch gradient descent from a fixed init
+        return "deterministic"
+    if all(j.run.startswith("cost/") for j in jobs):  # interleaved timing rounds
+        return "rounds"
+    return "single"
 
 
 def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, ClaimNeeds]:
-    """Each claim's runs (every job of every item it reads) and the seed lists behind them."""
+    """Each claim's runs (the jobs of its items that its predicate reads, see
+    :func:`sharpness.planning.power.reads_run`) and the seed lists behind them."""
     from sharpness.cost import plan_jobs
     from sharpness.lesam.experiments import training_runs
 
@@ -76,16 +97,25 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
             by_item.setdefault(f"{job.paper}/{item}", []).append(job)
     out = {}
     for claim in claims:
-        runs: set[RunKey] = set()
-        paths: set[SeedPath] = set()
+        mine: dict[RunKey, Any] = {}
         for item in claim.items:
             for job in by_item.get(ITEM_ALIASES.get(item, item), []):
-                runs.add((job.paper, job.run))
-                path = seed_path(job, lesam_runs)
-                if path is not None:
-                    paths.add(path)
-        out[claim.id] = ClaimNeeds(claim, frozenset(runs), tuple(sorted(paths)),
-                                   tuple(f"figures/{item}.csv" for item in claim.items))
+                r = lesam_runs.get(job.run) if job.paper == "lesam" else None
+                if r is None or reads_run(claim.id, r["group"], r["label"]):
+                    mine[(job.paper, job.run)] = job
+        todo = [k for k in mine if k[0] == "lesam" and k[1] in lesam_runs]
+        while todo:  # the runs they fine-tune from
+            for dep in lesam_runs[todo.pop()[1]]["depends"]:
+                dep_job = next((j for j in jobs if j.paper == "lesam" and j.run == dep), None)
+                if dep_job is not None and ("lesam", dep) not in mine:
+                    mine[("lesam", dep)] = dep_job
+                    todo.append(("lesam", dep))
+        paths = {p for j in mine.values() if (p := seed_path(j, lesam_runs)) is not None}
+        out[claim.id] = ClaimNeeds(
+            claim, frozenset(mine), tuple(sorted(paths)),
+            tuple(f"figures/{item}.csv" for item in claim.items),
+            frozenset(k for k, j in mine.items() if j.bound),
+            _replicates(list(mine.values()), paths))
     return out
 
 
@@ -122,12 +152,14 @@ def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -
         return None
 
 
-def run_prices(config: Mapping[str, Any], *, method: str, tflops: float, device: Any = None,
-               results: str | Path = "results",
-               only: frozenset[RunKey] | None = None) -> tuple[dict[RunKey, float],
-                                                              dict[RunKey, str]]:
-    """GPU-hours of every run (or of the runs ``only`` names) and where each number comes
-    from (``recorded`` on this machine, ``measured`` step times, ``estimate``)."""
+def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
+               device: Any = None, results: str | Path = "results",
+               only: frozenset[RunKey] | None = None,
+               rates: Mapping[str, float] | None = None) -> tuple[dict[RunKey, float],
+                                                                 dict[RunKey, str]]:
+    """GPU-hours of every run (or of the runs ``only`` names) and what each rests on: its
+    recorded time on this machine, step times measured (on which GPU and when), or the
+    analytic estimate at the rate of its precision (``rates``, TFLOP/s per precision)."""
     from sharpness.cost import plan_jobs, price
     from sharpness.lesam.experiments import training_runs
 
@@ -140,50 +172,75 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float, device:
     for job in jobs:
         took = recorded_hours(job, planned.get(job.run), Path(results))
         if took is not None:
-            hours[(job.paper, job.run)], source[(job.paper, job.run)] = took, "recorded"
+            hours[(job.paper, job.run)], source[(job.paper, job.run)] = \
+                took, "recorded on this machine"
         else:
             todo.append(job)
-    label = "measured" if method == "measured" else "estimate"
-    for p in price(todo, method=method, tflops=tflops, device=device):
+    for p in price(todo, method=method, tflops=tflops, device=device, rates=rates):
         key = (p.job.paper, p.job.run)
-        hours[key], source[key] = p.gpu_hours, label
+        hours[key], source[key] = p.gpu_hours, p.basis
     return hours, source
 
 
-def observed_effect(row: Mapping[str, Any]) -> float | None:
-    """Standardised effect (mean / sd of the per-seed differences) an earlier ledger row
-    measured, from its t interval; None if the row has none."""
-    from sharpness.planning.sequential import t_from_row
+def with_seeds(config: Mapping[str, Any], seeds: Mapping[SeedPath, int]) -> dict[str, Any]:
+    """A copy of ``config`` whose seed lists at ``seeds``' paths hold that many seeds (the
+    profile's own first, then the next unused integers)."""
+    import copy
 
-    try:
-        t, n = t_from_row(row)
-    except ValueError:
-        return None
-    return t / math.sqrt(n) if n >= 2 and math.isfinite(t) else None
+    out = copy.deepcopy(dict(config))
+    for path, n in seeds.items():
+        node = get_path(out, path[:-1])
+        have = list(node[path[-1]])
+        extra = (s for s in range(10 ** 6) if s not in have)
+        node[path[-1]] = have[:n] + [next(extra) for _ in range(max(0, n - len(have)))]
+    return out
 
 
-def claim_power(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float = 0.05,
-                effect: float = DEFAULT_EFFECT, ledger: Mapping[str, Mapping[str, Any]] | None
-                = None) -> tuple[float, str]:
-    """Expected power of the claim's verdict and its basis, in words.
+def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float = 0.05,
+                 power: float = DEFAULT_POWER,
+                 ledger: Mapping[str, Mapping[str, Any]] | None = None,
+                 min_seeds: int = 3) -> Design:
+    """The seeds and expected power of a claim's verdict (see :mod:`sharpness.planning.power`).
 
-    A claim on runs without seed replicates (theory on the CPU, full-batch sweeps) is decided
-    by its runs (power 1: deterministic). A seeded comparison: the power of the two-sided
-    paired t test at level ``alpha`` on the profile's seeds, at the effect an earlier ledger
-    row measured or else at the assumed standardised effect ``effect``."""
-    if not needs.seed_paths:
-        basis = "deterministic (no seed replicates)" if needs.runs else "CPU only"
-        return 1.0, basis
-    n = min(len(get_path(config, p)) for p in needs.seed_paths)
-    if n < 2:
-        return 0.0, f"{n} seed: no interval"
-    d, basis = effect, f"assumed d={effect:g}"
-    seen = observed_effect(ledger[needs.claim.id]) if ledger and needs.claim.id in ledger \
-        else None
-    if seen is not None:
-        d, basis = seen, f"observed d={seen:.2f}"
-    crit = float(stats.t.ppf(1 - alpha / 2, n - 1))
-    return paired_t_power(d, n, crit), f"t test, {n} seeds, {basis}"
+    Runs without seed replicates decide only when their quantity is deterministic (full-batch
+    gradient descent from a fixed init) or carries its own interval (timing rounds); one run
+    of a stochastic quantity (minibatch training) is not settled: the ledger's standard needs
+    independent runs."""
+    if needs.replicates == "none":
+        return Design(None, 1.0, True, "CPU only")
+    if needs.replicates == "deterministic":
+        return Design(None, 1.0, True, "deterministic: full-batch gradient descent from a "
+                      "fixed init")
+    if needs.replicates == "rounds":
+        return Design(None, 1.0, True, "decided by its interval over interleaved timing "
+                      "rounds in one process")
+    if needs.replicates == "single":
+        return Design(None, 0.0, False, "one run of a stochastic quantity (minibatch "
+                      "training): no interval; the ledger's standard needs independent runs")
+    now = min(len(get_path(config, p)) for p in needs.seed_paths)
+    return design(needs.claim.id, now, ledger, alpha=alpha, power=power, min_seeds=min_seeds)
+
+
+def designed_needs(claims: Sequence[Claim], config: Mapping[str, Any], *, alpha: float = 0.05,
+                   power: float = DEFAULT_POWER,
+                   ledger: Mapping[str, Mapping[str, Any]] | None = None
+                   ) -> tuple[dict[str, ClaimNeeds], dict[str, Design], dict[str, Any]]:
+    """Each claim's runs at its designed seeds, its design, and the profile with the most
+    seeds any claim asks of each seed list (every run a plan may buy)."""
+    base = claim_runs(claims, config)
+    designs = {cid: claim_design(n, config, alpha=alpha, power=power, ledger=ledger)
+               for cid, n in base.items()}
+    needs = dict(base)
+    most: dict[SeedPath, int] = {}
+    for cid, n in base.items():
+        seeds = designs[cid].seeds
+        if seeds is None or not n.seed_paths:
+            continue
+        wanted = dict.fromkeys(n.seed_paths, seeds)
+        needs[cid] = claim_runs([n.claim], with_seeds(config, wanted))[cid]
+        for path in n.seed_paths:
+            most[path] = max(most.get(path, 0), seeds)
+    return needs, designs, with_seeds(config, most)
 
 
 @dataclass
@@ -195,12 +252,15 @@ class ClaimLine:
     runs: int
     gpu_hours: float          # all its runs
     added_hours: float        # what it added to the plan (0 if its runs came with others)
-    hours_source: str
+    hours_source: str         # what the price rests on (measured where, or analytic at a rate)
     power: float
     basis: str
     planned: bool
     seeds: dict[str, list[int]] = field(default_factory=dict)
     items: list[str] = field(default_factory=list)
+    bound: bool = False       # priced at an upper limit (full-batch max_steps, flow cap)
+    settled: bool = False     # reaches the stated power (or is deterministic)
+    effect: str = ""          # the effect size planned for, with its source
 
 
 @dataclass
@@ -215,12 +275,14 @@ class Plan:
     hours: float
     targets: list[str]
     seeds: dict[str, list[int]]
+    bound: bool = False  # some planned run is priced at an upper limit
 
     def record(self, configfiles: Sequence[str]) -> dict[str, Any]:
         """The plan as JSON-able data, with its content id."""
         body = {"budget_gpu_hours": self.budget, "profile": self.profile,
                 "configfiles": list(configfiles), "pricing": self.pricing,
-                "gpu_hours": round(self.hours, 6), "runs": len(self.runs),
+                "gpu_hours": round(self.hours, 6), "gpu_hours_upper_limit": self.bound,
+                "runs": len(self.runs),
                 "targets": self.targets, "seeds": self.seeds,
                 "claims": {ln.claim: {k: v for k, v in vars(ln).items() if k != "claim"}
                            for ln in self.lines}}
@@ -241,17 +303,24 @@ def _source(keys: frozenset[RunKey], sources: Mapping[RunKey, str]) -> str:
 
 def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
               prices: Mapping[RunKey, float], sources: Mapping[RunKey, str], *,
-              pricing: str, alpha: float = 0.05, effect: float = DEFAULT_EFFECT,
-              ledger: Mapping[str, Mapping[str, Any]] | None = None) -> Plan:
-    """Choose the claims to settle within ``budget`` GPU-hours (see the module)."""
+              pricing: str, alpha: float = 0.05, power: float = DEFAULT_POWER,
+              ledger: Mapping[str, Mapping[str, Any]] | None = None,
+              designed: tuple[dict[str, ClaimNeeds], dict[str, Design], dict[str, Any]]
+              | None = None) -> Plan:
+    """Choose the claims to settle within ``budget`` GPU-hours (see the module): each claim
+    costs the runs its predicate reads at its designed seeds that the plan does not hold yet;
+    its value is its expected power where that reaches ``power`` (else 0: it may still be
+    bought with budget left, and is not counted as settled). ``prices`` cover every run of
+    ``designed`` (default :func:`designed_needs` of the arguments)."""
     if not budget >= 0:
         raise ValueError(f"--gpu-hours {budget}: must be a number >= 0")
     # rows of kind `check` test the pipeline's own construction, not a paper: no budget for them
     claims = [c for c in claims if c.kind != "check"]
-    needs = claim_runs(claims, config)
-    power = {cid: claim_power(n, config, alpha=alpha, effect=effect, ledger=ledger)
-             for cid, n in needs.items()}
-    cands = [Candidate(cid, n.runs, power[cid][0]) for cid, n in needs.items()]
+    needs, designs, _ = designed or designed_needs(claims, config, alpha=alpha, power=power,
+                                                   ledger=ledger)
+    needs = {c.id: needs[c.id] for c in claims}
+    cands = [Candidate(cid, n.runs, designs[cid].power if designs[cid].settled else 0.0)
+             for cid, n in needs.items()]
     picks: list[Pick] = greedy(cands, prices, budget)
     added = {}
     for pick in picks:
@@ -259,22 +328,31 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
             added[cid] = pick.hours if cid == pick.claim else 0.0
     chosen = frozenset().union(*(p.new_runs for p in picks)) if picks else frozenset()
     lines = []
+    claim_seeds: dict[str, dict[str, list[int]]] = {}
     for cid, n in needs.items():
         planned = cid in added
         extra = added[cid] if planned else sum(prices[r] for r in n.runs - chosen)
-        seeds = {".".join(p): list(get_path(config, p)) for p in n.seed_paths}
+        d = designs[cid]
+        mine = with_seeds(config, dict.fromkeys(n.seed_paths, d.seeds)) \
+            if d.seeds is not None else config
+        claim_seeds[cid] = {".".join(p): list(get_path(mine, p)) for p in n.seed_paths}
         lines.append(ClaimLine(cid, n.claim.paper, len(n.runs),
                                sum(prices[r] for r in n.runs), extra,
-                               _source(n.runs, sources), power[cid][0], power[cid][1],
-                               planned, seeds, list(n.claim.items)))
+                               _source(n.runs, sources), d.power, d.basis,
+                               planned, claim_seeds[cid], list(n.claim.items),
+                               bool(n.bound), d.settled, d.effect))
     order = {cid: i for i, cid in enumerate(added)}  # pick order: cheapest information first
     lines.sort(key=lambda ln: (not ln.planned, order.get(ln.claim, 0)))
     planned_needs = [needs[ln.claim] for ln in lines if ln.planned]
     targets = sorted({t for n in planned_needs for t in n.targets}) + ["figures/CLAIMS.md"]
-    seeds = {".".join(p): list(get_path(config, p))
-             for n in planned_needs for p in n.seed_paths}
+    seeds: dict[str, list[int]] = {}
+    for ln in lines:
+        for dotted, values in claim_seeds[ln.claim].items() if ln.planned else ():
+            if len(values) > len(seeds.get(dotted, [])):
+                seeds[dotted] = values
     return Plan(budget, str(config.get("profile", "?")), pricing, lines, sorted(chosen),
-                sum(prices[r] for r in chosen), targets, dict(sorted(seeds.items())))
+                sum(prices[r] for r in chosen), targets, dict(sorted(seeds.items())),
+                any(r in n.bound for n in planned_needs for r in n.runs))
 
 
 def overlay(record: Mapping[str, Any], plan_file: str) -> dict[str, Any]:
@@ -310,29 +388,40 @@ def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
 
 
 def render(plan: Plan, limit_left_out: int | None = None) -> str:
-    """The plan as Markdown: planned claims, totals, targets, and what the rest would add."""
-    def hours(h: float) -> str:
-        return f"{h:,.1f}" if h >= 0.1 else (f"{h:.2g}" if h > 0 else "0")
+    """The plan as Markdown: per claim its runs, seeds, price with its basis (``≤``: an
+    upper limit), effect size with its source and power; totals, targets, what the rest
+    would add."""
+    def hours(h: float, bound: bool = False) -> str:
+        text = f"{h:,.1f}" if h >= 0.1 else (f"{h:.2g}" if h > 0 else "0")
+        return (BOUND if bound and h > 0 else "") + text
+
+    def seeds(ln: ClaimLine) -> str:
+        counts = sorted({len(v) for v in ln.seeds.values()})
+        return "/".join(map(str, counts)) if counts else "–"
+
+    def row(ln: ClaimLine, added: str) -> str:
+        return (f"| {ln.claim} | {ln.runs} | {seeds(ln)} | {hours(ln.gpu_hours, ln.bound)} "
+                f"({ln.hours_source}) | {added} | {ln.effect or '–'} | {ln.power:.2f} "
+                f"({ln.basis}) |")
 
     planned = [ln for ln in plan.lines if ln.planned]
+    settled = [ln for ln in planned if ln.settled]
     lines = [f"Plan for {plan.budget:g} GPU-hours, profile `{plan.profile}` ({plan.pricing}).",
-             f"Settles {len(planned)} of {len(plan.lines)} claims with {len(plan.runs)} runs, "
-             f"{hours(plan.hours)} GPU-hours; expected decided verdicts "
-             f"{sum(ln.power for ln in planned):.1f}.", "",
-             "| claim | runs | GPU-hours (its runs) | added by it | expected verdict power |",
-             "|---|---:|---:|---:|---|"]
+             f"Buys the runs of {len(planned)} of {len(plan.lines)} claims: {len(plan.runs)} "
+             f"runs, {hours(plan.hours, plan.bound)} GPU-hours (each run paid once); "
+             f"{len(settled)} of them reach their stated power and count as settled.", "",
+             "| claim | runs | seeds | GPU-hours (its runs; basis) | added by it | effect size "
+             "(source) | power |", "|---|---:|---:|---:|---:|---|---|"]
     for ln in planned:
-        lines.append(f"| {ln.claim} | {ln.runs} | {hours(ln.gpu_hours)} ({ln.hours_source}) | "
-                     f"{hours(ln.added_hours)} | {ln.power:.2f} ({ln.basis}) |")
+        lines.append(row(ln, hours(ln.added_hours, ln.bound)))
     left = sorted((ln for ln in plan.lines if not ln.planned), key=lambda ln: ln.added_hours)
     if left:
         lines += ["", f"Unspent: {hours(plan.budget - plan.hours)} GPU-hours; the cheapest "
-                      f"claim left out would add {hours(left[0].added_hours)}."]
-        lines += ["", "Left out (would add GPU-hours beyond the plan, and its verdict power):",
-                  "", "| claim | runs | would add | expected verdict power |",
-                  "|---|---:|---:|---|"]
+                      f"claim left out would add {hours(left[0].added_hours, left[0].bound)}."]
+        lines += ["", "Left out (the runs it reads that the plan does not hold, at its seeds):",
+                  "", "| claim | runs | seeds | GPU-hours (its runs; basis) | would add | "
+                  "effect size (source) | power |", "|---|---:|---:|---:|---:|---|---|"]
         for ln in left[:limit_left_out]:
-            lines.append(f"| {ln.claim} | {ln.runs} | {hours(ln.added_hours)} "
-                         f"({ln.hours_source}) | {ln.power:.2f} ({ln.basis}) |")
+            lines.append(row(ln, hours(ln.added_hours, ln.bound)))
     lines += ["", "Targets:", "", *(f"    {t}" for t in plan.targets)]
     return "\n".join(lines)

@@ -119,14 +119,14 @@ def seeds_for_power(d: float, looks_: Sequence[int], bounds: Sequence[float],
     return None
 
 
-_CI = re.compile(r"\((\d+(?:\.\d+)?)% CI, n=(\d+) seeds?\)")
+CI_TEXT = re.compile(r"\((\d+(?:\.\d+)?)% CI, n=(\d+) seeds?\)")
 
 
 def t_from_row(row: Mapping[str, Any]) -> tuple[float, int]:
     """``(T, n)`` recovered from a ledger row's t interval over seeds: the row's estimate over
     the standard error implied by its ``low``/``high`` at the level and ``n`` its value text
     states (``... (95% CI, n=5 seeds)``, as :meth:`sharpness.claims.stats.Interval.text`)."""
-    match = _CI.search(str(row.get("value", "")))
+    match = CI_TEXT.search(str(row.get("value", "")))
     try:
         est, low, high = float(row["estimate"]), float(row["low"]), float(row["high"])
     except (KeyError, TypeError, ValueError):
