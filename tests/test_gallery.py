@@ -43,7 +43,7 @@ def test_gallery_writes_small_pictures_manifest_and_block(tmp_path: Path) -> Non
     readme = tmp_path / "README.md"
     readme.write_text("a\n<!-- begin:gallery -->\n<!-- end:gallery -->\nb\n")
     assert main(["gallery", "--figures", str(figures), "--out", str(out), "--width", "600",
-                 "--max-kb", "150", "--readme", str(readme)]) == 0
+                 "--max-kb", "150", "--readme", str(readme), "--profile", "quick"]) == 0
     picture = out / "eos_fig_x.png"
     with Image.open(io.BytesIO(picture.read_bytes())) as image:
         assert image.width == 600 and image.mode == "P"
@@ -57,15 +57,53 @@ def test_gallery_writes_small_pictures_manifest_and_block(tmp_path: Path) -> Non
     assert "2026-12-01" in block.body
 
 
+@pytest.mark.parametrize("profile", ["evidence", "paper"])
+def test_captions_name_the_run_that_drew_the_picture(tmp_path: Path, profile: str) -> None:
+    figures, out = tmp_path / "figures", tmp_path / "gallery"
+    out.mkdir()
+    (out / "gallery.yaml").write_text("- {figure: eos/fig_x, title: The X, see: See X.}\n")
+    _figure(figures, "eos/fig_x", width=400)
+    # the profile comes from the run's claims ledger record ...
+    (figures / "claims.json").write_text(json.dumps({"profile": profile}))
+    [entry] = build_gallery(figures, out)
+    assert entry["profile"] == profile
+    block = gallery_block(out)
+    assert f"*({profile} profile, commit 0123456, 2026-12-01, evidence level **smoke**.)*" in block
+    assert "quick profile" not in block
+    # ... and the caption follows the manifest, not the code: edit the manifest, the caption moves
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest[0].update(profile="other", commit="fedcba9", date="2027-01-02", dirty=True)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert "other profile, commit fedcba9 (uncommitted changes), 2027-01-02" in gallery_block(out)
+
+
+def test_a_run_without_its_profile_is_named(tmp_path: Path) -> None:
+    figures, out = tmp_path / "figures", tmp_path / "gallery"
+    out.mkdir()
+    (out / "gallery.yaml").write_text("- {figure: eos/fig_x, title: The X, see: See X.}\n")
+    _figure(figures, "eos/fig_x", width=400)
+    with pytest.raises(SharpnessError, match="--profile"):
+        build_gallery(figures, out)
+    assert build_gallery(figures, out, profile="quick")[0]["profile"] == "quick"
+
+
+def test_committed_captions_are_the_manifest_s(tmp_path: Path) -> None:
+    manifest = json.loads((ROOT / "docs/gallery/manifest.json").read_text())
+    [block] = [b for b in blocks_in((ROOT / "README.md").read_text()) if b.name == "gallery"]
+    for fact in manifest:
+        assert fact.get("profile") and fact.get("commit"), fact["file"]
+        assert f"{fact['profile']} profile, commit {fact['commit']}, {fact['date']}" in block.body
+
+
 def test_missing_figure_names_the_target(tmp_path: Path) -> None:
     out = tmp_path / "gallery"
     out.mkdir()
     (out / "gallery.yaml").write_text("- {figure: eos/fig_y, title: Y, see: y}\n")
     with pytest.raises(SharpnessError, match="snakemake --cores all figures/eos/fig_y.pdf"):
-        build_gallery(tmp_path / "figures", out)
+        build_gallery(tmp_path / "figures", out, profile="quick")
     (out / "gallery.yaml").write_text("- {figure: eos/fig_y, title: Y}\n")
     with pytest.raises(SharpnessError, match="lacks see"):
-        build_gallery(tmp_path / "figures", out)
+        build_gallery(tmp_path / "figures", out, profile="quick")
 
 
 def test_committed_gallery_is_small_and_complete() -> None:

@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="largest size of a picture in KB (default: 150)")
     parser.add_argument("--readme", default="README.md",
                         help="the file whose gallery block is refreshed ('none': no file)")
+    parser.add_argument("--profile", default=None,
+                        help="the profile of the run that drew the figures (default: the "
+                             "profile its claims ledger recorded, FIGURES/claims.json)")
     parser.set_defaults(func=_run)
 
 
@@ -38,7 +41,8 @@ def _run(args: argparse.Namespace) -> int:
     from sharpness.readme.gallery import build_gallery, gallery_block
 
     out = Path(args.out)
-    manifest = build_gallery(Path(args.figures), out, width=args.width, limit_kb=args.max_kb)
+    manifest = build_gallery(Path(args.figures), out, width=args.width, limit_kb=args.max_kb,
+                             profile=args.profile)
     for entry in manifest:
         print(f"{out / entry['file']}\t{entry['kb']} KB\tevidence "
               f"{entry['evidence_level']}\t{entry['provenance_id']}")

@@ -5,8 +5,10 @@ with a sentence on what to see. :func:`build_gallery` copies each figure's PNG (
 every figure job writes beside its PDF) from a run's ``figures/`` folder into
 ``docs/gallery/``, scaled down and palette-quantised to stay small, and writes
 ``manifest.json``: for each picture its source, the provenance id of the figure it was made
-from, the figure's evidence level (from its caption) and the record's commit and date. The
-README's ``gallery`` block is rendered from both files by :func:`gallery_block`.
+from, the figure's evidence level (from its caption), the record's commit and date, and the
+profile of the run that drew it (the ``profile`` of the run's ``claims.json``, or given). The
+README's ``gallery`` block is rendered from both files by :func:`gallery_block`: each caption's
+profile, commit and date are the manifest's, never typed.
 """
 
 from __future__ import annotations
@@ -71,13 +73,26 @@ def _figure_facts(png: Path) -> dict[str, Any]:
             "evidence_level": level["level"] if level else None}
 
 
-def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 150
-                  ) -> list[dict[str, Any]]:
+def run_profile(figures: Path) -> str | None:
+    """The profile of the run whose figures folder is ``figures``: the ``profile`` its claims
+    ledger recorded (``claims.json``), or None when the run wrote no ledger."""
+    meta = figures / "claims.json"
+    return json.loads(meta.read_text()).get("profile") if meta.is_file() else None
+
+
+def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 150,
+                  profile: str | None = None) -> list[dict[str, Any]]:
     """Write the gallery's PNGs and ``manifest.json`` into ``out``; returns the manifest.
 
-    A figure missing from ``figures`` is an error that names it and the target that makes
-    it; a picture over ``limit_kb`` is written with fewer colours until it fits."""
+    ``profile`` is the profile of the run that drew ``figures`` (default: :func:`run_profile`;
+    an error when neither names one). A figure missing from ``figures`` is an error that
+    names it and the target that makes it; a picture over ``limit_kb`` is written with fewer
+    colours until it fits."""
     entries = read_index(out)
+    profile = profile or run_profile(figures)
+    if not profile:
+        raise SharpnessError(f"{figures / 'claims.json'} is missing: name the profile of the "
+                             "run that drew the figures (`sharpness gallery --profile NAME`)")
     manifest = []
     for entry in entries:
         png = figures / f"{entry['figure']}.png"
@@ -93,15 +108,30 @@ def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 1
         name = entry["figure"].replace("/", "_") + ".png"
         atomic_write_bytes(out / name, small)
         manifest.append({"file": name, "figure": entry["figure"], "kb": round(len(small) / 1024),
-                         **_figure_facts(png)})
+                         "profile": profile, **_figure_facts(png)})
     atomic_write_json(out / MANIFEST, manifest)
     return manifest
 
 
+def drawn_by(fact: dict[str, Any]) -> str:
+    """``evidence profile, commit 4575b54, 2026-12-01, evidence level **weak**``: the run that
+    drew one picture, as its manifest entry records it (what it does not record is left out)."""
+    parts = []
+    if fact.get("profile"):
+        parts.append(f"{fact['profile']} profile")
+    if fact.get("commit"):
+        parts.append(f"commit {fact['commit']}" + (" (uncommitted changes)"
+                                                   if fact.get("dirty") else ""))
+    if fact.get("date"):
+        parts.append(str(fact["date"]))
+    parts.append(f"evidence level **{fact.get('evidence_level') or 'unknown'}**")
+    return ", ".join(parts)
+
+
 def gallery_block(folder: Path) -> str:
-    """The README's gallery: each picture with its title, what to see, the date it was drawn
-    and its evidence level, from ``gallery.yaml`` and the manifest ``build_gallery`` wrote
-    (which also keeps each picture's provenance id and commit)."""
+    """The README's gallery: each picture with its title, what to see, and the run that drew
+    it (profile, commit, date and evidence level, :func:`drawn_by`), from ``gallery.yaml`` and
+    the manifest ``build_gallery`` wrote (which also keeps each picture's provenance id)."""
     entries = read_index(folder)
     path = folder / MANIFEST
     if not path.is_file():
@@ -113,10 +143,7 @@ def gallery_block(folder: Path) -> str:
         if fact is None:
             raise SharpnessError(f"{entry['figure']} is in {INDEX} but not in {MANIFEST}: "
                                  "rerun `sharpness gallery`")
-        level = fact.get("evidence_level") or "unknown"
-        made = f"quick profile, {fact['date']}, evidence level **{level}**" if fact.get(
-            "date") else f"evidence level **{level}**"
         lines += [f"**{entry['title']}** (`figures/{entry['figure']}.pdf`)", "",
                   f"![{entry['title']}](docs/gallery/{fact['file']})", "",
-                  f"{entry['see'].strip()} *({made}.)*", ""]
+                  f"{entry['see'].strip()} *({drawn_by(fact)}.)*", ""]
     return "\n".join(lines)
