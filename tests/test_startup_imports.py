@@ -13,8 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: modules a CLI start or a CNN training job has no use for
-HEAVY = ("scipy.stats", "pandas", "torchvision")
+#: modules a CLI start or a CNN training job has no use for (torch._dynamo: torch.optim's
+#: step and torch.use_deterministic_algorithms import it, about 0.9 CPU-s, for nothing a job
+#: that does not compile uses; sharpness.optim.eager avoids it)
+HEAVY = ("scipy.stats", "pandas", "torchvision", "torch._dynamo")
 
 
 def _loaded(argv: list[str], cwd: Path) -> set[str]:
@@ -36,7 +38,7 @@ def test_the_cli_parser_imports_nothing_heavy(tmp_path: Path) -> None:
     assert _loaded(["--help"], tmp_path) == set()
 
 
-def test_a_cnn_training_job_imports_neither_torchvision_nor_scipy_stats(tmp_path: Path) -> None:
+def test_a_cnn_training_job_imports_nothing_heavy(tmp_path: Path) -> None:
     cfg = {"dataset": "mnist_embedded", "model": "cnn", "epochs": 1, "train_size": 128,
            "test_size": 128, "batch_size": 64}
     argv = ["train", "--config", json.dumps(cfg), "--set", f"data_root={tmp_path / 'data'}",

@@ -19,14 +19,16 @@ train mode BatchNorm running statistics are frozen for the duration of each prod
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from scipy.sparse.linalg import LinearOperator
 from torch import Tensor, nn
 
 from sharpness.curvature.modes import Mode, check_mode, model_mode
+
+if TYPE_CHECKING:
+    from scipy.sparse.linalg import LinearOperator
 
 Criterion = Callable[[Tensor, Tensor], Tensor]
 Batch = tuple[Tensor, Tensor]
@@ -205,6 +207,9 @@ class HessianOperator:
 
     def as_linear_operator(self) -> LinearOperator:
         """A float64 ``scipy`` ``LinearOperator`` view (for ``eigsh``); products are counted."""
+        # imported here: every training job imports this package (BatchNorm modes), few use
+        # scipy's operators (about 0.15 CPU-s a process)
+        from scipy.sparse.linalg import LinearOperator
 
         def _mv(x: np.ndarray) -> np.ndarray:
             v = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float64).reshape(-1))

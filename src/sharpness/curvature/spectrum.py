@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from scipy.sparse.linalg import eigsh
 from torch import Tensor, nn
 
 from sharpness.curvature.hvp import Criterion, HessianOperator
@@ -61,6 +60,8 @@ def top_eigenvalues(
     start = operator.num_hvps
     if v0 is None:
         v0 = np.random.default_rng(seed).standard_normal(operator.dim)
+    from scipy.sparse.linalg import eigsh  # here: a training job imports this package
+
     values, vectors = eigsh(
         operator.as_linear_operator(),
         k=k,

@@ -45,6 +45,7 @@ import torch
 from torch import Tensor, nn
 
 from sharpness.curvature.modes import frozen_bn_stats
+from sharpness.optim.eager import EagerOptimizerMixin
 from sharpness.optim.spec import OptimizerSpec
 
 Closure = Callable[..., Any]
@@ -62,8 +63,11 @@ def _to_float(value: Any) -> float:
     return float(value)
 
 
-class SharpnessOptimizer(torch.optim.Optimizer):
+class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
     """Base class: a two-pass (SAM-type) or one-pass (SGD) wrapper around ``base_optimizer``.
+
+    Its ``zero_grad`` and ``add_param_group`` skip torch's dynamo wrappers
+    (:mod:`sharpness.optim.eager`), so a training job never imports ``torch._dynamo``.
 
     Subclasses set :attr:`spec` (their module's ``SPEC``, from which :attr:`name`,
     :attr:`hparam_defaults` and :attr:`two_pass` follow) and implement :meth:`_perturbation`.
@@ -84,7 +88,6 @@ class SharpnessOptimizer(torch.optim.Optimizer):
             cls.name = spec.name
             cls.hparam_defaults = spec.defaults
             cls.two_pass = spec.passes_per_step > 1
-
 
     def __init__(
         self,

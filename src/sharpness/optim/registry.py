@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from sharpness.optim import eager
 from sharpness.optim.base import SharpnessOptimizer
 from sharpness.optim.spec import spec_modules
 
@@ -48,18 +49,19 @@ def build_optimizer(
     """The optimizer ``name`` (a key of :data:`OPTIMIZERS`) over ``model``'s trainable params.
 
     The base optimizer is ``torch.optim.SGD(lr, momentum, weight_decay, nesterov)`` unless one
-    is given (then ``lr``/``momentum``/``weight_decay``/``nesterov`` are ignored). Weight decay
-    lives in the base optimizer, so it is applied once per step at ``theta`` and never enters
-    the perturbation. ``hparams`` are the optimizer's own (``rho``, ``sigma``, ...); an unknown
-    one raises ``ValueError`` naming it. ``total_steps`` drives LE-SAM's sigma schedule in
-    ``fractions`` mode; ``steps_per_epoch`` its official per-epoch schedule and Eigen-SAM's
-    in-epoch refresh (None: one step counts as one epoch).
+    is given (then ``lr``/``momentum``/``weight_decay``/``nesterov`` are ignored); built as
+    :class:`sharpness.optim.eager.SGD`, the same arithmetic without importing ``torch._dynamo``
+    on the first step. Weight decay lives in the base optimizer, so it is applied once per step
+    at ``theta`` and never enters the perturbation. ``hparams`` are the optimizer's own
+    (``rho``, ``sigma``, ...); an unknown one raises ``ValueError`` naming it. ``total_steps``
+    drives LE-SAM's sigma schedule in ``fractions`` mode; ``steps_per_epoch`` its official
+    per-epoch schedule and Eigen-SAM's in-epoch refresh (None: one step counts as one epoch).
     """
     if name not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
     if base_optimizer is None:
         params = [p for p in model.parameters() if p.requires_grad]
-        base_optimizer = torch.optim.SGD(
+        base_optimizer = eager.SGD(
             params, lr=lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov
         )
     return OPTIMIZERS[name](model, base_optimizer, seed=seed, total_steps=total_steps,

@@ -64,6 +64,7 @@ import torch
 
 from sharpness import cache
 from sharpness.io import atomic_write_json
+from sharpness.optim.eager import set_deterministic
 from sharpness.provenance import RunRecord
 from sharpness.sealed import load_sealed
 from sharpness.train import distributed as ddp
@@ -89,7 +90,11 @@ __all__ = ["BatchStep", "Criterion", "InputNormalization", "PreparedData", "Step
 
 @contextlib.contextmanager
 def deterministic_mode(enabled: bool, device: torch.device) -> Iterator[None]:
-    """Deterministic kernels where PyTorch allows (warn where it cannot); restored after."""
+    """Deterministic kernels where PyTorch allows (warn where it cannot); restored after.
+
+    Through :func:`sharpness.optim.eager.set_deterministic`: the public call imports
+    ``torch._inductor`` (and dynamo) to set a flag only compiled code reads.
+    """
     if not enabled:
         yield
         return
@@ -98,13 +103,13 @@ def deterministic_mode(enabled: bool, device: torch.device) -> Iterator[None]:
     prev = (torch.are_deterministic_algorithms_enabled(),
             torch.is_deterministic_algorithms_warn_only_enabled(),
             torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark)
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    set_deterministic(True, warn_only=True)
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
     try:
         yield
     finally:
-        torch.use_deterministic_algorithms(prev[0], warn_only=prev[1])
+        set_deterministic(prev[0], warn_only=prev[1])
         torch.backends.cudnn.deterministic = prev[2]
         torch.backends.cudnn.benchmark = prev[3]
 
