@@ -59,7 +59,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.parts:
         parts = collect_parts(args.root, read_parts(args.parts))
         table += ("\nWhere the summed job time goes (groups of "
-                  f"`{Path(args.parts).as_posix()}`):\n\n" + parts_markdown(parts, timings.get("all"), cores=args.cores))
+                  f"`{_shown(Path(args.parts))}`):\n\n" + parts_markdown(parts, timings.get("all"), cores=args.cores))
     text = (args.preamble.rstrip() + "\n\n" if args.preamble else "") + table
     print(text, end="")
     if args.out:
@@ -68,3 +68,12 @@ def _run(args: argparse.Namespace) -> int:
         readme = Path(args.readme)
         atomic_write_text(readme, replace_block(readme.read_text(), text))
     return 0
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the measurement file names it: relative to the current folder, else its
+    folder and name (a measuring clone's absolute path says nothing to a reader)."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return f"{path.parent.name}/{path.name}"

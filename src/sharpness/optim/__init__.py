@@ -20,8 +20,8 @@ One module per optimizer (``sgd``, ``sam`` (l2), ``sam_linf``, ``asam``, ``esam`
 supports ESAM's data selection and exact HVPs for Eigen-SAM.
 
 The names below are loaded on first use (PEP 562): :mod:`sharpness.optim.spec` is read by the
-cost planner and the figures' methods table, which must not pay torch's import (4.2 CPU-s a
-process, ``benchmarks/measured/startup.md``) for it.
+cost planner and the figures' methods table, which must not pay torch's import (the largest
+start-up cost of a job, ``benchmarks/measured/startup.md``) for it.
 """
 
 from __future__ import annotations
