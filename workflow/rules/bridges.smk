@@ -1,4 +1,4 @@
-# Bridges between the papers (issue 10): LE-SAM on the minorfirst diagonal networks, and the
+# Bridges between the papers: LE-SAM on the minorfirst diagonal networks, and the
 # eos learning-rate sweep repeated with SAM and LE-SAM as the full-batch optimizer.
 
 BRIDGES = config.get("bridges")

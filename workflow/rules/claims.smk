@@ -1,4 +1,4 @@
-# The claims ledger (issue 19): the last rule of `all`. It reads every figure's and table's
+# The claims ledger: the last rule of `all`. It reads every figure's and table's
 # CSV (and provenance sidecar) and writes figures/CLAIMS.md, claims.csv and claims.json: one
 # row per claim of the three papers and per catalog check, with a verdict computed from the
 # numbers (`sharpness claims build`). Included after every paper's rule file, so that

@@ -1,6 +1,6 @@
 # Paper `minorfirst` (papers 000/001): SAM's depth-induced implicit bias on diagonal networks.
 
-# --- diagonal-network figures (issue 3): compute the numbers, then draw -------------------
+# --- diagonal-network figures: compute the numbers, then draw ------------------------------
 MINORFIRST_DIAGONAL = [
     "l1_maxmargin", "linf_depth", "l2_sequential", "l2_regimes", "l2_limit", "deep_l",
     "multi_example", "flow_vs_discrete", "cnn_synthetic",

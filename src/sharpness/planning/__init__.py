@@ -1,4 +1,4 @@
-"""Spending a GPU budget where it settles claims (issue 27).
+"""Spending a GPU budget where it settles claims.
 
 * :mod:`sharpness.planning.select`: the budgeted choice of claims (greedy set-union knapsack,
   checked against brute force).
