@@ -34,7 +34,7 @@ def test_missing_item_is_not_run_with_the_target() -> None:
 def test_paper_only_claim_names_profile_and_cost() -> None:
     row = evaluate_claim(CLAIMS["ls-cifar100"], {}, profile="quick")
     assert row["verdict"] == NOT_RUN
-    assert "paper profile" in row["note"] and "GPU-h" in row["note"]
+    assert "paper profile" in row["note"] and "sharpness plan --claims" in row["note"]
 
 
 def test_quick_profile_trained_rows_are_smoke_and_never_decide() -> None:

@@ -25,9 +25,10 @@ FIELDS = {"id", "paper", "source", "claim", "predicate", "items", "test", "paper
 
 def predicates() -> dict[str, dict[str, Predicate]]:
     """``{paper: {name: predicate}}`` from each paper module's ``PREDICATES``."""
-    from sharpness.claims import eos, lesam, minorfirst
+    from sharpness.claims import eos, lesam, lesam_paper_scale, minorfirst
 
-    return {"minorfirst": minorfirst.PREDICATES, "lesam": lesam.PREDICATES,
+    return {"minorfirst": minorfirst.PREDICATES,
+            "lesam": {**lesam.PREDICATES, **lesam_paper_scale.PREDICATES},
             "eos": eos.PREDICATES}
 
 

@@ -38,17 +38,6 @@ P = "lesam"
 D = Mapping[str, ItemData]
 Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
-# Estimated cost of the paper profile (one A100-class GPU; estimates from the catalog's CPU
-# timing and common GPU throughput, not measured here): ResNet-18 on CIFAR, 200 epochs, about
-# 1 GPU-hour with SGD and 2 with SAM-type methods; WRN-28-10 and PyramidNet-110 about 5x that;
-# ImageNet ResNet-50, 90 epochs, about 200 GPU-hours with SAM.
-COST_IMAGENET = ("paper profile with data.imagenet set: ResNet-50 and ResNet-101, SGD/SAM/"
-                 "LE-SAM, 90 epochs; estimated ≈ 200 GPU-h per SAM run on one A100, ≈ 1,500 "
-                 "GPU-h for the table with 1 seed")
-COST_SOTA = ("paper profile: full CIFAR-10/100 and CIFAR-100-LT at full width, 200 epochs "
-             "(≈ 2 GPU-h per ResNet-18 LE-SAM run); the quick profile's embedded subsets and "
-             "1/16-width nets are not comparable to these absolute numbers")
-
 
 def _seed_map(text: object) -> dict[int, float]:
     """``"0:45.2 1:46.1"`` -> {0: 45.2, 1: 46.1} (the tables' ``per_seed`` column)."""
