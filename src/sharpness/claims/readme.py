@@ -64,7 +64,7 @@ def read_record(snapshot: str | Path) -> dict[str, Any] | None:
 
 
 def describe_run(record: Mapping[str, Any] | None) -> str:
-    """``the claims ledger of the evidence-profile run at commit 1a2b3c4 (2026-12-01)``."""
+    """``the claims ledger of the evidence-profile run at commit 1a2b3c4 (<date>)``."""
     if not record or not record.get("profile"):
         return "the claims ledger of a pipeline run"
     text = f"the claims ledger of the {record['profile']}-profile run"

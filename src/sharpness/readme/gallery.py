@@ -114,7 +114,7 @@ def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 1
 
 
 def drawn_by(fact: dict[str, Any]) -> str:
-    """``evidence profile, commit 4575b54, 2026-12-01, evidence level **weak**``: the run that
+    """``evidence profile, commit 1a2b3c4, <date>, evidence level **weak**``: the run that
     drew one picture, as its manifest entry records it (what it does not record is left out)."""
     parts = []
     if fact.get("profile"):

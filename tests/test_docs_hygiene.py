@@ -1,0 +1,77 @@
+"""Code, rules and docs describe the project as it is: no issue tags, no dated work logs and no
+paths of the machine something was measured on.
+
+History lives in git; a reader of ``docs/``, ``src/`` or ``workflow/`` should not need to know
+which issue or day produced a line, nor the folder a measurement was taken in. Dates belong in
+generated blocks (a measurement's date, written by its script) and in committed records and
+snapshots (``docs/claims_*.csv``, ``*.record.json``, ``docs/gallery/manifest.json``), which
+this scan skips."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sharpness.readme.blocks import blocks_in
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the trees a contributor reads as reference, and the file kinds scanned in them
+TREES = ("docs", "src", "workflow")
+SUFFIXES = {".md", ".py", ".smk", ".yaml", ".yml", ".rst", ".txt", ".toml", ".sh", ".cfg"}
+#: committed records and snapshots: written by a run, dated by nature
+RECORDS = re.compile(r"(^docs/claims_[a-z]+\.csv$|\.record\.json$|^docs/gallery/manifest\.json$"
+                     r"|\.egg-info/)")
+
+ISSUE_TAG = re.compile(r"\bissues?\s+#?\d+\b|(?<![\w&#/])#\d{1,4}\b(?![\w-])", re.IGNORECASE)
+DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
+MACHINE_PATH = re.compile(r"(?<![\w.~$}])/(?:work|tmp|home|root|Users|scratch|mnt)/[\w.-]")
+
+
+def scanned() -> list[Path]:
+    """Every text file of :data:`TREES` with a scanned suffix, records left out, plus the
+    Snakefile."""
+    files = [ROOT / "Snakefile"]
+    for tree in TREES:
+        files += [p for p in (ROOT / tree).rglob("*") if p.is_file() and p.suffix in SUFFIXES
+                  and "__pycache__" not in p.parts]
+    return sorted(p for p in files if not RECORDS.search(p.relative_to(ROOT).as_posix()))
+
+
+def _outside_blocks(path: Path) -> str:
+    """The text of ``path`` with its generated blocks' bodies removed (their dates are the
+    measurements' own, written by the scripts that measured them)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".md":
+        for block in blocks_in(text):
+            text = text.replace(block.body, "")
+    return text
+
+
+def _hits(pattern: re.Pattern[str]) -> list[str]:
+    found = []
+    for path in scanned():
+        for number, line in enumerate(_outside_blocks(path).splitlines(), 1):
+            for match in pattern.finditer(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {match.group(0)!r}")
+    return found
+
+
+@pytest.mark.parametrize(("what", "pattern"), [("issue tags", ISSUE_TAG),
+                                               ("dated work logs", DATE),
+                                               ("machine paths", MACHINE_PATH)])
+def test_reference_trees_hold_no_history(what: str, pattern: re.Pattern[str]) -> None:
+    found = _hits(pattern)
+    assert not found, f"{what} in docs/, src/ or workflow/:\n" + "\n".join(found)
+
+
+def test_the_scan_sees_what_it_forbids() -> None:
+    assert {"docs", "src", "workflow"} <= {p.relative_to(ROOT).parts[0] for p in scanned()}
+    assert not any(RECORDS.search(p.relative_to(ROOT).as_posix()) for p in scanned())
+    assert ISSUE_TAG.search("the ledger (issue 19)") and ISSUE_TAG.search("see #23.")
+    assert not ISSUE_TAG.search('colour="#949494"') and not ISSUE_TAG.search("[a](#setup)")
+    assert DATE.search("Measured (quick profile, 2026-11-29)")
+    assert MACHINE_PATH.search("groups of `/tmp/qm3/benchmarks/x.yaml`")
+    assert MACHINE_PATH.search("cd /work/main && make")
+    assert not MACHINE_PATH.search("results/tmp/x") and not MACHINE_PATH.search("$TMPDIR/x")
