@@ -239,17 +239,21 @@ def flatness(bad: bool) -> dict[str, ItemData]:
 
 
 def dynamics(bad: bool, epochs: int = 4, first_epoch_sgd: bool = False,
-             late_sam: bool = True) -> dict[str, ItemData]:
+             late_sam: bool = True, sam_gain: float = 0.04, early_lead: float | None = None,
+             late_lead: float | None = None) -> dict[str, ItemData]:
     """Per-epoch test accuracy of SGD, SAM and LE-SAM over 3 seeds. LE-SAM leads SAM by 5
-    points every epoch (``bad``: trails by 5); ``first_epoch_sgd``: in epoch 1 LE-SAM's σ is 0,
-    so it equals SGD there, 3 points below SAM; ``late_sam``: SAM gains over SGD only in the
+    points every epoch (``bad``: trails by 5; ``early_lead``/``late_lead``: its lead over the
+    first third / the rest); ``first_epoch_sgd``: in epoch 1 LE-SAM's σ is 0, so it equals
+    SGD there, 3 points below SAM; ``late_sam``: SAM gains ``sam_gain`` over SGD only in the
     second half of the epochs."""
     rows = []
     for s in range(3):
         for epoch in range(1, epochs + 1):
             sgd = 0.40 + 0.05 * epoch + 0.01 * s
-            sam = sgd + (0.04 if epoch > epochs // 2 or not late_sam else 0.0)
+            sam = sgd + (sam_gain if epoch > epochs // 2 or not late_sam else 0.0)
             le = sam + (-0.05 if bad else 0.05) + (0.01 if epoch > epochs // 2 else 0.0)
+            if early_lead is not None and late_lead is not None:
+                le = sam + (early_lead if 3 * epoch <= epochs else late_lead)
             if first_epoch_sgd and epoch == 1:
                 sam, le = sgd + 0.03, sgd
             for opt, acc in (("sgd", sgd), ("sam", sam), ("lesam", le)):

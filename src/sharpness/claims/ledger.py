@@ -127,20 +127,22 @@ def _finite(x: Any) -> bool:
         return False
 
 
+def load_items(figures: str | Path, claims: Sequence[Claim]) -> dict[str, ItemData | None]:
+    """Every item the claims read, from ``figures`` (None: not built)."""
+    return {item: load_item(figures, item) for claim in claims for item in claim.items}
+
+
 def evaluate(figures: str | Path, profile: str, claims: Sequence[Claim] | None = None,
-             rules: SeedRules | None = None) -> list[dict[str, Any]]:
+             rules: SeedRules | None = None, adjust: bool = True) -> list[dict[str, Any]]:
     """Every claim's row, reading the items under ``figures`` (trained-network claims under
-    ``rules``, default: the profile's :func:`~sharpness.claims.rules.rules_for`)."""
+    ``rules``, default: the profile's :func:`~sharpness.claims.rules.rules_for`), after
+    Holm's correction (:func:`adjust_multiplicity`; ``adjust=False``: the raw rows)."""
     rules = rules or rules_for(profile)
     claims = list(claims) if claims is not None else all_claims()
-    cache: dict[str, ItemData | None] = {}
-    rows = []
-    for claim in claims:
-        for item in claim.items:
-            if item not in cache:
-                cache[item] = load_item(figures, item)
-        rows.append(evaluate_claim(claim, cache, profile, rules))
-    adjust_multiplicity(rows, 1 - rules.level)
+    data = load_items(figures, claims)
+    rows = [evaluate_claim(claim, data, profile, rules) for claim in claims]
+    if adjust:
+        adjust_multiplicity(rows, 1 - rules.level)
     return rows
 
 
@@ -193,7 +195,7 @@ def _md_escape(text: Any) -> str:
 
 
 def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "",
-             rules: SeedRules | None = None) -> str:
+             rules: SeedRules | None = None, footer: str = "") -> str:
     """The ledger as Markdown: counts, then one table per paper."""
     lines = ["# Claims ledger", ""]
     if header:
@@ -225,6 +227,8 @@ def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "",
                 r["id"], r.get("kind", "claim"), f"{r['claim']} ({r['source']})",
                 r["predicate"], r["value"], f"**{r['verdict']}**", r["level"],
                 figs.replace(";", "; "), r["note"])) + " |")
+    if footer:
+        lines += ["", footer.rstrip("\n")]
     return "\n".join(lines) + "\n"
 
 
@@ -238,21 +242,24 @@ def to_csv(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def write_ledger(rows: Sequence[Mapping[str, Any]], out_md: str | Path, profile: str,
-                 header: str = "", rules: SeedRules | None = None) -> list[Path]:
-    """Write ``CLAIMS.md`` and, beside it, ``claims.csv`` and ``claims.json``."""
+                 header: str = "", rules: SeedRules | None = None, footer: str = "",
+                 extra: Mapping[str, Any] | None = None) -> list[Path]:
+    """Write ``CLAIMS.md`` (``footer``: a closing section, e.g. the deviations from the
+    registration) and, beside it, ``claims.csv`` and ``claims.json`` (``extra``: more
+    top-level keys)."""
     out_md = Path(out_md)
     out_csv = out_md.with_name("claims.csv")
     out_json = out_md.with_name("claims.json")
     rules = rules or rules_for(profile)
-    atomic_write_text(out_md, markdown(rows, profile, header, rules))
+    atomic_write_text(out_md, markdown(rows, profile, header, rules, footer))
     atomic_write_text(out_csv, to_csv(rows))
     atomic_write_text(out_json, json.dumps({"profile": profile, "rules": vars(rules),
-                                            "counts": counts(rows),
+                                            **dict(extra or {}), "counts": counts(rows),
                                             "claims": list(rows)}, indent=1, default=str)
                       + "\n")
     return [out_md, out_csv, out_json]
 
 
-__all__ = ["EVIDENCE", "LEVELS", "PAPERS", "SMOKE", "WEAK", "all_claims", "counts",
-           "evaluate", "evaluate_claim", "evidence_level", "markdown", "tally_key", "to_csv",
-           "write_ledger"]
+__all__ = ["EVIDENCE", "LEVELS", "PAPERS", "SMOKE", "WEAK", "adjust_multiplicity", "all_claims",
+           "counts", "evaluate", "evaluate_claim", "evidence_level", "load_items", "markdown",
+           "min_runs_standard", "tally_key", "to_csv", "write_ledger"]

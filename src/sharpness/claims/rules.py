@@ -39,6 +39,7 @@ import yaml
 from sharpness.claims.model import EVIDENCE, SMOKE, WEAK, Result
 from sharpness.claims.records import TrainRecord
 from sharpness.claims.stats import (
+    CONTRADICTED,
     INCONCLUSIVE,
     decide,
     observed_effect,
@@ -225,10 +226,17 @@ def combine_results(results: Mapping[str, Result], rules: SeedRules) -> Result:
         verdict, level = INCONCLUSIVE, SMOKE
     notes = list(dict.fromkeys(f"{k}: {r.note}" for k, r in results.items() if r.note))
     ns = [r.n for r in results.values() if r.n is not None]
+    p_value = row_pvalue(results.values())
+    # the headline interval is that of the part whose p-value the row carries
+    part = next((r for r in results.values() if r.p_value is not None and p_value is not None
+                 and math.isclose(min(1.0, r.p_value * (len(results) if verdict ==
+                                                        CONTRADICTED else 1)), p_value)),
+                None)
     return Result(verdict, "; ".join(f"[{k}] {r.value} ({r.verdict})"
                                      for k, r in results.items()),
                   level=level, note="; ".join(notes), n=min(ns) if ns else None,
-                  p_value=row_pvalue(results.values()))
+                  p_value=p_value, estimate=part.estimate if part else None,
+                  low=part.low if part else None, high=part.high if part else None)
 
 
 def row_pvalue(parts: Iterable[Result]) -> float | None:
@@ -240,8 +248,6 @@ def row_pvalue(parts: Iterable[Result]) -> float | None:
       (the intersection-union test: the row is as strong as its weakest part).
 
     None when no part has a p-value."""
-    from sharpness.claims.stats import CONTRADICTED
-
     parts = list(parts)
     ps = [r.p_value for r in parts if r.p_value is not None]
     if not ps:

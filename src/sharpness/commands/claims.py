@@ -3,7 +3,11 @@
 ``sharpness claims`` prints ``figures/CLAIMS.md``; ``sharpness claims build`` evaluates every
 claim on the CSVs under ``figures/`` and writes ``CLAIMS.md``, ``claims.csv`` and
 ``claims.json`` (the workflow's last rule); ``sharpness claims readme`` writes the README's
-findings block from a ledger (and ``--check`` fails when the block is stale).
+findings block from a ledger (and ``--check`` fails when the block is stale); ``sharpness claims
+register --profile P`` writes the registration ``docs/registration/P.json`` (every claim's
+predicate code and parameters, the profile's rules, seeds and sizes) before a run, and the
+build compares the ledger with it; ``sharpness claims compare A.csv B.csv`` lists the rows
+whose verdict or level moved between two ledgers (e.g. two runs with different seeds).
 """
 
 from __future__ import annotations
@@ -34,7 +38,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--min-seeds", type=int, default=None,
                        help="paired seeds a trained-network verdict needs (default: the "
                             "profile's, from sharpness/claims/rules.yaml: 3, evidence 5)")
+    build.add_argument("--registration", default=None, metavar="JSON",
+                       help="the registration the ledger is compared with (default: "
+                            "docs/registration/PROFILE.json when it exists)")
+    build.add_argument("--price", action="store_true",
+                       help="price what would settle each inconclusive row with the planner "
+                            "(workflow/config/{evidence,paper}.yaml; imports torch)")
     build.set_defaults(func=_build)
+    reg = sub.add_parser("register", help="register every claim's predicate code and "
+                                          "parameters before a profile's run")
+    reg.add_argument("--profile", required=True, help="the profile to register")
+    reg.add_argument("--config", default=None,
+                     help="its config (default: workflow/config/PROFILE.yaml)")
+    reg.add_argument("--out", default=None,
+                     help="where to write it (default: docs/registration/PROFILE.json)")
+    reg.set_defaults(func=_register)
+    cmp_ = sub.add_parser("compare", help="rows whose verdict or level moved between two "
+                                          "ledgers")
+    cmp_.add_argument("first", help="claims.csv of one run (or a committed snapshot)")
+    cmp_.add_argument("second", help="claims.csv of the other run")
+    cmp_.set_defaults(func=_compare)
     readme = sub.add_parser("readme", help="write the README findings block from a ledger")
     readme.add_argument("--ledger", default="figures/claims.csv",
                         help="claims.csv of a run (or a committed snapshot of one)")
@@ -58,29 +81,103 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from sharpness.claims.ledger import evaluate, markdown, write_ledger
+    from sharpness.claims.ledger import (
+        adjust_multiplicity,
+        all_claims,
+        evaluate,
+        load_items,
+        markdown,
+        write_ledger,
+    )
+    from sharpness.claims.registration import (
+        deviation_rows,
+        deviations_markdown,
+        read_registration,
+        registration_path,
+    )
     from sharpness.claims.rules import rules_for
+    from sharpness.claims.settle import annotate_to_settle, load_configs
     from sharpness.provenance import write_artifact_provenance
 
     figures = Path(args.figures)
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rules = rules_for(args.profile, min_seeds=args.min_seeds)
-    rows = evaluate(figures, args.profile, rules=rules)
+    claims = all_claims()
+    raw = evaluate(figures, args.profile, claims=claims, rules=rules, adjust=False)
+    rows = [dict(r) for r in raw]
+    adjust_multiplicity(rows, 1 - rules.level)
+    reg_file = Path(args.registration) if args.registration else registration_path(args.profile)
+    record = None
+    if args.registration or reg_file.is_file():
+        if not reg_file.is_file():
+            raise SharpnessError(f"--registration {reg_file}: no such file (write it with "
+                                 f"`sharpness claims register --profile {args.profile}`)")
+        record = read_registration(reg_file)
+    devs = (deviation_rows(record, claims, raw, load_items(figures, claims), args.profile,
+                           rules) if record else [])
+    rows = annotate_to_settle(rows, claims, rules, load_configs() if args.price else None)
     if args.plan:
         from sharpness.planning.ledger import annotate, load_plan
 
         rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    written = write_ledger(rows, out, args.profile, rules=rules)
+    footer = deviations_markdown(devs, record)
+    registered = ({"id": record["id"], "file": str(reg_file),
+                   "deviations": [{k: d[k] for k in ("id", "what", "verdict_now",
+                                                     "verdict_registered", "p_adj_now",
+                                                     "p_adj_registered")} for d in devs]}
+                  if record else None)
+    written = write_ledger(rows, out, args.profile, rules=rules, footer=footer,
+                           extra={"registration": registered})
     # the ledger's record comes last; its inputs are the CSVs it read (by content and id)
     read = sorted({item for r in rows for item in str(r.get("items") or "").split(";") if item})
     write_artifact_provenance(out, kind="ledger",
                               params={"profile": args.profile, "min_seeds": rules.min_seeds,
-                                      "plan": args.plan},
+                                      "plan": args.plan,
+                                      "registration": record["id"] if record else None,
+                                      "registration_file": str(reg_file) if record else None,
+                                      "deviations": len(devs)},
                               inputs=[c for i in read if (c := figures / f"{i}.csv").is_file()],
                               outputs=written)
-    print(markdown(rows, args.profile, rules=rules), end="")
+    print(markdown(rows, args.profile, rules=rules, footer=footer), end="")
+    return 0
+
+
+def _register(args: argparse.Namespace) -> int:
+    from sharpness.claims.ledger import all_claims
+    from sharpness.claims.registration import (
+        load_profile_config,
+        registration,
+        registration_path,
+    )
+    from sharpness.io import atomic_write_json
+
+    config_path = args.config or f"workflow/config/{args.profile}.yaml"
+    config = load_profile_config(config_path)
+    if config.get("profile") not in (None, args.profile):
+        raise SharpnessError(f"--config {config_path} is the {config.get('profile')!r} "
+                             f"profile, not {args.profile!r}")
+    record = registration(args.profile, all_claims(), config, config_path)
+    out = Path(args.out) if args.out else registration_path(args.profile)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out, record)
+    print(f"{out}: registration {record['id']} of {len(record['claims'])} claims "
+          f"(profile {args.profile}, commit {str(record['git_commit'] or '?')[:7]}"
+          f"{', uncommitted changes' if record['dirty'] else ''})")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from sharpness.claims.compare import compare_ledgers, compare_text
+    from sharpness.claims.readme import read_ledger_csv
+
+    paths = [Path(args.first), Path(args.second)]
+    for path in paths:
+        if not path.is_file():
+            raise SharpnessError(f"{path}: no such ledger CSV")
+    moved = compare_ledgers(read_ledger_csv(paths[0]), read_ledger_csv(paths[1]))
+    print(compare_text(moved, str(paths[0]), str(paths[1])), end="")
     return 0
 
 

@@ -1,0 +1,224 @@
+"""Registration before data: what every verdict of a profile is decided by, fixed before the run.
+
+``sharpness claims register --profile P`` writes ``docs/registration/P.json``
+(:func:`registration`): for every claim of ``claims.yaml`` a hash of its predicate's code and its
+registered parameters (the parameters themselves too, so that the verdict under them can be
+computed later), the profile's seed rules (``rules.yaml``), the seeds and sizes of the resolved
+profile config, the commit and the date. Committed before the run it registers, it is the
+record the ledger is compared with: :func:`deviations` lists each claim whose predicate code or
+parameters changed since, and :func:`deviation_rows` evaluates such a claim both ways.
+
+The code hash is of the predicate function's own source, parsed and dumped without comments,
+docstrings or layout (:func:`code_hash`), with the values a factory bound into it (e.g. the
+data set of a Grad-CAM claim); helpers it calls are not hashed (a change there shows as a
+changed verdict, not as a deviation).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import inspect
+import json
+import textwrap
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sharpness.claims.model import Claim, ItemData, Predicate
+from sharpness.claims.rules import SeedRules, rules_for
+from sharpness.errors import SharpnessError
+
+#: keys of a profile config that hold seeds, and those that size its runs (recorded by path)
+SEED_KEYS = ("seed", "seeds", "lt_seed", "seed_offset")
+SIZE_KEYS = ("n", "train_size", "epochs", "steps", "max_steps", "rounds", "width", "hidden",
+             "batch_size", "per_class", "imbalance_factors", "lr_factors", "alphas")
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module))
+                and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def code_hash(test: Predicate) -> str:
+    """SHA-256 of the predicate's code, normalised: its source parsed and dumped (comments,
+    docstrings and layout do not count), and the values a factory closed over."""
+    source = textwrap.dedent(inspect.getsource(test))
+    dumped = ast.dump(_strip_docstrings(ast.parse(source)), include_attributes=False)
+    cells = [repr(c.cell_contents) for c in (test.__closure__ or ())
+             if not callable(c.cell_contents)]
+    return hashlib.sha256((dumped + "\n" + "\n".join(cells)).encode()).hexdigest()
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
+
+
+def params_hash(params: Mapping[str, Any]) -> str:
+    """SHA-256 of a claim's registered parameters (canonical JSON)."""
+    return hashlib.sha256(_canonical(dict(params)).encode()).hexdigest()
+
+
+def claim_entry(claim: Claim) -> dict[str, Any]:
+    """What the registration holds of one claim."""
+    return {"test": claim.test.__name__ if claim.test is not None else None,
+            "code": code_hash(claim.test) if claim.test is not None else None,
+            "params": dict(claim.params), "params_hash": params_hash(claim.params),
+            "kind": claim.kind, "runs": claim.runs}
+
+
+def config_facts(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The seeds and sizes of a resolved profile config, by dotted path, and its hash."""
+    seeds: dict[str, Any] = {}
+    sizes: dict[str, Any] = {}
+
+    def walk(node: Any, path: str) -> None:
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                where = f"{path}.{key}" if path else str(key)
+                if key in SEED_KEYS or str(key).endswith("_seed"):
+                    seeds[where] = value
+                elif key in SIZE_KEYS and not isinstance(value, Mapping):
+                    sizes[where] = value
+                walk(value, where)
+        elif isinstance(node, list):
+            for k, value in enumerate(node):
+                walk(value, f"{path}[{k}]")
+
+    walk(config, "")
+    return {"sha256": hashlib.sha256(_canonical(config).encode()).hexdigest(),
+            "seed_offset": int(config.get("seed_offset", 0) or 0), "seeds": seeds,
+            "sizes": sizes}
+
+
+def load_profile_config(path: str | Path) -> dict[str, Any]:
+    """A whole profile's config file (``workflow/config/<profile>.yaml``) as the workflow
+    resolves it: the file itself (a whole profile replaces quick.yaml)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SharpnessError(f"{path}: no such profile config")
+    return yaml.safe_load(path.read_text()) or {}
+
+
+def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any],
+                 config_path: str = "") -> dict[str, Any]:
+    """The registration of ``profile``: rules, config facts and every claim's code and
+    parameters; ``id`` hashes that content (the same content registered twice has one id),
+    ``git_commit``/``dirty``/``registered`` say when and from what it was written."""
+    from sharpness.provenance import code_version, now_iso
+
+    body = {"profile": profile, "rules": vars(rules_for(profile)),
+            "config": {"path": config_path, **config_facts(config)},
+            "claims": {c.id: claim_entry(c) for c in claims}}
+    code = code_version()
+    return {"id": hashlib.sha256(_canonical(body).encode()).hexdigest()[:16], **body,
+            "git_commit": code.get("git_commit"), "dirty": code.get("dirty"),
+            "registered": now_iso()}
+
+
+def registration_path(profile: str, folder: str | Path = "docs/registration") -> Path:
+    """``docs/registration/<profile>.json``."""
+    return Path(folder) / f"{profile}.json"
+
+
+def read_registration(path: str | Path) -> dict[str, Any]:
+    """A registration file, refused when its content no longer matches its id."""
+    path = Path(path)
+    record = json.loads(path.read_text())
+    body = {k: record.get(k) for k in ("profile", "rules", "config", "claims")}
+    if hashlib.sha256(_canonical(body).encode()).hexdigest()[:16] != record.get("id"):
+        raise SharpnessError(f"{path}: its content does not match its id {record.get('id')} "
+                             "(edited by hand?); register again with `sharpness claims "
+                             "register`")
+    return record
+
+
+def deviations(record: Mapping[str, Any], claims: Sequence[Claim]) -> list[dict[str, Any]]:
+    """Each claim whose predicate code or parameters differ from the registration (or that
+    the registration does not know): ``{id, what: [...], registered_params}``."""
+    out = []
+    known = record.get("claims") or {}
+    for claim in claims:
+        entry = known.get(claim.id)
+        if entry is None:
+            out.append({"id": claim.id, "what": ["not registered"], "registered_params": None})
+            continue
+        now = claim_entry(claim)
+        what = []
+        if now["code"] != entry.get("code"):
+            what.append("predicate code changed")
+        if now["params_hash"] != entry.get("params_hash"):
+            changed = sorted(k for k in set(now["params"]) | set(entry.get("params") or {})
+                             if now["params"].get(k) != (entry.get("params") or {}).get(k))
+            what.append("parameters changed: " + ", ".join(
+                f"{k} {(entry.get('params') or {}).get(k)!r} → {now['params'].get(k)!r}"
+                for k in changed))
+        if what:
+            out.append({"id": claim.id, "what": what,
+                        "registered_params": entry.get("params")})
+    return out
+
+
+def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
+                   raw: Sequence[Mapping[str, Any]], data: Mapping[str, ItemData | None],
+                   profile: str, rules: SeedRules) -> list[dict[str, Any]]:
+    """Every deviation with its verdict both ways, each after the profile's multiplicity
+    correction: ``verdict_now`` (the ledger's) and ``verdict_registered`` (the claim under its
+    registered parameters, the other rows as they are; with the current code, since a changed
+    predicate's registered code is not kept: its row says the code changed). ``raw``: the
+    ledger's rows before the correction, in claim order; ``data``: item -> its numbers."""
+    from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
+
+    alpha = 1 - rules.level
+    final = [dict(r) for r in raw]
+    adjust_multiplicity(final, alpha)
+    index = {str(r["id"]): k for k, r in enumerate(raw)}
+    by_id = {c.id: c for c in claims}
+    out = []
+    for dev in deviations(record, claims):
+        k = index.get(dev["id"])
+        then = None
+        if dev["registered_params"] is not None and k is not None:
+            alt = [dict(r) for r in raw]
+            alt[k] = evaluate_claim(replace(by_id[dev["id"]],
+                                            params=dev["registered_params"]),
+                                    data, profile, rules)
+            adjust_multiplicity(alt, alpha)
+            then = alt[k]
+        out.append({**dev, "verdict_now": final[k]["verdict"] if k is not None else None,
+                    "p_adj_now": final[k].get("p_adj") if k is not None else None,
+                    "verdict_registered": then["verdict"] if then else None,
+                    "p_adj_registered": then.get("p_adj") if then else None})
+    return out
+
+
+def deviations_markdown(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any] | None
+                        ) -> str:
+    """The ledger's section "Deviations from the registration"."""
+    lines = ["## Deviations from the registration", ""]
+    if record is None:
+        return "\n".join(lines + ["No registration was given for this profile: every "
+                                  "threshold is the one in `claims.yaml` at build time.", ""])
+    lines.append(f"Registration `{record.get('id')}` (profile `{record.get('profile')}`, "
+                 f"commit {str(record.get('git_commit') or '?')[:7]}, registered "
+                 f"{str(record.get('registered') or '?')[:10]}).")
+    if not rows:
+        return "\n".join(lines + ["", "None: every claim's predicate code and parameters are "
+                                      "the registered ones.", ""])
+    lines += ["", "| id | what changed | verdict now | verdict under the registered parameters |",
+              "|---|---|---|---|"]
+    for r in rows:
+        then = r["verdict_registered"] or "(not registered)"
+        if "predicate code changed" in r["what"] and r["verdict_registered"]:
+            then += " (current code, registered parameters)"
+        lines.append(f"| {r['id']} | {'; '.join(r['what'])} | {r['verdict_now']} | {then} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,112 @@
+"""Registration before data: a claim whose tolerance changed after registering is listed as a
+deviation with its verdict under both the current and the registered parameters."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sharpness.claims.ledger import all_claims, evaluate_claim
+from sharpness.claims.registration import (
+    code_hash,
+    deviation_rows,
+    deviations,
+    deviations_markdown,
+    read_registration,
+    registration,
+)
+from sharpness.claims.rules import rules_for
+from sharpness.claims.stats import CONTRADICTED, SUPPORTED
+from sharpness.errors import SharpnessError
+from tests.claims import fixtures as fx
+
+CONFIG = {"profile": "evidence", "lesam": {"groups": {"g": {"seeds": [0, 1, 2]}}},
+          "eos": {"settings": {"a": {"train_size": 64, "seed": 3}}}}
+
+
+def test_registration_holds_code_params_seeds_and_sizes() -> None:
+    claims = all_claims()
+    record = registration("evidence", claims, CONFIG, "cfg.yaml")
+    assert set(record["claims"]) == {c.id for c in claims}
+    l1 = record["claims"]["mf-l1"]
+    assert l1["params"] == {"tol": 1.0e-3} and len(l1["code"]) == 64
+    assert record["config"]["seeds"] == {"lesam.groups.g.seeds": [0, 1, 2],
+                                         "eos.settings.a.seed": 3}
+    assert record["config"]["sizes"] == {"eos.settings.a.train_size": 64}
+    assert record["rules"]["min_runs"] == 3 and record["profile"] == "evidence"
+    # the same content registers under the same id; other seeds under another
+    again = registration("evidence", claims, CONFIG, "cfg.yaml")
+    assert again["id"] == record["id"]
+    other = registration("evidence", claims, {**CONFIG, "seed_offset": 100}, "cfg.yaml")
+    assert other["id"] != record["id"]
+
+
+def _function(tmp_path: Path, name: str, source: str):
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f
+
+
+def test_code_hash_ignores_layout_and_docstrings_not_code(tmp_path: Path) -> None:
+    a = code_hash(_function(tmp_path, "m1", "def f(d):\n    'words'\n    return d + 1  # c\n"))
+    assert code_hash(_function(tmp_path, "m2", "def f(d):\n    return (d\n            + 1)\n")) == a
+    assert code_hash(_function(tmp_path, "m3", "def f(d):\n    return d + 2\n")) != a
+
+
+def test_changed_tolerance_is_a_deviation_with_both_verdicts() -> None:
+    claims = all_claims()
+    record = registration("paper", claims, CONFIG)
+    assert deviations(record, claims) == []
+    # after registering, mf-l1's tolerance is tightened below what the data reach (1e-5)
+    changed = [replace(c, params={"tol": 1e-6}) if c.id == "mf-l1" else c for c in claims]
+    devs = deviations(record, changed)
+    assert [d["id"] for d in devs] == ["mf-l1"]
+    assert devs[0]["what"] == ["parameters changed: tol 0.001 → 1e-06"]
+    data = fx.l1(False)
+    raw = [evaluate_claim(c, data, "paper") for c in changed if c.id == "mf-l1"]
+    (row,) = deviation_rows(record, [c for c in changed if c.id == "mf-l1"], raw, data,
+                            "paper", rules_for("paper"))
+    assert row["verdict_now"] == CONTRADICTED and row["verdict_registered"] == SUPPORTED
+    text = deviations_markdown([row], record)
+    assert "## Deviations from the registration" in text
+    assert f"| mf-l1 | parameters changed: tol 0.001 → 1e-06 | {CONTRADICTED} | {SUPPORTED} |" \
+        in text
+
+
+def test_changed_predicate_code_is_named() -> None:
+    claims = all_claims()
+    record = registration("paper", claims, CONFIG)
+    other = next(c for c in claims if c.id == "mf-linf-closed").test
+    changed = [replace(c, test=other, params={"tol": 1e-2}) if c.id == "mf-l1" else c
+               for c in claims]
+    (dev,) = deviations(record, changed)
+    assert dev["id"] == "mf-l1" and "predicate code changed" in dev["what"]
+
+
+def test_cli_registers_and_a_tampered_registration_is_refused(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture
+                                                             ) -> None:
+    from sharpness.cli import main
+
+    cfg = tmp_path / "evidence.yaml"
+    cfg.write_text(json.dumps(CONFIG))
+    out = tmp_path / "reg" / "evidence.json"
+    assert main(["claims", "register", "--profile", "evidence", "--config", str(cfg),
+                 "--out", str(out)]) == 0
+    record = read_registration(out)
+    assert record["config"]["path"] == str(cfg) and "registration" in capsys.readouterr().out
+    record["claims"]["mf-l1"]["params"]["tol"] = 0.5
+    out.write_text(json.dumps(record))
+    with pytest.raises(SharpnessError, match="does not match its id"):
+        read_registration(out)
+    assert main(["claims", "register", "--profile", "quick", "--config", str(cfg),
+                 "--out", str(out)]) != 0
+    assert "not 'quick'" in capsys.readouterr().err

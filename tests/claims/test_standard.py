@@ -1,0 +1,133 @@
+"""One standard for every decided row: Holm's correction over the interval-decided paper
+claims, at least ``min_runs`` independent runs for a row about runs, count rules by a Wilson
+interval, what would settle an inconclusive row, and a second look that lists what moved."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sharpness.claims.compare import compare_ledgers, compare_text
+from sharpness.claims.ledger import adjust_multiplicity, all_claims, evaluate_claim, to_csv
+from sharpness.claims.readme import read_ledger_csv
+from sharpness.claims.rules import rules_for
+from sharpness.claims.settle import annotate_to_settle, settings_to_settle, spread_from_interval
+from sharpness.claims.stats import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    SUPPORTED,
+    count_rule,
+    holm,
+    t_interval,
+    t_pvalue,
+)
+from tests.claims import fixtures as fx
+
+CLAIMS = {c.id: c for c in all_claims()}
+
+
+def test_holm_against_a_hand_checked_example() -> None:
+    # sorted 0.005, 0.01, 0.03, 0.04: ×4 = 0.02, ×3 = 0.03, ×2 = 0.06, ×1 = 0.04 → 0.06
+    # (monotone); a nan is not a member of the family
+    adj = holm([0.01, 0.04, 0.03, float("nan"), 0.005])
+    assert [round(x, 10) for x in adj[:3]] == [0.03, 0.06, 0.06] and math.isnan(adj[3])
+    assert round(adj[4], 10) == 0.02
+    assert holm([0.5, 0.9]) == [1.0, 1.0]
+
+
+def test_t_pvalue_matches_the_interval() -> None:
+    diffs = [0.4, 0.9, 1.3, 0.2, 0.8]
+    p, iv = t_pvalue(diffs), t_interval(diffs, 0.95)
+    assert (p < 0.05) == (iv.low > 0)
+    # at the level where the interval just touches zero the p-value is 1 − level
+    level = 1 - p
+    assert abs(t_interval(diffs, level).low) < 1e-9
+
+
+def _row(cid: str, verdict: str, p: float | None, kind: str = "claim") -> dict:
+    return {"id": cid, "kind": kind, "verdict": verdict, "level": "evidence", "p_raw": p,
+            "p_adj": None, "note": ""}
+
+
+def test_verdicts_use_holm_adjusted_p_values() -> None:
+    rows = [_row("a", SUPPORTED, 0.01), _row("b", SUPPORTED, 0.04),
+            _row("c", CONTRADICTED, 0.005), _row("x", SUPPORTED, 0.001, kind="extension"),
+            _row("d", INCONCLUSIVE, 0.3), _row("e", SUPPORTED, None)]
+    adjust_multiplicity(rows, 0.05)
+    by = {r["id"]: r for r in rows}
+    assert by["a"]["p_adj"] == pytest.approx(0.03) and by["a"]["verdict"] == SUPPORTED
+    # b: raw 0.04 < 0.05 but Holm 0.08 (0.04 × 2, monotone): no longer decided, and says why
+    assert by["b"]["p_adj"] == pytest.approx(0.08) and by["b"]["verdict"] == INCONCLUSIVE
+    assert "Holm-adjusted over 4 interval-decided claims" in by["b"]["note"]
+    assert by["c"]["verdict"] == CONTRADICTED and by["x"]["p_adj"] is None  # not in family
+    assert by["e"]["p_adj"] is None and by["e"]["verdict"] == SUPPORTED
+    csv = to_csv(rows)
+    assert "p_raw,p_adj" in csv.splitlines()[0]
+
+
+def test_a_row_about_runs_needs_three_independent_runs() -> None:
+    # the CNN alignment on 2 seeds, both in favour, under a share the count rule clears
+    # with 2: the standard still keeps it inconclusive
+    lax = replace(CLAIMS["mf-cnn"], params={**CLAIMS["mf-cnn"].params, "share": 0.1})
+    assert evaluate_claim(lax, fx.cnn(False, seeds=3), "paper")["verdict"] == SUPPORTED
+    row = evaluate_claim(lax, fx.cnn(False, seeds=2), "paper")
+    assert row["verdict"] == INCONCLUSIVE and row["n"] == 2
+    assert "< the 3 every decided row about trained networks needs" in row["note"]
+    # the signal rows on one probe series (no seed column) are not decided either
+    data = fx.signal(False, seeds=1)
+    data["lesam/fig_signal"].rows.drop(columns="seed", inplace=True)
+    for cid in ("ls-signal-sam", "ls-signal-curvature"):
+        row = evaluate_claim(CLAIMS[cid], data, "paper")
+        assert row["verdict"] == INCONCLUSIVE and row["n"] == 1, cid
+    assert evaluate_claim(CLAIMS["ls-signal-sam"], fx.signal(False), "paper")["n"] == 3
+
+
+def test_count_rule_uses_the_wilson_interval() -> None:
+    # 3/3 is not enough to clear a share of 0.5 at 95 %, 5/5 is; 0/5 is below it
+    assert count_rule(3, 0, 0.5)[0] == INCONCLUSIVE
+    assert count_rule(5, 0, 0.5)[0] == SUPPORTED
+    assert count_rule(0, 5, 0.5)[0] == CONTRADICTED
+    verdict, low, high = count_rule(7, 2, 0.5)
+    assert verdict == INCONCLUSIVE and low < 0.5 < high
+
+
+def test_inconclusive_rows_say_what_would_settle_them() -> None:
+    rules = rules_for("paper")
+    # a paired row: seeds at the observed effect, read back from its interval
+    iv = t_interval([0.5, -0.2, 0.9, 0.1, 0.3], 0.95)
+    sd = spread_from_interval(iv.low, iv.high, iv.n, 0.95)
+    assert sd == pytest.approx(float(__import__("numpy").std([0.5, -0.2, 0.9, 0.1, 0.3],
+                                                                ddof=1)))
+    rows = [{"id": "ls-cifar10-sam", "verdict": INCONCLUSIVE, "estimate": iv.estimate,
+             "low": iv.low, "high": iv.high, "n": iv.n},
+            {"id": "eos-norm-grows", "verdict": INCONCLUSIVE, "estimate": 7 / 9, "n": 9},
+            {"id": "mf-cnn", "verdict": INCONCLUSIVE, "n": 1},
+            {"id": "mf-l1", "verdict": SUPPORTED}]
+    out = {r["id"]: r["to_settle"] for r in annotate_to_settle(rows, list(CLAIMS.values()),
+                                                               rules)}
+    assert "paired seeds at the observed effect +0.32" in out["ls-cifar10-sam"]
+    need = settings_to_settle(7 / 9, 0.5, 0.95, 9)
+    assert need is not None and need > 9 and f"about {need} settings" in out["eos-norm-grows"]
+    assert "at least 3 independent runs (has 1)" in out["mf-cnn"]
+    assert out["mf-l1"] == "" and "--price" in out["ls-cifar10-sam"]
+
+
+def test_compare_lists_moves_with_adjusted_p_values(tmp_path: Path) -> None:
+    old = tmp_path / "old.csv"  # a snapshot written before the n/p columns existed
+    old.write_text("id,verdict,level\nls-robust,inconclusive at this scale,weak\n"
+                   "eos-band,inconclusive at this scale,weak\nmf-l1,supported,evidence\n"
+                   "ls-cost,supported,evidence\n")
+    new = tmp_path / "new.csv"
+    new.write_text("id,verdict,level,p_adj,n\nls-robust,contradicted,evidence,0.012,5\n"
+                   "eos-band,inconclusive at this scale,weak,,9\nmf-l1,supported,evidence,,\n"
+                   "ls-cost,contradicted,evidence,0.001,10\n")
+    moved = compare_ledgers(read_ledger_csv(old), read_ledger_csv(new))
+    assert [m["id"] for m in moved] == ["ls-robust", "ls-cost"]
+    assert [m["reversal"] for m in moved] == [False, True]
+    text = compare_text(moved, "old.csv", "new.csv")
+    assert "1 reversed direction (supported ↔ contradicted): ls-cost" in text
+    assert "| ls-robust | inconclusive at this scale | contradicted | weak | evidence | – | " \
+           "0.012 |" in text

@@ -1,0 +1,112 @@
+"""Each predicate strengthened to test its whole claim, on a fixture that the old, weaker
+predicate passed and that fails (or cannot decide) for the part it used to skip."""
+
+from __future__ import annotations
+
+import math
+
+from sharpness.claims.ledger import all_claims, evaluate_claim
+from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from tests.claims import fixtures as fx
+
+CLAIMS = {c.id: c for c in all_claims()}
+
+
+def run(cid: str, data: dict) -> dict:
+    return evaluate_claim(CLAIMS[cid], data, "paper")
+
+
+def test_late_gain_tests_that_sams_gain_arrives_late() -> None:
+    # SAM never gains over SGD; every LE-SAM comparison still holds
+    row = run("ls-late-gain", fx.dynamics(False, sam_gain=-0.04))
+    assert row["verdict"] == CONTRADICTED and "[late SAM − SGD]" in row["value"]
+    assert run("ls-late-gain", fx.dynamics(False))["verdict"] == SUPPORTED
+
+
+def test_dynamics_reads_throughout_not_an_average() -> None:
+    # LE-SAM trails SAM over the first third, leads by more later: the average is positive
+    row = run("ls-dynamics", fx.dynamics(False, epochs=6, early_lead=-0.05, late_lead=0.20))
+    assert row["verdict"] == CONTRADICTED and "epochs 1–2" in row["value"], row["value"]
+
+
+def test_linf_init_tests_gds_half() -> None:
+    assert run("mf-linf-init", fx.linf(False, gd_limit="e1"))["verdict"] == CONTRADICTED
+    data = fx.linf(False)
+    rows = data["minorfirst/linf_depth"].rows
+    data["minorfirst/linf_depth"].rows = rows[rows["source"] != "gd_phase"]
+    row = run("mf-linf-init", data)
+    assert row["verdict"] == INCONCLUSIVE and "GD's half of the claim is untested" in row["note"]
+
+
+def test_deep_l2_tests_the_order() -> None:
+    data = fx.deep(False)
+    df = data["minorfirst/deep_l"].rows
+    keep = df[df["panel"] != "L3"].to_dict("records")
+    data["minorfirst/deep_l"] = fx.item("minorfirst/deep_l",
+                                        keep + fx.shares([1, 3, 2], 3, panel="L3"))
+    assert run("mf-deep-l2", data)["verdict"] == CONTRADICTED  # minor first, then moves down
+
+
+def test_flat_below_tests_the_norm_too() -> None:
+    rows = fx.sweep_rows(False)
+    for r in rows:
+        if r["eta"] < r["eta_c"]:
+            r["l2"] = 5.0 * (1 + 10 * r["eta"])  # sharpness flat, the norm not
+    row = run("eos-flat-below", {"eos/fig_phase": fx.item("eos/fig_phase", rows)})
+    assert row["verdict"] == CONTRADICTED and "l2 0.23" in row["value"], row["value"]
+
+
+def test_norm_grows_along_eta_not_end_points() -> None:
+    rows = fx.sweep_rows(False)
+    for r in rows:
+        if abs(r["eta"] - 0.2) < 1e-9:
+            r["l2"] = 4.0  # rises end to end (6.5 → 8) but falls in between
+    row = run("eos-norm-grows", {"eos/fig_phase": fx.item("eos/fig_phase", rows)})
+    assert row["verdict"] == CONTRADICTED and "(falls between η)" in row["value"]
+
+
+def test_ablation_reads_or_names_every_variant() -> None:
+    data = fx.ablation(False, labels=("rho_max_0.03", "no_decay", "sigma_0.02"))
+    row = run("ls-ablation", data)
+    assert "default − rho_max_0.03" in row["value"]
+    assert "variants not read (not a safeguard of the claim): sigma_0.02" in row["note"]
+
+
+def test_ablations_require_the_loss_factor() -> None:
+    data = fx.ablations(False)
+    df = data["eos/fig_ablations"].rows
+    data["eos/fig_ablations"].rows = df[df["factor"] != "loss"]
+    row = run("eos-ablations", data)
+    assert row["verdict"] == INCONCLUSIVE and "required factors not varied: loss" in row["note"]
+
+
+def test_neither_minimiser_needs_the_best_eta_strictly_inside() -> None:
+    data = fx.toy(False)
+    df = data["eos/fig_diagonal"].rows
+    sweep = (df["panel"] == "sweep") & (df["status"] != "diverged")
+    last = df[sweep]["eta"].astype(float).idxmax()
+    df.loc[last, "risk_dense"] = 0.01  # the lowest risk at the largest stable η
+    row = run("eos-neither-minimiser", data)
+    assert row["verdict"] == CONTRADICTED and "at an end of the stable range" in row["value"]
+
+
+def test_band_is_decided_by_cross_entropy_too() -> None:
+    rows = fx.sweep_rows(False)
+    for r in rows:
+        r["loss"] = "ce" if r["setting"] in ("D", "E") else "mse"
+        if r["loss"] == "ce" and r["eta"] > 0.1:
+            r["eta_s_over_2"] = 0.6
+    data = {"eos/fig_phase": fx.item("eos/fig_phase", rows),
+            **fx.traj_rows(False, settings=("A", "B", "C"))}
+    row = run("eos-band", data)
+    assert row["verdict"] == CONTRADICTED and "CE contradicted" in row["note"], row["note"]
+
+
+def test_glmc_runs_are_checked_on_train_accuracy_not_the_rebalanced_loss() -> None:
+    # every GLMC run: train loss above ln 10 (the re-balanced head on the long-tailed set)
+    # and train accuracy well above chance
+    data = fx.long_tail(False)
+    df = data["lesam/table_long_tail"].rows
+    df["per_seed_train"] = " ".join(f"{k}:{math.log(10) + 0.5:.4f}/0.8000/10" for k in range(3))
+    row = run("ls-longtail", data)
+    assert row["verdict"] == SUPPORTED and "excluded" not in row["note"], row["note"]
