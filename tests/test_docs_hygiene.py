@@ -75,3 +75,22 @@ def test_the_scan_sees_what_it_forbids() -> None:
     assert MACHINE_PATH.search("groups of `/tmp/qm3/benchmarks/x.yaml`")
     assert MACHINE_PATH.search("cd /work/main && make")
     assert not MACHINE_PATH.search("results/tmp/x") and not MACHINE_PATH.search("$TMPDIR/x")
+
+
+def test_readme_troubleshooting_names_only_errors_that_exist() -> None:
+    """Each exception the README's troubleshooting table names is one something raises: a
+    builtin, one of :mod:`sharpness.errors` or one of Snakemake's."""
+    import builtins
+
+    import snakemake.exceptions
+
+    import sharpness.errors
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("## Troubleshooting"):]
+    table = table[:table.index("\n## ", 1)]
+    named = set(re.findall(r"\b([A-Z]\w*(?:Error|Exception))\b", table))
+    assert named, "the troubleshooting table names no exception"
+    unknown = {n for n in named if not any(hasattr(m, n) for m in
+                                           (builtins, sharpness.errors, snakemake.exceptions))}
+    assert not unknown, f"the README's troubleshooting names exceptions nothing raises: {unknown}"
