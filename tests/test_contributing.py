@@ -1,0 +1,107 @@
+"""CONTRIBUTING.md is true of the tree: its one layout section names every package and module
+of ``src/sharpness/`` and every file of ``workflow/config/``, and the files, functions and
+config keys its recipes name exist (the optimizer recipe itself is followed on a copy of the
+package by ``tests/optim/test_spec.py``)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+TEXT = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+PACKAGE = ROOT / "src" / "sharpness"
+
+
+def _section(heading: str) -> str:
+    """The text of the ``## heading`` section of CONTRIBUTING.md."""
+    start = TEXT.index(f"\n## {heading}\n")
+    end = TEXT.find("\n## ", start + 1)
+    return TEXT[start:end if end != -1 else None]
+
+
+def _layout_block() -> str:
+    block = re.search(r"```\n(.*?)```", _section("Layout and ownership"), flags=re.DOTALL)
+    assert block, "the layout section has no tree block"
+    return block.group(1)
+
+
+def test_one_layout_section() -> None:
+    headings = re.findall(r"^## (.*)$", TEXT, flags=re.MULTILINE)
+    assert [h for h in headings if h.lower().startswith("layout")] == ["Layout and ownership"]
+
+
+def test_layout_names_every_package_and_module() -> None:
+    block = _layout_block()
+    missing = []
+    for path in sorted(PACKAGE.iterdir()):
+        if path.is_dir() and (path / "__init__.py").is_file():
+            missing += [] if f"{path.name}/" in block else [f"{path.name}/"]
+            missing += [f"{path.name}/{sub.name}/" for sub in sorted(path.iterdir())
+                        if (sub / "__init__.py").is_file() and f"{sub.name}/" not in block]
+        elif path.suffix == ".py" and path.name != "__init__.py" and path.name not in block:
+            missing.append(path.name)
+    assert not missing, f"CONTRIBUTING.md's layout does not name: {', '.join(missing)}"
+
+
+def test_layout_names_every_config_file() -> None:
+    block = _layout_block()
+    files = [p.name for p in sorted((ROOT / "workflow" / "config").iterdir()) if p.is_file()]
+    assert files and not [f for f in files if f not in block], files
+
+
+RECIPES = _section("Recipes: extending the pipeline")
+
+
+def _tokens() -> list[str]:
+    return re.findall(r"`([^`\n]+)`", RECIPES)
+
+
+def test_recipe_paths_exist() -> None:
+    paths = [t for t in _tokens() if re.match(r"(src|tests|workflow|docs)/", t)]
+    assert len(paths) >= 10, paths
+    for token in paths:
+        path = token.split(" ")[0]
+        if "<" in path:  # a placeholder: its folder must exist
+            path = path[:path.index("<")].rsplit("/", 1)[0]
+        assert (ROOT / path).exists(), token
+
+
+def test_recipe_python_names_exist() -> None:
+    names = [t for t in _tokens() if re.fullmatch(r"sharpness(\.\w+)+", t)]
+    assert len(names) >= 8, names
+    for name in names:
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except ModuleNotFoundError:
+                continue
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+            break
+        else:
+            pytest.fail(f"{name} does not import")
+
+
+def test_recipe_functions_and_keys_exist() -> None:
+    from sharpness.claims import eos, lesam, minorfirst
+    from sharpness.data import loaders, registry
+
+    for module in (eos, lesam, minorfirst):
+        assert module.PREDICATES
+    assert callable(registry._add) and registry.DATASETS
+    assert "_add" in RECIPES and "DATASETS" in RECIPES and "DATA_SHAPES" in RECIPES
+    for name in ("load_torchvision", "load_mnist"):
+        assert name in RECIPES and callable(getattr(loaders, name))
+    schema = yaml.safe_load((ROOT / "workflow/config/config.schema.yaml").read_text())
+    assert {"optimizer", "eos_setting"} <= set(schema["$defs"])
+    quick = yaml.safe_load((ROOT / "workflow/config/quick.yaml").read_text())
+    assert quick["lesam"]["optimizers"] and {"settings", "figures", "defaults"} <= set(quick["eos"])
+    fixtures = (ROOT / "tests/claims/fixtures.py").read_text()
+    assert "def test_every_predicate_has_a_fixture_pair" in (
+        ROOT / "tests/claims/test_predicates.py").read_text() and fixtures
