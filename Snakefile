@@ -42,6 +42,12 @@ from sharpness.config_check import check_config
 
 check_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
 
+# A second look with fresh seeds: the top-level `seed_offset` moves every seed the profile
+# names, once, before any rule reads the config (sharpness.seeds).
+from sharpness.seeds import offset_seeds
+
+offset_seeds(config)
+
 
 report: "workflow/report/workflow.rst"
 

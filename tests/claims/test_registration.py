@@ -110,3 +110,43 @@ def test_cli_registers_and_a_tampered_registration_is_refused(tmp_path: Path,
     assert main(["claims", "register", "--profile", "quick", "--config", str(cfg),
                  "--out", str(out)]) != 0
     assert "not 'quick'" in capsys.readouterr().err
+
+
+def test_build_names_its_registration_and_shows_a_deviation(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """The ledger built under a registration records its id, and CLAIMS.md lists a claim whose
+    tolerance changed since with both verdicts (the items are read without their provenance
+    check here: that check has its own tests)."""
+    import sharpness.claims.ledger as ledger
+    from sharpness.cli import main
+    from sharpness.claims.model import ItemData
+    from sharpness.claims.registration import registration_path
+
+    claims = all_claims()
+    reg = registration_path("paper", tmp_path / "registration")
+    reg.parent.mkdir()
+    reg.write_text(json.dumps(registration("paper", claims, CONFIG)))
+    changed = [replace(c, params={"tol": 1e-6}) if c.id == "mf-l1" else c for c in claims]
+    monkeypatch.setattr(ledger, "all_claims", lambda: changed)
+    data = fx.l1(False)
+
+    def load(figures: object, item: str) -> ItemData | None:
+        return data.get(item)
+
+    monkeypatch.setattr(ledger, "load_item", load)
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    assert main(["claims", "build", "--figures", str(figures), "--profile", "paper",
+                 "--registration", str(reg)]) == 0
+    text = (figures / "CLAIMS.md").read_text()
+    assert "## Deviations from the registration" in text
+    assert f"| mf-l1 | parameters changed: tol 0.001 → 1e-06 | {CONTRADICTED} | {SUPPORTED} |" \
+        in text
+    record = json.loads((figures / "CLAIMS.provenance.json").read_text())
+    assert record["params"]["registration"] == read_registration(reg)["id"]
+    assert record["params"]["deviations"] == 1
+    header = (figures / "claims.csv").read_text().splitlines()[0]
+    assert header.endswith("kind,n,p_raw,p_adj,to_settle")
+    meta = json.loads((figures / "claims.json").read_text())
+    assert meta["registration"]["deviations"][0]["verdict_registered"] == SUPPORTED

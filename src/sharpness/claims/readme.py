@@ -37,7 +37,8 @@ def snapshot_record(ledger: str | Path) -> dict[str, Any]:
     """Where a ledger came from, read from the files its run wrote beside it: the profile
     (``claims.json``), the commit and the time it was built (``CLAIMS.provenance.json``).
     A committed snapshot keeps this record beside it (``<snapshot>.record.json``), so the README can
-    say which run its findings come from."""
+    say which run its findings come from; a ledger built under a registration
+    (``docs/registration/<profile>.json``) names it and its number of deviations."""
     folder = Path(ledger).parent
     record: dict[str, Any] = {"profile": None, "git_commit": None, "built": None}
     meta, prov = folder / "claims.json", folder / "CLAIMS.provenance.json"
@@ -48,6 +49,9 @@ def snapshot_record(ledger: str | Path) -> dict[str, Any]:
         record["git_commit"] = data.get("code", {}).get("git_commit")
         record["dirty"] = bool(data.get("code", {}).get("dirty"))
         record["built"] = data.get("ended") or data.get("started")
+        if (data.get("params") or {}).get("registration"):
+            record["registration"] = data["params"]["registration"]
+            record["deviations"] = data["params"].get("deviations")
     return record
 
 
@@ -74,6 +78,9 @@ def describe_run(record: Mapping[str, Any] | None) -> str:
             text += " (with uncommitted changes)"
     if record.get("built"):
         text += f", built {str(record['built'])[:10]}"
+    if record.get("registration"):
+        text += (f", under registration {record['registration']} "
+                 f"({record.get('deviations') or 0} deviation(s))")
     return text
 
 

@@ -1,0 +1,50 @@
+"""A second look with fresh seeds: the config key ``seed_offset`` moves every seed of a profile.
+
+:func:`offset_seeds` is applied once, where the workflow reads its config (the Snakefile,
+before any rule sees it), so every seed the config names moves by the same offset: keys
+``seed`` and ``seeds`` (a list) and any key ending in ``_seed``, at any depth. A seed the
+config leaves to the code's default is not moved: name it in the profile to offset it. The
+offset stays in the config (and so in every run's provenance and the claims registration).
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+
+def _is_seed_key(key: object) -> bool:
+    return key in ("seed", "seeds") or (isinstance(key, str) and key.endswith("_seed")
+                                        and key != "seed_offset")
+
+
+def _shift(value: Any, offset: int) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value + offset
+    if isinstance(value, list):
+        return [_shift(v, offset) for v in value]
+    return value
+
+
+def _walk(node: Any, offset: int) -> None:
+    if isinstance(node, MutableMapping):
+        for key in list(node):
+            if _is_seed_key(key):
+                node[key] = _shift(node[key], offset)
+            else:
+                _walk(node[key], offset)
+    elif isinstance(node, list):
+        for value in node:
+            _walk(value, offset)
+
+
+def offset_seeds(config: MutableMapping[str, Any]) -> int:
+    """Add ``config["seed_offset"]`` (default 0) to every seed ``config`` names, in place;
+    returns the offset. Applying it once per config read is the caller's duty (the
+    Snakefile does it right after merging the config files)."""
+    offset = int(config.get("seed_offset", 0) or 0)
+    if offset:
+        _walk(config, offset)
+    return offset
