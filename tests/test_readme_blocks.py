@@ -25,7 +25,7 @@ def test_every_block_has_a_source_and_the_readme_has_the_main_ones() -> None:
     assert names <= set(SOURCES), names - set(SOURCES)
     assert {"claims", "profiles", "gallery", "counts"} <= {
         name for doc, name, _ in LOCATED if doc == "README.md"}
-    assert {"cost", "eos-toy", "budget-quick", "startup", "test-paper"} <= names
+    assert {"cost", "eos-toy", "optimizers", "budget-quick", "startup", "test-paper"} <= names
 
 
 @pytest.mark.parametrize("doc,name,body", LOCATED, ids=[f"{d}:{n}" for d, n, _ in LOCATED])

@@ -35,6 +35,7 @@ def commands(dry_run):
     return [shlex.split(line) for line in lines]
 
 
+@pytest.mark.workflow  # reads a dry run of the whole quick profile
 def test_every_job_says_what_it_makes(dry_run, commands):
     """Each job that runs a command prints its rule's message (`paper: what (output)`) instead
     of the bare rule block; only the aggregate `all` has none."""
@@ -50,6 +51,7 @@ def _value(words, flag):
     return words[words.index(flag) + 1]
 
 
+@pytest.mark.workflow  # reads a dry run of the whole quick profile
 def test_data_folders_stay_one_argument(commands):
     """Each rule that passes the data folder (data prepare, eos run and run-many, lesam train,
     gradcam maps) gets it whole, and no command splits it."""
@@ -77,6 +79,7 @@ def test_data_folders_stay_one_argument(commands):
     assert seen == {"data prepare", "eos run", "gradcam maps", "train"}
 
 
+@pytest.mark.workflow  # reads a dry run of the whole quick profile
 def test_list_params_quote_each_item(commands):
     """A list param (gradcam's KEY=DIR maps, eos figure inputs) becomes one word per item."""
     figure = next(w for w in commands if w[1:3] == ["gradcam", "figure"])

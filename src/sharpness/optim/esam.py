@@ -50,7 +50,7 @@ SPEC = OptimizerSpec(
     text="ESAM",
     reference="Du et al., ICLR 2022; official code dydjw9/Efficient_SAM",
     hparams=(
-        HParam("rho", 0.05, "official: dydjw9/Efficient_SAM run.sh"),
+        HParam("rho", 0.05, "choice: SAM's default radius (davda54/sam)"),
         HParam("beta", 0.6, "official: dydjw9/Efficient_SAM run.sh (ResNet-18, CIFAR)"),
         HParam("gamma", 0.5, "official: dydjw9/Efficient_SAM run.sh (ResNet-18, CIFAR)"),
         HParam("swp", "tensor", "official: dydjw9/Efficient_SAM utils/Esam.py (whole tensors)"),

@@ -173,3 +173,23 @@ def optimizer_spec(name: str) -> OptimizerSpec:
 def passes_per_step(name: str, hparams: Mapping[str, Any] | None = None) -> float:
     """Forward+backward passes of one step of optimizer ``name`` (an unknown name raises)."""
     return optimizer_spec(name).passes(hparams)
+
+
+def _value(value: Any) -> str:
+    return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def specs_table() -> str:
+    """The optimizers' reference table in Markdown, from the specs: name, figure label, passes
+    per step, and each hyper-parameter's default with where it comes from (the ``optimizers``
+    block of ``docs/api_optim_curvature.md``)."""
+    lines = ["| name | label | passes per step | hyper-parameter: default (source) |",
+             "|---|---|---:|---|"]
+    for name, spec in sorted(optimizer_specs().items()):
+        passes = _value(spec.passes_per_step)
+        if spec.hvp_every:
+            iterations, every = spec.hvp_every
+            passes += f" + 2 `{iterations}` / `{every}`"
+        settings = "; ".join(f"`{h.name}={_value(h.default)}` ({h.source})" for h in spec.hparams)
+        lines.append(f"| `{name}` | {spec.text} | {passes} | {settings or 'none'} |")
+    return "\n".join(lines) + "\n"

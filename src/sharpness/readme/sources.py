@@ -140,6 +140,12 @@ def claims_snapshot(root: Path) -> str:
                          "docs/claims_quick.csv): `sharpness claims readme --snapshot ...`")
 
 
+def _optimizers(root: Path) -> str:
+    from sharpness.optim.spec import specs_table
+
+    return specs_table()
+
+
 def _profiles(root: Path) -> str:
     from sharpness.readme.profiles import profiles_block
 
@@ -154,6 +160,7 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
     Source("claims", _claims, "sharpness claims readme --ledger figures/claims.csv "
                               "--snapshot docs/claims_evidence.csv"),
     Source("profiles", _profiles, "sharpness readme refresh --only profiles"),
+    Source("optimizers", _optimizers, "sharpness readme refresh --only optimizers"),
     _measured("budget-quick", "quick_budget.md", "bash benchmarks/quick_budget.sh"),
     _measured("budget-evidence", "evidence_budget.md",
               "PROFILE=evidence bash benchmarks/quick_budget.sh"),
