@@ -146,3 +146,30 @@ def test_quick_figure_three_inits_three_behaviours():
     a = p["alphas"]
     assert [by[("sam", x)] for x in a] == ["neither", "weak", "strong"]
     assert all(by[("sgd", x)] == "strong" for x in a)
+
+
+def test_more_seeds_are_trained_at_the_middle_init_and_read_by_the_ledger(tmp_path):
+    """``seeds``: each further data/init draw trains every optimizer at the middle init; its
+    alignments go into the CSV with their seed (not drawn), so the claims ledger counts one
+    independent run per seed."""
+    import pandas as pd
+
+    from sharpness.claims.ledger import all_claims, evaluate_claim
+    from sharpness.claims.model import ItemData
+    from sharpness.commands.minorfirst import _plot, _run
+
+    p = {**_quick(), "alphas": [0.2, 0.5, 1.5], "steps": 10, "record_every": 5, "seeds": [0, 3],
+         "optimizers": {"sgd": {}, "sam": {"rho": 0.3}}}
+    run = tmp_path / "run"
+    assert _run(argparse.Namespace(figure="cnn_synthetic", params=json.dumps(p), out=str(run),
+                                   threads=1)) == 0
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["seeds"] == [0, 3] and {r["seed"] for r in summary["replicates"]} == {3}
+    out = tmp_path / "fig" / "cnn_synthetic.pdf"
+    assert _plot(argparse.Namespace(figure="cnn_synthetic", run=str(run), out=str(out))) == 0
+    df = pd.read_csv(out.with_suffix(".csv"))
+    assert set(df["seed"]) == {0, 3} and set(df[df["seed"] == 3]["alpha"]) == {0.5}
+    claim = next(c for c in all_claims() if c.id == "mf-cnn")
+    item = ItemData("minorfirst/cnn_synthetic", df, {"gain": p["gain"]})
+    row = evaluate_claim(claim, {"minorfirst/cnn_synthetic": item}, "paper")
+    assert row["n"] == 2 and "seed 3:" in row["value"]

@@ -49,7 +49,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from sharpness.optim import build_optimizer
-from sharpness.runstate import divergence
+from sharpness.runstate import divergence, progressed
 
 FEATURES = ("strong", "weak")
 
@@ -166,6 +166,7 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
     status = "ok"
     for t in range(steps + 1):
         if t % record_every == 0 or t == steps:
+            progressed()  # the run's heartbeat (sharpness.runstate)
             with torch.no_grad():
                 margin = y * model(x)
                 rec_t.append(t)
@@ -201,23 +202,34 @@ def first_aligned(steps: np.ndarray, align: np.ndarray, gain: float) -> dict[str
     return {"step_strong": when[0], "step_weak": when[1], "first": first}
 
 
+def cnn_seeds(p: dict[str, Any]) -> list[int]:
+    """The data/init draws of the CNN item: ``seeds`` (the first drawn in every panel, the
+    others at the middle init only, for the claims ledger's independent runs), else the one
+    ``seed`` (default 0)."""
+    return [int(s) for s in (p.get("seeds") or [p.get("seed", 0)])]
+
+
 def compute_cnn_synthetic(p: dict[str, Any], threads: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Train the CNN under every optimizer of ``p["optimizers"]`` from every init in ``p["alphas"]``.
 
     Returns arrays ``<opt>_steps`` (T,), ``<opt>_align`` (A, T, 2), ``<opt>_loss`` (A, T),
     ``<opt>_acc`` (A, T, 2) and a summary with, per run, which feature was aligned first
     (:func:`first_aligned` with ``p["gain"]``), and the catalog check evaluated at the middle init
-    ``alphas[len(alphas) // 2]``: SAM (l2) weak first and GD strong first.
+    ``alphas[len(alphas) // 2]``: SAM (l2) weak first and GD strong first. Every further
+    seed of :func:`cnn_seeds` draws new data and a new init and trains each optimizer at the
+    middle init: ``seed<s>_<opt>_steps`` / ``seed<s>_<opt>_align`` and ``replicates`` in the
+    summary.
     """
     torch.set_num_threads(max(1, int(threads)))
+    seeds = cnn_seeds(p)
     data = make_patch_data(p["n"], p["d"], p["patches"], p["mu_strong"], p["mu_weak"],
-                           p["p_strong"], p["noise"], p.get("seed", 0), p.get("shared_features", False))
+                           p["p_strong"], p["noise"], seeds[0], p.get("shared_features", False))
     arrays: dict[str, np.ndarray] = {}
     summary: dict[str, Any] = {"runs": [], "features": list(FEATURES),
                                "n_strong": int(data.strong.sum()), "n_weak": int((~data.strong).sum())}
     for name, hp in p["optimizers"].items():
         trajs = [train_patch_cnn(data, name, hp, alpha=a, width=p["width"], power=p["power"], lr=p["lr"],
-                                 steps=p["steps"], record_every=p["record_every"], seed=p.get("seed", 0))
+                                 steps=p["steps"], record_every=p["record_every"], seed=seeds[0])
                  for a in p["alphas"]]
         t_max = max(len(tr.steps) for tr in trajs)
 
@@ -235,6 +247,20 @@ def compute_cnn_synthetic(p: dict[str, Any], threads: int = 1) -> tuple[dict[str
                                     "final_align": [float(v) for v in tr.align[-1]],
                                     "final_acc": [float(v) for v in tr.acc[-1]]})
     mid = p["alphas"][len(p["alphas"]) // 2]
+    summary["seeds"] = seeds
+    summary["replicates"] = []
+    for seed in seeds[1:]:  # the other data/init draws, at the middle init only
+        rep = make_patch_data(p["n"], p["d"], p["patches"], p["mu_strong"], p["mu_weak"],
+                              p["p_strong"], p["noise"], seed, p.get("shared_features", False))
+        for name, hp in p["optimizers"].items():
+            tr = train_patch_cnn(rep, name, hp, alpha=mid, width=p["width"], power=p["power"],
+                                 lr=p["lr"], steps=p["steps"], record_every=p["record_every"],
+                                 seed=seed)
+            arrays[f"seed{seed}_{name}_steps"] = tr.steps
+            arrays[f"seed{seed}_{name}_align"] = tr.align
+            summary["replicates"].append({"seed": seed, "optimizer": name, "alpha": mid,
+                                          **first_aligned(tr.steps, tr.align, p["gain"]),
+                                          "status": tr.status})
     firsts = {r["optimizer"]: r["first"] for r in summary["runs"] if r["alpha"] == mid}
     summary["middle_alpha"] = mid
     summary["middle_first"] = firsts

@@ -39,9 +39,11 @@ def _alignment_panel(f: Any, ax: Any, a: A, s: dict, p: dict, m: str, k: int, al
         if hit is not None:
             ax.axvline(hit, color=col, ls="--", lw=0.9)
         f.add_rows(({"step": int(t), "quantity": f"align_{feat}", "value": float(v)}
-                    for t, v in zip(steps, align[:, j], strict=True)), optimizer=m, alpha=alpha)
+                    for t, v in zip(steps, align[:, j], strict=True)), optimizer=m, alpha=alpha,
+                   seed=s.get("seeds", [p.get("seed", 0)])[0])
     f.add_rows(({"step": int(t), "quantity": "loss", "value": float(v)}
-                for t, v in zip(steps, loss, strict=True)), optimizer=m, alpha=alpha)
+                for t, v in zip(steps, loss, strict=True)), optimizer=m, alpha=alpha,
+               seed=s.get("seeds", [p.get("seed", 0)])[0])
     tw = ax.twinx()
     tw.plot(steps, loss, color="0.6", lw=0.9, label="train loss (right axis)")
     tw.set_ylim(0, 0.75)
@@ -73,7 +75,10 @@ def _caption(s: dict, p: dict, opts: list[str]) -> str:
             f"to the feature directions. Full-batch training, {p['steps']} steps of the plain "
             f"gradient base step (lr {p['lr']}, no momentum or weight decay), with "
             + ", ".join(_cnn_optimizer_text(m, p["optimizers"][m]) for m in opts)
-            + f", from init scales alpha in {al} (data and init seed {p.get('seed', 0)}). Lines: "
+            + f", from init scales alpha in {al} (data and init seed {s.get('seeds', [p.get('seed', 0)])[0]}"
+            + (f"; seeds {', '.join(map(str, s['seeds'][1:]))} also trained at the middle init, "
+               "in the CSV and the claims ledger, not drawn" if len(s.get("seeds", [])) > 1 else "")
+            + "). Lines: "
             "alignment with the strong and the weak feature (best filter of each class, averaged "
             f"over the classes); dotted: init value + {p['gain']}; dashed: the step at which the "
             f"feature first gains {p['gain']} ('first aligned'). Grey: training loss. Catalog "
@@ -100,6 +105,13 @@ def plot_cnn_synthetic(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
                     ax.set_ylabel(r"alignment $\max_j\langle w_j, v\rangle$")
                 if r == len(opts) - 1:
                     ax.set_xlabel("training step")
+        for r in s.get("replicates", []):  # the other seeds: in the CSV, not drawn
+            seed, m = r["seed"], r["optimizer"]
+            steps, align = a[f"seed{seed}_{m}_steps"], a[f"seed{seed}_{m}_align"]
+            for j, feat in enumerate(("strong", "weak")):
+                f.add_rows(({"step": int(t), "quantity": f"align_{feat}", "value": float(v)}
+                            for t, v in zip(steps, align[:, j], strict=True)), optimizer=m,
+                           alpha=r["alpha"], seed=seed)
         h1, l1 = f.axes[0, 0].get_legend_handles_labels()
         f.fig.legend(h1 + [plt.Line2D([], [], color="0.6", lw=0.9)],
                      l1 + ["train loss (right axis)"], loc="lower center", ncol=3, fontsize=8,
