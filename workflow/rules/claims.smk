@@ -45,7 +45,7 @@ rule claims:
         plan=["--plan", PLAN["file"]] if PLAN else [],
     shell:
         "sharpness claims build --figures {params.figures:q} --profile {params.profile}"
-        " --out {output.md:q} {params.plan:q} > {log:q} 2>&1"
+        " --out {output.md:q} --price {params.plan:q} > {log:q} 2>&1"
 
 
 ALL_TARGETS.append("figures/CLAIMS.md")
