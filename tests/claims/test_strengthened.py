@@ -16,6 +16,13 @@ def run(cid: str, data: dict) -> dict:
     return evaluate_claim(CLAIMS[cid], data, "paper")
 
 
+def without(data: dict, item: str, column: str, value: object) -> dict:
+    """``data`` with the rows of ``item`` whose ``column`` equals ``value`` left out."""
+    df = data[item].rows
+    data[item].rows = df[df[column] != value]
+    return data
+
+
 def test_late_gain_tests_that_sams_gain_arrives_late() -> None:
     # SAM never gains over SGD; every LE-SAM comparison still holds
     row = run("ls-late-gain", fx.dynamics(False, sam_gain=-0.04))
@@ -31,10 +38,8 @@ def test_dynamics_reads_throughout_not_an_average() -> None:
 
 def test_linf_init_tests_gds_half() -> None:
     assert run("mf-linf-init", fx.linf(False, gd_limit="e1"))["verdict"] == CONTRADICTED
-    data = fx.linf(False)
-    rows = data["minorfirst/linf_depth"].rows
-    data["minorfirst/linf_depth"].rows = rows[rows["source"] != "gd_phase"]
-    row = run("mf-linf-init", data)
+    row = run("mf-linf-init", without(fx.linf(False), "minorfirst/linf_depth", "source",
+                                      "gd_phase"))
     assert row["verdict"] == INCONCLUSIVE and "GD's half of the claim is untested" in row["note"]
 
 
@@ -73,10 +78,8 @@ def test_ablation_reads_or_names_every_variant() -> None:
 
 
 def test_ablations_require_the_loss_factor() -> None:
-    data = fx.ablations(False)
-    df = data["eos/fig_ablations"].rows
-    data["eos/fig_ablations"].rows = df[df["factor"] != "loss"]
-    row = run("eos-ablations", data)
+    row = run("eos-ablations", without(fx.ablations(False), "eos/fig_ablations", "factor",
+                                       "loss"))
     assert row["verdict"] == INCONCLUSIVE and "required factors not varied: loss" in row["note"]
 
 
