@@ -119,9 +119,9 @@ def test_build_names_its_registration_and_shows_a_deviation(tmp_path: Path,
     tolerance changed since with both verdicts (the items are read without their provenance
     check here: that check has its own tests)."""
     import sharpness.claims.ledger as ledger
-    from sharpness.cli import main
     from sharpness.claims.model import ItemData
     from sharpness.claims.registration import registration_path
+    from sharpness.cli import main
 
     claims = all_claims()
     reg = registration_path("paper", tmp_path / "registration")
