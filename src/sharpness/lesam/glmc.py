@@ -29,8 +29,10 @@ copied):
   runs predict poorly with it (the quick profile trains long enough for it to matter).
 
 Scaled down: any backbone of :mod:`sharpness.models` with a final ``fc`` (ResNets, WRN,
-PyramidNet, the small CNN) or ViT ``heads``; the learning-rate warm-up of the reference code is
-replaced by the engine's cosine schedule.
+PyramidNet, the small CNN) or ViT ``heads``. The learning rate follows the run's schedule; the
+reference code's ``Trainer.py`` steps ``CosineAnnealingLR(T_max=epochs)`` once per epoch on
+CIFAR (its 10-epoch warm-up, ``paco_adjust_learning_rate``, runs for ImageNet-LT and
+iNaturalist only), which is the paper profile's ``cosine_epoch``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from torch import Tensor, nn
 
 from sharpness.data.longtail import longtail_indices
 from sharpness.train import TrainHooks, augment_batch, train
+from sharpness.train.augment import CUTOUT_P
 from sharpness.train.data_prep import PreparedData
 
 GLMC_DEFAULTS: dict[str, Any] = {"imbalance_factor": 100, "beta": 1.0, "label_weighting": 1.0,
@@ -155,7 +158,8 @@ class GLMCBatches:
     def _views(self, x: Tensor) -> tuple[Tensor, Tensor]:
         aug = self.run.cfg["augment"]
         return tuple(augment_batch(x, crop=aug["crop"], flip=aug["flip"], cutout=aug["cutout"],
-                                   generator=self.run.gen, fill=self.fill)
+                                   generator=self.run.gen, fill=self.fill,
+                                   cutout_p=aug.get("cutout_p", CUTOUT_P))
                      for _ in range(2))  # type: ignore[return-value]
 
     def epoch(self) -> Iterator[tuple[GLMCBatch, Tensor]]:

@@ -77,6 +77,7 @@ DEFAULTS: dict[str, Any] = {
     "model_kwargs": {},
     "init_from": None,
     "init_exclude": [],
+    "freeze_bn": False,  # BatchNorm in eval mode while training (DomainBed's ResNet)
     # optimizer
     "optimizer": "sgd",
     "lr": 0.1,
@@ -95,7 +96,7 @@ DEFAULTS: dict[str, Any] = {
     "warmup_steps": 0,
     "loss": "ce",
     "label_smoothing": 0.0,
-    "augment": {"crop": 0, "flip": False, "cutout": 0},
+    "augment": {"crop": 0, "flip": False, "cutout": 0, "cutout_p": 0.5},
     # logging and checkpoints
     "log_every": None,
     "eval_every": None,
@@ -120,7 +121,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 REQUIRED = ("dataset", "model")
-AUGMENT_KEYS = {"crop": 0, "flip": False, "cutout": 0}
+#: augmentation options and defaults; Cutout fires with probability ``cutout_p``, 0.5 as the
+#: official ESAM code (dydjw9/Efficient_SAM utils/cutout.py)
+AUGMENT_KEYS = {"crop": 0, "flip": False, "cutout": 0, "cutout_p": 0.5}
 
 
 def _fail(key: str, reason: str) -> ConfigError:
@@ -188,6 +191,7 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     _check_type(cfg, "width", num)
     _check(cfg, "width", lambda v: v > 0, "must be positive")
     _check_type(cfg, "model_kwargs", (dict,))
+    _check_type(cfg, "freeze_bn", (bool,))
     _check_type(cfg, "optimizer", (str,))
     for key in ("lr", "momentum", "weight_decay"):
         _check_type(cfg, key, num)
@@ -220,12 +224,16 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     _check_type(cfg, "augment", (dict,))
     bad = sorted(set(cfg["augment"]) - set(AUGMENT_KEYS))
     if bad:
-        raise _fail("augment", f"unknown option(s) {', '.join(bad)}; known: crop, flip, cutout")
+        raise _fail("augment", f"unknown option(s) {', '.join(bad)}; known: "
+                               f"{', '.join(AUGMENT_KEYS)}")
     cfg["augment"] = {**AUGMENT_KEYS, **cfg["augment"]}
     for key in ("crop", "cutout"):
         value = cfg["augment"][key]
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise _fail("augment", f"{key} must be a non-negative int, got {value!r}")
+    p = cfg["augment"]["cutout_p"]
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise _fail("augment", f"cutout_p must be a probability in [0, 1], got {p!r}")
     if not isinstance(cfg["augment"]["flip"], bool):
         raise _fail("augment", f"flip must be true/false, got {cfg['augment']['flip']!r}")
     mini = cfg["mode"] == "minibatch"

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from sharpness.train.augment import AugmentParams, apply_params, draw_params
+from sharpness.train.augment import CUTOUT_P, AugmentParams, apply_params, draw_params
 from sharpness.train.performance import batch_to_device
 
 #: ``data_on_device: auto`` keeps a training set on the device up to this many bytes
@@ -111,7 +111,8 @@ class _Planner:
         for b in range(self.steps):
             idx = perm[b * self.bs:(b + 1) * self.bs]
             params = draw_params(len(idx), self.height, self.width, crop=aug["crop"],
-                                 flip=aug["flip"], cutout=aug["cutout"], generator=self.gen)
+                                 flip=aug["flip"], cutout=aug["cutout"], generator=self.gen,
+                                 cutout_p=aug.get("cutout_p", CUTOUT_P))
             yield _Plan(idx, params, self.shard.take(len(idx)))
 
 

@@ -44,6 +44,10 @@ def build_run_model(cfg: dict[str, Any], data: PreparedData,
                       **cfg["model_kwargs"])
     if wrap is not None:
         net = wrap(net, data.num_classes)
+    if cfg.get("freeze_bn"):
+        from sharpness.train.batchnorm import freeze_batchnorm
+
+        freeze_batchnorm(net)
     if cfg["normalize"] and hasattr(data.x_train, "channel_stats"):
         mean, std = data.x_train.channel_stats()  # streamed image folders (ImageNet statistics)
     elif cfg["normalize"]:
