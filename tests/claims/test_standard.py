@@ -131,3 +131,12 @@ def test_compare_lists_moves_with_adjusted_p_values(tmp_path: Path) -> None:
     assert "1 reversed direction (supported ↔ contradicted): ls-cost" in text
     assert "| ls-robust | inconclusive at this scale | contradicted | weak | evidence | – | " \
            "0.012 |" in text
+
+
+def test_a_figure_on_one_run_is_not_stamped_evidence() -> None:
+    from sharpness.claims.ledger import evidence_level
+
+    one = fx.cnn(False, seeds=1)["minorfirst/cnn_synthetic"]
+    assert evidence_level("minorfirst/cnn_synthetic", one)[0] == "weak"
+    five = fx.cnn(False, seeds=5)["minorfirst/cnn_synthetic"]
+    assert evidence_level("minorfirst/cnn_synthetic", five)[0] == "evidence"

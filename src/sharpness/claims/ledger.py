@@ -163,7 +163,9 @@ def evidence_level(item: str, data: ItemData, claims: Sequence[Claim] | None = N
     results = []
     for claim in mine:
         try:
-            results.append((claim, claim.call({item: data}, rules)))
+            result = claim.call({item: data}, rules)
+            min_runs_standard(claim, result, rules)  # the one standard stamps figures too
+            results.append((claim, result))
         except Exception:  # noqa: BLE001 - a level is best effort; the ledger itself raises
             results.append((claim, None))
     scored = [(LEVELS.index(r.level), c, r) for c, r in results if r is not None]
