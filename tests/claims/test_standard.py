@@ -78,7 +78,7 @@ def test_a_row_about_runs_needs_three_independent_runs() -> None:
     assert "< the 3 every decided row about trained networks needs" in row["note"]
     # the signal rows on one probe series (no seed column) are not decided either
     data = fx.signal(False, seeds=1)
-    data["lesam/fig_signal"].rows.drop(columns="seed", inplace=True)
+    data["lesam/fig_signal"].rows = data["lesam/fig_signal"].rows.drop(columns="seed")
     for cid in ("ls-signal-sam", "ls-signal-curvature"):
         row = evaluate_claim(CLAIMS[cid], data, "paper")
         assert row["verdict"] == INCONCLUSIVE and row["n"] == 1, cid
