@@ -1,13 +1,19 @@
 # The README's two commands:
 #   make        set up .venv (pinned stack + this package) and run the whole pipeline (quick profile)
-#   make test   same set-up, then the offline test suite
+#   make test   same set-up, then the fast tier of the offline tests (no workflow plans)
+# Test tiers (pytest markers; CONTRIBUTING.md says what goes where; .ci/run runs the first two):
+#   make test           unit and integration tests: not slow, not paper, not workflow
+#   make test-workflow  plans and runs of the Snakemake workflow, README commands, concurrency
+#                       and kill tests (marker `workflow`)
+#   make test-slow      long tests (marker `slow`)
+#   make test-paper     the paper profile's whole DAG on synthetic data (marker `paper`)
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= all
 STAMP  := $(VENV)/.installed
 
-.PHONY: all run test test-slow test-paper lint clean-results
+.PHONY: all run test test-workflow test-slow test-paper lint clean-results
 
 all: run
 
@@ -23,7 +29,10 @@ run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow and not paper" -q
+	$(BIN)/python -m pytest -m "not slow and not paper and not workflow" -q
+
+test-workflow: $(STAMP)
+	$(BIN)/python -m pytest -m "workflow and not slow and not paper" -q
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q

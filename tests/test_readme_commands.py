@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.workflow  # runs the README's commands (make and snakemake dry runs)
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 FENCE = re.compile(r"(?:<!-- readme-test: (?P<mode>parse-only|skip) \((?P<why>[^)]+)\) -->\n)?"

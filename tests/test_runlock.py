@@ -41,6 +41,7 @@ def _hold(folder: Path, release: Path) -> subprocess.Popen[str]:
     return proc
 
 
+@pytest.mark.workflow  # a lock-holding process
 def test_second_writer_stops_naming_the_holder_pid(tmp_path):
     run = tmp_path / "run"
     holder = _hold(run, tmp_path / "release")
@@ -62,6 +63,7 @@ def test_second_writer_stops_naming_the_holder_pid(tmp_path):
     assert read_holder(run) is None  # a clean release leaves no holder named
 
 
+@pytest.mark.workflow  # a lock-holding process
 def test_second_writer_waits_with_a_log_line(tmp_path, caplog):
     run = tmp_path / "run"
     holder = _hold(run, tmp_path / "release")
@@ -77,6 +79,7 @@ def test_second_writer_waits_with_a_log_line(tmp_path, caplog):
     assert "the lock is free" in text
 
 
+@pytest.mark.workflow  # kills a lock-holding process
 def test_lock_of_a_killed_holder_is_taken_over(tmp_path, caplog):
     run = tmp_path / "run"
     holder = _hold(run, tmp_path / "never")

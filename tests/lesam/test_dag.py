@@ -13,6 +13,8 @@ from sharpness.cli import main
 from sharpness.data.folders import DOMAINS
 from tests.pipeline.helpers import copy_workflow, paper_with_imagenet, snakemake
 
+pytestmark = pytest.mark.workflow  # plans the paper profile's workflow
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 

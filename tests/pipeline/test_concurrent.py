@@ -23,6 +23,8 @@ import pytest
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 from tests.pipeline.test_reruns import OVERRIDES
 
+pytestmark = pytest.mark.workflow  # runs the workflow in two processes at once
+
 EOS_FIG = "figures/eos/fig_phase.pdf"  # A's and C's target (one eos setting, `tiny`)
 MF_FIG = "figures/minorfirst/l1_maxmargin.pdf"  # B's target
 SETTING = "results/eos/settings/tiny"

@@ -8,6 +8,8 @@ import pytest
 
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 
+pytestmark = pytest.mark.workflow  # plans the workflow
+
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, repo):

@@ -9,6 +9,8 @@ import pytest
 
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 
+pytestmark = pytest.mark.workflow  # runs the workflow
+
 FIGURE = "figures/minorfirst/l1_maxmargin.pdf"  # the catalog item, at a tiny size
 TINY = {"minorfirst": {"l1_maxmargin": {"alphas": [1.0], "rhos": [0.1], "steps": 400, "record_every": 4}}}
 WILDCARD_FIGURE = "figures/minorfirst/flow_vs_discrete.pdf"  # built by a rule with a {fig} wildcard

@@ -19,6 +19,8 @@ import pytest
 
 from tests.pipeline.helpers import copy_workflow, write_config
 
+pytestmark = pytest.mark.workflow  # runs and plans the workflow
+
 LABEL = "Müller's tiny net — ε"
 TARGETS = ("figures/minorfirst/l1_maxmargin.pdf", "figures/eos/fig_phase.pdf")
 OVERRIDES = {

@@ -204,6 +204,7 @@ def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, cap
     assert annotate([row], record)[0]["verdict"] == INCONCLUSIVE
 
 
+@pytest.mark.workflow  # plans the workflow
 def test_quick_profile_runs_only_the_plan(tmp_path, repo, bin_dir):
     """`plan:` in the config limits `all` to its targets; an unknown target is refused."""
     work = copy_workflow(repo, tmp_path)

@@ -16,6 +16,8 @@ import yaml
 from tests.pipeline.helpers import copy_workflow, paper_with_imagenet, snakemake
 from tests.slurm.sbatch import parse_dry_run, sbatch_call, sbatch_options
 
+pytestmark = pytest.mark.workflow  # plans the workflow under the SLURM profile
+
 PROFILE = "workflow/profiles/slurm"
 
 

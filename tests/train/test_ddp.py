@@ -131,6 +131,7 @@ def _threads():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.workflow  # torchrun: two processes
 def test_ddp_step_equals_per_shard_sam_reference(tmp_path):
     run = tmp_path / "ddp"
     _torchrun(DDP_RUN, run)
@@ -149,6 +150,7 @@ def test_ddp_step_equals_per_shard_sam_reference(tmp_path):
     assert gap > 1e-4
 
 
+@pytest.mark.workflow  # torchrun: two processes
 def test_ddp_global_perturbation_equals_its_reference(tmp_path):
     """``ddp_perturbation: global`` (the LE-SAM code's DDP loop): one all-reduced gradient."""
     cfg = {**DDP_RUN, "ddp_perturbation": "global"}
@@ -158,6 +160,7 @@ def test_ddp_global_perturbation_equals_its_reference(tmp_path):
     assert read_json(tmp_path / "ddp/provenance.json")["distributed"]["m_sharpness"] == 16
 
 
+@pytest.mark.workflow  # torchrun: kills a rank
 def test_ddp_killed_run_resumes_to_the_same_numbers(tmp_path):
     cfg = {**DDP_RUN, "epochs": 3, "optimizer": "lesam",
            "opt_hparams": {"sigma": 0.05, "rho_max": 0.1},

@@ -187,6 +187,7 @@ def _wait_for(pred, proc: subprocess.Popen, what: str, timeout: float = 120.0) -
 SLOW = {**FULL, "metrics_fn": "tests.train.run_helpers:slow_rows"}
 
 
+@pytest.mark.workflow  # kills a training process
 def test_interrupted_by_sigterm_says_so_in_its_record(tmp_path):
     out = tmp_path / "run"
     proc = _start(SLOW, out, tmp_path / "err.log", sleep=0.1)
@@ -203,6 +204,7 @@ def test_interrupted_by_sigterm_says_so_in_its_record(tmp_path):
     assert "interrupted" in (tmp_path / "err.log").read_text()
 
 
+@pytest.mark.workflow  # kills a training process
 def test_interrupted_by_sigkill_is_detected_and_the_run_resumes(tmp_path):
     out = tmp_path / "run"
     proc = _start(SLOW, out, tmp_path / "err.log", sleep=0.1)
@@ -240,6 +242,7 @@ def test_interrupted_when_the_heartbeat_is_stale_on_another_host():
 
 
 # progress ------------------------------------------------------------------------------------
+@pytest.mark.workflow  # watches a training process
 def test_progress_lines_reach_a_log_before_the_run_ends(tmp_path):
     """stderr redirected to a file (as every rule does): progress lines with the epoch, loss,
     accuracy, elapsed and remaining time appear while the run still runs."""

@@ -41,10 +41,15 @@ class Source:
     measured: bool = False
 
 
-def _measured(name: str, filename: str, how: str) -> Source:
+def _measured(name: str, filename: str, how: str, optional: bool = False) -> Source:
+    """A block that is the committed file ``filename`` of :data:`MEASURED_DIR`; ``optional``:
+    until the first measurement, a line saying how to make it (else a missing file is an
+    error)."""
     def render(root: Path) -> str:
         path = root / MEASURED_DIR / filename
         if not path.is_file():
+            if optional:
+                return f"Not measured yet: `{how}` writes `{MEASURED_DIR / filename}`.\n"
             raise SharpnessError(f"{path} is missing: measure it with `{how}`")
         return path.read_text()
 
@@ -167,6 +172,8 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
     _measured("startup", "startup.md",
               "python benchmarks/bench_startup.py --out benchmarks/measured/startup.md"),
     _measured("test-paper", "test_paper.md", "bash benchmarks/time_test_paper.sh"),
+    _measured("test-suite", "test_suite.md", "bash benchmarks/time_test_suite.sh",
+              optional=True),
 )}
 
 
