@@ -276,6 +276,7 @@ class Plan:
     targets: list[str]
     seeds: dict[str, list[int]]
     bound: bool = False  # some planned run is priced at an upper limit
+    restrict: dict[str, Any] = field(default_factory=dict)  # overlay limiting groups/items
 
     def record(self, configfiles: Sequence[str]) -> dict[str, Any]:
         """The plan as JSON-able data, with its content id."""
@@ -283,7 +284,7 @@ class Plan:
                 "configfiles": list(configfiles), "pricing": self.pricing,
                 "gpu_hours": round(self.hours, 6), "gpu_hours_upper_limit": self.bound,
                 "runs": len(self.runs),
-                "targets": self.targets, "seeds": self.seeds,
+                "targets": self.targets, "seeds": self.seeds, "restrict": self.restrict,
                 "claims": {ln.claim: {k: v for k, v in vars(ln).items() if k != "claim"}
                            for ln in self.lines}}
         return {"id": plan_id(body), **body}
@@ -350,14 +351,86 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
         for dotted, values in claim_seeds[ln.claim].items() if ln.planned else ():
             if len(values) > len(seeds.get(dotted, [])):
                 seeds[dotted] = values
+    designed_config = with_seeds(config, {tuple(k.split(".")): len(v) for k, v in seeds.items()})
     return Plan(budget, str(config.get("profile", "?")), pricing, lines, sorted(chosen),
                 sum(prices[r] for r in chosen), targets, dict(sorted(seeds.items())),
-                any(r in n.bound for n in planned_needs for r in n.runs))
+                any(r in n.bound for n in planned_needs for r in n.runs),
+                lesam_restriction(designed_config, sorted(chosen), targets))
+
+
+def lesam_restriction(config: Mapping[str, Any], runs: Sequence[RunKey],
+                      targets: Sequence[str]) -> dict[str, Any]:
+    """The overlay that limits the planned lesam tables and figures to the runs the plan
+    bought: each group's optimizer list to the labels planned in it, each targeted item's
+    rows, groups and optimizers to those planned (a group with no planned run is dropped from
+    its item). Empty when the plan buys whole groups and items."""
+    from sharpness.lesam.experiments import training_runs
+
+    section = config.get("lesam") or {}
+    if not section:
+        return {}
+    known = training_runs(dict(section))
+    seeds_of: dict[str, dict[str, set[int]]] = {}  # group -> label -> planned seeds
+    for paper, rid in runs:
+        if paper == "lesam" and rid in known:
+            r = known[rid]
+            seeds_of.setdefault(r["group"], {}).setdefault(r["label"], set()).add(r["seed"])
+    planned = {g: set(labels) for g, labels in seeds_of.items()}
+    groups: dict[str, Any] = {}
+    for group, labels in seeds_of.items():
+        spec = section["groups"][group]
+        keep, changed = [], False
+        for e in spec["optimizers"]:
+            label = e if isinstance(e, str) else e.get("label", e.get("optimizer"))
+            if label not in labels:
+                changed = True
+                continue
+            own = e.get("seeds") if isinstance(e, dict) else None
+            if set(own or spec["seeds"]) != labels[label]:  # this label at its planned seeds
+                e = {**({"label": e, "optimizer": e} if isinstance(e, str) else e),
+                     "seeds": sorted(labels[label])}
+                changed = True
+            keep.append(e)
+        if changed:
+            groups[group] = {"optimizers": keep}
+    items: dict[str, Any] = {}
+    wanted = {t.removeprefix("figures/lesam/").removesuffix(".csv") for t in targets
+              if t.startswith("figures/lesam/")}
+    for item in sorted(wanted & set(section.get("items", {}))):
+        spec, change = section["items"][item], {}
+        if "rows" in spec:
+            rows = [r for r in spec["rows"] if r["group"] in planned]
+            if len(rows) < len(spec["rows"]):
+                change["rows"] = rows
+        if "groups" in spec:
+            kept = [g for g in spec["groups"] if g in planned]
+            if len(kept) < len(spec["groups"]):
+                change["groups"] = kept
+        if "optimizers" in spec and spec.get("group") in planned:
+            labels = planned[spec["group"]]
+            opts = [o for o in spec["optimizers"] if o in labels]
+            if len(opts) < len(spec["optimizers"]):
+                change["optimizers"] = opts
+        if change:
+            items[item] = change
+    out = {k: v for k, v in (("groups", groups), ("items", items)) if v}
+    return {"lesam": out} if out else {}
+
+
+def _nest(out: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """Merge ``extra`` into ``out`` (mappings recursively, anything else replaced)."""
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            _nest(out[key], value)
+        else:
+            out[key] = value
 
 
 def overlay(record: Mapping[str, Any], plan_file: str) -> dict[str, Any]:
-    """The config overlay of a plan: its ``plan`` section (id, record file, targets) and the
-    seed lists it runs, nested as the config nests them."""
+    """The config overlay of a plan: its ``plan`` section (id, record file, targets), the
+    seed lists it runs, nested as the config nests them, and the restriction of the lesam
+    groups and items to the runs it bought (:func:`lesam_restriction`), so that it builds
+    exactly the runs it priced."""
     out: dict[str, Any] = {"plan": {"id": record["id"], "file": plan_file,
                                     "targets": list(record["targets"])}}
     for dotted, seeds in record["seeds"].items():
@@ -366,6 +439,7 @@ def overlay(record: Mapping[str, Any], plan_file: str) -> dict[str, Any]:
         for key in keys[:-1]:
             node = node.setdefault(key, {})
         node[keys[-1]] = list(seeds)
+    _nest(out, record.get("restrict") or {})
     return out
 
 

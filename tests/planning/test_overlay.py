@@ -1,0 +1,58 @@
+"""The plan's overlay builds exactly the runs the plan priced: no whole table for a claim that
+reads two of its optimizers, and each optimizer at the seeds its claims were designed for."""
+
+from __future__ import annotations
+
+import pytest
+
+from sharpness.claims.ledger import all_claims
+from sharpness.lesam.experiments import item_groups, training_runs
+from sharpness.planning import claims_plan as cp
+
+
+@pytest.fixture(scope="module")
+def config(repo):
+    from sharpness.commands.cost import load_profile
+
+    return load_profile([str(repo / "workflow/config/paper.yaml")], None)
+
+
+def _deep_merge(base: dict, over: dict) -> dict:
+    """A config with an overlay merged over it, as snakemake --configfile merges them."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and \
+            isinstance(out.get(key), dict) else value
+    return out
+
+
+def test_overlay_runs_equal_the_planned_runs(config):
+    # a spread that asks ls-robust (SAM and LE-SAM, +2.47 points) for more seeds than
+    # ls-flatness (SGD too, no reported effect: the profile's 3 seeds)
+    row = {"id": "ls-cifar10-sam", "value": "+1.0 [-1.0, +3.0] (95% CI, n=5 seeds) points",
+           "estimate": 1.0, "low": -1.0, "high": 3.0}
+    claims = [c for c in all_claims() if c.id in ("ls-robust", "ls-flatness", "ls-ablation")]
+    designed = cp.designed_needs(claims, config, ledger={"ls-cifar10-sam": row})
+    n = designed[1]["ls-robust"].seeds
+    assert n is not None and n > 3
+    prices = {r: 1.0 for need in designed[0].values() for r in need.runs}
+    plan = cp.make_plan(claims, config, 1e6, prices, dict.fromkeys(prices, "test"),
+                        pricing="test", designed=designed)
+    assert all(ln.planned for ln in plan.lines)
+    overlay = cp.overlay(plan.record(["paper.yaml"]), "plan.json")
+    merged = _deep_merge(config["lesam"], overlay["lesam"])
+    items = {t.removeprefix("figures/lesam/").removesuffix(".csv") for t in plan.targets
+             if t.startswith("figures/lesam/")}
+    read = {g for item in items for g in item_groups(merged, item)}
+    built = {rid for rid, r in training_runs(merged).items() if r["group"] in read}
+    priced = {rid for paper, rid in plan.runs if paper == "lesam" and "/" not in rid}
+    assert built == priced
+    # SAM and LE-SAM at ls-robust's seeds, SGD at ls-flatness's 3; no other optimizer
+    labels = {(r["label"], r["seed"]) for rid, r in training_runs(merged).items()
+              if r["group"] == "cifar10_resnet18"}
+    assert {lab for lab, _ in labels} == {"sgd", "sam", "lesam"}
+    assert sum(1 for lab, _ in labels if lab == "sam") == n
+    assert sum(1 for lab, _ in labels if lab == "sgd") == 3
+    # fig_ablation's reference group keeps only the LE-SAM runs it reads
+    assert {r["label"] for r in training_runs(merged).values()
+            if r["group"] == "cifar100_resnet18"} == {"lesam"}
