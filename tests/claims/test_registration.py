@@ -150,3 +150,15 @@ def test_build_names_its_registration_and_shows_a_deviation(tmp_path: Path,
     assert header.endswith("kind,n,p_raw,p_adj,to_settle")
     meta = json.loads((figures / "claims.json").read_text())
     assert meta["registration"]["deviations"][0]["verdict_registered"] == SUPPORTED
+
+
+@pytest.mark.parametrize("profile", ["quick", "evidence"])
+def test_committed_registrations_are_intact(profile: str) -> None:
+    """The registrations the next runs are built under: readable, their id their content's,
+    for their own profile, with every claim's code and parameters."""
+    from sharpness.claims.registration import registration_path
+
+    path = Path(__file__).resolve().parents[2] / registration_path(profile)
+    record = read_registration(path)
+    assert record["profile"] == profile and record["config"]["path"].endswith(f"{profile}.yaml")
+    assert all(e["code"] and "params" in e for e in record["claims"].values())
