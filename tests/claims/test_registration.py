@@ -161,4 +161,6 @@ def test_committed_registrations_are_intact(profile: str) -> None:
     path = Path(__file__).resolve().parents[2] / registration_path(profile)
     record = read_registration(path)
     assert record["profile"] == profile and record["config"]["path"].endswith(f"{profile}.yaml")
-    assert all(e["code"] and "params" in e for e in record["claims"].values())
+    assert all(bool(e["code"]) == bool(e["test"]) and "params" in e
+               for e in record["claims"].values())
+    assert sum(bool(e["code"]) for e in record["claims"].values()) > 50
