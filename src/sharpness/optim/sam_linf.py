@@ -14,22 +14,15 @@ import torch
 from torch import Tensor
 
 from sharpness.optim.sam import SAM
-from sharpness.optim.spec import HParam, OptimizerSpec
-from sharpness.radius import SAM_RHO
+from sharpness.optim.sam import SPEC as SAM_SPEC
+from sharpness.optim.spec import OptimizerSpec
 
-SPEC = OptimizerSpec(
-    name="sam_linf",
-    label=r"$\ell_\infty$-SAM",
-    text="SAM (L_inf)",
-    reference="the l_inf ball of Foret et al., ICLR 2021 (the minorfirst paper's l_inf-SAM)",
-    hparams=(
-        HParam("rho", SAM_RHO, "choice: l2-SAM's default radius (no official l_inf code)"),
-        HParam("bn_second_pass", "freeze", "choice: as l2-SAM (davda54/sam example/train.py)"),
-    ),
-    colour="#d55e00",
-    aliases=("linf", "linf_sam"),
-    tiny_hparams={"rho": 0.0005},
-)
+#: l2-SAM's hyper-parameters and defaults (no official l_inf code chooses others)
+SPEC = OptimizerSpec(name="sam_linf", label=r"$\ell_\infty$-SAM", text="SAM (L_inf)",
+                     reference="the l_inf ball of Foret et al., ICLR 2021 (the minorfirst "
+                               "paper's l_inf-SAM); no official code",
+                     hparams=SAM_SPEC.hparams, colour="#d55e00", aliases=("linf", "linf_sam"),
+                     tiny_hparams={"rho": 0.0005})
 
 
 class LinfSAM(SAM):

@@ -11,8 +11,9 @@ and the mechanism tests' tiny-run settings (:attr:`OptimizerSpec.tiny_hparams`).
 
 The planner and the figure jobs must not pay torch's import (several CPU-seconds a process),
 so :func:`optimizer_specs` reads the ``SPEC`` assignments from the modules' source with
-:mod:`ast` instead of importing them: a spec is written with literals, :class:`HParam` calls
-and constants imported from :mod:`sharpness.radius` (numpy only). The registry imports the
+:mod:`ast` instead of importing them: a spec is written with literals, :class:`HParam` calls,
+constants imported from :mod:`sharpness.radius` (numpy only) and the fields of another
+optimizer module's ``SPEC`` (``from sharpness.optim.sam import SPEC as SAM_SPEC``). The registry imports the
 modules and ``tests/optim/test_spec.py`` checks that both readings agree.
 """
 
@@ -98,6 +99,13 @@ class _SpecReader:
                 module = importlib.import_module(node.module)
                 for alias in node.names:
                     self.names[alias.asname or alias.name] = getattr(module, alias.name)
+            elif (isinstance(node, ast.ImportFrom) and node.module
+                  and node.module.startswith("sharpness.optim.")):
+                # another optimizer's SPEC (a variant reuses its hyper-parameters), read the same way
+                for alias in node.names:
+                    if alias.name == "SPEC":
+                        other = OPTIM_DIR / f"{node.module.rsplit('.', 1)[1]}.py"
+                        self.names[alias.asname or alias.name] = read_spec(other)
 
     def value(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Constant):
@@ -112,13 +120,17 @@ class _SpecReader:
             return -self.value(node.operand)
         if isinstance(node, ast.Name) and node.id in self.names:
             return self.names[node.id]
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and isinstance(self.names.get(node.value.id), OptimizerSpec)):
+            return getattr(self.names[node.value.id], node.attr)
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id in self.CALLS):
             args = [self.value(a) for a in node.args]
             kwargs = {k.arg: self.value(k.value) for k in node.keywords if k.arg}
             return self.CALLS[node.func.id](*args, **kwargs)
-        raise ValueError(f"{self.path.name}:{node.lineno}: a SPEC holds literals, HParam(...) and "
-                         f"constants of {', '.join(CONSTANT_MODULES)}; got {ast.unparse(node)!r}")
+        raise ValueError(f"{self.path.name}:{node.lineno}: a SPEC holds literals, HParam(...), "
+                         f"constants of {', '.join(CONSTANT_MODULES)} and fields of another "
+                         f"optimizer's SPEC; got {ast.unparse(node)!r}")
 
 
 def read_spec(path: Path) -> OptimizerSpec | None:
