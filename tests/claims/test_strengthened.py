@@ -113,3 +113,17 @@ def test_glmc_runs_are_checked_on_train_accuracy_not_the_rebalanced_loss() -> No
     df["per_seed_train"] = " ".join(f"{k}:{math.log(10) + 0.5:.4f}/0.8000/10" for k in range(3))
     row = run("ls-longtail", data)
     assert row["verdict"] == SUPPORTED and "excluded" not in row["note"], row["note"]
+
+
+def test_glmc_chance_is_the_head_class_share() -> None:
+    # a network that predicts the head class alone: train accuracy = the head's share (about
+    # 0.40 here, far above 1/C + 0.1 = 0.2) does not count as trained
+    from sharpness.claims.lesam import majority_share
+
+    data = fx.long_tail(False)
+    df = data["lesam/table_long_tail"].rows
+    head = majority_share(df["train counts (head→tail)"].iloc[0])
+    assert head is not None and 0.3 < head < 0.5
+    df["per_seed_train"] = " ".join(f"{k}:0.5000/{head + 0.01:.4f}/10" for k in range(3))
+    row = run("ls-longtail", data)
+    assert row["verdict"] == INCONCLUSIVE and "train acc" in row["note"], row["note"]

@@ -10,6 +10,7 @@ zero, and the row reports each arm's training level.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -158,11 +159,34 @@ def pgd_monotone(d: D) -> Result:
                   "series" + (f"; rises in {', '.join(bad)}" if bad else ""))
 
 
+def majority_share(counts: object) -> float | None:
+    """The head class's share of a long-tailed train set (``"1000/599/…"``, head first): the
+    train accuracy a network that predicts the head class alone reaches."""
+    try:
+        n = [int(c) for c in str(counts).split("/")]
+    except ValueError:
+        return None
+    return n[0] / sum(n) if n and sum(n) > 0 else None
+
+
 def long_tail(d: D, rules: SeedRules) -> Result:
+    """GLMC + LE-SAM − GLMC + SAM per imbalance factor, paired over seeds. On a long-tailed
+    train set the accuracy a collapsed network reaches is the head class's share, not 1/C: a
+    run counts when its train accuracy is above that share by the rules' ``acc_margin`` (the
+    claim's rules check the accuracy alone: GLMC's recorded loss is its re-balanced head's)."""
     df = d["lesam/table_long_tail"].rows
-    results = {f"IF {factor:g}": compare(_pick(part, label="lesam"), _pick(part, label="sam"),
-                                         "lesam vs sam", rules)
-               for factor, part in df.groupby("imbalance factor")}
+    results = {}
+    for factor, part in df.groupby("imbalance factor"):
+        a, b = _pick(part, label="lesam"), _pick(part, label="sam")
+        head = majority_share(a.get("train counts (head→tail)"))
+        records = arm(a).records or {}
+        classes = next((r.classes for r in records.values() if r.classes), None)
+        at = rules
+        if head is not None and classes:
+            # 1/C + margin' = head share + margin
+            at = replace(rules, acc_margin=max(rules.acc_margin,
+                                                head + rules.acc_margin - 1 / classes))
+        results[f"IF {factor:g}"] = compare(a, b, "lesam vs sam", at)
     return combine_results(results, rules)
 
 
