@@ -94,3 +94,30 @@ def test_readme_troubleshooting_names_only_errors_that_exist() -> None:
     unknown = {n for n in named if not any(hasattr(m, n) for m in
                                            (builtins, sharpness.errors, snakemake.exceptions))}
     assert not unknown, f"the README's troubleshooting names exceptions nothing raises: {unknown}"
+
+
+#: a time, size, share or count as prose would type it (as the README's own check)
+MEASURE = re.compile(r"\d[\d,.]*\s*(?:min\b|minutes?\b|s\b|seconds|hours?\b|GPU-hours|CPU-s|%|"
+                     r"jobs\b|runs\b|GB\b|MB\b|KB\b|items\b)")
+#: numbers docs/ may type: the code's fixed settings they describe (interval level, power,
+#: exclusion share, heartbeat and timeouts), not measurements
+SETTINGS = {"95%", "95 %", "80 %", "34 %", "10 minutes", "30 s", "300 s", "15 s"}
+
+
+def _doc_prose(path: Path) -> str:
+    """``path``'s prose: without generated blocks, fenced or indented code, quotes, comments
+    and inline code (where numbers are a command's or an example's)."""
+    text = _outside_blocks(path)
+    text = re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)
+    text = re.sub(r"(?m)^(?: {4}|>).*$", "", text)
+    return re.sub(r"`[^`]*`", "", text)
+
+
+def test_docs_type_no_measurement_outside_generated_blocks() -> None:
+    """A time, size, share or count measured by a run belongs in a generated block (or a
+    caption, or the ledger): typed in a doc's prose it goes stale with the next run."""
+    found = [f"{doc.relative_to(ROOT)}: {m.group(0)!r}"
+             for doc in sorted((ROOT / "docs").glob("*.md"))
+             for m in MEASURE.finditer(_doc_prose(doc)) if m.group(0) not in SETTINGS]
+    assert not found, "typed measurements in docs/ prose:\n" + "\n".join(found)
