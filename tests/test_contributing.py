@@ -94,7 +94,7 @@ def test_recipe_functions_and_keys_exist() -> None:
 
     for module in (eos, lesam, minorfirst):
         assert module.PREDICATES
-    assert callable(registry._add) and registry.DATASETS
+    assert "\ndef _add(spec: DatasetSpec)" in Path(registry.__file__).read_text() and registry.DATASETS
     assert "_add" in RECIPES and "DATASETS" in RECIPES and "DATA_SHAPES" in RECIPES
     for name in ("load_torchvision", "load_mnist"):
         assert name in RECIPES and callable(getattr(loaders, name))
@@ -105,3 +105,20 @@ def test_recipe_functions_and_keys_exist() -> None:
     fixtures = (ROOT / "tests/claims/fixtures.py").read_text()
     assert "def test_every_predicate_has_a_fixture_pair" in (
         ROOT / "tests/claims/test_predicates.py").read_text() and fixtures
+
+
+def test_the_eos_setting_recipe_on_a_copy_of_the_config() -> None:
+    """One entry under eos.settings, listed under eos.figures, is a setting the workflow
+    expands (with eos.defaults merged under it)."""
+    from sharpness.eos.config import expand_settings
+
+    eos = yaml.safe_load((ROOT / "workflow/config/quick.yaml").read_text())["eos"]
+    base = dict(next(iter(eos["settings"].values())))
+    eos["settings"]["recipe_new"] = {**base, "label": "a new setting"}
+    figure = next(iter(eos["figures"]))
+    eos["figures"][figure] = [*eos["figures"][figure], "recipe_new"]
+    settings = expand_settings(eos)
+    assert settings["recipe_new"]["label"] == "a new setting"
+    for key, value in (eos.get("defaults") or {}).items():
+        if key not in base:
+            assert settings["recipe_new"][key] == value, key
