@@ -140,3 +140,17 @@ def test_a_figure_on_one_run_is_not_stamped_evidence() -> None:
     assert evidence_level("minorfirst/cnn_synthetic", one)[0] == "weak"
     five = fx.cnn(False, seeds=5)["minorfirst/cnn_synthetic"]
     assert evidence_level("minorfirst/cnn_synthetic", five)[0] == "evidence"
+
+
+def test_measures_row_says_which_quantity_to_settle() -> None:
+    # every measure lower above η_c in 5/5 settings but one (trace) in 3/5: inconclusive, and
+    # what would settle it is read at the trace's share
+    data = fx.measures(False)
+    df = data["eos/fig_measures"].rows
+    bad = (df["setting"].isin(["A", "B"])) & (df["eta"] > df["eta_c"])
+    df.loc[bad, "hessian_trace"] = 50.0
+    rules = rules_for("paper")
+    row = evaluate_claim(CLAIMS["eos-measures"], data, "paper")
+    assert row["verdict"] == INCONCLUSIVE and row["estimate"] == pytest.approx(0.6)
+    (out,) = annotate_to_settle([row], list(CLAIMS.values()), rules)
+    assert "settings at the observed share 0.60" in out["to_settle"]

@@ -289,6 +289,7 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
     supported when every quantity is; ``n``: the settings read."""
     df = d["eos/fig_measures"].rows
     parts, verdicts, against, settings = [], [], [], set()
+    shares: list[float] = []
     for q in MEASURES + NORMS:
         if q not in df.columns:
             continue
@@ -310,15 +311,20 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
         if ok + bad == 0:
             continue
         verdicts.append(count_rule(ok, bad, float(params["share"]), rules.level)[0])
+        shares.append(ok / (ok + bad))
         parts.append(f"{q} {'lower' if q in MEASURES else 'higher'} above η_c in {ok}/{ok + bad}")
         if worse:
             against.append(f"{q}: " + ", ".join(worse))
     if not verdicts:
         return Result(INCONCLUSIVE, "no setting with converged runs on both sides of η_c")
+    # the headline share: the first quantity that does not hold (what would settle the row)
+    head = next((sh for sh, v in zip(shares, verdicts, strict=True) if v != SUPPORTED),
+                min(shares))
     return Result(combine(verdicts), "median above vs below η_c per setting: "
                   + "; ".join(parts) + f" (each quantity: Wilson {rules.level:.0%} interval of "
-                  f"its share against {params['share']:g})", n=len(settings), note=("against the claim (above ÷ below): "
-                                            + "; ".join(against)) if against else "")
+                  f"its share against {params['share']:g})", n=len(settings), estimate=head,
+                  note=("against the claim (above ÷ below): " + "; ".join(against))
+                  if against else "")
 
 
 def init_moves_eta_c(d: D, params: Params) -> Result:
