@@ -17,6 +17,7 @@
 #                   script; the file is then headed PARTIAL and is no measurement of the suite
 #   BASELINE=N      the number of tests `-m "not slow and not paper"` collected before the
 #                   suite was split in two tiers (default: 1058, at commit d98c8ee)
+#   OUT=FILE        write there instead (the README is then left alone): for trials
 set -euo pipefail
 
 SRC=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
@@ -49,7 +50,7 @@ MARK_test="not slow and not paper and not workflow"
 MARK_test_workflow="workflow and not slow and not paper"
 # shellcheck disable=SC2086  # SELECT is a list of pytest arguments
 COLLECTED=$("$PY" -m pytest --collect-only -q -p no:cacheprovider -m "not slow and not paper" \
-    $SELECT 2>/dev/null | tail -1)
+    $SELECT 2>/dev/null | tail -1 | grep -oE "^[0-9]+" || echo "?")
 
 status=0
 ROWS=""
@@ -67,7 +68,7 @@ for tier in test test-workflow; do
     pytime=${summary##* in }
     wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "time-$tier.txt")
     cpu=$(awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ { s += $2 }
-                      END { printf "%.0f", s }' "time-$tier.txt")
+                      END { printf "%.1f", s }' "time-$tier.txt")
     ran=$(echo "$counts" | grep -oE "[0-9]+ (passed|failed|skipped|xfailed|xpassed|error)" \
           | awk '{ s += $1 } END { print s + 0 }')
     TOTAL=$((TOTAL + ran))
@@ -84,7 +85,8 @@ if [ -n "$SELECT" ]; then
 else
     HEAD=""
 fi
-OUT="$SRC/benchmarks/measured/test_suite.md"
+MEASURED="$SRC/benchmarks/measured/test_suite.md"
+OUT=${OUT:-$MEASURED}
 {
     echo "${HEAD}Measured on $(date -u +%Y-%m-%d) by \`benchmarks/time_test_suite.sh\` at commit $COMMIT:"
     echo "a fresh clone ($VENV_NOTE), each tier's pytest under \`/usr/bin/time -v\` on $(nproc)"
@@ -94,12 +96,15 @@ OUT="$SRC/benchmarks/measured/test_suite.md"
     echo "|---|---|---|---:|---:|---:|"
     printf "%s" "$ROWS"
     echo
-    echo "Tests run by the two tiers together: $TOTAL; \`-m \"not slow and not paper\"\` collects"
-    echo "${COLLECTED% in *} here, and collected $BASELINE at commit $BASELINE_AT, before the"
-    echo "suite was split in two tiers: $( [ "$TOTAL" -ge "$BASELINE" ] && echo "none lost" || echo "FEWER THAN BEFORE")."
+    echo "Tests run by the two tiers together: $TOTAL (\`-m \"not slow and not paper\"\` collects"
+    echo "$COLLECTED here); before the suite was split in two tiers it collected $BASELINE (commit"
+    echo "$BASELINE_AT): $( [ "$TOTAL" -ge "$BASELINE" ] && echo "none lost" || echo "FEWER THAN BEFORE")."
     printf "%s" "$SLOWEST"
 } > "$OUT"
 cat "$OUT"
-cd "$SRC" && PYTHONPATH="$SRC/src" "${REUSE_VENV:-$SRC/.venv}/bin/sharpness" readme refresh --only test-suite
+if [ "$OUT" = "$MEASURED" ]; then
+    cd "$SRC" && PYTHONPATH="$SRC/src" "${REUSE_VENV:-$SRC/.venv}/bin/sharpness" readme refresh \
+        --only test-suite
+fi
 rm -rf "$TMP"
 exit "$status"
