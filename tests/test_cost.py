@@ -23,7 +23,7 @@ def paper_jobs() -> list[cost.Job]:
 
 def test_paper_profile_expands_to_its_runs_and_steps(paper_jobs):
     imagenet = [j for j in paper_jobs if "table_imagenet" in j.items]
-    assert len(imagenet) == 6
+    assert len(imagenet) == 2 * 3 * 3  # ResNet-50/101 x SGD/SAM/LE-SAM x 3 seeds
     assert all(j.gpus == 4 and j.batch == 256 for j in imagenet)
     assert all(j.steps == 90 * math.ceil(1281167 / 256) for j in imagenet)
     lesam = yaml.safe_load(Path(PAPER).read_text())["lesam"]
@@ -60,7 +60,7 @@ def test_analytic_price_follows_flops_and_throughput(paper_jobs):
     # ResNet-50 at 224 px: about 4.1 G multiply-adds forward = 8.2 GFLOP
     assert cost.forward_flops(sgd.job) / 1e9 == pytest.approx(8.2, rel=0.05)
     rows, total = cost.table(a)
-    assert total.runs == 6 and total.gpu_hours == pytest.approx(sum(p.gpu_hours for p in a))
+    assert total.runs == 18 and total.gpu_hours == pytest.approx(sum(p.gpu_hours for p in a))
 
 
 def test_total_counts_shared_runs_once(paper_jobs):

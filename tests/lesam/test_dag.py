@@ -66,9 +66,9 @@ def _count(text: str, rule: str) -> int:
 
 
 def test_paper_dag_lists_every_run(dry_run):
-    # 6 CIFAR groups x 9 entries (8 optimizers + LE-SAM with rho_max 0.3) x 3 seeds
-    # + ImageNet 2x3 + transfer 2x2x3 + PACS/VLCS 8 sources x 3x3 + ablation 7x3
-    assert _count(dry_run, "lesam_train") == 162 + 6 + 12 + 72 + 21
+    # 6 CIFAR groups x 9 entries (8 optimizers + LE-SAM with the README's rho_max 999) x 3 seeds
+    # + ImageNet 2x3x3 + transfer 2x2x3 + PACS/VLCS 8 sources x 3x3 + ablation 7x3
+    assert _count(dry_run, "lesam_train") == 162 + 18 + 12 + 72 + 21
     assert _count(dry_run, "lesam_glmc") == 2 * 3 * 3
     assert _count(dry_run, "lesam_table") == 7 and _count(dry_run, "lesam_figure") == 4
     assert _count(dry_run, "lesam_check_imagenet") == 1
@@ -81,7 +81,7 @@ def test_training_jobs_ask_for_a_gpu(dry_run):
     blocks = dry_run.split("\nrule ")
     train = [b for b in blocks if b.startswith("lesam_train:")]
     imagenet = [b for b in train if "imagenet_" in b]
-    assert len(imagenet) == 6
+    assert len(imagenet) == 18
     assert all("gpu=1" in b and "torchrun" not in b for b in train if b not in imagenet)
 
 

@@ -82,7 +82,7 @@ def test_paper_profile_scale():
     assert {r["config"]["dataset"] for r in cifar} == {"cifar10", "cifar100"}
     assert all(r["config"]["epochs"] == 200 and r["config"]["batch_size"] == 128
                and r["seed"] in (0, 1, 2) for r in cifar)
-    assert len(cifar) == 6 * 9 * 3  # 8 optimizers + LE-SAM with rho_max 0.3
+    assert len(cifar) == 6 * 9 * 3  # 8 optimizers + LE-SAM with the README's rho_max 999
     assert {r["config"]["model"] for r in runs.values() if r["group"].startswith("imagenet")} \
         == {"resnet50", "resnet101"}
     assert all(r["config"]["model_kwargs"].get("pretrained") for r in runs.values()

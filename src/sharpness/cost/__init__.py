@@ -30,7 +30,7 @@ paper) that items need; evaluation passes (test set per epoch) are added at forw
 Post-hoc analyses (PGD, Hessian spectra, Grad-CAM) and the CPU-only theory items are not.
 Runs shared by several items (the CIFAR-10 ResNet-18 runs feed four lesam items) appear in
 each item's row and once in the total. Full-batch runs stop at their loss goal, usually long
-before ``max_steps``; their rows are upper bounds and are marked ``<=``.
+before ``max_steps``; their rows are upper bounds and are marked ``≤``.
 """
 
 from sharpness.cost.plan import (

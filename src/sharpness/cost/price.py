@@ -14,6 +14,8 @@ from typing import Any
 from sharpness.cost.plan import BACKWARD_FACTOR, DEFAULT_TFLOPS, FP32_FRACTION, Job, data_shape
 
 PRECISIONS = ("fp32", "bf16")
+#: the mark of an upper limit (a full-batch run priced at ``max_steps`` and its full flow cap)
+BOUND = "≤ "
 
 
 def default_rates(tflops: float = DEFAULT_TFLOPS, tflops_fp32: float | None = None
@@ -242,7 +244,7 @@ def table(priced: list[Priced], item: str | None = None) -> tuple[list[Row], Row
 def render(rows: list[Row], total: Row, header: str) -> str:
     """A Markdown table."""
     def fmt(r: Row) -> str:
-        le = "<= " if r.bound else ""
+        le = BOUND if r.bound else ""
         hours = f"{r.gpu_hours:,.1f}" if r.gpu_hours >= 0.1 else f"{r.gpu_hours:.2g}"
         return f"| {r.paper} | {r.item} | {r.runs:,} | {le}{r.steps:,} | {le}{hours} |"
     lines = [header, "", "| paper | item | runs | optimizer steps | GPU-hours |",
@@ -261,11 +263,11 @@ def render_precisions(tables: dict[str, tuple[list[Row], Row]], header: str) -> 
     other = {name: {(r.paper, r.item): r for r in rows} for name, (rows, _) in tables.items()}
 
     def hours(r: Row) -> str:
-        le = "<= " if r.bound else ""
+        le = BOUND if r.bound else ""
         return le + (f"{r.gpu_hours:,.1f}" if r.gpu_hours >= 0.1 else f"{r.gpu_hours:.2g}")
 
     def fmt(r: Row, per: list[Row]) -> str:
-        le = "<= " if r.bound else ""
+        le = BOUND if r.bound else ""
         return (f"| {r.paper} | {r.item} | {r.runs:,} | {le}{r.steps:,} | "
                 + " | ".join(hours(x) for x in per) + " |")
 

@@ -25,11 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.claims.model import Claim
+from sharpness.cost.price import BOUND
 from sharpness.planning.power import DEFAULT_POWER, Design, design, reads_run
 from sharpness.planning.select import Candidate, Pick, greedy
-
-#: the mark of an upper limit (a full-batch run priced at ``max_steps`` and its full flow cap)
-BOUND = "≤ "
 
 #: claim items whose runs the cost model files under another item name
 ITEM_ALIASES = {"minorfirst/gradcam_table": "minorfirst/gradcam"}

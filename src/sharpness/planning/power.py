@@ -90,7 +90,7 @@ def measured_sd(claim_id: str, ledger: Mapping[str, Mapping[str, Any]] | None
         return None
     se = (high - low) / 2 / float(st.t.ppf(0.5 + level / 2, n - 1))
     return se * math.sqrt(n), f"sd {se * math.sqrt(n):.2f} measured over {n} seeds ({row_id}, " \
-                              f"evidence ledger)"
+                              f"evidence ledger, at that profile's scale)"
 
 
 @dataclass

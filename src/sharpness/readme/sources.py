@@ -83,6 +83,23 @@ def _cost(root: Path) -> str:
             "analytic` (a test checks it is current):\n\n" + table)
 
 
+#: the worked example of docs/planning.md: the budget and the profile it plans
+PLAN_EXAMPLE = ("plan", "--gpu-hours", "100", "--configfile", "workflow/config/paper.yaml",
+                "--method", "analytic")
+
+
+def _plan(root: Path) -> str:
+    """``sharpness plan``'s printout for 100 GPU-hours of the paper profile, without its last
+    lines (they name the temporary files it wrote)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        text = _cli(root, *PLAN_EXAMPLE, "--out", str(Path(tmp) / "plan.yaml"))
+    body = text.split("\nPlan ", 1)[0].rstrip()
+    return (f"Written by `sharpness {' '.join(PLAN_EXAMPLE)}` on a machine without a GPU (a "
+            "test checks it is current):\n\n" + body + "\n")
+
+
 def dag_outputs(root: Path, *args: str) -> tuple[int, list[str]]:
     """Jobs (``snakemake -n --forceall``) and declared outputs (``snakemake --summary
     --forceall``: rules print their ``message:`` in a dry run, not their outputs) of the whole
@@ -159,6 +176,7 @@ def _profiles(root: Path) -> str:
 
 SOURCES: dict[str, Source] = {s.name: s for s in (
     Source("cost", _cost, "sharpness readme refresh --only cost", seconds=25),
+    Source("plan", _plan, "sharpness readme refresh --only plan", seconds=15),
     Source("counts", _counts, "sharpness readme refresh --only counts", seconds=10),
     Source("eos-toy", _eos_toy, "sharpness readme refresh --only eos-toy", seconds=3),
     Source("gallery", _gallery, "sharpness gallery --figures figures --out docs/gallery"),
