@@ -154,3 +154,17 @@ def test_measures_row_says_which_quantity_to_settle() -> None:
     assert row["verdict"] == INCONCLUSIVE and row["estimate"] == pytest.approx(0.6)
     (out,) = annotate_to_settle([row], list(CLAIMS.values()), rules)
     assert "settings at the observed share 0.60" in out["to_settle"]
+
+
+def test_price_names_the_profile_and_its_hours() -> None:
+    """The planner prices what would settle a row: the smallest profile with the seeds (or the
+    paper profile with them added), GPU-hours from the analytic estimate there."""
+    from sharpness.claims.settle import load_configs, price_claim
+
+    configs = load_configs()
+    paper = {"paper": configs["paper"]}
+    text = price_claim(CLAIMS["ls-imagenet-r50"], 40, paper)
+    assert text.startswith("paper profile with 40 seeds (has ") and "GPU-h for its 80 runs" \
+        in text and "analytic" in text
+    assert price_claim(CLAIMS["mf-cnn"], 5, configs) == \
+        "evidence profile: no priced run (CPU only)"

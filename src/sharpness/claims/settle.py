@@ -10,10 +10,12 @@ Every inconclusive row of the ledger gets a ``to_settle`` cell (:func:`to_settle
   interval would clear the registered ``share`` (:func:`settings_to_settle`);
 * a row below the ``min_runs`` standard: the independent runs it lacks;
 
-and, with ``price=True``, the profile whose config has that many seeds for the claim's runs
-and the planner's price of the claim's runs at that many seeds (:func:`price_claim`:
-:func:`sharpness.planning.claims_plan.claim_runs`, ``with_seeds`` and ``run_prices``,
-GPU-hours with the basis the planner states).
+and, with configs to price against (``sharpness claims build --price``), the profile whose
+config has that many seeds for the claim's runs and the planner's price of the claim's runs
+at that many seeds (:func:`price_claim`: :func:`sharpness.planning.claims_plan.claim_runs`,
+``with_seeds`` and ``run_prices``): CPU-hours measured on this machine for the evidence
+profile, the analytic GPU-hours for the paper profile, each with the basis the planner
+states.
 """
 
 from __future__ import annotations
@@ -113,11 +115,36 @@ def runs_needed(row: Mapping[str, Any], claim: Claim, rules: SeedRules
     return None, "no interval and no reported effect: the runs needed cannot be computed"
 
 
+#: profiles that run on a CPU: priced in CPU-hours, step times measured on this machine
+CPU_PROFILES = ("evidence",)
+
+
+def _prices(config: Mapping[str, Any], runs: frozenset, cpu: bool
+            ) -> tuple[dict[Any, float], dict[Any, str]]:
+    """The planner's hours of ``runs``: on a CPU profile, step times measured on this CPU
+    (CPU-hours, one thread: the profile's jobs run single-threaded); else the analytic
+    GPU estimate."""
+    from sharpness.planning.claims_plan import run_prices
+
+    if not cpu:
+        return run_prices(config, method="analytic", only=runs)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return run_prices(config, method="measured", device=torch.device("cpu"), only=runs)
+    finally:
+        torch.set_num_threads(threads)
+
+
 def price_claim(claim: Claim, runs: int, configs: Mapping[str, Mapping[str, Any]]) -> str:
     """The smallest profile of ``configs`` whose seed lists for the claim's runs hold
     ``runs`` seeds, and the planner's price of the claim's runs at ``runs`` seeds in it (a
-    claim whose runs take no seed list: its runs in the first profile)."""
-    from sharpness.planning.claims_plan import claim_runs, get_path, run_prices, with_seeds
+    claim whose runs take no seed list: its runs in the first profile): CPU-hours measured on
+    this machine for a CPU profile (:data:`CPU_PROFILES`), the analytic GPU-hours otherwise;
+    ``≤``: runs priced at their step cap."""
+    from sharpness.planning.claims_plan import claim_runs, get_path, with_seeds
 
     for name, config in configs.items():
         needs = claim_runs([claim], config)[claim.id]
@@ -129,12 +156,14 @@ def price_claim(claim: Claim, runs: int, configs: Mapping[str, Mapping[str, Any]
             needs = claim_runs([claim], config)[claim.id]
         if not needs.runs:
             return f"{name} profile: no priced run (CPU only)"
-        hours, basis = run_prices(config, method="analytic", only=needs.runs)
+        cpu = name in CPU_PROFILES
+        hours, basis = _prices(config, needs.runs, cpu)
         total = sum(hours.values())
         bases = sorted(set(basis.values()))
         has = "has them" if have is None or have >= runs else f"with {runs} seeds (has {have})"
-        return (f"{name} profile {has}: {total:.3g} GPU-h for its {len(needs.runs)} runs "
-                f"({'; '.join(bases)})")
+        bound = "≤ " if needs.bound else ""
+        return (f"{name} profile {has}: {bound}{total:.3g} {'CPU' if cpu else 'GPU'}-h for "
+                f"its {len(needs.runs)} runs ({'; '.join(bases)})")
     return "no profile"
 
 
