@@ -36,10 +36,13 @@ if _whole:
 
 
 # Bad input stops here, while the workflow plans (`snakemake -n` too), with the key named:
-# the schema, no NaN or infinity, and every lesam run and eos setting as it will run
-# (sharpness.config_check; the schema's defaults document the code's, they are not filled in).
-from sharpness.config_check import check_config
+# a nested --config value that Snakemake read as text (the error shows the --configfile
+# overlay to use instead), the schema (names, ranges and their upper bounds), no NaN or
+# infinity, and every lesam run and eos setting as it will run (sharpness.config_check; the
+# schema's defaults document the code's, they are not filled in).
+from sharpness.config_check import check_command_line, check_config
 
+check_command_line(dict(workflow.config_settings.config or {}))
 check_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
 
 # A second look with fresh seeds: the top-level `seed_offset` moves every seed the profile
@@ -47,6 +50,14 @@ check_config(config, os.path.join(workflow.basedir, "workflow/config/config.sche
 from sharpness.seeds import offset_seeds
 
 offset_seeds(config)
+
+# When Snakemake refuses to plan because another invocation's job is running
+# (IncompleteFilesException, or its lock), the message ends with the run folders being
+# written now and by which live process, and says to wait before --rerun-incomplete
+# (sharpness.lockinfo; `sharpness locks` prints the same list).
+from sharpness.lockinfo import explain_refusals
+
+explain_refusals(["results", config["data"]["root"]])
 
 
 report: "workflow/report/workflow.rst"

@@ -4,9 +4,16 @@
 ``snakemake -n`` refuses a bad file too). It raises :class:`~sharpness.errors.ConfigError`
 at the first problem, as ``config key <dotted.path>: <reason>``:
 
+0. (:func:`check_command_line`) no ``--config`` value that Snakemake read as text although
+   it was meant as a number, a boolean or null: Snakemake parses a nested ``--config``
+   value (``key={a: {b: 1}}``) with YAML's base loader, every leaf a string, so the error
+   says how to pass it instead (a ``--configfile`` overlay);
 1. every number is finite (YAML's ``.nan`` and ``.inf`` pass a JSON schema's ``minimum``);
-2. the JSON schema (``workflow/config/config.schema.yaml``): types, ranges, known keys and
-   names (optimizers, seeds non-negative), through ``jsonschema``;
+2. the JSON schema (``workflow/config/config.schema.yaml``): types, ranges (with upper
+   bounds where a larger value would run for years), known keys and optimizers, seeds
+   non-negative, and every name you choose (a mapping key or entry that becomes a path
+   component, a job wildcard or a command word) matching the schema's ``$defs/name``
+   pattern, through ``jsonschema``;
 3. what the sections expand to: every lesam run is built (base + group overrides + optimizer
    entry + seed; overrides may not set what the group sets: the optimizer, its
    hyper-parameters, the seed, ``init_from``; named optimizer entries and ``init_from`` must
@@ -56,7 +63,28 @@ def schema_error(instance: Any, schema: dict[str, Any], ref: str | None = None
     from jsonschema.exceptions import best_match
 
     error = best_match(_validator(schema, ref).iter_errors(instance))
-    return None if error is None else (list(error.absolute_path), error.message)
+    return None if error is None else (list(error.absolute_path), _explain(error, schema))
+
+
+#: why a name must match ``$defs/name`` (the pattern itself is defined once, in the schema)
+NAME_RULE = ("a name becomes part of file paths, job wildcards and command words, so it is "
+             "1 to 64 letters, digits, '_' or '.', starts with a letter or digit and holds no "
+             "'..' (no '/', space, shell character or '-')")
+
+
+def name_pattern(schema: dict[str, Any]) -> str:
+    """The pattern every name in the config matches (the schema's ``$defs/name``)."""
+    return schema["$defs"]["name"]["pattern"]
+
+
+def _explain(error: Any, schema: dict[str, Any]) -> str:
+    """The message of a schema error; a name that does not match ``$defs/name`` says so in
+    words (a key of a mapping, from ``propertyNames``, is named as a key)."""
+    names = schema.get("$defs", {}).get("name", {}).get("pattern")
+    if error.validator == "pattern" and names is not None and error.validator_value == names:
+        what = "the key" if "propertyNames" in error.schema_path else "the name"
+        return f"{what} {error.instance!r} is not allowed: {NAME_RULE}"
+    return error.message
 
 
 def check_schema(instance: Any, schema: dict[str, Any], where: str = "",
@@ -68,6 +96,63 @@ def check_schema(instance: Any, schema: dict[str, Any], where: str = "",
         path, message = found
         raise ConfigError(f"config key {key_path([*([where] if where else []), *path])}: "
                           f"{message}")
+
+
+def _typed(value: Any) -> Any:
+    """A value Snakemake read as text (``yaml.BaseLoader``), read again as YAML reads it."""
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if isinstance(value, str):
+        try:
+            return yaml.safe_load(value) if value.strip() else value
+        except yaml.YAMLError:
+            return value
+    return value
+
+
+def _retyped(value: Any, typed: Any, path: list[Any]) -> list[Any] | None:
+    """The path of the first leaf whose text reads as something else in YAML (``'3'`` -> 3)."""
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None if value == typed and type(value) is type(typed) else path
+    for key, item in items:
+        found = _retyped(item, typed[key], [*path, key])
+        if found is not None:
+            return found
+    return None
+
+
+def check_command_line(given: dict[str, Any]) -> None:
+    """Refuse a ``--config KEY=VALUE`` whose VALUE is a mapping or a list holding a number, a
+    boolean or null: Snakemake reads everything inside such a value as text (``3`` becomes
+    ``'3'``), so the schema would blame the value, not the way it was passed. The error
+    names the key and prints the ``--configfile`` overlay that says the same thing. A nested
+    value of plain text (``data={imagenet: /data/imagenet}``) means what it says and passes;
+    ``--config a.b=1`` never reaches the workflow (Snakemake refuses a dotted key itself)."""
+    for key, value in given.items():
+        if not isinstance(value, dict | list):
+            continue
+        typed = _typed(value)
+        path = _retyped(value, typed, [key])
+        if path is None:
+            continue
+        leaf, text = typed, value
+        for part in path[1:]:
+            leaf, text = leaf[part], text[part]
+        overlay = yaml.safe_dump({key: typed}, sort_keys=False, default_flow_style=False)
+        raise ConfigError(
+            f"config key {key_path(path)}: given on the command line as --config "
+            f"{key}=..., where Snakemake reads every value inside a nested mapping or list as "
+            f"text (here {text!r}, not {leaf!r}). Pass nested settings in a YAML file "
+            "instead, merged over the profile: put\n\n"
+            + "".join(f"    {line}\n" for line in overlay.splitlines())
+            + "\nin a file, e.g. my.yaml, and run `snakemake TARGETS ... --configfile my.yaml` "
+            "(targets before --configfile)")
 
 
 def check_config(config: dict[str, Any], schema: dict[str, Any] | str | Path) -> None:

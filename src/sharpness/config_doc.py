@@ -40,6 +40,23 @@ an unknown key or optimizer, or a bad value stops it with the key and the reason
 is the value the code uses when the key is left out.
 """
 
+#: the rules on names and bounds, under the header (the pattern is read from the schema)
+NAMES = """\
+## Names and bounds
+
+A name you choose (every `<name>` key below, and each value of type [name](#names-and-bounds):
+an optimizer label, a setting or group that another key refers to) becomes part of file
+paths, job wildcards and command words, so it is data, never a path or code: 1 to 64 letters,
+digits, `_` and `.`, starting with a letter or digit, without `..` (the pattern `{pattern}`).
+A name that does not match stops the workflow while it plans, naming its key; so does a `/`, a
+space, a shell character or a `-` (which separates the parts of a lesam run id).
+
+Every count of work (epochs, steps, sizes, samples, points, seeds) has an upper bound, shown
+as `<=` in the type and as "at most" in the description: generous, ten times the paper
+profile's largest value or more, but finite, so that a typo cannot start a run that lasts
+years.
+"""
+
 
 def _ref_name(node: dict[str, Any]) -> str | None:
     ref = node.get("$ref", "")
@@ -56,6 +73,8 @@ def type_text(node: dict[str, Any], defs: dict[str, Any]) -> str:
     name = _ref_name(node)
     if name in SECTIONS:
         return f"[{SECTIONS[name]}](#{_anchor(name)})"
+    if name == "name":
+        return "[name](#names-and-bounds)"
     if name is not None:
         return type_text({**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}, defs)
     if "enum" in node:
@@ -74,6 +93,10 @@ def type_text(node: dict[str, Any], defs: dict[str, Any]) -> str:
                       ("exclusiveMaximum", "<")):
         if key in node:
             text += f", {sign} {node[key]}"
+    if "array" in kinds and "maxItems" in node and node["maxItems"] != node.get("minItems"):
+        text += f", at most {node['maxItems']} items"
+    if "object" in kinds and "maxProperties" in node:
+        text += f", at most {node['maxProperties']} entries"
     return text
 
 
@@ -123,6 +146,8 @@ def render(schema: dict[str, Any]) -> str:
     """The Markdown reference of ``schema``."""
     defs = schema.get("$defs", {})
     lines = [HEADER]
+    if "name" in defs:
+        lines.append(NAMES.format(pattern=defs["name"]["pattern"]))
     for section, node in schema["properties"].items():
         lines += [f"## `{section}`", "", " ".join(node.get("description", "").split()), ""]
         required = ", ".join(f"`{k}`" for k in schema.get("required", []))

@@ -25,12 +25,14 @@ def gpus_requested(cfg: dict[str, Any]) -> int:
     return 0 if cfg.get("device") == "cpu" else processes(cfg)
 
 
-def launch_prefix(cfg: dict[str, Any]) -> str:
-    """What goes in front of ``sharpness train ...`` in the rule's shell command."""
+def launch_words(cfg: dict[str, Any]) -> list[str]:
+    """What goes in front of ``sharpness train ...`` in the rule's shell command, one shell
+    word a list item (the rule quotes each with ``{params.launch:q}``; an empty list adds
+    nothing)."""
     n = processes(cfg)
     if n == 1:
-        return ""
-    return f"torchrun --standalone --nproc-per-node {n} --no-python "
+        return []
+    return ["torchrun", "--standalone", "--nproc-per-node", str(n), "--no-python"]
 
 
 def cpus(cfg: dict[str, Any]) -> int:

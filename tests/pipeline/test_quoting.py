@@ -1,16 +1,90 @@
-"""Every path in every rule's shell command is quoted: a data folder with a space in its name
-reaches each command as one argument (a dry run prints the commands; shlex splits them as
-the shell would)."""
+"""Every word of every rule's shell command is quoted.
+
+Read from the rule files themselves: every placeholder of every ``shell:`` directive in the
+Snakefile and workflow/rules/*.smk carries ``:q`` (a config value, a wildcard, a file name or a
+thread count reaches the command as one word and is never run as code). Seen in a dry run: a
+data folder with a space in its name reaches each command as one argument (the dry run prints
+the commands; shlex splits them as the shell would)."""
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import re
 import shlex
+import string
+import tokenize
+from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
+
+WORKFLOW_FILES = [REPO / "Snakefile", *sorted((REPO / "workflow/rules").glob("*.smk"))]
+_SKIP = (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT)
+
+
+def shell_directives(text: str) -> list[tuple[int, list[tuple[int, str]]]]:
+    """``(line, [(line, string literal), ...])`` of every ``shell:`` directive in a Snakemake
+    file (its tokens as Python's tokenizer reads them: Snakemake's grammar is Python's with
+    directives)."""
+    tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+              if t.type not in _SKIP]
+    found = []
+    for i, token in enumerate(tokens[:-1]):
+        if token.type == tokenize.NAME and token.string == "shell" and tokens[i + 1].string == ":":
+            j, literals = i + 2, []
+            while j < len(tokens) and tokens[j].type == tokenize.STRING:
+                literals.append((tokens[j].start[0], tokens[j].string))
+                j += 1
+            found.append((token.start[0], literals))
+    return found
+
+
+def unquoted_words(text: str) -> list[str]:
+    """Every placeholder of every ``shell:`` directive in ``text`` without ``:q``, as
+    ``line N: {placeholder}``; a command that is not plain string literals (an f-string, a
+    variable) counts as unquoted, since its values are formatted in unseen."""
+    bad = []
+    for line, literals in shell_directives(text):
+        if not literals or any("f" in lit.split(lit[-1])[0].lower() for _, lit in literals):
+            bad.append(f"line {line}: a shell command that is not plain string literals")
+            continue
+        for at, literal in literals:
+            try:
+                fields = list(string.Formatter().parse(ast.literal_eval(literal)))
+            except ValueError:  # a brace left open (a placeholder split over two strings)
+                bad.append(f"line {at}: an unbalanced brace")
+                continue
+            bad += [f"line {at}: {{{field}{'!' + conv if conv else ''}{':' + spec if spec else ''}}}"
+                    for _, field, spec, conv in fields
+                    if field is not None and (spec != "q" or conv)]
+    return bad
+
+
+def test_the_reader_finds_an_unquoted_word():
+    """The check below reads what it should: each kind of unquoted word is found."""
+    text = ('rule a:\n    shell:\n        "run {wildcards.x:q}"\n        " --n {threads}"\n'
+            'rule b:\n    shell: "cp {input} {output:q} > {log:q}"\n'
+            'rule c:\n    shell:\n        f"run {NAME}"\n'
+            'shell.prefix("export A=1; ")\n')
+    assert unquoted_words(text) == ["line 4: {threads}", "line 6: {input}",
+                                    "line 8: a shell command that is not plain string literals"]
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_every_shell_word_is_quoted(path: Path):
+    """Each `shell:` of the workflow quotes every placeholder with `:q`: a name from a config
+    (`& touch FILE &` as a Grad-CAM data-set key) would otherwise be run by the shell."""
+    text = path.read_text()
+    assert len(shell_directives(text)) == len(re.findall(r"^\s*shell:", text, flags=re.M))
+    assert not unquoted_words(text), f"{path.name}: quote these with :q: {unquoted_words(text)}"
+
+
+def test_the_workflow_has_shell_commands():
+    assert sum(len(shell_directives(p.read_text())) for p in WORKFLOW_FILES) >= 20
 
 ROOT, MIRROR = "my data", "my mirror"
 

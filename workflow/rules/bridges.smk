@@ -85,7 +85,7 @@ if BRIDGES:
             outdir=subpath(output.sweep, parent=True),
         shell:
             "sharpness bridges sam-eos run --params {params.settings:q} --out {params.outdir:q}"
-            " --threads {threads} > {log:q} 2>&1"
+            " --threads {threads:q} > {log:q} 2>&1"
 
     rule bridges_sam_eos_figure:
         input:

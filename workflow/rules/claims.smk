@@ -15,6 +15,10 @@ if PLAN:
     ALL_TARGETS[:] = [t for t in PLAN["targets"] if t != "figures/CLAIMS.md"]
 
 CLAIMS_INPUTS = [str(t) for t in ALL_TARGETS]
+# every file the ledger reads is an input: each item's CSV too (beside its PDF or table), so a
+# CSV rebuilt reruns the ledger; the build checks each CSV against its sidecar's hash
+CLAIMS_INPUTS += sorted({t.rsplit(".", 1)[0] + ".csv" for t in CLAIMS_INPUTS
+                         if t.endswith((".pdf", ".md"))} - set(CLAIMS_INPUTS))
 
 
 rule claims:
@@ -44,7 +48,7 @@ rule claims:
         figures=lambda wildcards, output: os.path.dirname(output.md),
         plan=["--plan", PLAN["file"]] if PLAN else [],
     shell:
-        "sharpness claims build --figures {params.figures:q} --profile {params.profile}"
+        "sharpness claims build --figures {params.figures:q} --profile {params.profile:q}"
         " --out {output.md:q} --price {params.plan:q} > {log:q} 2>&1"
 
 

@@ -3,6 +3,7 @@
 import functools
 import json
 import os
+import shlex
 import sys
 
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
@@ -13,8 +14,11 @@ from sharpness.cache import code_fingerprint
 # `.venv/bin/snakemake ...` works without activating the environment first. With
 # --use-conda, each job runs in envs/environment.yaml instead (the pinned stack, this package
 # installed by environment.post-deploy.sh), so its own `sharpness` must come first.
+# The folder is one shell word whatever it holds (quoted; braces doubled, as Snakemake formats
+# the prefix).
 if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
-    shell.prefix(f'export PATH="{os.path.dirname(sys.executable)}:$PATH"; ')
+    _bin = shlex.quote(os.path.dirname(sys.executable)).replace("{", "{{").replace("}", "}}")
+    shell.prefix(f'export PATH={_bin}:"$PATH"; ')
 
 
 def as_json(obj):

@@ -83,7 +83,7 @@ if EOS:
             root=config["data"]["root"],
         shell:
             "sharpness eos run --params {params.settings:q} --out {params.outdir:q}"
-            " --data-root {params.root:q} --threads {threads} > {log:q} 2>&1"
+            " --data-root {params.root:q} --threads {threads:q} > {log:q} 2>&1"
 
     if EOS_TOGETHER:
 
@@ -115,7 +115,7 @@ if EOS:
                 root=config["data"]["root"],
             shell:
                 "sharpness eos run-many --params {params.settings:q} --out {params.outdir:q}"
-                " --data-root {params.root:q} --threads {threads} > {log:q} 2>&1"
+                " --data-root {params.root:q} --threads {threads:q} > {log:q} 2>&1"
 
     rule eos_figure_diagonal:
         input:
@@ -167,7 +167,7 @@ if EOS:
             caption=caption_text("eos", "fig"),
             dropped=as_json(dropped_settings(EOS)),
         shell:
-            "sharpness eos figure --id {wildcards.fig} --inputs {input:q} --out {output.pdf:q}"
+            "sharpness eos figure --id {wildcards.fig:q} --inputs {input:q} --out {output.pdf:q}"
             " --dropped {params.dropped:q} > {log:q} 2>&1"
 
     ALL_TARGETS.extend(figure_targets(EOS))

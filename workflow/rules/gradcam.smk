@@ -8,6 +8,7 @@
 # the quick profile), so the quick profile's jobs are not serialised on the global gpu=1.
 
 import os
+import re
 
 from sharpness.data.registry import preparation_inputs
 
@@ -40,7 +41,7 @@ if GRADCAM:
         benchmark:
             "benchmarks/results/minorfirst/gradcam/train_{dataset}.tsv"
         wildcard_constraints:
-            dataset="|".join(GRADCAM_DATASETS),
+            dataset="|".join(map(re.escape, GRADCAM_DATASETS)),
         threads: 1
         resources:
             mem_mb=3000,
@@ -53,8 +54,8 @@ if GRADCAM:
             settings=as_json(GRADCAM),
             outdir=lambda w, output: os.path.dirname(output.runs[0]),
         shell:
-            "sharpness gradcam train --params {params.settings:q} --dataset {wildcards.dataset}"
-            " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
+            "sharpness gradcam train --params {params.settings:q} --dataset {wildcards.dataset:q}"
+            " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
 
     rule gradcam_maps:
         input:
@@ -71,7 +72,7 @@ if GRADCAM:
         benchmark:
             "benchmarks/results/minorfirst/gradcam/maps_{dataset}.tsv"
         wildcard_constraints:
-            dataset="|".join(GRADCAM_DATASETS),
+            dataset="|".join(map(re.escape, GRADCAM_DATASETS)),
         threads: 1
         resources:
             mem_mb=3000,
@@ -85,9 +86,9 @@ if GRADCAM:
             outdir=subpath(output.maps, parent=True),
             root=config["data"]["root"],
         shell:
-            "sharpness gradcam maps --params {params.settings:q} --dataset {wildcards.dataset}"
+            "sharpness gradcam maps --params {params.settings:q} --dataset {wildcards.dataset:q}"
             " --runs {params.runs:q} --out {params.outdir:q} --root {params.root:q}"
-            " --threads {threads} > {log:q} 2>&1"
+            " --threads {threads:q} > {log:q} 2>&1"
 
     rule gradcam_figure:
         input:

@@ -20,7 +20,7 @@ import os
 import re
 
 from sharpness.launch import cpus as launch_cpus
-from sharpness.launch import launch_prefix
+from sharpness.launch import launch_words
 from sharpness.launch import mem_mb as launch_mem_mb
 from sharpness.lesam import experiments as lesam_exp
 
@@ -93,10 +93,11 @@ if LESAM:
             cfg=lambda w: as_json(LESAM_RUNS[w.run]["config"]),
             outdir=subpath(output.final, parent=True),
             root=lambda w: lesam_exp.data_root(config["data"], LESAM_RUNS[w.run]["config"]),
-            launch=lambda w: launch_prefix(LESAM_RUNS[w.run]["config"]),
+            launch=lambda w: launch_words(LESAM_RUNS[w.run]["config"]),
         shell:
-            "{params.launch}sharpness train --config {params.cfg:q} --set data_root={params.root:q}"
-            " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
+            "{params.launch:q} sharpness train --config {params.cfg:q}"
+            " --set data_root={params.root:q} --out {params.outdir:q}"
+            " --threads {threads:q} > {log:q} 2>&1"
 
     for _group, _runs in LESAM_TOGETHER.items():
         _ids = [os.path.basename(d) for d in _runs]
@@ -134,7 +135,7 @@ if LESAM:
                 code=code("train", "sharpness.train"),
                 runs=as_json(_runs),
             shell:
-                "sharpness train-many --runs {params.runs:q} --threads {threads} > {log:q} 2>&1"
+                "sharpness train-many --runs {params.runs:q} --threads {threads:q} > {log:q} 2>&1"
 
     rule lesam_glmc:
         input:
@@ -161,8 +162,8 @@ if LESAM:
             settings=as_json(lesam_exp.step_section(LESAM, "glmc")),
             outdir=subpath(output.final, parent=True),
         shell:
-            "sharpness lesam glmc --params {params.settings:q} --run {wildcards.run}"
-            " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
+            "sharpness lesam glmc --params {params.settings:q} --run {wildcards.run:q}"
+            " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
 
     rule lesam_signal:
         input:
@@ -189,8 +190,8 @@ if LESAM:
             settings=as_json(lesam_exp.step_section(LESAM, "signal")),
             outdir=subpath(output.rows, parent=True),
         shell:
-            "sharpness lesam signal --params {params.settings:q} --run {wildcards.run}"
-            " --out {params.outdir:q} --threads {threads} > {log:q} 2>&1"
+            "sharpness lesam signal --params {params.settings:q} --run {wildcards.run:q}"
+            " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
 
     rule lesam_eval:
         input:
@@ -222,8 +223,8 @@ if LESAM:
                 lesam_exp.step_section(LESAM, "eval", lesam_exp.EVAL_ITEMS[w.what])
             ),
         shell:
-            "sharpness lesam eval {wildcards.what} --params {params.settings:q} --out {output:q}"
-            " --threads {threads} > {log:q} 2>&1"
+            "sharpness lesam eval {wildcards.what:q} --params {params.settings:q} --out {output:q}"
+            " --threads {threads:q} > {log:q} 2>&1"
 
     rule lesam_table:
         input:
@@ -239,7 +240,7 @@ if LESAM:
         benchmark:
             "benchmarks/results/lesam/build_{item}.tsv"
         wildcard_constraints:
-            item="|".join(LESAM_TABLES),
+            item="|".join(map(re.escape, LESAM_TABLES)),
         threads: 1
         resources:
             mem_mb=1000,
@@ -251,7 +252,7 @@ if LESAM:
             settings=lambda w: as_json(lesam_exp.step_section(LESAM, "build", w.item)),
             caption=caption_text("lesam", "item"),
         shell:
-            "sharpness lesam build {wildcards.item} --params {params.settings:q}"
+            "sharpness lesam build {wildcards.item:q} --params {params.settings:q}"
             " --out {output.md:q} > {log:q} 2>&1"
 
     rule lesam_figure:
@@ -268,7 +269,7 @@ if LESAM:
         benchmark:
             "benchmarks/results/lesam/build_{item}.tsv"
         wildcard_constraints:
-            item="|".join(LESAM_FIGURES),
+            item="|".join(map(re.escape, LESAM_FIGURES)),
         threads: 1
         resources:
             mem_mb=1000,
@@ -280,7 +281,7 @@ if LESAM:
             settings=lambda w: as_json(lesam_exp.step_section(LESAM, "build", w.item)),
             caption=caption_text("lesam", "item"),
         shell:
-            "sharpness lesam build {wildcards.item} --params {params.settings:q}"
+            "sharpness lesam build {wildcards.item:q} --params {params.settings:q}"
             " --out {output.pdf:q} > {log:q} 2>&1"
 
     ALL_TARGETS.extend(expand("figures/lesam/{item}.md", item=LESAM_TABLES))

@@ -1,5 +1,7 @@
 # Paper `minorfirst` (papers 000/001): SAM's depth-induced implicit bias on diagonal networks.
 
+import re
+
 # --- diagonal-network figures: compute the numbers, then draw ------------------------------
 MINORFIRST_DIAGONAL = [
     "l1_maxmargin", "linf_depth", "l2_sequential", "l2_regimes", "l2_limit", "deep_l",
@@ -12,7 +14,7 @@ rule minorfirst_diagonal_run:
         data="results/minorfirst/{fig}/data.npz",
         summary="results/minorfirst/{fig}/summary.json",
     wildcard_constraints:
-        fig="|".join(MINORFIRST_DIAGONAL),
+        fig="|".join(map(re.escape, MINORFIRST_DIAGONAL)),
     message:
         "minorfirst: compute the numbers of figure {wildcards.fig} ({output.summary})"
     log:
@@ -30,7 +32,7 @@ rule minorfirst_diagonal_run:
         settings=lambda wc: as_json(section("minorfirst", wc.fig)),
         outdir=lambda wc, output: os.path.dirname(output.data),
     shell:
-        "sharpness minorfirst run {wildcards.fig} --params {params.settings:q} --out {params.outdir:q} > {log:q} 2>&1"
+        "sharpness minorfirst run {wildcards.fig:q} --params {params.settings:q} --out {params.outdir:q} > {log:q} 2>&1"
 
 
 rule minorfirst_diagonal_figure:
@@ -42,7 +44,7 @@ rule minorfirst_diagonal_figure:
         png="figures/minorfirst/{fig}.png",
         csv="figures/minorfirst/{fig}.csv",
     wildcard_constraints:
-        fig="|".join(MINORFIRST_DIAGONAL),
+        fig="|".join(map(re.escape, MINORFIRST_DIAGONAL)),
     message:
         "minorfirst: draw figure {wildcards.fig} ({output.pdf})"
     log:
@@ -60,7 +62,7 @@ rule minorfirst_diagonal_figure:
         caption=caption_text("minorfirst", "fig"),
         rundir=lambda wc, input: os.path.dirname(input.data),
     shell:
-        "sharpness minorfirst plot {wildcards.fig} --run {params.rundir:q} --out {output.pdf:q} > {log:q} 2>&1"
+        "sharpness minorfirst plot {wildcards.fig:q} --run {params.rundir:q} --out {output.pdf:q} > {log:q} 2>&1"
 
 
 ALL_TARGETS.extend(expand("figures/minorfirst/{fig}.pdf", fig=MINORFIRST_DIAGONAL))
