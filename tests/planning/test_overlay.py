@@ -56,3 +56,20 @@ def test_overlay_runs_equal_the_planned_runs(config):
     # fig_ablation's reference group keeps only the LE-SAM runs it reads
     assert {r["label"] for r in training_runs(merged).values()
             if r["group"] == "cifar100_resnet18"} == {"lesam"}
+
+
+def test_deterministic_runs_settle_only_with_the_standards_independent_runs(config):
+    """Full-batch runs from a fixed init are deterministic, yet a claim on fewer settings than
+    the ledger's ``min_runs`` is not settled."""
+    from dataclasses import replace
+
+    from sharpness.claims.rules import rules_for
+
+    claim = next(c for c in all_claims() if c.id == "eos-measures")
+    needs = cp.claim_runs([claim], config)["eos-measures"]
+    assert needs.replicates == "deterministic"
+    need = rules_for("paper").min_runs
+    assert cp.claim_design(needs, config).settled is (len(needs.runs) >= need)
+    few = replace(needs, runs=frozenset(sorted(needs.runs)[:need - 1]))
+    design = cp.claim_design(few, config)
+    assert not design.settled and design.power == 0 and "independent runs" in design.basis

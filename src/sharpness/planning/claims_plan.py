@@ -201,14 +201,20 @@ def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float =
     """The seeds and expected power of a claim's verdict (see :mod:`sharpness.planning.power`).
 
     Runs without seed replicates decide only when their quantity is deterministic (full-batch
-    gradient descent from a fixed init) or carries its own interval (timing rounds); one run
-    of a stochastic quantity (minibatch training) is not settled: the ledger's standard needs
-    independent runs."""
+    gradient descent from a fixed init, over at least the rules' ``min_runs`` settings) or
+    carries its own interval (timing rounds); one run of a stochastic quantity (minibatch
+    training) is not settled: the ledger's standard needs independent runs."""
+    from sharpness.claims.rules import rules_for
+
     if needs.replicates == "none":
         return Design(None, 1.0, True, "CPU only")
     if needs.replicates == "deterministic":
-        return Design(None, 1.0, True, "deterministic: full-batch gradient descent from a "
-                      "fixed init")
+        need = rules_for(str(config.get("profile", "default"))).min_runs
+        if len(needs.runs) < need:
+            return Design(None, 0.0, False, f"deterministic runs, but {len(needs.runs)} < the "
+                          f"{need} independent runs the ledger's standard needs")
+        return Design(None, 1.0, True, f"deterministic: full-batch gradient descent from a "
+                      f"fixed init, {len(needs.runs)} independent settings")
     if needs.replicates == "rounds":
         return Design(None, 1.0, True, "decided by its interval over interleaved timing "
                       "rounds in one process")
