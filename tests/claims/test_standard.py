@@ -167,4 +167,4 @@ def test_price_names_the_profile_and_its_hours() -> None:
     assert text.startswith("paper profile with 40 seeds (has ") and "GPU-h for its 80 runs" \
         in text and "analytic" in text
     assert price_claim(CLAIMS["mf-cnn"], 5, configs) == \
-        "evidence profile: no priced run (CPU only)"
+        "no priced run in any profile (CPU only)"

@@ -139,32 +139,37 @@ def _prices(config: Mapping[str, Any], runs: frozenset, cpu: bool
 
 
 def price_claim(claim: Claim, runs: int, configs: Mapping[str, Mapping[str, Any]]) -> str:
-    """The smallest profile of ``configs`` whose seed lists for the claim's runs hold
-    ``runs`` seeds, and the planner's price of the claim's runs at ``runs`` seeds in it (a
-    claim whose runs take no seed list: its runs in the first profile): CPU-hours measured on
-    this machine for a CPU profile (:data:`CPU_PROFILES`), the analytic GPU-hours otherwise;
-    ``≤``: runs priced at their step cap."""
+    """The smallest profile of ``configs`` that runs the claim with ``runs`` seeds (a claim
+    whose runs take no seed list: the first that runs it), else the first that runs it at all
+    with its seed lists grown to ``runs``, and the planner's price of the claim's runs there:
+    CPU-hours measured on this machine for a CPU profile (:data:`CPU_PROFILES`), the analytic
+    GPU-hours otherwise; ``≤``: runs priced at their step cap."""
     from sharpness.planning.claims_plan import claim_runs, get_path, with_seeds
 
+    first = None
     for name, config in configs.items():
         needs = claim_runs([claim], config)[claim.id]
-        have = min((len(get_path(config, p)) for p in needs.seed_paths), default=None)
-        if have is not None and have < runs and name != list(configs)[-1]:
-            continue
-        if needs.seed_paths and (have or 0) < runs:
-            config = with_seeds(config, dict.fromkeys(needs.seed_paths, runs))
-            needs = claim_runs([claim], config)[claim.id]
         if not needs.runs:
-            return f"{name} profile: no priced run (CPU only)"
-        cpu = name in CPU_PROFILES
-        hours, basis = _prices(config, needs.runs, cpu)
-        total = sum(hours.values())
-        bases = sorted(set(basis.values()))
-        has = "has them" if have is None or have >= runs else f"with {runs} seeds (has {have})"
-        bound = "≤ " if needs.bound else ""
-        return (f"{name} profile {has}: {bound}{total:.3g} {'CPU' if cpu else 'GPU'}-h for "
-                f"its {len(needs.runs)} runs ({'; '.join(bases)})")
-    return "no profile"
+            continue
+        have = min((len(get_path(config, p)) for p in needs.seed_paths), default=None)
+        if have is None or have >= runs:
+            return _priced(name, config, needs, "has them")
+        first = first or (name, config, needs, have)
+    if first is None:
+        return "no priced run in any profile (CPU only)"
+    name, config, needs, have = first
+    grown = with_seeds(config, dict.fromkeys(needs.seed_paths, runs))
+    return _priced(name, grown, claim_runs([claim], grown)[claim.id],
+                   f"with {runs} seeds (has {have})")
+
+
+def _priced(name: str, config: Mapping[str, Any], needs: Any, has: str) -> str:
+    cpu = name in CPU_PROFILES
+    hours, basis = _prices(config, needs.runs, cpu)
+    bound = "≤ " if needs.bound else ""
+    return (f"{name} profile {has}: {bound}{sum(hours.values()):.3g} "
+            f"{'CPU' if cpu else 'GPU'}-h for its {len(needs.runs)} runs "
+            f"({'; '.join(sorted(set(basis.values())))})")
 
 
 def load_configs(folder: str | Path = "workflow/config") -> dict[str, dict[str, Any]]:
