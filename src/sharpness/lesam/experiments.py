@@ -242,17 +242,28 @@ def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return runs
 
 
+def signal_seeds(spec: dict[str, Any]) -> list[int]:
+    """The seeds of the ``fig_signal`` runs: ``seeds``, else the one ``seed`` (default 0)."""
+    return [int(s) for s in (spec.get("seeds") or [spec.get("seed", 0)])]
+
+
 def signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The ``fig_signal`` runs: label -> settings (train keys + probe settings)."""
+    """The ``fig_signal`` runs: run key -> settings (train keys + probe settings, the
+    optimizer ``label`` and the ``seed``). The first seed's run of an optimizer is keyed by its
+    label (the run the figure draws), a further seed's by ``<label>-s<seed>`` (in the CSV:
+    the claims ledger's independent runs)."""
     spec = section.get("signal")
     if not spec:
         return {}
     run_config = _study_config(section, spec)
     out = {}
+    seeds = signal_seeds(spec)
     for entry in optimizer_entries(section, spec["optimizers"]):
-        cfg = run_config(entry, int(spec.get("seed", 0)))
-        out[entry["label"]] = {"config": cfg, "probe_every": spec["probe_every"],
-                               "probe_batch": spec.get("probe_batch")}
+        for k, seed in enumerate(seeds):
+            key = entry["label"] if k == 0 else f"{entry['label']}-s{seed}"
+            out[key] = {"config": run_config(entry, seed), "probe_every": spec["probe_every"],
+                        "probe_batch": spec.get("probe_batch"), "label": entry["label"],
+                        "seed": seed}
     return out
 
 

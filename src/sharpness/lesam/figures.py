@@ -11,7 +11,7 @@ import numpy as np
 from sharpness.claims.records import train_records_text
 from sharpness.io import read_json, read_jsonl
 from sharpness.lesam import report
-from sharpness.lesam.experiments import RUNS_DIR, training_runs
+from sharpness.lesam.experiments import RUNS_DIR, signal_runs, signal_seeds, training_runs
 from sharpness.lesam.tables import EVAL_DIR, _item
 from sharpness.plots import method_color, method_label, new_figure
 
@@ -134,13 +134,14 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
     labels = list(section["signal"]["optimizers"])
     labels = [lab if isinstance(lab, str) else lab["label"] for lab in labels]
     rows, inputs, notes = [], [], []
+    seeds = signal_seeds(section["signal"])  # the first drawn; all in the CSV (the ledger's runs)
     with new_figure(out, 1, len(labels), figsize=(5 * len(labels), 3.8), squeeze=False,
                     stand_ins=spec.get("stand_ins", [])) as f:
         for ax, lab in zip(f.axes[0], labels, strict=True):
             path = Path(root) / SIGNAL_DIR / lab / "signal.jsonl"
             inputs.append(str(path))
             sig = read_jsonl(path)
-            rows += [{"optimizer": lab, **r} for r in sig]
+            rows += [{"optimizer": lab, "seed": seeds[0], **r} for r in sig]
             step = [r["step"] for r in sig]
             ax.plot(step, [abs(r["rise"]) for r in sig], color="k", lw=1.4,
                     label=r"measured rise $|L(\theta+\epsilon)-L(\theta)|$")
@@ -169,6 +170,12 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
                                             zip(_residual(ev, "_eval"), ev, strict=True)]))
                 note += f", {ratio_ev:.2g} in eval mode"
             notes.append(note)
+        for key, run in signal_runs(section).items():  # further seeds: in the CSV, not drawn
+            if key != run["label"]:
+                path = Path(root) / SIGNAL_DIR / key / "signal.jsonl"
+                inputs.append(str(path))
+                rows += [{"optimizer": run["label"], "seed": run["seed"], **r}
+                         for r in read_jsonl(path)]
         f.title(spec["title"])
         caption = (f"{spec['title']}: the measured rise L(θ+ε) − L(θ) at probed steps, on the "
                    "training batch of that step, with its first-order term ⟨g, ε⟩, its "
@@ -179,6 +186,9 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
                    "first-order term early, while LE-SAM's first-order term is fixed at σ_t and "
                    "the signal left is the curvature term; the residual shows how much of the "
                    "rise the curvature term does not explain. " + "; ".join(notes)
+                   + (f"; drawn: seed {seeds[0]}, and the CSV holds seeds "
+                      f"{', '.join(map(str, seeds))} (the claims ledger's independent runs)"
+                      if len(seeds) > 1 else "")
                    + f". Data used: {spec['data_used']}.")
         f.add_rows(rows)
         return f.save(caption, inputs=inputs, params=spec)
