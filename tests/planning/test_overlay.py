@@ -39,7 +39,10 @@ def test_overlay_runs_equal_the_planned_runs(config):
     plan = cp.make_plan(claims, config, 1e6, prices, dict.fromkeys(prices, "test"),
                         pricing="test", designed=designed)
     assert all(ln.planned for ln in plan.lines)
-    overlay = cp.overlay(plan.record(["paper.yaml"]), "plan.json")
+    record = plan.record(["paper.yaml"])
+    assert record["claims"]["ls-robust"]["reads"] == {
+        "lesam:cifar10_resnet18/lesam": n, "lesam:cifar10_resnet18/sam": n}
+    overlay = cp.overlay(record, "plan.json")
     merged = _deep_merge(config["lesam"], overlay["lesam"])
     items = {t.removeprefix("figures/lesam/").removesuffix(".csv") for t in plan.targets
              if t.startswith("figures/lesam/")}

@@ -265,6 +265,7 @@ class ClaimLine:
     bound: bool = False       # priced at an upper limit (full-batch max_steps, flow cap)
     settled: bool = False     # reaches the stated power (or is deterministic)
     effect: str = ""          # the effect size planned for, with its source
+    reads: dict[str, int] = field(default_factory=dict)  # runs per group/optimizer (runs_read)
 
 
 @dataclass
@@ -306,6 +307,20 @@ def _source(keys: frozenset[RunKey], sources: Mapping[RunKey, str]) -> str:
     return "+".join(kinds) if kinds else "none"
 
 
+def runs_read(runs: frozenset[RunKey], config: Mapping[str, Any]) -> dict[str, int]:
+    """A claim's runs, counted per ``paper:group/optimizer`` for lesam training runs and per
+    ``paper:kind`` otherwise (``eos:setting``, ``lesam:glmc``...): what the record lists."""
+    from sharpness.lesam.experiments import training_runs
+
+    known = training_runs(dict(config["lesam"])) if config.get("lesam") else {}
+    out: dict[str, int] = {}
+    for paper, rid in runs:
+        r = known.get(rid) if paper == "lesam" else None
+        key = f"{paper}:{r['group']}/{r['label']}" if r else f"{paper}:{rid.split('/')[0]}"
+        out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items()))
+
+
 def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
               prices: Mapping[RunKey, float], sources: Mapping[RunKey, str], *,
               pricing: str, alpha: float = 0.05, power: float = DEFAULT_POWER,
@@ -321,7 +336,7 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
         raise ValueError(f"--gpu-hours {budget}: must be a number >= 0")
     # rows of kind `check` test the pipeline's own construction, not a paper: no budget for them
     claims = [c for c in claims if c.kind != "check"]
-    needs, designs, _ = designed or designed_needs(claims, config, alpha=alpha, power=power,
+    needs, designs, union = designed or designed_needs(claims, config, alpha=alpha, power=power,
                                                    ledger=ledger)
     needs = {c.id: needs[c.id] for c in claims}
     cands = [Candidate(cid, n.runs, designs[cid].power if designs[cid].settled else 0.0)
@@ -345,7 +360,8 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                sum(prices[r] for r in n.runs), extra,
                                _source(n.runs, sources), d.power, d.basis,
                                planned, claim_seeds[cid], list(n.claim.items),
-                               bool(n.bound), d.settled, d.effect))
+                               bool(n.bound), d.settled, d.effect,
+                               runs_read(n.runs, union)))
     order = {cid: i for i, cid in enumerate(added)}  # pick order: cheapest information first
     lines.sort(key=lambda ln: (not ln.planned, order.get(ln.claim, 0)))
     planned_needs = [needs[ln.claim] for ln in lines if ln.planned]
