@@ -77,6 +77,8 @@ def test_small_budget_settles_only_at_power(paper):
     lines = {ln.claim: ln for ln in plan.lines}
     assert not lines["ls-signal-sam"].settled and lines["ls-signal-sam"].power == 0
     assert "stochastic" in lines["ls-signal-sam"].basis
+    # ... and says what the independent runs of the standard would cost: 3 x its 2 runs
+    assert "3 independent runs of each would cost 6.0 GPU-hours" in lines["ls-signal-sam"].basis
     assert lines["eos-measures"].bound and "≤ 6.0" in cp.render(plan)
     assert plan.hours <= 9
 

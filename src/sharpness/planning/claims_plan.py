@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -356,6 +356,12 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
         mine = with_seeds(config, dict.fromkeys(n.seed_paths, d.seeds)) \
             if d.seeds is not None else config
         claim_seeds[cid] = {".".join(p): list(get_path(mine, p)) for p in n.seed_paths}
+        if n.replicates == "single":  # what the independent runs of the standard would cost
+            from sharpness.claims.rules import rules_for
+
+            k = rules_for(str(config.get("profile", "default"))).min_runs
+            d = replace(d, basis=f"{d.basis}; {k} independent runs of each would cost "
+                                 f"{k * sum(prices[r] for r in n.runs):,.1f} GPU-hours")
         lines.append(ClaimLine(cid, n.claim.paper, len(n.runs),
                                sum(prices[r] for r in n.runs), extra,
                                _source(n.runs, sources), d.power, d.basis,
