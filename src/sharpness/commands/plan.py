@@ -33,8 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``plan`` subcommand."""
     from sharpness.commands.cost import DEFAULT_BASE
     from sharpness.cost import DEFAULT_TFLOPS
-    from sharpness.planning import SPENDING
-    from sharpness.planning.power import DEFAULT_POWER
+    from sharpness.planning import DEFAULT_POWER, SPENDING
 
     p = subparsers.add_parser(
         "plan", help="choose the runs that settle the most claims within a GPU budget",

@@ -16,3 +16,6 @@
 
 #: the alpha-spending functions of the group-sequential test (O'Brien-Fleming-like, Pocock)
 SPENDING = ("obf", "pocock")
+#: the default power a claim is planned for (here, not in :mod:`.power`: the CLI's parser
+#: shows it, and importing :mod:`.power` imports scipy.stats, about 0.5 CPU-s a process)
+DEFAULT_POWER = 0.8

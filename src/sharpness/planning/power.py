@@ -21,9 +21,7 @@ from typing import Any
 from scipy import stats as st
 
 from sharpness.claims.stats import MAX_SEEDS, paired_t_power, seeds_to_settle
-
-#: the default power a claim is planned for
-DEFAULT_POWER = 0.8
+from sharpness.planning import DEFAULT_POWER
 
 
 @functools.lru_cache(maxsize=1)
