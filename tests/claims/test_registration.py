@@ -140,6 +140,7 @@ def test_build_names_its_registration_and_shows_a_deviation(tmp_path: Path,
     assert main(["claims", "build", "--figures", str(figures), "--profile", "paper",
                  "--registration", str(reg)]) == 0
     text = (figures / "CLAIMS.md").read_text()
+    assert "| level | n | p (raw → Holm) |" in text and "| note | to settle |" in text
     assert "## Deviations from the registration" in text
     assert f"| mf-l1 | parameters changed: tol 0.001 → 1e-06 | {CONTRADICTED} | {SUPPORTED} |" \
         in text

@@ -192,6 +192,14 @@ def counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     return out
 
 
+def _p_text(row: Mapping[str, Any]) -> str:
+    """``0.012 → 0.048`` (raw p-value, Holm-adjusted), ``0.3`` without an adjustment, or ``""``."""
+    if not _finite(row.get("p_raw")):
+        return ""
+    raw = f"{float(row['p_raw']):.2g}"
+    return f"{raw} → {float(row['p_adj']):.2g}" if _finite(row.get("p_adj")) else raw
+
+
 def _md_escape(text: Any) -> str:
     return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
 
@@ -219,8 +227,9 @@ def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "",
         lines.append(f"| {paper} | " + " | ".join(str(per[v]) for v in VERDICTS) + " |")
     for paper in dict.fromkeys(str(r["paper"]) for r in rows):
         lines += ["", f"## {paper}", "",
-                  "| id | kind | claim | predicate | measured | verdict | level | figures "
-                  "(provenance) | note |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| id | kind | claim | predicate | measured | verdict | level | n | p (raw → "
+                  "Holm) | figures (provenance) | note | to settle |",
+                  "|---|---|---|---|---|---|---|---:|---|---|---|---|"]
         for r in rows:
             if r["paper"] != paper:
                 continue
@@ -228,7 +237,8 @@ def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "",
             lines.append("| " + " | ".join(_md_escape(x) for x in (
                 r["id"], r.get("kind", "claim"), f"{r['claim']} ({r['source']})",
                 r["predicate"], r["value"], f"**{r['verdict']}**", r["level"],
-                figs.replace(";", "; "), r["note"])) + " |")
+                "" if r.get("n") is None else r["n"], _p_text(r), figs.replace(";", "; "),
+                r["note"], r.get("to_settle", ""))) + " |")
     if footer:
         lines += ["", footer.rstrip("\n")]
     return "\n".join(lines) + "\n"
