@@ -18,12 +18,15 @@
 #   BASELINE=N      the number of tests `-m "not slow and not paper"` collected before the
 #                   suite was split in two tiers (default: 1058, at commit d98c8ee)
 #   OUT=FILE        write there instead (the README is then left alone): for trials
+#   PYTEST_ARGS=".." added to both tiers' pytest and named in the file (e.g. "-n 2" to time
+#                   pytest-xdist, which the venv must then hold)
 set -euo pipefail
 
 SRC=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 BASELINE=${BASELINE:-1058}
 BASELINE_AT=d98c8ee
 SELECT=${SELECT:-}
+PYTEST_ARGS=${PYTEST_ARGS:-}
 [ -x /usr/bin/time ] || { echo "GNU time (/usr/bin/time) is needed: apt-get install time" >&2; exit 2; }
 
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -61,7 +64,7 @@ for tier in test test-workflow; do
     mark=${!var}
     # shellcheck disable=SC2086
     /usr/bin/time -v -o "time-$tier.txt" "$PY" -m pytest -m "$mark" -q -p no:cacheprovider \
-        --durations=15 $SELECT > "pytest-$tier.log" 2>&1 || status=$?
+        --durations=15 $PYTEST_ARGS $SELECT > "pytest-$tier.log" 2>&1 || status=$?
     summary=$(grep -E "^=* ?[0-9]+ (passed|failed|skipped|deselected|error)" "pytest-$tier.log" \
               | tail -1 | sed -E 's/^=+ //; s/ =+$//')
     counts=${summary% in *}
@@ -89,7 +92,7 @@ MEASURED="$SRC/benchmarks/measured/test_suite.md"
 OUT=${OUT:-$MEASURED}
 {
     echo "${HEAD}Measured on $(date -u +%Y-%m-%d) by \`benchmarks/time_test_suite.sh\` at commit $COMMIT:"
-    echo "a fresh clone ($VENV_NOTE), each tier's pytest under \`/usr/bin/time -v\` on $(nproc)"
+    echo "a fresh clone ($VENV_NOTE), each tier's pytest${PYTEST_ARGS:+ with \`$PYTEST_ARGS\`} under \`/usr/bin/time -v\` on $(nproc)"
     echo "cores (${CPU:-unknown CPU}), no GPU, load average before the run $LOAD."
     echo
     echo "| tier | selects | result | pytest time | wall (h:mm:ss) | CPU s (user+sys) |"
