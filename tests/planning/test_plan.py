@@ -41,7 +41,8 @@ def test_claims_map_to_the_runs_their_predicates_read(paper):
     assert needs["mf-gradcam-mnist-l2"].seed_paths == (("gradcam", "seeds"),)
     assert not needs["mf-l1"].runs and not needs["eos-band"].seed_paths
     assert needs["eos-band"].bound == needs["eos-band"].runs  # priced at max_steps: a limit
-    assert needs["ls-signal-sam"].replicates == "single"
+    assert needs["ls-signal-sam"].replicates == "seeds"  # lesam.signal's seed list
+    assert needs["ls-signal-sam"].seed_paths == (("lesam", "signal", "seeds"),)
     assert needs["eos-band"].replicates == "deterministic"
 
 
@@ -64,23 +65,44 @@ def test_small_budget_settles_only_at_power(paper):
     config, needs = paper
     # every run priced 1 GPU-hour, budget 9, no ledger (so no seeded claim has a known power):
     # the CPU-only claims are free; eos-measures' 6 deterministic settings settle it (1/6
-    # per hour) before table_cost's 8 timed optimizers (1/8); the single-run signal claims
-    # are no longer "deterministic": bought with budget left, never counted as settled
-    prices = {r: 1.0 for n in needs.values() for r in n.runs}
+    # per hour) before table_cost's 8 timed optimizers (1/8); the signal claims, one probe run
+    # per optimizer in the profile, are planned at the standard's 3 seeds and never counted
+    # as settled without a power
+    claims = [c for c in all_claims() if c.kind != "check"]
+    designed = cp.designed_needs(claims, config)
+    prices = {r: 1.0 for n in designed[0].values() for r in n.runs}
     sources = dict.fromkeys(prices, "estimate")
-    plan = cp.make_plan(all_claims(), config, 9, prices, sources, pricing="test")
+    plan = cp.make_plan(all_claims(), config, 9, prices, sources, pricing="test",
+                        designed=designed)
     settled = {ln.claim for ln in plan.lines if ln.planned and ln.settled}
     free = {cid for cid, n in needs.items() if not n.runs}
     checks = {c.id for c in all_claims() if c.kind == "check"}
     assert checks and not {ln.claim for ln in plan.lines} & checks
     assert settled == (free | {"eos-measures"}) - checks
     lines = {ln.claim: ln for ln in plan.lines}
-    assert not lines["ls-signal-sam"].settled and lines["ls-signal-sam"].power == 0
-    assert "stochastic" in lines["ls-signal-sam"].basis
-    # ... and says what the independent runs of the standard would cost: 3 x its 2 runs
-    assert "3 independent runs of each would cost 6.0 GPU-hours" in lines["ls-signal-sam"].basis
+    signal = lines["ls-signal-sam"]
+    assert not signal.settled and signal.power == 0 and "power unknown" in signal.basis
+    assert signal.seeds == {"lesam.signal.seeds": [0, 1, 2]} and signal.runs == 2 * 3
     assert lines["eos-measures"].bound and "≤ 6.0" in cp.render(plan)
     assert plan.hours <= 9
+
+
+def test_single_stochastic_runs_say_what_the_standard_would_cost(paper):
+    """One minibatch run per arm is not settled, and the row prices the standard's runs."""
+    from dataclasses import replace
+
+    config, needs = paper
+    claim = next(c for c in all_claims() if c.id == "ls-cost")
+    single = replace(needs["ls-cost"], replicates="single")
+    design = cp.claim_design(single, config)
+    assert not design.settled and "stochastic" in design.basis
+    prices = dict.fromkeys(single.runs, 0.5)
+    plan = cp.make_plan([claim], config, 100, prices, dict.fromkeys(prices, "test"),
+                        pricing="test", designed=({"ls-cost": single}, {"ls-cost": design},
+                                                  config))
+    n = len(single.runs)
+    assert f"3 independent runs of each would cost {3 * 0.5 * n:,.1f} GPU-hours" in \
+        plan.lines[0].basis
 
 
 def test_seeds_reach_the_power_at_the_reported_effect_and_measured_spread(paper):

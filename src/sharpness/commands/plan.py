@@ -16,6 +16,7 @@ it says so, and the looks written into the plan record.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -135,11 +136,17 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, 
 
 
 def _ledger_rows(path: str | None) -> dict | None:
+    """The rows of the ledger whose intervals give the seed spreads (None: none given, or the
+    default evidence ledger absent from this folder, which the printout then says)."""
     if path is None or path == "none":
         return None
     from sharpness.claims.readme import read_ledger_csv
 
     if not Path(path).is_file():
+        if path == DEFAULT_EVIDENCE:
+            print(f"sharpness plan: no {DEFAULT_EVIDENCE} here: no measured seed spread, so no "
+                  "seeded claim has a known power (give --ledger)", file=sys.stderr)
+            return None
         raise ConfigError(f"--ledger {path}: no such file")
     return {str(r["id"]): r for r in read_ledger_csv(Path(path))}
 

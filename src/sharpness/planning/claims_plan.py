@@ -44,12 +44,18 @@ def seed_path(job: Any, lesam_runs: Mapping[str, Any]) -> SeedPath | None:
         return ("lesam", "glmc", "seeds")
     if job.paper == "minorfirst" and job.run.startswith("gradcam/"):
         return ("gradcam", "seeds")
+    if job.paper == "lesam" and job.run.startswith("signal/"):
+        return ("lesam", "signal", "seeds")
     return None
 
 
 def get_path(config: Mapping[str, Any], path: SeedPath) -> Any:
+    """The value at ``path``; a seed list a study gives as its one ``seed`` (``lesam.signal``
+    without ``seeds``) reads as ``[seed]``."""
     node: Any = config
-    for key in path:
+    for k, key in enumerate(path):
+        if key == "seeds" and k == len(path) - 1 and key not in node:
+            return [node.get("seed", 0)]
         node = node[key]
     return node
 
@@ -188,7 +194,7 @@ def with_seeds(config: Mapping[str, Any], seeds: Mapping[SeedPath, int]) -> dict
     out = copy.deepcopy(dict(config))
     for path, n in seeds.items():
         node = get_path(out, path[:-1])
-        have = list(node[path[-1]])
+        have = list(get_path(out, path))
         extra = (s for s in range(10 ** 6) if s not in have)
         node[path[-1]] = have[:n] + [next(extra) for _ in range(max(0, n - len(have)))]
     return out

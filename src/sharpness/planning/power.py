@@ -109,9 +109,12 @@ def design(claim_id: str, profile_seeds: int, ledger: Mapping[str, Mapping[str, 
     measured spread (see the module); ``profile_seeds``: the seeds the profile runs now."""
     effect = reported_effect(claim_id)
     sd = measured_sd(claim_id, ledger)
-    if effect is None:
-        return Design(None, 0.0, False, f"{profile_seeds} seeds; no effect size reported by "
-                      "the paper for this claim: power unknown, not counted as settled")
+    if effect is None:  # at least the independent runs the ledger's standard asks for
+        seeds = max(profile_seeds, min_seeds)
+        return Design(seeds if seeds > profile_seeds else None, 0.0, False,
+                      f"{seeds} seeds (the standard's minimum {min_seeds}); no effect size "
+                      "reported by the paper for this claim: power unknown, not counted as "
+                      "settled")
     if sd is None:
         return Design(None, 0.0, False, f"{profile_seeds} seeds; no measured seed spread "
                       "(no paired interval in the --ledger rows): power unknown",
