@@ -102,7 +102,10 @@ def test_pretrained_vit_offline_is_a_clear_error(monkeypatch, tmp_path):
     def no_network(*args, **kwargs):
         raise OSError("network disabled in tests")
 
+    import sharpness.data.fetch as fetch
+
     monkeypatch.setattr(torch.hub, "load_state_dict_from_url", no_network)
+    monkeypatch.setattr(fetch, "download_url", no_network)
     with pytest.raises(PretrainedWeightsUnavailable, match="vit_b_16.*put it at"):
         build_model("vit_b_16", 10, 3, 32, pretrained=True)
 

@@ -28,7 +28,8 @@ _HOMES: dict[str, str] = {
     "ScaledResNet": "resnets", "resnet18_cifar": "resnets", "resnet50": "resnets",
     "resnet101": "resnets",
     "FCN": "small", "ScaledLinear": "small", "SmallCNN": "small", "cnn": "small", "fcn": "small",
-    "PretrainedWeightsUnavailable": "vit", "vit_b_16": "vit", "vit_small": "vit",
+    "PretrainedWeightsUnavailable": "pretrained", "PretrainedWeightsRefused": "pretrained",
+    "vit_b_16": "vit", "vit_small": "vit",
     "PyramidNet": "wide_pyramid", "WideResNet": "wide_pyramid", "pyramidnet110": "wide_pyramid",
     "wrn28_10": "wide_pyramid",
 }
@@ -113,7 +114,8 @@ def count_parameters(model: nn.Module) -> int:
 
 
 __all__ = [
-    "FCN", "MODELS", "PretrainedWeightsUnavailable", "PyramidNet", "ScaledLinear",
+    "FCN", "MODELS", "PretrainedWeightsRefused", "PretrainedWeightsUnavailable", "PyramidNet",
+    "ScaledLinear",
     "ScaledResNet", "SmallCNN", "WideResNet", "build_model", "cnn", "count_parameters", "fcn",
     "QUICK_SETTINGS", "model_options", "pyramidnet110", "resnet18_cifar", "resnet50", "resnet101", "vit_b_16",
     "vit_small", "wrn28_10",

@@ -77,8 +77,11 @@ def resnet50(num_classes: int, in_channels: int, image_size: int, width: float =
     """torchvision ResNet-50; ``small_input`` defaults to ``image_size < 64`` (CIFAR stem).
 
     ``pretrained``: torchvision's ImageNet weights (``IMAGENET1K_V1``, DomainBed's backbone)
-    with a fresh ``num_classes`` head; needs width 1, 3 channels and the ImageNet stem.
-    Offline without the cached file it raises ``PretrainedWeightsUnavailable``."""
+    with a fresh ``num_classes`` head; needs width 1, 3 channels and the ImageNet stem. The
+    file is loaded only after its whole SHA-256 matches the pin
+    (:func:`sharpness.models.pretrained.load_pinned`, ``weights_only=True``); a cached file that
+    does not match raises ``PretrainedWeightsRefused``, and offline without the file it raises
+    ``PretrainedWeightsUnavailable``."""
     small = image_size < 64 if small_input is None else small_input
     model = ScaledResNet(Bottleneck, [3, 4, 6, 3], num_classes, in_channels, width, small)
     if pretrained:
@@ -90,22 +93,10 @@ def resnet50(num_classes: int, in_channels: int, image_size: int, width: float =
 
 
 def _load_imagenet_weights(model: ScaledResNet) -> None:
-    from pathlib import Path
+    from sharpness.models.pretrained import load_pinned
 
-    import torch
-    from torchvision.models import ResNet50_Weights
-
-    from sharpness.models.vit import PretrainedWeightsUnavailable
-
-    weights = ResNet50_Weights.IMAGENET1K_V1
-    try:
-        state = weights.get_state_dict(progress=False, check_hash=True)
-    except Exception as exc:  # URLError, socket errors, hash mismatch...
-        cache = Path(torch.hub.get_dir()) / "checkpoints" / Path(weights.url).name
-        raise PretrainedWeightsUnavailable(
-            f"could not load torchvision's ResNet-50 ImageNet weights ({type(exc).__name__}: "
-            f"{exc}). Offline, download {weights.url} elsewhere and put it at {cache} (or set "
-            f"TORCH_HOME), or train without `pretrained`.") from exc
+    # never torchvision's get_state_dict: it unpickles a cached file without weights_only
+    state = load_pinned("ResNet50_Weights.IMAGENET1K_V1")
     state = {k: v for k, v in state.items() if not k.startswith("fc.")}  # a fresh head
     missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or set(missing) != {"fc.weight", "fc.bias"}:

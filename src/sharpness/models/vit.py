@@ -1,9 +1,11 @@
 """Vision transformers from torchvision: ViT-B/16 and a small ViT for 32x32 images.
 
 Both are ``torchvision.models.VisionTransformer``. ViT-B/16 can load torchvision's
-ImageNet weights (``pretrained=True``); offline, when the weight file is not already in the
-torch hub cache, that raises :class:`PretrainedWeightsUnavailable` saying which file to place
-where. With pretrained weights the classification head is replaced by a fresh one with
+ImageNet weights (``pretrained=True``), loaded only after the file's whole SHA-256 matches the
+pin (:func:`sharpness.models.pretrained.load_pinned`, ``weights_only=True``); a cached file that
+does not match raises :class:`PretrainedWeightsRefused`, and offline, when the weight file is
+not already in the torch hub cache, :class:`PretrainedWeightsUnavailable` says which file to
+place where. With pretrained weights the classification head is replaced by a fresh one with
 ``num_classes`` outputs and the position embeddings are interpolated to ``image_size``
 (torchvision's own helper), as is usual for fine-tuning. ``resize_to`` (e.g. 224) instead
 fine-tunes at the pre-training resolution: every input is resized (bilinear) to
@@ -13,22 +15,19 @@ patch grid, not a 2x2 one.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
-from torchvision.models.vision_transformer import (
-    VisionTransformer,
-    ViT_B_16_Weights,
-    interpolate_embeddings,
-)
+from torchvision.models.vision_transformer import VisionTransformer, interpolate_embeddings
 
 from sharpness.models.common import scaled
+from sharpness.models.pretrained import (
+    PretrainedWeightsRefused,
+    PretrainedWeightsUnavailable,
+    load_pinned,
+)
 
-
-class PretrainedWeightsUnavailable(RuntimeError):
-    """Pretrained weights were asked for but cannot be loaded (no network, no cached file)."""
+__all__ = ["PretrainedWeightsRefused", "PretrainedWeightsUnavailable", "ResizedViT", "vit_b_16",
+           "vit_small"]
 
 
 def _heads_dim(hidden: int, heads: int) -> int:
@@ -69,16 +68,8 @@ def vit_b_16(num_classes: int, in_channels: int, image_size: int, width: float =
 
 def _pretrained_vit_b_16(num_classes: int, image_size: int,
                          cls: type[VisionTransformer] = VisionTransformer) -> VisionTransformer:
-    weights = ViT_B_16_Weights.IMAGENET1K_V1
-    file_name = Path(weights.url).name
-    cache = Path(torch.hub.get_dir()) / "checkpoints" / file_name
-    try:
-        state = weights.get_state_dict(progress=False, check_hash=True)
-    except Exception as exc:  # URLError, socket errors, hash mismatch...
-        raise PretrainedWeightsUnavailable(
-            f"could not load torchvision's ViT-B/16 ImageNet weights ({type(exc).__name__}: "
-            f"{exc}). Offline, download {weights.url} elsewhere and put it at {cache} "
-            f"(or set TORCH_HOME), or train without `pretrained`.") from exc
+    # never torchvision's get_state_dict: it unpickles a cached file without weights_only
+    state = load_pinned("ViT_B_16_Weights.IMAGENET1K_V1")
     model = cls(image_size=224, patch_size=16, num_layers=12, num_heads=12,
                 hidden_dim=768, mlp_dim=3072)
     model.load_state_dict(state)
