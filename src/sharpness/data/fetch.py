@@ -1,7 +1,22 @@
 """Finding a verified copy of a data set: local copy, then mirror, then download, then a clear error.
 
-Every candidate is checked against the registry's checksums before it is used; a copy that
-fails is reported, removed and fetched again from the next source, never used.
+Every candidate is checked against the registry's pins before it is used; a copy that fails
+is reported, removed and fetched again from the next source, never used. What is checked:
+
+* a file with its own pin (SHA-256, MD5, size in the registry) is re-hashed every time;
+* a file unpacked from an archive that has no pin of its own (the JPEG copy of CIFAR-10) is
+  checked against the archive it came from: the archive is kept beside it, must match its own
+  pinned SHA-256, and every member it holds must equal the file on disk. The check is redone
+  every time, from the pins.
+
+``.sharpness-verified.json`` in a data folder is the record of the last check (each file's
+size, modification time and SHA-256, the archive it came from and that archive's pinned
+SHA-256), written after a check passed: a cache of a check the pipeline can redo, never a
+certificate. A stamp that does not match the files, or that someone wrote by hand, changes
+nothing: verification never reads it.
+
+A file tracked by git (the committed subsets in ``data/embedded/``) is never deleted or
+replaced: a damaged one stops with an error that says how to restore it.
 """
 
 from __future__ import annotations
@@ -23,6 +38,7 @@ from tqdm.auto import tqdm
 from sharpness.data.registry import DatasetSpec, FileSpec, get_spec
 from sharpness.errors import DataError
 from sharpness.io import atomic_write_json, new_file_mode, read_json
+from sharpness.provenance import now_iso
 from sharpness.runlock import run_lock
 
 log = logging.getLogger(__name__)
@@ -47,32 +63,64 @@ def _digest(path: Path, algo: str) -> str:
     return digest.hexdigest()
 
 
-def checksum_ok(path: Path, sha256: str | None, md5: str | None) -> bool:
-    """Whether ``path`` matches the given checksum(s); ``True`` when none is given."""
+def checksum_ok(path: Path, sha256: str | None, md5: str | None,
+                size: int | None = None) -> bool:
+    """Whether ``path`` matches the given size and checksum(s); ``True`` when none is given."""
+    if size is not None and path.stat().st_size != size:
+        return False
     if sha256 and _digest(path, "sha256") != sha256:
         return False
     return not (md5 and _digest(path, "md5") != md5)
 
 
+def _pinned(spec: FileSpec) -> bool:
+    """Whether the unpacked file itself has a pin (else it is checked through its archive)."""
+    return bool(spec.sha256 or spec.md5)
+
+
+def _kept_archive(root: Path, spec: FileSpec) -> Path:
+    """Where the archive of an unpinned member is kept (beside the files it unpacked)."""
+    return root / _remote_name(spec)
+
+
+def _archive_members_match(root: Path, archive: Path) -> bool:
+    """Whether every regular file of ``archive`` is on disk under ``root`` with its bytes."""
+    try:
+        with tarfile.open(archive) as tar:
+            for member in tar:
+                if not member.isfile():
+                    continue
+                target = root / member.name
+                handle = tar.extractfile(member)
+                if handle is None or not target.is_file() \
+                        or target.stat().st_size != member.size:
+                    return False
+                digest = hashlib.sha256()
+                while block := handle.read(1 << 20):
+                    digest.update(block)
+                if digest.hexdigest() != _digest(target, "sha256"):
+                    return False
+    except (OSError, tarfile.TarError):
+        return False
+    return True
+
+
 def _file_ok(root: Path, spec: FileSpec) -> bool:
+    """Whether ``root/spec.path`` is the registry's file, checked now from the pins (never
+    from the stamp)."""
     target = root / spec.path
     if not target.is_file():
         return False
-    if spec.sha256 or spec.md5:
-        return checksum_ok(target, spec.sha256, spec.md5)
-    # No published checksum of the unpacked file: accept only what this module verified
-    # (the archive's checksum) when it unpacked it, and only while the file still has the
-    # SHA-256 recorded then (an edited or truncated file is not reused).
-    stamp = root / STAMP
-    if not stamp.exists():
-        return False
-    content = read_json(stamp)
-    recorded = content.get("files", {})
-    if not isinstance(recorded, dict):  # an older stamp without hashes: verify again
-        return False
-    members = content.get("archives", {}).get(spec.path, [spec.path])
-    return all(recorded.get(m) is not None and (root / m).is_file()
-               and recorded[m] == _digest(root / m, "sha256") for m in [spec.path, *members])
+    if _pinned(spec):
+        return checksum_ok(target, spec.sha256, spec.md5, spec.size)
+    if spec.unpack != "untar" or not (spec.remote_sha256 or spec.remote_md5):
+        return False  # nothing pinned to check it against
+    # No pin of the unpacked file: redo the check through the pinned archive kept beside it
+    # (every member of it, so an edited sibling of the named file is caught too).
+    archive = _kept_archive(root, spec)
+    return (archive.is_file()
+            and checksum_ok(archive, spec.remote_sha256, spec.remote_md5, spec.remote_size)
+            and _archive_members_match(root, archive))
 
 
 def verify(spec: DatasetSpec, root: Path) -> list[str]:
@@ -86,11 +134,13 @@ def verify(spec: DatasetSpec, root: Path) -> list[str]:
 
 
 def _unpack(fetched: Path, spec: FileSpec, root: Path) -> None:
-    if not checksum_ok(fetched, spec.remote_sha256, spec.remote_md5):
+    if not checksum_ok(fetched, spec.remote_sha256, spec.remote_md5, spec.remote_size):
+        raise DataError(f"{fetched}: checksum mismatch (corrupted or wrong file)")
+    if spec.unpack == "copy" and not checksum_ok(fetched, spec.sha256, spec.md5, spec.size):
         raise DataError(f"{fetched}: checksum mismatch (corrupted or wrong file)")
     target = root / spec.path
     target.parent.mkdir(parents=True, exist_ok=True)
-    members: list[str] = []
+    unpacked = [spec.path]
     if spec.unpack == "gunzip":
         tmp = target.with_name(target.name + ".part")
         with gzip.open(fetched, "rb") as src, open(tmp, "wb") as dst:
@@ -99,26 +149,65 @@ def _unpack(fetched: Path, spec: FileSpec, root: Path) -> None:
     elif spec.unpack == "untar":
         with tarfile.open(fetched) as archive:
             archive.extractall(root, filter="data")
-            members = sorted(m.name for m in archive.getmembers() if m.isfile())
+            unpacked = sorted(m.name for m in archive.getmembers() if m.isfile())
+        if not _pinned(spec):  # its members are checked against it later: keep it
+            kept = _kept_archive(root, spec)
+            if fetched.resolve() != kept.resolve():
+                tmp = kept.with_name(f".{kept.name}.part")
+                shutil.copyfile(fetched, tmp)
+                os.replace(tmp, kept)
     else:
         tmp = target.with_name(target.name + ".part")
         shutil.copyfile(fetched, tmp)
         os.replace(tmp, target)
-    if spec.unpack != "copy" and not (spec.sha256 or spec.md5):
-        stamp = root / STAMP
+    _write_stamp(root, spec, fetched, unpacked)
+
+
+def _write_stamp(root: Path, spec: FileSpec, fetched: Path, unpacked: list[str]) -> None:
+    """Record the check just passed in ``root/.sharpness-verified.json``: each unpacked file's
+    size, modification time and SHA-256 and the archive's pinned hash. A record of what was
+    checked, not a certificate: :func:`verify` never reads it."""
+    stamp = root / STAMP
+    try:
         old = read_json(stamp) if stamp.exists() else {}
-        files = old.get("files", {}) if isinstance(old.get("files"), dict) else {}
-        archives = old.get("archives", {})
-        unpacked = members if spec.unpack == "untar" else [spec.path]
-        for member in unpacked:  # every unpacked file, keyed by its content
-            files[member] = _digest(root / member, "sha256")
-        archives[spec.path] = unpacked
-        atomic_write_json(stamp, {"files": dict(sorted(files.items())), "archives": archives,
-                                  "source": str(fetched)})
+    except (OSError, ValueError):
+        old = {}
+    files = old.get("files") if isinstance(old.get("files"), dict) else {}
+    files = {k: v for k, v in files.items() if isinstance(v, dict)}  # older stamps: dropped
+    for name in unpacked:
+        stat = (root / name).stat()
+        files[name] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+                       "sha256": _digest(root / name, "sha256")}
+    archives = old.get("archives") if isinstance(old.get("archives"), dict) else {}
+    archives[_remote_name(spec)] = {"sha256": spec.remote_sha256, "md5": spec.remote_md5,
+                                    "size": spec.remote_size, "source": str(fetched),
+                                    "members": unpacked if spec.unpack == "untar" else None,
+                                    "checked": now_iso()}
+    atomic_write_json(stamp, {"note": "record of the last check; never read to verify",
+                              "files": dict(sorted(files.items())), "archives": archives})
 
 
 def _remote_name(spec: FileSpec) -> str:
     return spec.remote or Path(spec.path).name
+
+
+def tracked_by_git(path: Path) -> bool:
+    """Whether ``path`` is a file git tracks in the repository it lies in (a committed file of
+    a checkout: never deleted by data preparation). Without git, a file under the package's
+    own ``data/embedded/`` counts as tracked."""
+    import subprocess
+
+    path = Path(path).absolute()
+    try:
+        proc = subprocess.run(["git", "-C", str(path.parent), "ls-files", "--error-unmatch",
+                               "--", path.name], capture_output=True, text=True, timeout=30,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        proc = None
+    if proc is not None and proc.returncode == 0:
+        return True
+    embedded = Path(__file__).resolve().parents[3] / "data" / "embedded"
+    return proc is None and path.resolve().is_relative_to(embedded)
 
 
 def _from_mirror(spec: DatasetSpec, root: Path, mirror: Path) -> bool:
@@ -188,8 +277,11 @@ def missing_message(spec: DatasetSpec, root: Path, mirror: Path | None) -> str:
                      + ", ".join(spec.required_dirs) + ".")
     else:
         lines.append(f"Put these files in {root}/:")
-        lines += [f"  {f.path}" + (f"  (sha256 {f.sha256})" if f.sha256 else "")
-                  + (f"  (from {f.remote}, {f.unpack})" if f.unpack != "copy" else "")
+        lines += [f"  {f.path}" + (f"  (sha256 {f.sha256})" if f.sha256
+                                     else f"  (md5 {f.md5})" if f.md5 else "")
+                  + (f"  (from {f.remote}, {f.unpack}"
+                     + (f"; its sha256 {f.remote_sha256}" if f.remote_sha256 else "") + ")"
+                     if f.unpack != "copy" else "")
                   for f in spec.files]
     lines.append(f"or set data.mirror in the config (or {MIRROR_ENV}) to a folder holding "
                  + ", ".join(sorted({_remote_name(f) for f in spec.files})) + " "
@@ -240,10 +332,19 @@ def _fetch(spec: DatasetSpec, folder: Path, mirror: str | os.PathLike[str] | Non
     name = spec.name
     problems = verify(spec, folder)
     if folder.exists() and any((folder / f.path).exists() for f in spec.files):
+        rejected = [folder / f.path for f in spec.files
+                    if (folder / f.path).exists() and not _file_ok(folder, f)]
+        tracked = [p for p in rejected if tracked_by_git(p)]
+        if tracked:  # the checkout's own file: never deleted, never replaced from a mirror
+            raise DataError(
+                f"{name}: {', '.join(map(str, tracked))} does not match its pinned checksum "
+                f"({'; '.join(problems)}), and it is a file tracked by git: it is not deleted "
+                f"or replaced. Restore the committed copy with `git -C "
+                f"{tracked[0].parent} checkout -- {' '.join(p.name for p in tracked)}` "
+                f"(`git status` shows what changed).")
         log.warning("%s: local copy rejected (%s); fetching again", name, "; ".join(problems))
-        for fspec in spec.files:
-            if (folder / fspec.path).exists() and not _file_ok(folder, fspec):
-                (folder / fspec.path).unlink()
+        for path in rejected:
+            path.unlink()
     if spec.user_provided and not spec.urls:
         raise DataError(missing_message(spec, folder, None))
     folder.mkdir(parents=True, exist_ok=True)

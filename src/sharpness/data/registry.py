@@ -1,9 +1,13 @@
 """The data sets the catalog needs: where each comes from and how to recognise a good copy.
 
-Checksums are of the files as the loaders read them (for MNIST, the decompressed IDX files),
-so a copy is recognised whichever source it came from. Where the official publisher gives only
-an MD5 (torchvision's archive checksums), the MD5 is used and the record says so; ImageNet,
-PACS and VLCS are checked by layout because no checksum of them is published.
+Every file the pipeline fetches is pinned by SHA-256 (and its size): the MNIST IDX files as the
+loader reads them, the CIFAR-10/100 archives and the SVHN ``.mat`` files (the SHA-256 that
+torchvision's dataset code and Keras publish for the official files, beside the MD5 that
+torchvision's loaders check). The files a CIFAR archive unpacks are re-checked later by the MD5
+torchvision publishes for each of them (no SHA-256 of them is published; they were checked
+through the SHA-256 of their archive when unpacked); an archive member with no pin of its own is
+checked against its pinned archive, kept beside it. ImageNet, PACS and VLCS are checked by layout
+because no checksum of them is published. ``docs/security.md`` lists the sources of the pins.
 
 Each spec also says how the set is loaded (:attr:`DatasetSpec.loader`, a ``module:function``
 imported on first use, so this module never imports torch) and whether the workflow must
@@ -26,6 +30,8 @@ class FileSpec:
     path: str
     sha256: str | None = None
     md5: str | None = None
+    #: size in bytes of the file itself, when known
+    size: int | None = None
     #: name of the file at the download URL / in a mirror when it differs (e.g. ``.gz``)
     remote: str | None = None
     #: how to turn the fetched file into ``path``: ``gunzip``, ``untar`` or ``copy``
@@ -33,6 +39,7 @@ class FileSpec:
     #: checksum of the fetched file itself (an archive), when only that one is published
     remote_md5: str | None = None
     remote_sha256: str | None = None
+    remote_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -94,21 +101,40 @@ _add(DatasetSpec(
     files=_mnist_files(), urls=_MNIST_BASE, loader=_LOADERS + "load_mnist",
     mirror_layouts=("MNIST/raw/{remote}", "mnist/MNIST/raw/{remote}", "{remote}"),
     licence="CC BY-SA 3.0", citation="LeCun, Cortes, Burges. The MNIST database (1998)."))
+def _cifar_members(folder: str, archive: str, sha256: str, md5: str, size: int,
+                   members: dict[str, str]) -> tuple[FileSpec, ...]:
+    """Every file a CIFAR archive unpacks that the loader reads, each with the MD5 torchvision
+    publishes for it, and the archive pinned by SHA-256, MD5 and size."""
+    return tuple(FileSpec(f"{folder}/{name}", md5=member_md5, remote=archive, unpack="untar",
+                          remote_sha256=sha256, remote_md5=md5, remote_size=size)
+                 for name, member_md5 in members.items())
+
+
 _add(DatasetSpec(
     name="cifar10", title="CIFAR-10 (50k train / 10k test)", source="torchvision.datasets.CIFAR10",
     loader=_LOADERS + "load_torchvision",
-    files=(FileSpec("cifar-10-batches-py/batches.meta", remote="cifar-10-python.tar.gz",
-                    unpack="untar", remote_md5="c58f30108f718f92721af3b95e9d43e1"),),
+    files=_cifar_members(
+        "cifar-10-batches-py", "cifar-10-python.tar.gz",
+        "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
+        "c58f30108f718f92721af3b95e74349a", 170_498_071,
+        {"data_batch_1": "c99cafc152244af753f735de768cd75f",
+         "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
+         "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
+         "data_batch_4": "634d18415352ddfa80567beed471001a",
+         "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
+         "test_batch": "40351d587109b95175f43aff81a1287e",
+         "batches.meta": "5ff9c542aee3614f3951f8cda6e48888"}),
     urls=("https://www.cs.toronto.edu/~kriz/",),
     licence="research use", citation="Krizhevsky. Learning multiple layers of features from "
     "tiny images (2009).",
-    notes="archive md5 c58f30108f718f92721af3b95e9d43e1 (torchvision)"))
+    notes="archive sha256 6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce "
+    "(170,498,071 bytes; md5 c58f30108f718f92721af3b95e74349a)"))
 _add(DatasetSpec(
     name="cifar10_jpeg", title="CIFAR-10 as JPEG q75 image folders (lossy copy)",
     source="torchvision.datasets.ImageFolder",
     files=(FileSpec("train/airplane/0000.jpg", remote="cifar10_imagefolder_jpeg_q75.tar.gz",
                     unpack="untar", remote_sha256="0bfcb68717a0ecb0d51ed61034906a773d48d4"
-                    "24d94b766a46d7d1c55702a4d9"),),
+                    "24d94b766a46d7d1c55702a4d9", remote_size=19_432_150),),
     mirror_layouts=("cifar10/{remote}", "{remote}"),
     licence="research use", citation="Krizhevsky (2009); JPEG-recompressed copy",
     notes="lossy (about 30 dB PSNR): never a substitute for CIFAR-10 in the paper profile",
@@ -117,16 +143,27 @@ _add(DatasetSpec(
     name="cifar100", title="CIFAR-100 (50k train / 10k test)",
     source="torchvision.datasets.CIFAR100",
     loader=_LOADERS + "load_torchvision",
-    files=(FileSpec("cifar-100-python/meta", remote="cifar-100-python.tar.gz",
-                    unpack="untar", remote_md5="eb9058c3a382ffc7106e4002c42a8d85"),),
+    files=_cifar_members(
+        "cifar-100-python", "cifar-100-python.tar.gz",
+        "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7",
+        "eb9058c3a382ffc7106e4002c42a8d85", 169_001_437,
+        {"train": "16019d7e3df5f24257cddd939b257f8d",
+         "test": "f0ef6b0ae62326f3e7ffdfab6717acfc",
+         "meta": "7973b15100ade9c7d40fb424638fde48"}),
     urls=("https://www.cs.toronto.edu/~kriz/",), licence="research use",
-    citation="Krizhevsky (2009).", notes="archive md5 as published with torchvision"))
+    citation="Krizhevsky (2009).",
+    notes="archive sha256 85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7 "
+    "(169,001,437 bytes; md5 eb9058c3a382ffc7106e4002c42a8d85)"))
 _add(DatasetSpec(
     name="svhn", title="SVHN cropped digits (73k train / 26k test)",
     source="torchvision.datasets.SVHN",
     loader=_LOADERS + "load_torchvision",
-    files=(FileSpec("train_32x32.mat", md5="e26dedcc434d2e4c54c9b2d4a06d8373"),
-           FileSpec("test_32x32.mat", md5="eb5a983be6a315427106f1b164d9cef3")),
+    files=(FileSpec("train_32x32.mat", md5="e26dedcc434d2e4c54c9b2d4a06d8373",
+                    sha256="435e94d69a87fde4fd4d7f3dd208dfc32cb6ae8af2240d066de1df7508d083b8",
+                    size=182_040_794),
+           FileSpec("test_32x32.mat", md5="eb5a983be6a315427106f1b164d9cef3",
+                    sha256="cdce80dfb2a2c4c6160906d0bd7c68ec5a99d7ca4831afa54f09182025b6a75b",
+                    size=64_275_384)),
     urls=("http://ufldl.stanford.edu/housenumbers/",), licence="non-commercial use",
     citation="Netzer et al. Reading digits in natural images with unsupervised feature "
     "learning (2011)."))
