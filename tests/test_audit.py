@@ -29,6 +29,7 @@ from sharpness.provenance import (  # noqa: E402
     write_artifact_provenance,
     write_run_provenance,
 )
+from sharpness.runstate import untrack  # noqa: E402
 
 
 def _run(folder, lr=0.1, loss=0.5):
@@ -137,7 +138,7 @@ def _running(folder, owner=None, **fields):
     ``owner`` and ``heartbeat`` replaced by the given ones (``owner=None``: none at all)."""
     record = RunRecord(folder, params={"lr": 0.1}, seed=0)
     record.__enter__()
-    record._heartbeat.stop()
+    untrack(record)  # its process is gone: no loop renews its heartbeat
     data = json.loads(record.path.read_text())
     data.pop("owner", None)
     data.pop("heartbeat", None)
@@ -171,8 +172,11 @@ def test_audit_keeps_running_for_a_live_owner_or_an_old_record(tmp_path):
                      heartbeat=datetime.datetime.now(datetime.UTC).isoformat())
     lines, problems = audit_report(alive)
     assert "status:   running" in "\n".join(lines) and problems == []
-    old = _running(tmp_path / "old", started=None)  # no owner, no heartbeat: cannot tell
-    assert audit_report(old)[1] == []
+    # no owner, no heartbeat: nothing says whether it progresses: unknown, and said so
+    old = _running(tmp_path / "old", started=None)
+    lines, problems = audit_report(old)
+    assert "status:   unknown" in "\n".join(lines)
+    assert any(p.startswith(f"{old}: UNKNOWN") and "no heartbeat" in p for p in problems)
 
 
 def test_failed_job_removes_the_stale_record_of_its_output(tmp_path, capsys):

@@ -101,7 +101,8 @@ def test_truncated_checkpoint_starts_the_run_over(tmp_path, clean, caplog):
     assert read_json(run / "provenance.json")["resumed_from_step"] is None
     _same_run(run, clean)
     # the finished run's record holds the hashes of what it keeps, not of the checkpoint
-    assert sorted(read_json(run / "cache_key.json")["files"]) == ["final.json", "model.pt"]
+    assert sorted(read_json(run / "cache_key.json")["files"]) == [
+        "config.json", "final.json", "metrics.jsonl", "model.pt"]
 
 
 def test_checkpoint_changed_after_it_was_written_is_not_resumed(tmp_path, clean, caplog):

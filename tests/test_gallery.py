@@ -13,13 +13,14 @@ from PIL import Image
 
 from sharpness.cli import main
 from sharpness.errors import SharpnessError
+from sharpness.provenance import artifact_record, commit_artifact_record, write_artifact_provenance
 from sharpness.readme.blocks import blocks_in
 from sharpness.readme.gallery import build_gallery, gallery_block
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _figure(figures: Path, name: str, width: int = 2400) -> None:
+def _figure(figures: Path, name: str, width: int = 2400) -> str:
     x = np.linspace(0, 255, width, dtype=np.float64)
     pixels = np.zeros((width // 2, width, 3), np.uint8)
     pixels[..., 0] = x.astype(np.uint8)
@@ -28,10 +29,21 @@ def _figure(figures: Path, name: str, width: int = 2400) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.fromarray(pixels).save(path)
     stem = figures / name
-    Path(f"{stem}.caption.txt").write_text("A caption. Evidence level: smoke (one seed; ...)\n")
-    Path(f"{stem}.provenance.json").write_text(json.dumps(
-        {"id": "abc123", "code": {"git_commit": "0123456789abcdef", "dirty": False},
-         "finished": "2026-12-01T10:00:00+00:00"}))
+    caption = Path(f"{stem}.caption.txt")
+    caption.write_text("A caption. Evidence level: smoke (one seed; ...)\n")
+    # its record as a figure job writes it (the PNG's and the caption's hashes, which the
+    # gallery checks), made at a known commit and date
+    record = artifact_record(path, kind="figure", outputs=[path, caption])
+    record["code"].update(git_commit="0123456789abcdef", dirty=False)
+    record["finished"] = "2026-12-01T10:00:00+00:00"
+    return commit_artifact_record(record)["id"]
+
+
+def _ledger(figures: Path, profile: str) -> None:
+    """The run's claims.json with the ledger's record, as `claims build` writes them."""
+    (figures / "claims.json").write_text(json.dumps({"profile": profile}))
+    write_artifact_provenance(figures / "CLAIMS.md", kind="ledger",
+                              outputs=[figures / "claims.json"])
 
 
 def test_gallery_writes_small_pictures_manifest_and_block(tmp_path: Path) -> None:
@@ -39,7 +51,7 @@ def test_gallery_writes_small_pictures_manifest_and_block(tmp_path: Path) -> Non
     out.mkdir()
     (out / "gallery.yaml").write_text(
         "- {figure: eos/fig_x, title: The X, see: What to see in X.}\n")
-    _figure(figures, "eos/fig_x")
+    fig_id = _figure(figures, "eos/fig_x")
     readme = tmp_path / "README.md"
     readme.write_text("a\n<!-- begin:gallery -->\n<!-- end:gallery -->\nb\n")
     assert main(["gallery", "--figures", str(figures), "--out", str(out), "--width", "600",
@@ -49,7 +61,7 @@ def test_gallery_writes_small_pictures_manifest_and_block(tmp_path: Path) -> Non
         assert image.width == 600 and image.mode == "P"
     assert picture.stat().st_size <= 150 * 1024
     [entry] = json.loads((out / "manifest.json").read_text())
-    assert entry["provenance_id"] == "abc123" and entry["commit"] == "0123456"
+    assert entry["provenance_id"] == fig_id and entry["commit"] == "0123456"
     assert entry["evidence_level"] == "smoke" and entry["date"] == "2026-12-01"
     [block] = blocks_in(readme.read_text())
     assert "![The X](docs/gallery/eos_fig_x.png)" in block.body
@@ -64,7 +76,7 @@ def test_captions_name_the_run_that_drew_the_picture(tmp_path: Path, profile: st
     (out / "gallery.yaml").write_text("- {figure: eos/fig_x, title: The X, see: See X.}\n")
     _figure(figures, "eos/fig_x", width=400)
     # the profile comes from the run's claims ledger record ...
-    (figures / "claims.json").write_text(json.dumps({"profile": profile}))
+    _ledger(figures, profile)
     [entry] = build_gallery(figures, out)
     assert entry["profile"] == profile
     block = gallery_block(out)
@@ -115,3 +127,19 @@ def test_committed_gallery_is_small_and_complete() -> None:
         assert picture.stat().st_size <= 150 * 1024, entry["file"]
         assert entry["provenance_id"] and entry["evidence_level"], entry
     assert gallery_block(folder)  # every listed figure is in the manifest
+
+
+def test_an_edited_caption_or_picture_never_reaches_the_gallery(tmp_path: Path) -> None:
+    """The gallery reads a run's figures like every reader of result files: a caption or PNG
+    changed after the build stops it, naming the file (issue 33)."""
+    from sharpness.sealed import UnverifiedResult
+
+    figures, out = tmp_path / "figures", tmp_path / "gallery"
+    out.mkdir()
+    (out / "gallery.yaml").write_text("- {figure: eos/fig_x, title: The X, see: See X.}\n")
+    _figure(figures, "eos/fig_x", width=400)
+    assert build_gallery(figures, out, profile="quick")[0]["evidence_level"] == "smoke"
+    caption = figures / "eos/fig_x.caption.txt"
+    caption.write_text("A caption. Evidence level: evidence (many seeds)\n")
+    with pytest.raises(UnverifiedResult, match="fig_x.caption.txt is not used"):
+        build_gallery(figures, out, profile="quick")

@@ -5,8 +5,9 @@ An audit prints the artifact's record, then its inputs: what all inputs share (p
 packages, device, data) once, then for each input only what differs from the others, and so on
 down the chain. A record made from uncommitted changes is flagged on a line of its own, with
 the changed files. Each record is checked against the disk (:mod:`sharpness.audit_checks`):
-its files, their stamps and hashes, its inputs' content, a dead owner of a ``running`` run; a
-failed check is a ``!!!`` line. ``--json`` gives the same chain as nested records for machines;
+its id recomputed from its content (an edited setting or status), its files, their stamps and
+hashes, its inputs' content, a ``running`` run whose owner is gone or whose loop makes no
+progress (or that has no possible heartbeat); a failed check is a ``!!!`` line. ``--json`` gives the same chain as nested records for machines;
 :func:`settings_yaml` gives the resolved settings of one record as YAML.
 
 A diff compares two records part by part, the parts the content-addressed id is made of
@@ -85,6 +86,8 @@ def _header(record: Mapping[str, Any], path: Any, prov: Path, pad: str,
     extra = ""
     if status == "interrupted":
         extra = f" (last heartbeat {record.get('heartbeat')}); run it again to resume"
+    elif status in ("stalled", "unknown"):
+        extra = f" (last heartbeat {record.get('heartbeat')}; the record says running)"
     elif status == "diverged":
         step = record.get("diverged_step", record.get("diverged_at_step"))
         extra = f" at step {step}" if step is not None else ""

@@ -1,17 +1,22 @@
-"""What ``sharpness audit`` checks on disk, beyond reading a record: that the files a record
-names are the files it was written for, that its inputs are still what they were, and that a
-run shown as ``running`` has a live owner.
+"""What ``sharpness audit`` checks on disk, beyond reading a record: that the record is the one
+its id was computed from, that the files it names are the files it was written for, that its
+inputs are still what they were, and that a run shown as ``running`` is making progress.
 
-* **Outputs** (figures, tables, evaluations, the ledger): each file the record lists must exist
-  beside it (else the record is *orphaned*: its job failed or the file was removed), have the
-  SHA-256 the record holds, and (figures and tables) carry the record's id in its own metadata
-  stamp (PDF keywords, PNG text, a comment in Markdown and LaTeX); an older copy put in place of
-  the current file is caught by either.
+* **The record itself**: its ``id`` is recomputed from its content
+  (:func:`sharpness.provenance.record_edited`); a setting, seed or status edited after the
+  record was written, its id kept, is ``RECORD EDITED``.
+* **Outputs** (figures, tables, evaluations, the ledger, and the files a run recorded with
+  ``output_sha256``): each file the record lists must exist beside it (else the record is
+  *orphaned*: its job failed or the file was removed), have the SHA-256 the record holds, and
+  (figures and tables) carry the record's id in its own metadata stamp (PDF keywords, PNG
+  text, a comment in Markdown and LaTeX); an older copy put in place of the current file is
+  caught by either.
 * **Inputs**: each input still exists and its content (a file's SHA-256, a folder's
   :func:`sharpness.provenance.folder_digest`) is the one recorded.
-* **Liveness**: a run record still saying ``running`` is ``interrupted`` when its owner is gone:
-  its ``pid`` no longer lives on this host, or its ``heartbeat`` is stale (see
-  :func:`owner_state` for the fields read).
+* **Liveness** (:func:`sharpness.runstate.liveness`): a run record still saying ``running`` is
+  ``interrupted`` when its owner is gone, ``stalled`` when its owner lives but its loop has
+  made no progress for :data:`sharpness.runstate.STALE_AFTER_S` seconds, ``unknown`` when it
+  has no heartbeat or one from the future; each is a failed check that says why.
 """
 
 from __future__ import annotations
@@ -22,8 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sharpness.provenance import content_sha256, file_sha256
-from sharpness.runstate import run_state
+from sharpness.provenance import content_sha256, file_sha256, record_edited
+from sharpness.runstate import liveness, run_state
 
 #: The stamp :mod:`sharpness.plots.save` writes into every figure and table file.
 STAMP = re.compile(rb"sharpness-provenance:([0-9a-f]{16})")
@@ -42,11 +47,12 @@ def output_problems(prov: Path, record: Mapping[str, Any]) -> list[str]:
 
     Outputs are looked up beside the record (sidecars sit next to their files), so a figure
     folder moved or copied elsewhere audits the same."""
-    if "artifact" not in record:
-        return []
-    problems = []
     hashes = record.get("output_sha256") or {}
-    for name in record.get("outputs") or [record["artifact"]]:
+    # a figure's or table's files; for a run, the files it recorded for other jobs to read
+    names = (record.get("outputs") or [record["artifact"]]) if "artifact" in record \
+        else list(hashes)
+    problems = []
+    for name in names:
         path = prov.parent / Path(name).name
         if not path.is_file():
             problems.append(f"ORPHANED: {path} is gone; this record vouches for nothing "
@@ -95,22 +101,37 @@ def input_problems(record: Mapping[str, Any], digests: dict[Path, str | None] | 
 
 def run_status(record: Mapping[str, Any]) -> str:
     """The record's status, with ``running`` told apart by :func:`sharpness.runstate.run_state`
-    (the one rule): ``interrupted`` when its owner is gone or its heartbeat is stale."""
+    (the one rule): ``interrupted`` when its owner is gone, ``stalled`` when its loop makes no
+    progress, ``unknown`` without a possible heartbeat."""
     return run_state(dict(record))
 
 
+#: what to do about a run record that says ``running`` but is not, by state
+_ADVICE = {"interrupted": "rerun it to resume",
+           "stalled": "stop that process, then rerun it to resume",
+           "unknown": "check whether its process still works; if not, rerun it to resume"}
+
+
 def status_problems(record: Mapping[str, Any]) -> list[str]:
-    """An interrupted run, said so (its record still reads ``running``)."""
-    if run_status(record) != "interrupted":
+    """A run whose record says ``running`` but that is not making progress, said so with why
+    (:func:`sharpness.runstate.liveness`): interrupted, stalled or unknown."""
+    if record.get("status") != "running":
         return []
-    owner = record.get("owner") if isinstance(record.get("owner"), Mapping) else {}
-    return [f"INTERRUPTED: the record says running but its owner is gone (pid "
-            f"{owner.get('pid')} on {owner.get('host')}, last heartbeat "
-            f"{record.get('heartbeat')}); rerun it to resume"]
+    state, why = liveness(dict(record))
+    if state == "running":
+        return []
+    return [f"{state.upper()}: the record says running but {why}; {_ADVICE[state]}"]
+
+
+def record_problems(record: Mapping[str, Any]) -> list[str]:
+    """The record edited after it was written (its id no longer its content's hash)."""
+    why = record_edited(dict(record))
+    return [] if why is None else [f"RECORD EDITED: {why}; rebuild it (its job) rather than "
+                                   "trust it"]
 
 
 def problems(prov: Path, record: Mapping[str, Any],
              digests: dict[Path, str | None] | None = None) -> list[str]:
     """Every check above on one record."""
-    return (output_problems(prov, record) + input_problems(record, digests)
-            + status_problems(record))
+    return (record_problems(record) + output_problems(prov, record)
+            + input_problems(record, digests) + status_problems(record))

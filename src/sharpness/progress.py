@@ -12,6 +12,10 @@ A line is written at each epoch (or logged step) unless the previous line is les
 unit always gets its line. :func:`say` writes one time-stamped line (the eos sweeps use it to
 say which learning rate runs and how it ended).
 
+Every report (``update``, ``note``, ``say``) is also progress of the run that makes it: it
+renews the heartbeat of the run records open in the process
+(:func:`sharpness.runstate.progressed`), so a run's liveness comes from its own loop.
+
 This module imports neither torch nor numpy.
 """
 
@@ -22,6 +26,8 @@ import os
 import sys
 import time
 from typing import Any, TextIO
+
+from sharpness.runstate import progressed
 
 #: Least seconds between two progress lines in a log.
 EVERY_S = 15.0
@@ -38,6 +44,7 @@ def every_s() -> float:
 
 def say(message: str, stream: TextIO | None = None) -> None:
     """Write ``[HH:MM:SS] message`` as one line to stderr (the job's log) and flush it."""
+    progressed()
     out = stream if stream is not None else sys.stderr
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=out, flush=True)
 
@@ -105,6 +112,7 @@ class Progress:
 
     def update(self, done: int, **fields: Any) -> None:
         """``done`` units are complete; ``fields`` describe the last one."""
+        progressed()
         step = done - self.done
         self.done = done
         if self._bar is not None:
@@ -117,6 +125,7 @@ class Progress:
     def note(self, within: str = "", at: float | None = None, **fields: Any) -> None:
         """Inside a unit (e.g. a step of a long epoch): a line when ``interval`` has passed.
         ``at``: the units done so far as a fraction (e.g. 2.5 epochs), for the time left."""
+        progressed()
         if self._bar is None:  # the unit's own fields, then the last unit's (not kept)
             self._emit({**fields, **self.fields}, force=False,
                        within=f", {within}" if within else "", at=at)

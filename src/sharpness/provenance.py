@@ -7,18 +7,24 @@ was dirty), the resolved parameters, seeds, data sets with checksums, package ve
 start/end time and command, so ``sharpness audit FILE`` can walk any number back to its origin.
 
 The ``id`` is content-addressed (:func:`content_id`): the SHA-256 of the kind, the resolved
-params, the seed, the code fingerprint (the sources of every ``sharpness`` module the process
+params, the seed, the status (``ok``, ``diverged``, ``running``, ...), the code fingerprint (the sources of every ``sharpness`` module the process
 loaded, as on disk, so a dirty tree counts, plus the numeric packages' versions), the data
 checksums, and every input's content: the SHA-256 of an input file, or the digest of an input
 folder (:func:`folder_digest`: each file's path and SHA-256, each record inside it by its id),
 together with the id of the record behind the input. Different inputs give different ids; the
 same artifact from the same inputs and code gives the same id on any machine (no paths, hosts or
 times enter it). ``sharpness diff A B`` says which of those parts differ between two records.
+Because the id is recomputable from the record, a record edited after it was written (a
+setting, the seed or the status changed, its id kept) no longer matches it:
+:func:`record_edited` says so, ``sharpness audit`` flags it and every reader of the record
+(:func:`sharpness.sealed.read_verified`) refuses it.
 
 An artifact's sidecar is written last, once its files are complete (:func:`artifact_record`
 builds the record, the caller stamps the id into the files, :func:`commit_artifact_record`
 adds the files' SHA-256 and writes it), so a record never describes a file that was not
-written; :func:`discard_artifact_record` removes a stale one when its job fails.
+written; :func:`discard_artifact_record` removes a stale one when its job fails. A run records
+the SHA-256 of the files other jobs read from its folder the same way
+(:meth:`RunRecord.outputs`, ``write_run_provenance(outputs=...)``: field ``output_sha256``).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
@@ -133,8 +140,11 @@ def folder_digest(folder: str | os.PathLike[str]) -> str:
             continue
         if path.name == PROVENANCE_NAME or path.name.endswith(SIDECAR_SUFFIX):
             try:
-                value = f"record {read_json(path).get('id')}"
-            except (OSError, ValueError):
+                record = read_json(path)
+                # a record edited after it was written enters by its bytes, not its stale id
+                value = (f"record {record.get('id')}" if not record_edited(record)
+                         else f"edited record {file_sha256(path)}")
+            except (OSError, ValueError, AttributeError):
                 value = f"unreadable record {file_sha256(path)}"
         else:
             value = file_sha256(path)
@@ -160,16 +170,39 @@ def content_id(record: dict[str, Any]) -> str:
     """The content-addressed id of a record (see the module docstring)."""
     from sharpness.cache import canonical
 
+    record = json.loads(to_json(record))  # the record as its file holds it
     body = {
         "kind": record.get("kind"),
         "params": record.get("params", {}),
         "seed": record.get("seed"),
-        "code": record.get("code", {}).get("fingerprint"),
+        "status": record.get("status"),
+        "code": (record.get("code") or {}).get("fingerprint"),
         "data": [{k: v for k, v in d.items() if k not in _DATA_PLACE_KEYS}
                  for d in record.get("data", [])],
         "inputs": [{k: e.get(k) for k in ("sha256", "id")} for e in record.get("inputs", [])],
     }
     return hashlib.sha256(canonical(body).encode()).hexdigest()[:16]
+
+
+def record_edited(record: Any) -> str | None:
+    """Why ``record`` is not the record its id was computed from (``None``: its ``id`` is the
+    :func:`content_id` of its content). A setting, the seed, the status, the code fingerprint,
+    a data checksum or an input's hash changed after the record was written, its id kept, is
+    caught here; owner, heartbeat, times and result fields are not part of the id."""
+    if not isinstance(record, dict):
+        return "it is not a provenance record (not a JSON object)"
+    recorded = record.get("id")
+    if not recorded:
+        return "it has no id"
+    try:
+        actual = content_id(record)
+    except (TypeError, ValueError, AttributeError) as exc:
+        return f"its content cannot be hashed ({type(exc).__name__}: {exc})"
+    if actual != recorded:
+        return (f"its id {recorded} is not the hash of its content ({actual}): a setting, the "
+                "seed, the status, the code, the data or an input was changed after it was "
+                "written")
+    return None
 
 
 def code_record() -> dict[str, Any]:
@@ -183,7 +216,8 @@ def code_record() -> dict[str, Any]:
 def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | None = None,
                 data: Sequence[dict[str, Any]] = (), stand_ins: Sequence[str] = (),
                 command: Sequence[str] | None = None,
-                inputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
+                inputs: Sequence[str | os.PathLike[str]] = (),
+                status: str | None = None) -> dict[str, Any]:
     """The fields every provenance record has, ``id`` (content-addressed) included."""
     params = json.loads(to_json(dict(params or {})))
     record = {
@@ -191,6 +225,7 @@ def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | 
         "code": code_record(),
         "params": params,
         "seed": seed,
+        "status": status,
         "data": list(data),
         "inputs": [input_entry(p) for p in inputs],
         "stand_ins": list(stand_ins),
@@ -203,16 +238,31 @@ def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | 
     return {"id": content_id(record), **record}
 
 
+def output_hashes(folder: str | os.PathLike[str], names: Sequence[str]) -> dict[str, str]:
+    """``{name: SHA-256}`` of the files ``names`` of ``folder`` (all must exist)."""
+    folder = Path(folder)
+    missing = [n for n in names if not (folder / n).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder}: output(s) {', '.join(missing)} not written; "
+                                "no hash recorded")
+    return {n: file_sha256(folder / n) for n in names}
+
+
 def write_run_provenance(run_dir: str | os.PathLike[str], *, params: dict[str, Any],
                          seed: int | None = None, data: Sequence[dict[str, Any]] = (),
                          stand_ins: Sequence[str] = (), status: str = "ok",
                          inputs: Sequence[str | os.PathLike[str]] = (),
-                         extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                         extra: dict[str, Any] | None = None,
+                         outputs: Sequence[str] = ()) -> dict[str, Any]:
     """Write ``run_dir/provenance.json`` for a finished run and return the record; ``inputs``
-    (files or folders it read, e.g. the runs it evaluated) enter its id."""
+    (files or folders it read, e.g. the runs it evaluated) enter its id; ``outputs`` (names of
+    files in ``run_dir`` that other jobs read) get their SHA-256 recorded (``output_sha256``),
+    which :func:`sharpness.sealed.read_verified` checks before a reader uses them."""
     record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins,
-                         inputs=inputs)
-    record.update(status=status, ended=now_iso(), **(extra or {}))
+                         inputs=inputs, status=status)
+    record.update(ended=now_iso(), **(extra or {}))
+    if outputs:
+        record["output_sha256"] = output_hashes(run_dir, outputs)
     atomic_write_json(Path(run_dir) / PROVENANCE_NAME, record)
     return record
 
@@ -222,22 +272,27 @@ class RunRecord:
 
     The status is ``running`` while the block executes, ``ok`` when it ends normally,
     ``interrupted`` when Ctrl-C or SIGTERM stops it, ``failed`` (with the error) when it
-    raises. While it runs, the record names its ``owner`` (host, pid) and renews its
-    ``heartbeat`` (:func:`sharpness.runstate.run_state` reads both to tell a killed run).
-    Code inside may call :meth:`set_status` (e.g. ``diverged`` with the step) and
-    :meth:`update` to add result fields.
+    raises. While it runs, the record names its ``owner`` (host, pid) and carries a
+    ``heartbeat``: the time the run's own loop last reported progress
+    (:func:`sharpness.runstate.progressed`, called by the training loop at every step, by the
+    gradient flows and by every progress line), written into the file by the loop's thread at
+    most every :data:`sharpness.runstate.HEARTBEAT_S` seconds. No background thread renews it:
+    a loop that hangs stops renewing it, and :func:`sharpness.runstate.run_state` reads the
+    record as no longer ``running``. Code inside may call :meth:`set_status` (e.g.
+    ``diverged`` with the step), :meth:`update` to add result fields and :meth:`outputs` to
+    record the SHA-256 of the files other jobs will read. Every write recomputes the record's
+    content-addressed ``id`` (its status is part of it).
     """
 
     def __init__(self, run_dir: str | os.PathLike[str], *, params: dict[str, Any],
                  seed: int | None = None, data: Sequence[dict[str, Any]] = (),
                  stand_ins: Sequence[str] = ()) -> None:
         self.path = Path(run_dir) / PROVENANCE_NAME
-        self.record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins)
-        self.record["status"] = "running"
+        self.record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins,
+                                  status="running")
         self._status_set = False
-        # liveness (sharpness.runstate): who runs it, and a heartbeat while it runs
-        self._lock = threading.Lock()
-        self._heartbeat: Any = None
+        self._lock = threading.RLock()
+        self._written = 0.0  # time.monotonic() of the last write
 
     def set_status(self, status: str, **fields: Any) -> None:
         """Record a final status (``ok``, ``diverged``, ``failed``) and any detail fields."""
@@ -251,36 +306,57 @@ class RunRecord:
         with self._lock:
             self.record.update(fields)
 
+    def outputs(self, *names: str) -> dict[str, str]:
+        """Record the SHA-256 of the files ``names`` of the run folder (written, complete)
+        under ``output_sha256``: a job that reads them checks them against it
+        (:func:`sharpness.sealed.read_verified`), and ``sharpness audit`` too."""
+        hashes = output_hashes(self.path.parent, names)
+        with self._lock:
+            self.record["output_sha256"] = {**self.record.get("output_sha256", {}), **hashes}
+        return hashes
+
+    def _write(self) -> None:
+        """Write the record with its id recomputed from its content (lock held)."""
+        self.record["id"] = content_id(self.record)
+        atomic_write_json(self.path, self.record)
+        self._written = time.monotonic()
+
+    def progress(self) -> None:
+        """The run's loop made progress: renew the heartbeat (in the file at most every
+        :data:`sharpness.runstate.HEARTBEAT_S` seconds). Called through
+        :func:`sharpness.runstate.progressed`, from the loop's own thread."""
+        from sharpness import runstate
+
+        with self._lock:
+            self.record["heartbeat"] = runstate.now_iso()
+            if time.monotonic() - self._written >= runstate.HEARTBEAT_S:
+                self._write()
+
     def __enter__(self) -> RunRecord:
         from sharpness import runstate
 
-        self.record.update(owner=runstate.owner(), heartbeat=runstate.now_iso())
-        atomic_write_json(self.path, self.record)
-        self._heartbeat = runstate.Heartbeat(self._beat).start()
-        return self
-
-    def _beat(self) -> None:
-        from sharpness.runstate import now_iso
-
         with self._lock:
-            self.record["heartbeat"] = now_iso()
-            atomic_write_json(self.path, self.record)
+            self.record.update(owner=runstate.owner(), heartbeat=runstate.now_iso())
+            self._write()
+        runstate.track(self)
+        return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.stop()
-        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (runstate.Interrupted)
-            self.record.update(status="interrupted", error=f"{exc_type.__name__}: {exc}")
-        elif exc is not None:
-            self.record.update(status="failed", error=f"{exc_type.__name__}: {exc}")
-        elif not self._status_set:
-            self.record["status"] = "ok"
-        self.record["ended"] = now_iso()
-        # the code that ran: modules imported during the run count too
-        self.record["code"] = code_record()
-        self.record["id"] = content_id(self.record)
-        atomic_write_json(self.path, self.record)
+        from sharpness import runstate
+
+        runstate.untrack(self)
+        with self._lock:
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (runstate.Interrupted)
+                self.record.update(status="interrupted", error=f"{exc_type.__name__}: {exc}")
+            elif exc is not None:
+                self.record.update(status="failed", error=f"{exc_type.__name__}: {exc}")
+            elif not self._status_set:
+                self.record["status"] = "ok"
+            self.record["ended"] = now_iso()
+            # the code that ran: modules imported during the run count too
+            self.record["code"] = code_record()
+            self._write()
 
 
 def sidecar_path(artifact: str | os.PathLike[str]) -> Path:
@@ -336,9 +412,10 @@ def artifact_record(artifact: str | os.PathLike[str], *, kind: str,
                     outputs: Sequence[str | os.PathLike[str]] = ()) -> dict[str, Any]:
     """The record of a figure, table or evaluation, not yet written: its ``id`` is known, so
     the caller can stamp it into the files before :func:`commit_artifact_record`."""
-    record = base_record(kind, params, data=data, stand_ins=stand_ins, inputs=inputs)
+    record = base_record(kind, params, data=data, stand_ins=stand_ins, inputs=inputs,
+                         status="ok")
     record.update(artifact=str(artifact), outputs=[str(p) for p in outputs or [artifact]],
-                  caption=caption, status="ok")
+                  caption=caption)
     return record
 
 

@@ -15,11 +15,25 @@ a result, written with its status, step and reason into its ``final.json``, its 
 record and its metrics, never an exception.
 
 **Is it still running?** A run's record (``provenance.json``) names its owner (host, pid and
-the pid's start time) and carries a heartbeat, renewed every :data:`HEARTBEAT_S` seconds by a
-background thread (:class:`Heartbeat`) while the run works. :func:`run_state` reads a record:
-a record that says ``running`` is ``interrupted`` when its owner is gone (on this host: the pid
-is dead or belongs to another process) or its heartbeat is older than :data:`STALE_AFTER_S`
-(any host). A run stopped by SIGTERM or Ctrl-C records ``interrupted`` itself
+the pid's start time) and carries a heartbeat: the time the run's own loop last made progress.
+Loops report progress with :func:`progressed` (the training loop at every step, the gradient
+flows at every recorded point, every progress line of :mod:`sharpness.progress`), which renews
+the heartbeat of every run record open in the process, written into the file by the loop's own
+thread at most every :data:`HEARTBEAT_S` seconds. There is no background thread: a heartbeat
+that a thread renewed while the loop hung would keep a hung run ``running`` forever.
+:func:`run_state` reads a record that says ``running``:
+
+* ``interrupted`` when its owner is gone (on this host: the pid is dead or belongs to another
+  process);
+* ``unknown`` when it carries no heartbeat, one that cannot be read, or one from the future
+  (more than :data:`CLOCK_SKEW_S` ahead of this clock): nothing says whether it progresses;
+* ``stalled`` when its owner still lives on this host but its loop has made no progress for
+  :data:`STALE_AFTER_S` seconds (a hung process: stop it, then run it again to resume);
+* ``interrupted`` when its heartbeat is that old and the owner is on another host (a hung
+  process or a dead node, which this host cannot tell apart);
+* ``running`` otherwise.
+
+A run stopped by SIGTERM or Ctrl-C records ``interrupted`` itself
 (:func:`install_signal_handlers` turns SIGTERM into :class:`Interrupted`); one killed by SIGKILL
 keeps ``running`` in its file and is told apart by :func:`run_state`. Either way the next
 invocation resumes it from its last checkpoint.
@@ -35,7 +49,6 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable
 from typing import Any
 
 #: A loss above this many times the run's initial loss is a blow-up. GD above the edge of
@@ -46,16 +59,22 @@ from typing import Any
 #: FCN with the square loss at 8 eta_c went from 1x to 1,218x in 29 steps); finite blow-ups
 #: that saturate below the factor are caught at the end by :func:`end_divergence`.
 BLOW_UP_FACTOR = 1000.0
-#: Seconds between heartbeats of a running run's record.
+#: Least seconds between two writes of a running run's heartbeat into its record.
 HEARTBEAT_S = 30.0
-#: A ``running`` record whose heartbeat is older than this is ``interrupted`` (ten beats).
-STALE_AFTER_S = 10 * HEARTBEAT_S
+#: A ``running`` record whose loop has made no progress for this long is ``stalled`` (its
+#: owner lives on this host) or ``interrupted`` (another host). Long enough for the slowest
+#: single step the pipeline takes between two progress reports (an evaluation pass, a
+#: Lanczos estimate of the sharpness, a checkpoint write).
+STALE_AFTER_S = 20 * HEARTBEAT_S
+#: A heartbeat more than this many seconds ahead of this host's clock is impossible
+#: (``unknown``): no clock of a working cluster is that far off.
+CLOCK_SKEW_S = 120.0
 
 #: Reasons :func:`divergence` and :func:`end_divergence` give.
 NON_FINITE, BLOW_UP, ABOVE_LIMIT = "non_finite", "blow_up", "above_limit"
 ABOVE_CHANCE, ABOVE_INITIAL = "above_chance_loss", "above_initial_loss"
 #: The states :func:`run_state` returns.
-STATES = ("ok", "diverged", "failed", "interrupted", "running", "unknown")
+STATES = ("ok", "diverged", "failed", "interrupted", "stalled", "running", "unknown")
 
 
 def divergence(loss: float, initial_loss: float | None = None, *,
@@ -171,9 +190,11 @@ def owner_alive(who: dict[str, Any]) -> bool | None:
 
 
 def heartbeat_age(record: dict[str, Any]) -> float | None:
-    """Seconds since the record's last heartbeat (its start when it has none), or None."""
-    stamp = record.get("heartbeat") or record.get("started")
-    if not stamp:
+    """Seconds since the record's heartbeat (negative: a heartbeat from the future), or
+    ``None`` when it has none or it cannot be read. A record's start time is not a heartbeat:
+    a record without one says nothing about the run's progress."""
+    stamp = record.get("heartbeat")
+    if not stamp or not isinstance(stamp, str):
         return None
     try:
         then = _dt.datetime.fromisoformat(stamp)
@@ -184,59 +205,84 @@ def heartbeat_age(record: dict[str, Any]) -> float | None:
     return (_now() - then).total_seconds()
 
 
+def liveness(record: dict[str, Any], *, stale_after: float = STALE_AFTER_S
+             ) -> tuple[str, str]:
+    """``(state, why)`` of a record that says ``running`` (see the module docstring): the
+    state :func:`run_state` returns and the reason in words."""
+    who = record.get("owner") if isinstance(record.get("owner"), dict) else None
+    alive = owner_alive(who) if who is not None else None
+    where = (f"pid {who.get('pid')} on {who.get('host')}" if who is not None
+             else "no owner recorded")
+    if alive is False:
+        return "interrupted", f"its owner ({where}) is gone"
+    age = heartbeat_age(record)
+    beat = record.get("heartbeat")
+    if age is None:
+        what = "no heartbeat" if not beat else f"a heartbeat that cannot be read ({beat!r})"
+        return "unknown", (f"it carries {what}, so nothing says whether its loop still makes "
+                           f"progress ({where})")
+    if age < -CLOCK_SKEW_S:
+        return "unknown", (f"its heartbeat {beat} lies {-age:.0f} s in the future of this "
+                           f"host's clock: impossible, so nothing says whether it progresses "
+                           f"({where})")
+    if age > stale_after:
+        if alive:
+            return "stalled", (f"its owner ({where}) still lives but its loop has made no "
+                               f"progress for {age:.0f} s (last at {beat}): it hangs")
+        return "interrupted", (f"its loop has made no progress for {age:.0f} s (last at "
+                               f"{beat}) and its owner ({where}) cannot be checked from here")
+    return "running", f"its loop made progress {max(age, 0.0):.0f} s ago ({where})"
+
+
 def run_state(record: dict[str, Any], *, stale_after: float = STALE_AFTER_S) -> str:
     """The state of the run a record describes: ``ok``, ``diverged``, ``failed``,
-    ``interrupted`` or ``running`` (the record's own status when it is another word;
-    ``unknown`` for a record without one).
+    ``interrupted``, ``stalled``, ``running`` or ``unknown`` (the record's own status when it
+    is another word; ``unknown`` for a record without one).
 
-    A record that says ``running`` is ``interrupted`` when its owner process is gone (same
-    host) or its heartbeat is older than ``stale_after`` seconds (any host: a hung process or
-    a dead node)."""
+    A record that says ``running`` is read by :func:`liveness`: ``interrupted`` when its owner
+    is gone or (another host) its loop has made no progress for ``stale_after`` seconds,
+    ``stalled`` when its owner lives here but its loop has not progressed for that long,
+    ``unknown`` when it has no heartbeat or an impossible one (from the future)."""
     status = record.get("status")
     if status is None:
         return "unknown"
     if status != "running":
         return str(status)
-    who = record.get("owner")
-    if isinstance(who, dict) and owner_alive(who) is False:
-        return "interrupted"
-    age = heartbeat_age(record)
-    if age is not None and age > stale_after:
-        return "interrupted"
-    return "running"
+    return liveness(record, stale_after=stale_after)[0]
 
 
-class Heartbeat:
-    """A daemon thread that calls ``beat()`` every ``interval`` seconds until stopped.
+# progress reports -> heartbeats ----------------------------------------------------------
+_TRACKED: list[Any] = []
+_TRACKED_LOCK = threading.Lock()
 
-    ``beat`` renews a record's heartbeat (:class:`sharpness.provenance.RunRecord` passes a
-    function that stamps and rewrites its file under its lock). An exception in ``beat`` (a
-    full disk) stops the beats, never the run; the record then goes stale and reads as
-    ``interrupted`` until the run ends and rewrites it."""
 
-    def __init__(self, beat: Callable[[], None], interval: float = HEARTBEAT_S) -> None:
-        self._beat = beat
-        self._interval = interval
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="run-heartbeat", daemon=True)
+def track(record: Any) -> None:
+    """Renew ``record``'s heartbeat (its ``progress()`` method) whenever a loop of this
+    process reports progress (:class:`sharpness.provenance.RunRecord` while it is open)."""
+    with _TRACKED_LOCK:
+        _TRACKED.append(record)
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self._interval):
-            try:
-                self._beat()
-            except Exception:  # noqa: BLE001 - a heartbeat must never kill the run
-                return
 
-    def start(self) -> Heartbeat:
-        """Start beating (the first beat comes after one interval)."""
-        self._thread.start()
-        return self
+def untrack(record: Any) -> None:
+    """Stop renewing ``record``'s heartbeat (the run ended)."""
+    with _TRACKED_LOCK:
+        if record in _TRACKED:
+            _TRACKED.remove(record)
 
-    def stop(self) -> None:
-        """Stop and wait for the thread (no beat is written after this returns)."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
+
+def progressed() -> None:
+    """The calling loop made progress (a training step, a flow point, a progress line): renew
+    the heartbeat of every run record open in this process. Cheap (a clock read per record;
+    the file is written at most every :data:`HEARTBEAT_S` seconds); never raises, since a
+    failed write of a heartbeat (a full disk) must not stop the run: the record then reads
+    as no longer progressing until the run ends and rewrites it."""
+    with _TRACKED_LOCK:
+        records = list(_TRACKED)
+    for record in records:
+        try:
+            record.progress()
+        except Exception:  # noqa: BLE001 - a heartbeat must never kill the run
+            continue
 
 
 def now_iso() -> str:

@@ -8,6 +8,15 @@ folder's ``cache_key.json`` (:mod:`sharpness.cache`; field ``files``) right afte
 :func:`load_sealed` reuses it only when it matches and loads, and otherwise logs which file and
 why and returns ``None`` so the caller recomputes; a reader of another job's file
 (:func:`load_checked`) stops with :class:`DamagedFile`, which names the file and what to do.
+
+**Result files** (:func:`read_verified`, the one function every reader of another job's file
+calls: the claims build, the figure and table commands, the report and the gallery): a figure's
+or table's CSV, caption and files (their sidecar's ``output_sha256``), a run's files for other
+jobs (its ``provenance.json``'s ``output_sha256``, or the folder's sealed hashes) and the
+provenance records themselves (their id recomputed from their content,
+:func:`sharpness.provenance.record_edited`). A file without a recorded hash, with another
+hash, or a record edited after it was written stops the reader with
+:class:`UnverifiedResult`, which names the file and the command that rebuilds it.
 """
 
 from __future__ import annotations
@@ -20,7 +29,13 @@ from typing import Any
 
 from sharpness.cache import KEY_FILE, read_key
 from sharpness.errors import SharpnessError
-from sharpness.provenance import file_sha256
+from sharpness.provenance import (
+    PROVENANCE_NAME,
+    SIDECAR_SUFFIX,
+    file_sha256,
+    record_edited,
+    sidecar_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -109,3 +124,156 @@ def load_checked(path: str | os.PathLike[str], loader: Callable[[Path], Any], *,
     except Exception as exc:  # any failure to read it: the file is not usable
         raise DamagedFile(f"{what}: {path} is not used: it cannot be read "
                           f"({type(exc).__name__}: {exc}){tail}") from exc
+
+
+# -- result files ----------------------------------------------------------------------------
+
+class UnverifiedResult(DamagedFile):
+    """A result file a job reads is not the one its producer recorded (edited, damaged, or
+    never recorded), or a provenance record was edited after it was written."""
+
+
+def _json(path: Path) -> Any:
+    from sharpness.io import read_json
+
+    return read_json(path)
+
+
+def _is_record(path: Path) -> bool:
+    return path.name == PROVENANCE_NAME or path.name.endswith(SIDECAR_SUFFIX)
+
+
+def _record_candidates(path: Path) -> list[Path]:
+    """Where the hash of ``path`` may be recorded: its figure's or table's sidecar (the same
+    stem: ``fig.csv`` and ``fig.caption.txt`` -> ``fig.provenance.json``), then its folder's
+    run record."""
+    stems = [sidecar_path(path), path.with_name(path.name.split(".")[0] + SIDECAR_SUFFIX)]
+    out: list[Path] = []
+    for candidate in [*stems, path.parent / PROVENANCE_NAME]:
+        if candidate not in out and candidate != path and candidate.is_file():
+            out.append(candidate)
+    return out
+
+
+def _hash_in(records: list[Path], path: Path
+             ) -> tuple[str | None, Path | None, dict[str, Any] | None]:
+    """The first of ``records`` whose ``output_sha256`` names ``path``'s file."""
+    for candidate in records:
+        try:
+            record = _json(candidate)
+        except (OSError, ValueError):
+            continue
+        hashes = record.get("output_sha256") if isinstance(record, dict) else None
+        for key, value in (hashes or {}).items():
+            if Path(key).name == path.name and isinstance(value, str):
+                return value, candidate, record
+    return None, None, None
+
+
+def recorded_sha256(path: str | os.PathLike[str]
+                    ) -> tuple[str | None, Path | None, dict[str, Any] | None]:
+    """``(sha256, where, record)``: the SHA-256 the producer of ``path`` recorded, the file
+    it is recorded in (a sidecar, a run's ``provenance.json`` or the folder's
+    ``cache_key.json``) and that record (``None`` for ``cache_key.json``); all ``None`` when
+    no hash of it is recorded anywhere."""
+    path = Path(path)
+    tried = _record_candidates(path)
+    found = _hash_in(tried, path)
+    if found[0] is not None:
+        return found
+    files = (read_key(path.parent) or {}).get(FILES_FIELD, {})
+    if isinstance(files, dict) and isinstance(files.get(path.name), str):
+        return files[path.name], path.parent / KEY_FILE, None
+    # an output of another stem's record (the ledger's CLAIMS.provenance.json lists claims.csv)
+    others = [c for c in sorted(path.parent.glob(f"*{SIDECAR_SUFFIX}"))
+              if c not in tried and c != path]
+    return _hash_in(others, path)
+
+
+def rebuild_hint(path: str | os.PathLike[str], record: dict[str, Any] | None = None) -> str:
+    """How to rebuild ``path``: the workflow command, and the command its job ran (from the
+    record of its producer, when there is one)."""
+    import shlex
+
+    text = f"Rebuild it: `snakemake --cores all --forcerun {shlex.quote(str(path))}`"
+    command = (record or {}).get("command") if isinstance(record, dict) else None
+    if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+        if Path(command[0]).name == "sharpness":  # the entry point, wherever it is installed
+            command = ["sharpness", *command[1:]]
+        text += f" (the job that wrote it ran `{shlex.join(command)}`)"
+    return text + "."
+
+
+def verify_result(path: str | os.PathLike[str], *, what: str = "result file") -> Path:
+    """``path``, after checking it is the file its producer recorded; else
+    :class:`UnverifiedResult` naming it, why, and the command that rebuilds it.
+
+    A provenance record (``provenance.json``, a sidecar) must have the id of its content. Any
+    other file must have the SHA-256 recorded by the job that wrote it (its sidecar's or run
+    record's ``output_sha256``, or its folder's sealed hashes); that record must itself be
+    unedited. A file of which no hash is recorded is not used either: nothing says it is the
+    file that job wrote."""
+    path = Path(path)
+    if not path.is_file():
+        raise UnverifiedResult(f"{what}: {path} is missing. {rebuild_hint(path)}")
+    if _is_record(path):
+        try:
+            record = _json(path)
+        except (OSError, ValueError) as exc:
+            raise UnverifiedResult(f"{what}: {path} is not used: it cannot be read "
+                                   f"({type(exc).__name__}: {exc}). "
+                                   f"{rebuild_hint(path)}") from exc
+        why = record_edited(record)
+        if why is not None:
+            raise UnverifiedResult(f"{what}: {path} is not used: {why}. "
+                                   f"{rebuild_hint(path, record)}")
+        return path
+    recorded, where, record = recorded_sha256(path)
+    if recorded is None:
+        raise UnverifiedResult(
+            f"{what}: {path} is not used: no job recorded its SHA-256 (no provenance sidecar "
+            f"or run record beside it lists it), so nothing says it is the file the pipeline "
+            f"wrote. {rebuild_hint(path)}")
+    if record is not None and (why := record_edited(record)) is not None:
+        raise UnverifiedResult(f"{what}: {path} is not used: the record of its hash, {where}, "
+                               f"was edited: {why}. {rebuild_hint(path, record)}")
+    actual = file_sha256(path)
+    if actual != recorded:
+        raise UnverifiedResult(
+            f"{what}: {path} is not used: its SHA-256 {actual[:12]} differs from the "
+            f"{recorded[:12]} that {where} recorded when it was written (edited or damaged "
+            f"after the build; {path.stat().st_size} bytes). {rebuild_hint(path, record)}")
+    return path
+
+
+def read_verified(path: str | os.PathLike[str], loader: Callable[[Path], Any] | None = None,
+                  *, what: str = "result file") -> Any:
+    """Read a result file another job wrote, after :func:`verify_result`: ``loader(path)``
+    (default: JSON for ``.json`` files, else the bytes). The one way every reader of a result
+    file (the claims build, figures, tables, the report) opens it; a file that fails the check
+    stops the reader with :class:`UnverifiedResult` naming it and the command that rebuilds
+    it, and a file that cannot be parsed stops it the same way."""
+    path = verify_result(path, what=what)
+    if loader is None:
+        loader = _json if path.suffix == ".json" else Path.read_bytes
+    try:
+        return loader(path)
+    except Exception as exc:  # unreadable although its hash matched: still not usable
+        raise UnverifiedResult(f"{what}: {path} is not used: it cannot be read "
+                               f"({type(exc).__name__}: {exc}). {rebuild_hint(path)}") from exc
+
+
+def report_provenance(target: str | os.PathLike[str]) -> str:
+    """The provenance id ``snakemake --report`` shows for a figure or table, after every file
+    of the item (PDF/PNG or Markdown/LaTeX, CSV, caption) was checked against the hash its
+    sidecar recorded and the sidecar against its id (:func:`verify_result`); ``"missing"``
+    when the item has no record (not built). An edited file stops the report with
+    :class:`UnverifiedResult` naming it and the command that rebuilds it."""
+    target = Path(target)
+    side = sidecar_path(target)
+    if not side.is_file():
+        return "missing"
+    record = read_verified(side, what="report")
+    for name in record.get("outputs") or [record.get("artifact") or target]:
+        verify_result(side.parent / Path(name).name, what="report")
+    return str(record.get("id"))

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from sharpness.sealed import seal
+
 SNIPPET = """
 import sys
 from sharpness.cli import main
@@ -42,6 +44,7 @@ def _sam_eos_run(run: Path) -> None:
                             {"name": "sam", "hparams": {"rho": 0.05}}]}
     run.mkdir()
     (run / "sweep.json").write_text(json.dumps(sweep))
+    seal(run, "sweep.json")  # as the run job does: the figure checks it against this hash
 
 
 @pytest.mark.slow

@@ -11,16 +11,19 @@ import pytest
 from sharpness.claims import readme
 from sharpness.claims.ledger import all_claims, evaluate, evidence_level, write_ledger
 from sharpness.plots.save import write_csv
+from sharpness.provenance import write_artifact_provenance
 from tests.claims.fixtures import acc_rows, item, phase, trained
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _figures(tmp_path: Path) -> Path:
+    """Each item's CSV with its sidecar, as a figure job writes them (the sidecar records the
+    CSV's SHA-256, which the ledger checks)."""
     fig = tmp_path / "figures"
     for name, data in phase(False).items():
         write_csv(fig / f"{name}.csv", data.rows.to_dict("records"))
-        (fig / f"{name}.provenance.json").write_text(json.dumps({"id": "abc123", "params": {}}))
+        write_artifact_provenance(fig / f"{name}.csv", kind="figure", params={"item": name})
     return fig
 
 
@@ -29,7 +32,10 @@ def test_every_claim_listed_with_a_verdict(tmp_path: Path) -> None:
     assert [r["id"] for r in rows] == [c.id for c in all_claims()]
     band = next(r for r in rows if r["id"] == "eos-band")
     assert band["verdict"] == "supported"
-    assert band["provenance"] == "eos/fig_phase=abc123;eos/fig_trajectories=abc123"
+    ids = {n: json.loads((tmp_path / "figures" / f"{n}.provenance.json").read_text())["id"]
+           for n in ("eos/fig_phase", "eos/fig_trajectories")}
+    assert band["provenance"] == (f"eos/fig_phase={ids['eos/fig_phase']};"
+                                  f"eos/fig_trajectories={ids['eos/fig_trajectories']}")
     assert {r["paper"] for r in rows} == {"minorfirst", "lesam", "eos"}
     out = write_ledger(rows, tmp_path / "figures" / "CLAIMS.md", "quick")
     assert [p.name for p in out] == ["CLAIMS.md", "claims.csv", "claims.json"]

@@ -22,6 +22,7 @@ from sharpness.eos.figures import (
 from sharpness.eos.figures.ablations import omitted_factors, varied_keys
 from sharpness.eos.figures.trajectories import MONOTONE_TOL, drop_after_eos
 from sharpness.eos.sweep import run_setting
+from sharpness.sealed import seal
 from tests.eos.test_sweep import TINY
 
 
@@ -135,6 +136,7 @@ def _variant(path: Path, out: Path, factor: str, label: str, value: object,
     sweep["eta_c"] *= 1 + alpha  # distinct values to plot; the figure reads, never recomputes
     out.mkdir(parents=True)
     (out / "sweep.json").write_text(json.dumps(sweep))
+    seal(out, "sweep.json")  # as the sweep job does: the figure checks it against this hash
     return out / "sweep.json"
 
 

@@ -19,6 +19,7 @@ from sharpness.gradcam.figures import (
 )
 from sharpness.gradcam.study import compute_maps, run_config, train_group
 from sharpness.io import atomic_save_npz
+from sharpness.provenance import write_run_provenance
 
 STAND_IN = "MNIST digits composited on CIFAR-10 crops (MNIST-M style) for SVHN"
 
@@ -58,6 +59,8 @@ def _fake_maps(folder: Path, sam_shift: float, channels: int = 1, seed: int = 0)
                     maps=rng.random((2, 3, 2, n, h, h)).astype(np.float32), shares=shares,
                     test_acc=np.full((2, 3, 2), 0.5), alphas=np.array([2.0, 0.5, 1.0]),
                     seeds=np.array([0, 1]), optimizers=np.array(["sam", "sgd"]))
+    # as the maps job does: its record holds the file's hash, which the figure job checks
+    write_run_provenance(folder, params={"fake_maps": sam_shift}, outputs=["maps.npz"])
     return folder
 
 
@@ -176,6 +179,7 @@ def test_one_seed_caption_claims_no_interval(tmp_path: Path) -> None:
     one = {k: (v[:, :, :1] if k in ("shares", "maps", "test_acc") else v[:1] if k == "seeds"
                else v) for k, v in arr.items()}
     atomic_save_npz(tmp_path / "one" / "maps.npz", **one)
+    write_run_provenance(tmp_path / "one", params={"one_seed": True}, outputs=["maps.npz"])
     params = {**_params(), "seeds": [0]}
     out = make_outputs(params, {"mnist": tmp_path / "one"}, tmp_path / "fig" / "gradcam.pdf",
                        tmp_path / "fig" / "gradcam_table.md")

@@ -13,6 +13,7 @@ from sharpness.data.folders import domain_transforms
 from sharpness.lesam.evaluate import domain_rows
 from sharpness.lesam.experiments import RUNS_DIR, item_groups, training_runs
 from sharpness.lesam.tables import build_table_domain_gen
+from sharpness.provenance import write_artifact_provenance
 from sharpness.train import train
 from tests.paper import formats
 
@@ -62,6 +63,7 @@ def test_single_source_runs_are_tested_on_every_other_domain(tmp_path):
     out = tmp_path / "results/lesam/eval/domain_gen.json"
     out.parent.mkdir(parents=True)
     out.write_text(json.dumps(rows))
+    write_artifact_provenance(out, kind="evaluation")  # as `lesam eval` records it
     table = tmp_path / "table_domain_gen.md"
     build_table_domain_gen(section, table, tmp_path)
     text = table.read_text()

@@ -17,6 +17,7 @@ from sharpness.lesam import glmc as glmc_module
 from sharpness.lesam.glmc import run_glmc
 from sharpness.lesam.report import mean_std
 from sharpness.lesam.signal import run_signal
+from sharpness.provenance import write_artifact_provenance
 from sharpness.train import load_trained_model
 
 DATA = str(Path(__file__).resolve().parents[2] / "data")
@@ -161,6 +162,8 @@ def test_blow_up_runs_are_left_out_of_the_evaluation_tables_and_named(tmp_path):
            for s, acc, st in ((0, 0.8, "ok"), (1, 0.1, "diverged")) for a in (0.0, 30.0)]
     (tmp_path / EVAL_DIR / "robustness.json").write_text(_json.dumps(rob))
     (tmp_path / EVAL_DIR / "domain_gen.json").write_text(_json.dumps(dom))
+    for name in ("robustness.json", "domain_gen.json"):  # as `lesam eval` records them
+        write_artifact_provenance(tmp_path / EVAL_DIR / name, kind="evaluation")
     text = build_table_robustness(section, tmp_path / "r.md", root=tmp_path)
     md = (tmp_path / "r.md").read_text()
     assert "80.00 (n=1; 1 diverged)" in md, (text, md)

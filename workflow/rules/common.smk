@@ -58,17 +58,16 @@ def code(cli, *modules):
 
 
 def provenance_labels(path):
-    """Report labels for a figure or table: its id and the provenance id read at report time."""
+    """Report labels for a figure or table: its id and the provenance id read at report time,
+    once its files were checked against the hashes its record holds (an edited file stops
+    the report naming it: sharpness.sealed.report_provenance)."""
 
     def labels(wildcards):
+        from sharpness.sealed import report_provenance
+
         target = path.format(**wildcards)
         stem = target.rsplit(".", 1)[0]
-        try:
-            with open(f"{stem}.provenance.json") as handle:
-                prov = json.load(handle).get("id", "missing")
-        except OSError:
-            prov = "missing"
-        return {"item": os.path.basename(stem), "provenance": prov}
+        return {"item": os.path.basename(stem), "provenance": report_provenance(target)}
 
     return labels
 

@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from sharpness.bridges.sam_eos_stability import thresholds
-from sharpness.io import read_json
-from sharpness.sealed import load_checked
+from sharpness.sealed import read_verified
 
 
 def wilson(err: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -126,9 +125,7 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
     from sharpness.plots import method_color, method_label, new_figure
 
     path = Path(run) / "sweep.json"
-    sweep = load_checked(path, read_json, what="bridges sweep", require=False,
-                         hint="Rerun the job that writes it (in the workflow: snakemake "
-                              f"--forcerun {path})")
+    sweep = read_verified(path, what="bridges sweep")  # its recorded (sealed) hash
     f = findings(sweep)
     eta_c = sweep["eta_c"]
     n_test = f["n_test"]

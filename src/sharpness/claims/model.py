@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,19 +47,25 @@ class ItemData:
 
 
 def load_item(figures: str | Path, item: str) -> ItemData | None:
-    """``figures/<item>.csv`` with its provenance sidecar, or ``None`` when the CSV is absent."""
+    """``figures/<item>.csv`` with its provenance sidecar, or ``None`` when the CSV is absent.
+
+    Both are checked first (:func:`sharpness.sealed.read_verified`): the sidecar must be the
+    record its id was computed from and the CSV must have the SHA-256 the sidecar recorded, so
+    a CSV edited after the build stops the ledger with
+    :class:`~sharpness.sealed.UnverifiedResult` naming it, never a verdict drawn from it."""
+    from sharpness.sealed import read_verified, verify_result
+
     stem = Path(figures) / item
     csv = stem.with_suffix(".csv")
     if not csv.is_file():
         return None
-    rows = pd.read_csv(csv) if csv.stat().st_size > 0 else pd.DataFrame()
     side = stem.parent / f"{stem.name}.provenance.json"
-    params: dict[str, Any] = {}
-    prov = None
-    if side.is_file():
-        record = json.loads(side.read_text())
-        params = record.get("params") or {}
-        prov = record.get("id")
+    what = f"claims ledger: item {item}"
+    record = read_verified(side, what=what) if side.is_file() else None
+    verify_result(csv, what=what)
+    rows = pd.read_csv(csv) if csv.stat().st_size > 0 else pd.DataFrame()
+    params: dict[str, Any] = (record or {}).get("params") or {}
+    prov = (record or {}).get("id")
     return ItemData(item, rows, params, prov)
 
 

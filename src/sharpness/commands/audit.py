@@ -20,19 +20,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print, for a figure, table or run, the runs it came from with code "
                     "version (a dirty tree flagged loudly), parameters (those shared by the "
                     "inputs once, then what differs per input), seeds, data checksums and "
-                    "device; and check every record against the disk: the file's own "
-                    "provenance stamp and SHA-256 against its record, inputs still present "
-                    "with their recorded content, records whose output is gone (orphaned), "
-                    "runs left 'running' by a dead process (interrupted). Each failed check "
-                    "is a '!!!' line. Exit code 0 when every check passes, 1 when one fails.")
+                    "device; and check every record against the disk: its id recomputed "
+                    "from its content (a setting or status edited after it was written), "
+                    "the file's own provenance stamp and SHA-256 against its record, inputs "
+                    "still present with their recorded content, records whose output is gone "
+                    "(orphaned), runs left 'running' whose process is gone (interrupted), "
+                    "whose loop makes no progress (stalled) or that carry no possible "
+                    "heartbeat (unknown). Each failed check is a '!!!' line. Exit code 0 when "
+                    "every check passes, 1 when one fails.")
     parser.add_argument("paths", nargs="+",
                         help="figure/table file or run directory (folders with --scan)")
     parser.add_argument("--depth", type=int, default=6, help="how deep to follow inputs")
     parser.add_argument("--json", action="store_true", help="the chain as JSON")
     parser.add_argument("--scan", action="store_true",
                         help="treat the paths as folders and check every record under them, "
-                             "one line each (orphaned records, replaced files, changed "
-                             "inputs, interrupted runs)")
+                             "one line each (edited records, orphaned records, replaced "
+                             "files, changed inputs, interrupted, stalled or unknown runs)")
     parser.add_argument("--settings", action="store_true",
                         help="print only the resolved settings each path's record used "
                              "(its params and seed), as YAML")

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from sharpness.commands import add_flags
-from sharpness.io import atomic_save_npz, atomic_write_json, read_json
+from sharpness.io import atomic_save_npz, atomic_write_json
 from sharpness.provenance import RunRecord
 from sharpness.runlock import run_lock
 
@@ -40,11 +40,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         plot_p.set_defaults(func=plot)
 
 
+def _arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
+
+
 def _load(run: Path) -> tuple[dict[str, np.ndarray], dict, dict]:
-    with np.load(run / "arrays.npz", allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
-    summary = read_json(run / "summary.json")
-    params = read_json(run / "provenance.json")["params"]
+    """The run's arrays, summary and settings, each checked against what the run recorded
+    (:func:`sharpness.sealed.read_verified`) before a number is drawn from it."""
+    from sharpness.sealed import read_verified
+
+    what = "bridges plot"
+    params = read_verified(run / "provenance.json", what=what)["params"]
+    arrays = read_verified(run / "arrays.npz", _arrays, what=what)
+    summary = read_verified(run / "summary.json", what=what)
     return arrays, summary, params
 
 
@@ -59,6 +68,7 @@ def _lesam_run(args: argparse.Namespace) -> int:
         atomic_save_npz(out / "arrays.npz", **arrays)
         atomic_write_json(out / "summary.json", summary)
         record.update(maps={k: v["counts"] for k, v in summary["maps"].items()})
+        record.outputs("arrays.npz", "summary.json")  # the plot job checks them
     return 0
 
 

@@ -55,16 +55,25 @@ def _run(args: argparse.Namespace) -> int:
         atomic_save_npz(out / "data.npz", **{k: np.asarray(v) for k, v in arrays.items()})
         atomic_write_json(out / "summary.json", summary)
         record.update(summary=summary)
+        record.outputs("data.npz", "summary.json")  # the plot job checks them against these
     return 0
+
+
+def _arrays(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
 
 
 def _plot(args: argparse.Namespace) -> int:
     from sharpness.minorfirst.plots import PLOTS
+    from sharpness.sealed import read_verified
 
     run = Path(args.run)
-    with np.load(run / "data.npz") as f:
-        arrays = {k: f[k] for k in f.files}
-    summary = json.loads((run / "summary.json").read_text())
-    params = json.loads((run / "provenance.json").read_text())["params"]
+    what = f"minorfirst plot {args.figure}"
+    # the run's record (its settings: the caption states them) and its files, each checked
+    # against what the run recorded before a number is drawn from it
+    params = read_verified(run / "provenance.json", what=what)["params"]
+    arrays = read_verified(run / "data.npz", _arrays, what=what)
+    summary = read_verified(run / "summary.json", what=what)
     PLOTS[args.figure](arrays, summary, params, args.out, inputs=[run])
     return 0

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from sharpness.progress import every_s, say
+from sharpness.runstate import progressed
 
 #: the divergence rule's reasons (sharpness.runstate), in words
 WHY = {"non_finite": "its loss became NaN/inf",
@@ -24,6 +25,7 @@ def flow_reporter(label: str) -> Any:
     last = [-math.inf]
 
     def report(rec: dict[str, float]) -> None:
+        progressed()  # every flow point is progress of the run (its heartbeat)
         now = time.monotonic()
         if now - last[0] < every_s():
             return

@@ -371,4 +371,7 @@ def run_setting(setting: dict[str, Any], out_dir: str | os.PathLike[str], *,
 
 def load_trajectory(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The step rows of a GD run's ``metrics.jsonl`` (for the trajectory figure)."""
-    return [r for r in read_jsonl(Path(run_dir) / "metrics.jsonl") if r.get("kind") == "step"]
+    from sharpness.sealed import read_verified
+
+    rows = read_verified(Path(run_dir) / "metrics.jsonl", read_jsonl, what="eos trajectory")
+    return [r for r in rows if r.get("kind") == "step"]

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from sharpness.runstate import progressed
+
 
 @dataclass(frozen=True)
 class DiagonalToy:
@@ -121,6 +123,8 @@ def gd(model: DiagonalToy, w0: np.ndarray, eta: float, *, loss_goal: float = 1e-
     step = 0
     with np.errstate(over="ignore", invalid="ignore"):
         for step in range(max_steps + 1):
+            if step % 256 == 0:
+                progressed()  # the run's heartbeat (sharpness.runstate)
             loss = model.loss(w)
             if not np.isfinite(loss) or loss > diverge_loss:
                 status = "diverged"

@@ -34,12 +34,19 @@ from sharpness.gradcam.background import mean_ci
 
 
 def load_maps(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
-    """The arrays of one ``maps.npz`` (a folder or the file)."""
+    """The arrays of one ``maps.npz`` (a folder or the file), checked against the hash its job
+    recorded (:func:`sharpness.sealed.read_verified`) before a number is drawn from it."""
+    from sharpness.sealed import read_verified
+
     path = Path(path)
     if path.is_dir():
         path = path / "maps.npz"
-    with np.load(path, allow_pickle=False) as data:
-        return {k: data[k] for k in data.files}
+
+    def arrays(p: Path) -> dict[str, np.ndarray]:
+        with np.load(p, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+
+    return read_verified(path, arrays, what="gradcam figure")
 
 
 def middle_index(alphas: Sequence[float]) -> int:

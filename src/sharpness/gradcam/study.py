@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from sharpness.errors import ConfigError
-from sharpness.sealed import load_checked
+from sharpness.sealed import read_verified
 
 SHARES_FILE = "maps.npz"
 RUNS_FILE = "runs.json"
@@ -103,7 +103,7 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
     write_run_provenance(out, params={"dataset": dataset, "optimizer": optimizer,
                                       "alphas": list(params["alphas"]),
                                       "seeds": list(params["seeds"])},
-                         inputs=[e["dir"] for e in entries])
+                         inputs=[e["dir"] for e in entries], outputs=[RUNS_FILE])
     return summary
 
 
@@ -139,7 +139,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     """
     from sharpness.gradcam.background import background_share
     from sharpness.gradcam.maps import gradcam_maps
-    from sharpness.io import atomic_save_npz, read_json
+    from sharpness.io import atomic_save_npz
     from sharpness.provenance import write_run_provenance
     from sharpness.train import load_trained_model
 
@@ -160,9 +160,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
         for j, alpha in enumerate(alphas):
             for k, seed in enumerate(seeds):
                 run_dir = group / run_name(alpha, seed)
-                final = load_checked(run_dir / "final.json", read_json, what="gradcam run",
-                                     require=False, hint="Recompute it (in the workflow: "
-                                     f"snakemake --forcerun {group})")
+                final = read_verified(run_dir / "final.json", what="gradcam run")
                 test_acc[i, j, k] = final["final_test_acc"]
                 # the claims ledger's sanity check: did this model train?
                 for arr_, key_ in ((train_loss, "final_train_loss"),
@@ -192,5 +190,6 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                          # `sharpness audit` follows the chain to them
                          inputs=inputs,
                          extra={"massless_maps": int(np.isnan(shares).sum()),
-                                "panel_size": n})
+                                "panel_size": n},
+                         outputs=[SHARES_FILE])  # the figure job checks it against this
     return {"shares": shares, "test_acc": test_acc}

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from sharpness.io import read_json
+from sharpness.sealed import read_verified
 
 PathLike = str | os.PathLike[str]
 
@@ -34,11 +34,12 @@ def _run_data(run_dir: PathLike) -> tuple[torch.nn.Module, Any, dict[str, Any]]:
     from sharpness.train import load_trained_model
     from sharpness.train.data_prep import prepare_data
 
-    cfg = read_json(Path(run_dir) / "config.json")
+    cfg = read_verified(Path(run_dir) / "config.json", what="evaluated run")
     model = load_trained_model(run_dir)
     data = prepare_data(cfg, torch.device("cpu"))
     # the run's own status rides on every row, so a table leaves a diverged run out, and says so
-    cfg["status"] = read_json(Path(run_dir) / "final.json").get("status", "ok")
+    cfg["status"] = read_verified(Path(run_dir) / "final.json",
+                                  what="evaluated run").get("status", "ok")
     return model, data, cfg
 
 
@@ -47,7 +48,7 @@ def _train(run_dir: PathLike) -> dict[str, Any]:
     from sharpness.claims.records import train_record
 
     final = Path(run_dir) / "final.json"
-    return train_record(read_json(final)) if final.is_file() else {}
+    return train_record(read_verified(final, what="evaluated run")) if final.is_file() else {}
 
 
 @torch.no_grad()
@@ -118,7 +119,8 @@ def domain_rows(run_dirs: Sequence[PathLike]) -> list[dict[str, Any]]:
     rows = []
     for run in run_dirs:
         model, data, cfg = _run_data(run)
-        precision = read_json(Path(run) / "final.json").get("precision", "unrecorded")
+        precision = read_verified(Path(run) / "final.json",
+                                  what="evaluated run").get("precision", "unrecorded")
         n = len(data.x_test)
         for part in data.info["test_domains"]:
             start, count = int(part["start"]), min(int(part["n"]), n - int(part["start"]))

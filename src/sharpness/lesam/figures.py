@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 
 from sharpness.claims.records import train_records_text
-from sharpness.io import read_json, read_jsonl
+from sharpness.io import read_jsonl
 from sharpness.lesam import report
 from sharpness.lesam.experiments import RUNS_DIR, signal_runs, signal_seeds, training_runs
 from sharpness.lesam.tables import EVAL_DIR, _item
 from sharpness.plots import method_color, method_label, new_figure
+from sharpness.sealed import read_verified
 
 PathLike = str | os.PathLike[str]
 SIGNAL_DIR = "results/lesam/signal"
@@ -46,7 +47,8 @@ def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = 
             inputs.append(str(path))
             finals.append(report.read_final(path.parent))
             seeds.append(_seed_of(rid))
-            ep = [r for r in read_jsonl(path) if r.get("kind") == "epoch" and "test_acc" in r]
+            ep = [r for r in read_verified(path, read_jsonl, what="lesam fig_dynamics")
+                  if r.get("kind") == "epoch" and "test_acc" in r]
             per_seed.append({r["epoch"]: r["test_acc"] for r in ep})
             rows += [{"optimizer": lab, "run": rid, "epoch": r["epoch"],
                       "test_acc": r["test_acc"], "train_loss": r["train_loss"],
@@ -86,7 +88,7 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
     """Hessian trace (Hutchinson, 95% CI) and top-k eigenvalues (Lanczos) per optimizer."""
     spec = _item(section, "fig_flatness")
     path = Path(root) / EVAL_DIR / "flatness.json"
-    every = read_json(path)
+    every = read_verified(path, what="lesam fig_flatness")  # the evaluation's recorded hash
     evals = [r for r in every if r.get("status", "ok") == "ok"]  # a diverged run: named below
     groups = report.group_by(evals, "optimizer")
     with new_figure(out, 1, 2, figsize=(9, 3.4), stand_ins=spec.get("stand_ins", [])) as f:
@@ -140,7 +142,7 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
         for ax, lab in zip(f.axes[0], labels, strict=True):
             path = Path(root) / SIGNAL_DIR / lab / "signal.jsonl"
             inputs.append(str(path))
-            sig = read_jsonl(path)
+            sig = read_verified(path, read_jsonl, what="lesam fig_signal")
             rows += [{"optimizer": lab, "seed": seeds[0], **r} for r in sig]
             step = [r["step"] for r in sig]
             ax.plot(step, [abs(r["rise"]) for r in sig], color="k", lw=1.4,
@@ -175,7 +177,7 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
                 path = Path(root) / SIGNAL_DIR / key / "signal.jsonl"
                 inputs.append(str(path))
                 rows += [{"optimizer": run["label"], "seed": run["seed"], **r}
-                         for r in read_jsonl(path)]
+                         for r in read_verified(path, read_jsonl, what="lesam fig_signal")]
         f.title(spec["title"])
         caption = (f"{spec['title']}: the measured rise L(θ+ε) − L(θ) at probed steps, on the "
                    "training batch of that step, with its first-order term ⟨g, ε⟩, its "

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.claims.reported import entries
-from sharpness.io import read_json, read_jsonl
+from sharpness.io import read_jsonl
 from sharpness.plots.methods import method_text
 
 #: LE-SAM numbers the summary of paper 002 reports, keyed by (item, key): the text of
@@ -102,10 +102,13 @@ def best_epoch(run_dir: str | Path) -> tuple[float | None, int | None]:
     """``(best test accuracy, its epoch)`` over the run's per-epoch evaluations
     (``metrics.jsonl`` rows of kind ``epoch``), as the LE-SAM, ESAM and GLMC loops keep it;
     ``(None, None)`` when the run evaluated no epoch."""
+    from sharpness.sealed import read_verified
+
     path = Path(run_dir) / "metrics.jsonl"
     if not path.exists():
         return None, None
-    evals = [(float(r["test_acc"]), int(r["epoch"])) for r in read_jsonl(path)
+    evals = [(float(r["test_acc"]), int(r["epoch"]))
+             for r in read_verified(path, read_jsonl, what="training run")
              if r.get("kind") == "epoch" and r.get("test_acc") is not None]
     if not evals:
         return None, None
@@ -118,11 +121,10 @@ def read_final(run_dir: str | Path) -> dict[str, Any]:
     stops the table with its name and the command that recomputes it, never a traceback),
     plus ``best_test_acc`` and ``best_epoch`` from its per-epoch evaluations
     (:func:`best_epoch`; computed, not stored)."""
-    from sharpness.sealed import load_checked
+    from sharpness.sealed import read_verified
 
     path = Path(run_dir) / "final.json"
-    final = load_checked(path, read_json, what="training run", require=False,
-                         hint=f"Recompute it (in the workflow: snakemake --forcerun {path})")
+    final = read_verified(path, what="training run")
     final["best_test_acc"], final["best_epoch"] = best_epoch(run_dir)
     return final
 

@@ -31,6 +31,7 @@ import torch
 
 from sharpness.curvature import HessianOperator, curvature_term
 from sharpness.io import atomic_write_text, read_jsonl
+from sharpness.sealed import seal
 from sharpness.train import BatchStep, TrainHooks, train
 from sharpness.train.layout import METRICS
 
@@ -119,4 +120,5 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
     rows = [{k: v for k, v in row.items() if k != "kind"}
             for row in read_jsonl(out / METRICS) if row.get("kind") == "probe"]
     atomic_write_text(rows_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    seal(out, SIGNAL)  # fig_signal checks it against this hash (sharpness.sealed.read_verified)
     return rows

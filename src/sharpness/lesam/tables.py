@@ -16,7 +16,6 @@ from typing import Any
 
 from sharpness.claims.records import train_records_text
 from sharpness.claims.reported import comparable_setting, paper_column
-from sharpness.io import read_json
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
 from sharpness.lesam.report import (
     group_by,
@@ -30,6 +29,7 @@ from sharpness.lesam.report import (
     status_counts,
 )
 from sharpness.plots import save_table, stand_in_title
+from sharpness.sealed import read_verified
 
 PathLike = str | os.PathLike[str]
 EVAL_DIR = "results/lesam/eval"
@@ -175,7 +175,7 @@ def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLik
     """Accuracy under PGD per optimizer, norm and radius (mean ± std over seeds)."""
     spec = _item(section, "table_robustness")
     path = Path(root) / EVAL_DIR / "robustness.json"
-    evals = read_json(path)
+    evals = read_verified(path, what=f"lesam {path.stem} table")  # the evaluation's hash
     rows = []
     for (opt, norm, radius), items in group_by(evals, "optimizer", "norm", "radius").items():
         m, s, text = mean_std([r["accuracy"] for r in items if r.get("status", "ok") == "ok"],
@@ -253,7 +253,7 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
     their mean, per optimizer."""
     spec = _item(section, "table_domain_gen")
     path = Path(root) / EVAL_DIR / "domain_gen.json"
-    evals = read_json(path)
+    evals = read_verified(path, what=f"lesam {path.stem} table")  # the evaluation's hash
     if "groups" in spec:
         return _table_domains(section, spec, path, evals, out)
     rows = []
@@ -354,7 +354,7 @@ def build_table_cost(section: dict[str, Any], out: PathLike, root: PathLike = ".
     """Time per step and epoch, ratios to SGD and SAM, memory, measured in one process."""
     spec = _item(section, "table_cost")
     path = Path(root) / EVAL_DIR / "cost.json"
-    evals = read_json(path)
+    evals = read_verified(path, what=f"lesam {path.stem} table")  # the evaluation's hash
     rows = []
     for r in evals:
         rows.append({"optimizer": label(r["optimizer"]), "step (ms)": f"{1e3 * r['step_s']:.1f}",

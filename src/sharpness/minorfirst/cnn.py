@@ -49,7 +49,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from sharpness.optim import build_optimizer
-from sharpness.runstate import divergence
+from sharpness.runstate import divergence, progressed
 
 FEATURES = ("strong", "weak")
 
@@ -166,6 +166,7 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
     status = "ok"
     for t in range(steps + 1):
         if t % record_every == 0 or t == steps:
+            progressed()  # the run's heartbeat (sharpness.runstate)
             with torch.no_grad():
                 margin = y * model(x)
                 rec_t.append(t)

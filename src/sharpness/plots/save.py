@@ -1,8 +1,10 @@
 """Saving figures and tables with the numbers they show and their provenance.
 
 Every figure is written as PDF and PNG with the same stem, the tidy CSV of the plotted
-numbers (one row per plotted point), and a provenance sidecar whose id is also stamped into
-the PDF and PNG metadata, so any figure found on disk can be traced with ``sharpness audit``.
+numbers (one row per plotted point), its caption (``<stem>.caption.txt``), and a provenance
+sidecar whose id is also stamped into the PDF and PNG metadata, so any figure found on disk can
+be traced with ``sharpness audit``. The sidecar records the SHA-256 of every one of those files
+(the caption too), which every reader checks (:func:`sharpness.sealed.read_verified`).
 """
 
 from __future__ import annotations
@@ -98,9 +100,12 @@ def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption
     caption = _evidence_caption(caption, level, reason)
     _evidence_title(fig, level)
     write_csv(csv_path, rows)
-    atomic_write_text(stem.with_suffix(".caption.txt"), caption + "\n")
+    caption_path = atomic_write_text(stem.with_suffix(".caption.txt"), caption + "\n")
+    # the caption is an output too: its hash is recorded beside the figure's (a reader, e.g.
+    # the gallery, checks it with sharpness.sealed.read_verified)
     record = artifact_record(pdf, kind="figure", inputs=inputs, params=params, caption=caption,
-                             stand_ins=stand_ins, data=data, outputs=[pdf, png, csv_path])
+                             stand_ins=stand_ins, data=data,
+                             outputs=[pdf, png, csv_path, caption_path])
     meta_pdf = {"Title": stem.name, "Subject": caption[:500],
                 "Keywords": f"sharpness-provenance:{record['id']}", "Creator": "sharpness"}
     meta_png = {"Title": stem.name, "Description": caption,
@@ -155,11 +160,13 @@ def save_table(out: str | os.PathLike[str], *, rows: Rows, columns: Sequence[str
                "are defined in figures/README.md.)")
     md, tex, csv_path = (stem.with_suffix(s) for s in (".md", ".tex", ".csv"))
     write_csv(csv_path, rows)
+    caption_path = stem.with_suffix(".caption.txt")
     record = artifact_record(md, kind="table", inputs=inputs, params=params, caption=caption,
-                             stand_ins=stand_ins, data=data, outputs=[md, tex, csv_path])
+                             stand_ins=stand_ins, data=data,
+                             outputs=[md, tex, csv_path, caption_path])
     atomic_write_text(md, table_markdown(rows, columns, caption)
                       + f"\n<!-- sharpness-provenance:{record['id']} -->\n")
     atomic_write_text(tex, table_latex(rows, columns, caption)
                       + f"% sharpness-provenance:{record['id']}\n")
-    atomic_write_text(stem.with_suffix(".caption.txt"), caption + "\n")
+    atomic_write_text(caption_path, caption + "\n")
     return commit_artifact_record(record)  # the sidecar last: it vouches for written files

@@ -23,6 +23,7 @@ import yaml
 
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_bytes, atomic_write_json
+from sharpness.sealed import read_verified
 
 MANIFEST = "manifest.json"
 INDEX = "gallery.yaml"
@@ -62,9 +63,12 @@ def _figure_facts(png: Path) -> dict[str, Any]:
     """Provenance id, commit, date and evidence level of the figure whose PNG is ``png``."""
     stem = png.with_suffix("")
     sidecar = Path(f"{stem}.provenance.json")
-    record = json.loads(sidecar.read_text()) if sidecar.is_file() else {}
+    # the record and the caption are checked like the picture (sharpness.sealed): a caption
+    # edited after the build never reaches the README
+    record = read_verified(sidecar, what="gallery") if sidecar.is_file() else {}
     caption = Path(f"{stem}.caption.txt")
-    level = LEVEL.search(caption.read_text()) if caption.is_file() else None
+    level = (LEVEL.search(read_verified(caption, Path.read_text, what="gallery"))
+             if caption.is_file() else None)
     code = record.get("code", {}) if isinstance(record.get("code"), dict) else {}
     return {"provenance_id": record.get("id"),
             "commit": (code.get("git_commit") or "")[:7] or None,
@@ -77,7 +81,7 @@ def run_profile(figures: Path) -> str | None:
     """The profile of the run whose figures folder is ``figures``: the ``profile`` its claims
     ledger recorded (``claims.json``), or None when the run wrote no ledger."""
     meta = figures / "claims.json"
-    return json.loads(meta.read_text()).get("profile") if meta.is_file() else None
+    return read_verified(meta, what="gallery").get("profile") if meta.is_file() else None
 
 
 def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 150,
@@ -99,7 +103,7 @@ def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 1
         if not png.is_file():
             raise SharpnessError(f"{png} is missing: build it first with `snakemake --cores "
                                  f"all figures/{entry['figure']}.pdf`")
-        data = png.read_bytes()
+        data = read_verified(png, what="gallery")  # the PNG its figure job recorded
         small = b""
         for colors in (256, 128, 64):
             small = shrink_png(data, int(entry.get("width", width)), colors)

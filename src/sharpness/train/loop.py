@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from sharpness.progress import Progress
+from sharpness.runstate import progressed
 from sharpness.train import distributed as ddp
 from sharpness.train.closure import Stop
 from sharpness.train.hooks import StepInfo
@@ -44,6 +45,7 @@ def run_minibatch(run: Run) -> None:
             for k, v in run.opt.diagnostics.items():
                 diag_sum[k] = diag_sum.get(k, 0.0) + float(v)
             run.step += 1
+            progressed()  # the run's heartbeat comes from this loop (sharpness.runstate)
             if bar is not None:  # a line inside a long epoch, at most every few seconds
                 bar.note(f"step {run.step}/{run.total_steps}",
                          at=run.step / run.steps_per_epoch, loss=loss)
@@ -128,6 +130,7 @@ def run_fullbatch(run: Run) -> None:
         run.stepped(closure)
         out = closure.clean_outputs
         run.step += 1
+        progressed()  # the run's heartbeat comes from this loop (sharpness.runstate)
         if log:
             row.update(lr=lr, train_loss=loss,
                        train_acc=float((out.argmax(1) == y).float().mean())

@@ -65,8 +65,11 @@ def build_run_model(cfg: dict[str, Any], data: PreparedData,
 def _init_from(model: nn.Module, path: Path, exclude: tuple[str, ...] = ()) -> None:
     """Load a run's parameters where names and shapes match, except ``exclude`` prefixes.
 
-    The input statistics stay those of the new data."""
-    state = ckpt.safe_load(path)["state_dict"]
+    The input statistics stay those of the new data. The file is another run's: it is checked
+    against the hash that run recorded first (:func:`sharpness.sealed.verify_result`)."""
+    from sharpness.sealed import verify_result
+
+    state = ckpt.safe_load(verify_result(path, what="init_from model"))["state_dict"]
     own = model.state_dict()
     own.update({k: v for k, v in state.items()
                 if k in own and own[k].shape == v.shape and k not in ("mean", "std")
@@ -78,11 +81,15 @@ def load_trained_model(run_dir: str | os.PathLike[str], map_location: str = "cpu
     """Rebuild a finished run's model from its ``model.pt`` (for Hessians, Grad-CAM, PGD).
 
     The returned module takes raw [0, 1] images (normalisation inside) and is in eval mode;
-    ``model.net`` is the bare network (``model.net.gradcam_layer`` where defined).
+    ``model.net`` is the bare network (``model.net.gradcam_layer`` where defined). The file
+    is checked against the hash the run recorded when it finished
+    (:func:`sharpness.sealed.verify_result`) before it is loaded.
     """
     from sharpness.models import build_model
+    from sharpness.sealed import verify_result
 
-    blob = ckpt.safe_load(Path(run_dir) / MODEL, map_location=map_location)
+    path = verify_result(Path(run_dir) / MODEL, what="trained model")
+    blob = ckpt.safe_load(path, map_location=map_location)
     b = blob["build"]
     if b.get("wrapped_by"):
         raise ValueError(f"{run_dir}: the network of this run was wrapped by "

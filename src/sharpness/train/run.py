@@ -29,7 +29,7 @@ from sharpness.train.data_prep import PreparedData, prepare_data
 from sharpness.train.device_data import keep_on_device, make_batches
 from sharpness.train.evaluation import evaluate, finite, param_norm
 from sharpness.train.hooks import BatchStep, TrainHooks
-from sharpness.train.layout import CHECKPOINT, FINAL, METRICS, MODEL, TIMING
+from sharpness.train.layout import CHECKPOINT, CONFIG, FINAL, METRICS, MODEL, TIMING
 from sharpness.train.losses import per_example_loss
 from sharpness.train.model_io import build_run_model
 from sharpness.train.performance import (
@@ -328,7 +328,10 @@ class Run:
             "config": cfg, "status": self.stop["status"], "step": self.step,
         })
         atomic_write_json(self.dir / FINAL, final)
-        sealed.seal(self.dir, MODEL, FINAL)  # a reuse checks both against these hashes
+        # a reuse checks model.pt and final.json against these hashes; the jobs that read the
+        # run (tables, figures, evaluations) check every file they read the same way
+        sealed.seal(self.dir, MODEL, FINAL,
+                    *(n for n in (METRICS, CONFIG) if (self.dir / n).is_file()))
         ckpt.remove(self.dir / CHECKPOINT)  # finished: never resumed again
         return final
 

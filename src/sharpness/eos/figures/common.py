@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.sealed import load_checked
-from sharpness.io import read_json
+from sharpness.sealed import read_verified
 
 DIVERGED_COLOR = "#d62728"
 
@@ -32,13 +31,11 @@ def load_sweeps(paths: Sequence[str | os.PathLike[str]]) -> list[dict[str, Any]]
     for p in paths:
         # a damaged file (truncated, or not the one its record hashed) stops the figure with
         # a message naming it, never a traceback or a figure drawn from it
-        hint = f"Rerun the job that writes it (in the workflow: snakemake --forcerun {p})"
-        sweep = load_checked(Path(p), read_json, what="eos sweep", require=False, hint=hint)
+        sweep = read_verified(Path(p), what="eos sweep")
         sweep["path"] = str(p)
         npz = Path(p).parent / "flow" / "flow.npz"
         if npz.exists():
-            sweep["flow_path"] = load_checked(npz, _arrays, what="eos flow", require=False,
-                                              hint=hint)
+            sweep["flow_path"] = read_verified(npz, _arrays, what="eos flow")
         sweeps.append(sweep)
     return sweeps
 

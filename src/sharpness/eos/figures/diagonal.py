@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sharpness.eos.figures.common import DIVERGED_COLOR, logx, mark_diverged, mark_eta_c
-from sharpness.io import read_json
+from sharpness.sealed import read_verified
 
 
 def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) -> None:
@@ -20,7 +20,7 @@ def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) 
     from sharpness.eos.toy import CATALOG_EXAMPLE
     from sharpness.plots import method_color, new_figure
 
-    toy = read_json(toy_path)
+    toy = read_verified(toy_path, what="eos fig_diagonal")  # the toy job's recorded hash
     runs = toy["runs"]
     ok = [r for r in runs if r["status"] == "ok"]
     div = [r["eta"] for r in runs if r["status"] == "diverged"]
