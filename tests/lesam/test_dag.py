@@ -34,8 +34,12 @@ def _with_imagenet(workdir: Path) -> str:
 
 @pytest.fixture(scope="module")
 def dry_run(workdir) -> str:
+    """The paper profile's lesam DAG, planned once for every test here: commands printed, a
+    global ``gpu=4`` so the ImageNet DDP jobs keep their four GPUs (the default profile's
+    ``gpu=1`` would scale them down; single-GPU jobs still say ``gpu=1``)."""
     proc = snakemake(BIN, workdir, "-n", "-p", "lesam_all", "--configfile",
-                     "workflow/config/paper.yaml", _with_imagenet(workdir), timeout=600)
+                     "workflow/config/paper.yaml", _with_imagenet(workdir), "--resources",
+                     "gpu=4", timeout=600)
     return proc.stdout + proc.stderr
 
 
@@ -85,17 +89,12 @@ def test_training_jobs_ask_for_a_gpu(dry_run):
     assert all("gpu=1" in b and "torchrun" not in b for b in train if b not in imagenet)
 
 
-def test_ddp_imagenet_jobs_ask_for_their_gpus_and_run_under_torchrun(workdir):
+def test_ddp_imagenet_jobs_ask_for_their_gpus_and_run_under_torchrun(dry_run, workdir):
     """`gpus: 4` -> resources gpu=4 (with a global gpu=4 on the command line; the default
     profile's gpu=1 would scale it down) and a torchrun launch of 4 processes, reading
     data.imagenet."""
-    over = _with_imagenet(workdir)
-    proc = snakemake(BIN, workdir, "-n", "-p",
-                     "results/lesam/runs/imagenet_resnet50-sam-s0/final.json",
-                     "--configfile", "workflow/config/paper.yaml", over, "--resources", "gpu=4",
-                     timeout=300)
-    block = [b for b in (proc.stdout + proc.stderr).split("\nrule ")
-             if b.startswith("lesam_train:")]
+    block = [b for b in dry_run.split("\nrule ")
+             if b.startswith("lesam_train:") and "imagenet_resnet50-sam-s0/" in b]
     assert len(block) == 1 and "gpu=4" in block[0]
     assert "mem_mb=48000" in block[0]  # 4 processes x (4,000 + 8 loader workers x 1,000)
     assert "torchrun --standalone --nproc-per-node 4 --no-python sharpness train" in block[0]
