@@ -76,3 +76,14 @@ def test_deterministic_runs_settle_only_with_the_standards_independent_runs(conf
     few = replace(needs, runs=frozenset(sorted(needs.runs)[:need - 1]))
     design = cp.claim_design(few, config)
     assert not design.settled and design.power == 0 and "independent runs" in design.basis
+
+
+def test_a_selector_reads_every_optimizer_but_those_it_excludes(config):
+    from sharpness.planning.power import reads_run
+
+    assert reads_run("ls-cifar10-best", "cifar10_wrn", "esam")
+    assert not reads_run("ls-cifar10-best", "cifar10_wrn", "sgd")
+    assert not reads_run("ls-cifar10-best", "ablation", "no_decay")
+    assert reads_run("ls-domain", "domain_vlcs_SUN09", "lesam")
+    assert not reads_run("ls-domain", "domain_vlcs_SUN09", "sgd")
+    assert reads_run("mf-l1", "anything", "any")  # a claim reads.yaml does not restrict

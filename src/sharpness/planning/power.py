@@ -41,12 +41,13 @@ def reads() -> dict[str, dict[str, Any]]:
 
 def reads_run(claim_id: str, group: str, label: str) -> bool:
     """Whether the claim's predicate reads the lesam training run of ``group``/``label``
-    (a claim ``reads.yaml`` does not restrict reads every run of its items)."""
+    (a selector names its ``labels`` or the labels it ``exclude``s; a claim ``reads.yaml``
+    does not restrict reads every run of its items)."""
     selectors = reads().get(claim_id, {}).get("runs")
     if selectors is None:
         return True
     return any(s["group"] == group and ("labels" not in s or label in s["labels"])
-               for s in selectors)
+               and label not in s.get("exclude", ()) for s in selectors)
 
 
 def reported_effect(claim_id: str) -> tuple[float, str] | None:
