@@ -83,6 +83,7 @@ def test_a_selector_reads_every_optimizer_but_those_it_excludes(config):
 
     assert reads_run("ls-cifar10-best", "cifar10_wrn", "esam")
     assert not reads_run("ls-cifar10-best", "cifar10_wrn", "sgd")
+    assert not reads_run("ls-cifar10-best", "cifar10_wrn", "lesam_readme_rmax999")
     assert not reads_run("ls-cifar10-best", "ablation", "no_decay")
     assert reads_run("ls-domain", "domain_vlcs_SUN09", "lesam")
     assert not reads_run("ls-domain", "domain_vlcs_SUN09", "sgd")
