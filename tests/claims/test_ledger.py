@@ -144,8 +144,10 @@ def test_a_snapshot_keeps_the_profile_commit_and_date_of_its_run(tmp_path: Path)
 
     fig = _figures(tmp_path)
     assert main(["claims", "build", "--figures", str(fig), "--profile", "evidence"]) == 0
-    (fig / "CLAIMS.provenance.json").write_text(json.dumps(
-        {"code": {"git_commit": "ab" * 20, "dirty": False}, "ended": "2026-12-01T20:00:00"}))
+    prov = json.loads((fig / "CLAIMS.provenance.json").read_text())
+    prov["code"].update(git_commit="ab" * 20, dirty=False)  # where and when: not in its id
+    prov["ended"] = "2026-12-01T20:00:00"
+    (fig / "CLAIMS.provenance.json").write_text(json.dumps(prov))
     page = tmp_path / "README.md"
     page.write_text(f"intro\n{readme.BEGIN}\nold\n{readme.END}\n")
     snap = tmp_path / "docs" / "claims_evidence.csv"
@@ -153,8 +155,10 @@ def test_a_snapshot_keeps_the_profile_commit_and_date_of_its_run(tmp_path: Path)
     assert main(["claims", "readme", "--ledger", str(fig / "claims.csv"), "--readme", str(page),
                  "--snapshot", str(snap)]) == 0
     record = json.loads(readme.record_path(snap).read_text())
-    assert record == {"profile": "evidence", "git_commit": "ab" * 20, "dirty": False,
-                      "built": "2026-12-01T20:00:00"}
+    # (a ledger built under a registration also names it: the real record's own fields)
+    assert {k: record[k] for k in ("profile", "git_commit", "dirty", "built")} == {
+        "profile": "evidence", "git_commit": "ab" * 20, "dirty": False,
+        "built": "2026-12-01T20:00:00"}
     assert "evidence-profile run at commit abababa, built 2026-12-01" in page.read_text()
     # regenerating from the snapshot alone (what `sharpness readme refresh` does) agrees
     before = page.read_text()
@@ -162,3 +166,20 @@ def test_a_snapshot_keeps_the_profile_commit_and_date_of_its_run(tmp_path: Path)
                  "--check"]) == 0
     assert page.read_text() == before
     assert readme.describe_run(None) == "the claims ledger of a pipeline run"
+
+
+def test_readme_findings_refuse_an_edited_run_ledger(tmp_path: Path, capsys) -> None:
+    """The findings block is written from a run's ledger only while `claims.csv` is the file
+    the build recorded; a committed snapshot (with its record beside it) is the checkout's."""
+    from sharpness.cli import main
+
+    fig = _figures(tmp_path)
+    assert main(["claims", "build", "--figures", str(fig), "--profile", "quick"]) == 0
+    page = tmp_path / "README.md"
+    page.write_text(f"intro\n{readme.BEGIN}\nold\n{readme.END}\n")
+    ledger = fig / "claims.csv"
+    ledger.write_text(ledger.read_text().replace("supported", "contradicted"))
+    capsys.readouterr()
+    assert main(["claims", "readme", "--ledger", str(ledger), "--readme", str(page)]) == 2
+    assert f"{ledger} is not used" in capsys.readouterr().err
+    assert "old" in page.read_text()

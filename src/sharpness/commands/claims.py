@@ -195,6 +195,10 @@ def _readme(args: argparse.Namespace) -> int:
     ledger = Path(args.ledger)
     if not ledger.is_file():
         raise SharpnessError(f"--ledger {ledger}: no such file (build the ledger first)")
+    if not record_path(ledger).is_file():  # a run's ledger, not a committed snapshot: checked
+        from sharpness.sealed import verify_result
+
+        verify_result(ledger, what="claims readme")
     rows = read_ledger_csv(ledger)
     readme = Path(args.readme)
     text = readme.read_text()
