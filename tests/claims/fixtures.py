@@ -262,16 +262,23 @@ def dynamics(bad: bool, epochs: int = 4, first_epoch_sgd: bool = False,
     return {"lesam/fig_dynamics": item("lesam/fig_dynamics", rows)}
 
 
-def signal(bad: bool, seeds: int = 3) -> dict[str, ItemData]:
-    """Probe series of ``seeds`` training runs (a ``seed`` column)."""
+#: the training record columns of a probe run that trained (fig_signal rows carry them)
+RUN_TRAINED = {"final_train_loss": 0.5, "final_train_acc": 0.85, "num_classes": 10}
+
+
+def signal(bad: bool, seeds: int = 3, record: dict[str, Any] | None = None
+           ) -> dict[str, ItemData]:
+    """Probe series of ``seeds`` training runs (a ``seed`` column), each with its training
+    ``record`` (default: one that trained)."""
+    rec = RUN_TRAINED if record is None else record
     rows = []
     for seed, step in ((k, st) for k in range(seeds) for st in range(0, 60, 6)):
-        rows.append({"seed": seed, "optimizer": "sam", "step": step, "g_dot_eps": 0.05,
+        rows.append({**rec, "seed": seed, "optimizer": "sam", "step": step, "g_dot_eps": 0.05,
                      "curvature": 0.02 if bad else 0.001, "sigma": None, "clipped": None,
                      "rise": 0.051, "g_dot_eps_eval": 0.05, "curvature_eval": 0.002,
                      "rise_eval": 0.052 + (0.01 if bad else 1e-4)})
         curv = 0.002
-        rows.append({"seed": seed, "optimizer": "lesam", "step": step, "sigma": 0.05,
+        rows.append({**rec, "seed": seed, "optimizer": "lesam", "step": step, "sigma": 0.05,
                      "g_dot_eps": 0.05 * (1.01 if bad else 1.0), "curvature": curv,
                      "clipped": False, "rise": 0.05 + curv + (0.01 if bad else 1e-4),
                      "g_dot_eps_eval": 0.05, "curvature_eval": curv,

@@ -176,7 +176,8 @@ def test_sigma_zero_probes_are_not_a_perfect_fit() -> None:
     for seed, step in ((k, st) for k in range(3) for st in range(12)):
         sigma = 0.0 if step < 8 else 0.05
         curv = 0.0 if sigma == 0 else 0.002
-        rows.append({"seed": seed, "optimizer": "lesam", "step": step, "sigma": sigma,
+        rows.append({**fx.RUN_TRAINED, "seed": seed, "optimizer": "lesam", "step": step,
+                     "sigma": sigma,
                      "g_dot_eps": sigma, "curvature": curv,
                      "rise": sigma + curv + (0.01 if sigma else 0.0), "clipped": False})
     row = run("ls-signal-curvature", {"lesam/fig_signal": fx.item("lesam/fig_signal", rows)})

@@ -127,3 +127,13 @@ def test_glmc_chance_is_the_head_class_share() -> None:
     df["per_seed_train"] = " ".join(f"{k}:0.5000/{head + 0.01:.4f}/10" for k in range(3))
     row = run("ls-longtail", data)
     assert row["verdict"] == INCONCLUSIVE and "train acc" in row["note"], row["note"]
+
+
+def test_signal_rows_read_only_probe_runs_that_trained() -> None:
+    # three probe runs that sat at chance: no run can bear on the mechanism
+    data = fx.signal(False, record={"final_train_loss": 2.30, "final_train_acc": 0.1,
+                                    "num_classes": 10})
+    for cid in ("ls-signal-sam", "ls-signal-curvature", "ls-signal-curvature-eval"):
+        row = run(cid, data)
+        assert row["verdict"] == INCONCLUSIVE and row["n"] == 0, cid
+        assert "runs left out (did not train): seed 0 (" in row["note"], row["note"]

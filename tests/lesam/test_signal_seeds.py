@@ -51,4 +51,6 @@ def test_fig_signal_csv_holds_every_seed(tmp_path) -> None:
                  "--out", str(out)]) == 0
     df = pd.read_csv(out.with_suffix(".csv"))
     assert sorted(set(df["seed"])) == [0, 1] and len(runs_of(df)) == 2
+    # each run's training record rides along, for the ledger's sanity check
+    assert df["final_train_loss"].notna().all() and set(df["num_classes"]) == {10}
     assert "the CSV holds seeds 0, 1" in out.with_suffix(".caption.txt").read_text()

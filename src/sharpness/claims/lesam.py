@@ -24,7 +24,7 @@ from sharpness.claims.lesam_signal import (
     signal_sam,
 )
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.records import TrainRecord, parse_train_records
+from sharpness.claims.records import TrainRecord, parse_train_records, record_of_row
 from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict
 from sharpness.claims.stats import (
     CONTRADICTED,
@@ -211,11 +211,7 @@ def _records_of(part: pd.DataFrame) -> dict[int, TrainRecord] | None:
     """Training records from per-run columns (``final_train_loss`` …), if the rows carry them."""
     if "final_train_loss" not in part.columns:
         return None
-    return {int(r["seed"]): TrainRecord(
-        None if pd.isna(r["final_train_loss"]) else float(r["final_train_loss"]),
-        None if pd.isna(r.get("final_train_acc")) else float(r["final_train_acc"]),
-        None if pd.isna(r.get("num_classes")) else int(r["num_classes"]))
-        for _, r in part.iterrows()}
+    return {int(r["seed"]): record_of_row(r) for _, r in part.iterrows()}
 
 
 def flatness(d: D, rules: SeedRules) -> Result:

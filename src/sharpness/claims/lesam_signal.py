@@ -14,6 +14,8 @@ import pandas as pd
 
 from sharpness.claims.common import fmt
 from sharpness.claims.model import ItemData, Result
+from sharpness.claims.records import record_of_row
+from sharpness.claims.rules import SeedRules
 from sharpness.claims.stats import INCONCLUSIVE, combine, threshold
 
 D = Mapping[str, ItemData]
@@ -26,12 +28,41 @@ def runs_of(df: pd.DataFrame) -> list[tuple[object, pd.DataFrame]]:
     return list(df.groupby("seed")) if "seed" in df.columns else [(0, df)]
 
 
-def signal_sam(d: D, params: Params) -> Result:
-    """Per run (seed): the median ⟨g,ε⟩ / |½εᵀHε| over the first ``early_fraction`` of SAM's
-    probes above the registered ``ratio``; the row holds when every run's does (``n``: runs)."""
+def trained_runs(df: pd.DataFrame, optimizers: tuple[str, ...], rules: SeedRules
+                 ) -> tuple[list[tuple[object, pd.DataFrame]], list[str]]:
+    """The seeds whose probe runs of every one of ``optimizers`` trained (the rules' sanity
+    check on the run's training record, the ``final_train_*`` columns), and why each other
+    seed was left out: a probe run that did not train cannot bear on the claim."""
+    kept, excluded = [], []
+    for seed, part in runs_of(df):
+        why = []
+        for opt in optimizers:
+            rows = part[part["optimizer"] == opt]
+            if rows.empty:
+                why.append(f"{opt} not probed")
+                continue
+            fail = record_of_row(rows.iloc[0]).failure(rules.loss_margin, rules.acc_margin)
+            if fail is not None:
+                why.append(f"{opt} {fail}")
+        if why:
+            excluded.append(f"seed {seed} ({', '.join(why)})")
+        else:
+            kept.append((seed, part))
+    return kept, excluded
+
+
+def _excluded_note(excluded: list[str]) -> str:
+    return ("runs left out (did not train): " + "; ".join(excluded)) if excluded else ""
+
+
+def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
+    """Per run (seed) that trained: the median ⟨g,ε⟩ / |½εᵀHε| over the first
+    ``early_fraction`` of SAM's probes above the registered ``ratio``; the row holds when every
+    run's does (``n``: the runs that trained)."""
     df = d["lesam/fig_signal"].rows
     verdicts, parts, meds = [], [], []
-    for seed, part in runs_of(df[df["optimizer"] == "sam"]):
+    kept, excluded = trained_runs(df, ("sam",), rules)
+    for seed, part in ((s, p[p["optimizer"] == "sam"]) for s, p in kept):
         sam = part.sort_values("step")
         early = sam.iloc[: max(1, int(len(sam) * float(params["early_fraction"])))]
         ratio = early["g_dot_eps"].astype(float).abs() / early["curvature"].astype(float).abs()
@@ -42,7 +73,9 @@ def signal_sam(d: D, params: Params) -> Result:
                      f"{fmt(float(ratio.max()))}, {len(early)} probes)")
     return Result(combine(verdicts) if verdicts else INCONCLUSIVE,
                   f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {params['ratio']:g}): "
-                  + "; ".join(parts), estimate=min(meds) if meds else None, n=len(meds))
+                  + ("; ".join(parts) or "no run that trained"),
+                  estimate=min(meds) if meds else None, n=len(meds),
+                  note=_excluded_note(excluded))
 
 
 def signal_lesam(d: D, params: Params) -> Result:
@@ -83,11 +116,12 @@ def _residual_ratio(df: pd.DataFrame, optimizer: str, suffix: str
             float(c.median()) if len(used) else float("nan"))
 
 
-def signal_curvature(d: D, params: Params) -> Result:
-    """Per run (seed): LE-SAM's median |residual| / |curvature| below the registered ``ratio``
-    (train mode); the row holds when every run's does (``n``: runs)."""
+def signal_curvature(d: D, params: Params, rules: SeedRules) -> Result:
+    """Per run (seed) that trained: LE-SAM's median |residual| / |curvature| below the
+    registered ``ratio`` (train mode); the row holds when every run's does (``n``: runs)."""
     verdicts, parts, dropped_all = [], [], 0
-    for seed, df in runs_of(d["lesam/fig_signal"].rows):
+    kept, excluded = trained_runs(d["lesam/fig_signal"].rows, ("lesam",), rules)
+    for seed, df in kept:
         ratio, n, dropped, resid, curv = _residual_ratio(df, "lesam", "")
         dropped_all += dropped
         verdicts.append(threshold(ratio, float(params["ratio"])))
@@ -95,17 +129,18 @@ def signal_curvature(d: D, params: Params) -> Result:
                      f"{fmt(resid)}, curvature {fmt(curv)})")
     return Result(combine(verdicts) if verdicts else INCONCLUSIVE,
                   "LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: "
-                  + "; ".join(parts), n=len(verdicts),
-                  note=f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
-                  if dropped_all else "")
+                  + ("; ".join(parts) or "no run that trained"), n=len(verdicts),
+                  note="; ".join(x for x in (
+                      f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
+                      if dropped_all else "", _excluded_note(excluded)) if x))
 
 
-def signal_curvature_eval(d: D, params: Params) -> Result:
+def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
     """The residual is train-mode BatchNorm's: with running statistics (eval mode) it falls
     below the registered ``ratio`` of the curvature term for every optimizer probed (LE-SAM
-    and SAM) in every run (``n``: runs)."""
+    and SAM) in every run whose two probe runs trained (``n``: those runs)."""
     parts, verdicts, dropped_all = [], [], 0
-    runs = runs_of(d["lesam/fig_signal"].rows)
+    runs, excluded = trained_runs(d["lesam/fig_signal"].rows, ("lesam", "sam"), rules)
     for (seed, df), opt in ((r, o) for r in runs for o in ("lesam", "sam")):
         if not (df["optimizer"] == opt).any():
             parts.append(f"{opt}: not probed")
@@ -118,6 +153,7 @@ def signal_curvature_eval(d: D, params: Params) -> Result:
         parts.append(f"seed {seed} {opt} (eval mode, {n} probes): median |residual| / |curvature| = "
                      f"{fmt(ratio)} (train mode {fmt(train_ratio)})")
     verdict = combine(verdicts)
-    return Result(verdict, "; ".join(parts), n=len(runs),
-                  note=f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
-                  if dropped_all else "")
+    return Result(verdict, "; ".join(parts) or "no run that trained", n=len(runs),
+                  note="; ".join(x for x in (
+                      f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
+                      if dropped_all else "", _excluded_note(excluded)) if x))

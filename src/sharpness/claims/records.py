@@ -42,6 +42,18 @@ class TrainRecord:
         return None
 
 
+def record_of_row(row: Mapping[str, Any]) -> TrainRecord:
+    """A run's training record from the per-run columns a figure's rows carry
+    (``final_train_loss``, ``final_train_acc``, ``num_classes``; a missing or NaN cell: None)."""
+    def value(key: str) -> float | None:
+        x = row.get(key)
+        return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+    classes = value("num_classes")
+    return TrainRecord(value("final_train_loss"), value("final_train_acc"),
+                       int(classes) if classes else None)
+
+
 def train_record(final: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a run's ``final.json`` the sanity check reads (for evaluation records
     that carry them on to a table)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.claims.records import train_records_text
+from sharpness.claims.records import train_record, train_records_text
 from sharpness.io import read_jsonl
 from sharpness.lesam import report
 from sharpness.lesam.experiments import RUNS_DIR, signal_runs, signal_seeds, training_runs
@@ -143,7 +143,8 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
             path = Path(root) / SIGNAL_DIR / lab / "signal.jsonl"
             inputs.append(str(path))
             sig = read_verified(path, read_jsonl, what="lesam fig_signal")
-            rows += [{"optimizer": lab, "seed": seeds[0], **r} for r in sig]
+            record = train_record(report.read_final(path.parent))  # the ledger's sanity check
+            rows += [{"optimizer": lab, "seed": seeds[0], **record, **r} for r in sig]
             step = [r["step"] for r in sig]
             ax.plot(step, [abs(r["rise"]) for r in sig], color="k", lw=1.4,
                     label=r"measured rise $|L(\theta+\epsilon)-L(\theta)|$")
@@ -176,7 +177,8 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
             if key != run["label"]:
                 path = Path(root) / SIGNAL_DIR / key / "signal.jsonl"
                 inputs.append(str(path))
-                rows += [{"optimizer": run["label"], "seed": run["seed"], **r}
+                record = train_record(report.read_final(path.parent))
+                rows += [{"optimizer": run["label"], "seed": run["seed"], **record, **r}
                          for r in read_verified(path, read_jsonl, what="lesam fig_signal")]
         f.title(spec["title"])
         caption = (f"{spec['title']}: the measured rise L(θ+ε) − L(θ) at probed steps, on the "
