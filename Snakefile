@@ -54,8 +54,8 @@ offset_seeds(config)
 # When Snakemake refuses to plan because another invocation's job is running
 # (IncompleteFilesException, or its lock), the message ends with the run folders being
 # written now and by which live process, and says to wait before --rerun-incomplete
-# (sharpness.lockinfo; `sharpness locks` prints the same list).
-from sharpness.lockinfo import explain_refusals
+# (sharpness.runs.lockinfo; `sharpness locks` prints the same list).
+from sharpness.runs.lockinfo import explain_refusals
 
 explain_refusals(["results", config["data"]["root"]])
 

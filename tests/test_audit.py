@@ -19,17 +19,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 
-from sharpness.audit import audit_report  # noqa: E402
 from sharpness.cli import main  # noqa: E402
 from sharpness.io import atomic_write_json, read_json  # noqa: E402
 from sharpness.plots.save import save_figure  # noqa: E402
-from sharpness.provenance import (  # noqa: E402
+from sharpness.runs.audit import audit_report  # noqa: E402
+from sharpness.runs.provenance import (  # noqa: E402
     RunRecord,
     sidecar_path,
     write_artifact_provenance,
     write_run_provenance,
 )
-from sharpness.runstate import untrack  # noqa: E402
+from sharpness.runs.state import untrack  # noqa: E402
 
 
 def _run(folder, lr=0.1, loss=0.5):

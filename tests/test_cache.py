@@ -1,6 +1,6 @@
 """The cache policy: keys from settings + code, reuse only on an exact match, safe checkpoints.
 
-Each scenario here failed before `sharpness.cache` existed: a flow of other settings was
+Each scenario here failed before `sharpness.runs.cache` existed: a flow of other settings was
 returned from the same folder, a code change resumed a run at its last checkpoint, a
 checkpoint could hold any pickled object, and atomic writes made 0600 files.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from sharpness import cache
 from sharpness.io import atomic_write_json, read_json, read_jsonl
+from sharpness.runs import cache
 from sharpness.train import TrainHooks, train
 from sharpness.train.checkpoint import UnsafeCheckpointError
 
@@ -144,7 +144,7 @@ class _Payload:  # any object beyond tensors and plain containers
 def test_a_checkpoint_holding_a_pickled_object_is_never_loaded(tmp_path, caplog, resealed):
     """Not the file its record hashed: never unpickled, the run starts over (issue 25). Even
     with its hash recorded again, ``weights_only`` refuses it and the run starts over."""
-    from sharpness.sealed import seal
+    from sharpness.runs.seal import seal
     from sharpness.train.checkpoint import safe_load
 
     torch.set_num_threads(1)
@@ -157,7 +157,7 @@ def test_a_checkpoint_holding_a_pickled_object_is_never_loaded(tmp_path, caplog,
         safe_load(tmp_path / "checkpoint.pt")
     if resealed:
         seal(tmp_path, "checkpoint.pt")
-    with caplog.at_level(logging.WARNING, logger="sharpness.sealed"):
+    with caplog.at_level(logging.WARNING, logger="sharpness.runs.seal"):
         train(FULL, tmp_path)
     reason = "refusing to load it" if resealed else "differs from the recorded"
     assert "checkpoint.pt is not used" in caplog.text and reason in caplog.text

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from sharpness.io import read_json
-from sharpness.sealed import DamagedFile, damage, load_checked, seal
+from sharpness.runs.seal import DamagedFile, damage, load_checked, seal
 from sharpness.train import TrainHooks, train
 
 REPO = Path(__file__).resolve().parents[1]
@@ -95,7 +95,7 @@ def test_truncated_checkpoint_starts_the_run_over(tmp_path, clean, caplog):
     with pytest.raises(Killed):
         train(FULL, run, hooks=_kill_at(10))
     _truncate(run / "checkpoint.pt")
-    with caplog.at_level(logging.WARNING, logger="sharpness.sealed"):
+    with caplog.at_level(logging.WARNING, logger="sharpness.runs.seal"):
         train(FULL, run)
     assert "checkpoint: " in caplog.text and "checkpoint.pt is not used" in caplog.text
     assert read_json(run / "provenance.json")["resumed_from_step"] is None
@@ -113,7 +113,7 @@ def test_checkpoint_changed_after_it_was_written_is_not_resumed(tmp_path, clean,
     state = torch.load(run / "checkpoint.pt", weights_only=True)
     state["model"] = {k: v + 1 for k, v in state["model"].items()}
     torch.save(state, run / "checkpoint.pt")
-    with caplog.at_level(logging.WARNING, logger="sharpness.sealed"):
+    with caplog.at_level(logging.WARNING, logger="sharpness.runs.seal"):
         train(FULL, run)
     assert "differs from the recorded" in caplog.text
     _same_run(run, clean)
@@ -124,12 +124,12 @@ def test_truncated_final_files_recompute_the_run(tmp_path, clean, caplog, name):
     run = tmp_path / "run"
     train(FULL, run)
     _truncate(run / name)
-    with caplog.at_level(logging.WARNING, logger="sharpness.sealed"):
+    with caplog.at_level(logging.WARNING, logger="sharpness.runs.seal"):
         train(FULL, run)
     assert f"training run: {run / name} is not used" in caplog.text
     _same_run(run, clean)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="sharpness.sealed"):
+    with caplog.at_level(logging.WARNING, logger="sharpness.runs.seal"):
         train(FULL, run)  # now intact: reused without a word
     assert caplog.text == ""
 
@@ -153,7 +153,7 @@ def test_truncated_flow_is_recomputed(tmp_path, setting_run, caplog, name):
     flow = tmp_path / "flow"
     shutil.copytree(out / "flow", flow)
     _truncate(flow / name)
-    with caplog.at_level(logging.WARNING, logger="sharpness.sealed"):
+    with caplog.at_level(logging.WARNING, logger="sharpness.runs.seal"):
         again = run_flow(resolve_setting(SETTING), flow, DATA)
     assert f"gradient flow: {flow / name} is not used" in caplog.text
     assert {k: v for k, v in again.items() if k != "wall_s"} == \

@@ -13,9 +13,13 @@ from PIL import Image
 
 from sharpness.cli import main
 from sharpness.errors import SharpnessError
-from sharpness.provenance import artifact_record, commit_artifact_record, write_artifact_provenance
 from sharpness.readme.blocks import blocks_in
 from sharpness.readme.gallery import build_gallery, gallery_block
+from sharpness.runs.provenance import (
+    artifact_record,
+    commit_artifact_record,
+    write_artifact_provenance,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,7 +136,7 @@ def test_committed_gallery_is_small_and_complete() -> None:
 def test_an_edited_caption_or_picture_never_reaches_the_gallery(tmp_path: Path) -> None:
     """The gallery reads a run's figures like every reader of result files: a caption or PNG
     changed after the build stops it, naming the file (issue 33)."""
-    from sharpness.sealed import UnverifiedResult
+    from sharpness.runs.seal import UnverifiedResult
 
     figures, out = tmp_path / "figures", tmp_path / "gallery"
     out.mkdir()

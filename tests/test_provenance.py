@@ -6,10 +6,15 @@ import json
 
 import pytest
 
-from sharpness.audit import audit_lines
 from sharpness.cli import main
 from sharpness.io import atomic_write_json
-from sharpness.provenance import RunRecord, artifact_record, code_version, commit_artifact_record
+from sharpness.runs.audit import audit_lines
+from sharpness.runs.provenance import (
+    RunRecord,
+    artifact_record,
+    code_version,
+    commit_artifact_record,
+)
 
 
 def write_artifact_provenance(artifact, **kw):
@@ -110,7 +115,7 @@ def test_audit_shows_shared_settings_once_then_differences(tmp_path, capsys):
 
 
 def test_audit_flags_a_dirty_tree_loudly(tmp_path, monkeypatch):
-    import sharpness.provenance as prov
+    import sharpness.runs.provenance as prov
 
     monkeypatch.setattr(prov, "code_version", lambda: {"git_commit": "abc123", "dirty": True,
                                                        "dirty_files": ["src/x.py"]})

@@ -15,11 +15,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from sharpness.audit import audit_report  # noqa: E402
 from sharpness.cli import main  # noqa: E402
 from sharpness.io import atomic_write_json, read_json  # noqa: E402
 from sharpness.plots.save import save_figure  # noqa: E402
-from sharpness.provenance import RunRecord, content_id  # noqa: E402
+from sharpness.runs.audit import audit_report  # noqa: E402
+from sharpness.runs.provenance import RunRecord, content_id  # noqa: E402
 
 #: the quick profile's l1_maxmargin settings, at a few seconds' size
 L1 = {"mu": [1.0, 2.0], "multi": {"n": 10, "scales": [0.5, 1.0, 2.0], "noise": 0.5, "seed": 4},
@@ -122,7 +122,7 @@ def _figure(out: Path) -> dict:
 def test_a_figures_caption_is_an_output_with_its_hash(tmp_path):
     """The caption is recorded in the figure's sidecar with its SHA-256: an edited caption is
     caught by `audit` and refused by a reader."""
-    from sharpness.sealed import UnverifiedResult, read_verified
+    from sharpness.runs.seal import UnverifiedResult, read_verified
 
     record = _figure(tmp_path / "f" / "fig.pdf")
     caption = tmp_path / "f" / "fig.caption.txt"
@@ -138,7 +138,7 @@ def test_a_figures_caption_is_an_output_with_its_hash(tmp_path):
 def test_read_verified_refuses_what_no_job_recorded_and_what_changed(tmp_path):
     """One function for every reader: a file whose producer recorded its hash is read; a file
     of which nothing records a hash, a changed one and one whose record was edited are not."""
-    from sharpness.sealed import UnverifiedResult, read_verified, seal
+    from sharpness.runs.seal import UnverifiedResult, read_verified, seal
 
     run = tmp_path / "run"
     with RunRecord(run, params={"a": 1}) as rec:
@@ -168,7 +168,7 @@ def test_read_verified_refuses_what_no_job_recorded_and_what_changed(tmp_path):
 def test_the_report_checks_every_file_of_an_item_before_it_shows_its_id(tmp_path):
     """`snakemake --report` labels each item with its provenance id through
     `report_provenance`: an item whose CSV was edited stops the report naming the file."""
-    from sharpness.sealed import UnverifiedResult, report_provenance
+    from sharpness.runs.seal import UnverifiedResult, report_provenance
 
     record = _figure(tmp_path / "f" / "fig.pdf")
     assert report_provenance(tmp_path / "f" / "fig.pdf") == record["id"]

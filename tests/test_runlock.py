@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from sharpness.io import read_jsonl
-from sharpness.runlock import RunFolderBusy, lock_path, read_holder, run_lock
+from sharpness.runs.lock import RunFolderBusy, lock_path, read_holder, run_lock
 
 REPO = Path(__file__).resolve().parents[1]
 # hold the lock of argv[1] until argv[2] exists (a file the test creates), then exit
 HOLDER = """
 import sys, time
 from pathlib import Path
-from sharpness.runlock import run_lock
+from sharpness.runs.lock import run_lock
 with run_lock(sys.argv[1]):
     Path(sys.argv[1] + ".held").write_text("yes")
     while not Path(sys.argv[2]).exists():
@@ -70,7 +70,7 @@ def test_second_writer_waits_with_a_log_line(tmp_path, caplog):
     subprocess.Popen([sys.executable, "-c", "import time, pathlib, sys; time.sleep(0.6); "
                       "pathlib.Path(sys.argv[1]).write_text('go')", str(tmp_path / "release")])
     start = time.monotonic()
-    with caplog.at_level("WARNING", logger="sharpness.runlock"), run_lock(run):
+    with caplog.at_level("WARNING", logger="sharpness.runs.lock"), run_lock(run):
         waited = time.monotonic() - start
         assert holder.wait(timeout=30) == 0  # the holder had finished before we got it
     assert waited > 0.4
@@ -85,7 +85,7 @@ def test_lock_of_a_killed_holder_is_taken_over(tmp_path, caplog):
     holder = _hold(run, tmp_path / "never")
     holder.send_signal(signal.SIGKILL)
     holder.wait(timeout=30)
-    with caplog.at_level("WARNING", logger="sharpness.runlock"), run_lock(run, wait=0):
+    with caplog.at_level("WARNING", logger="sharpness.runs.lock"), run_lock(run, wait=0):
         pass
     assert f"taking over the lock left by pid {holder.pid}" in caplog.text
 

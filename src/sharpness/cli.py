@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import sharpness
 import sharpness.commands
 from sharpness.errors import SharpnessError
-from sharpness.runstate import install_signal_handlers
+from sharpness.runs.state import install_signal_handlers
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help()
         return 2
-    install_signal_handlers()  # SIGTERM: records say "interrupted" (sharpness.runstate)
+    install_signal_handlers()  # SIGTERM: records say "interrupted" (sharpness.runs.state)
     try:
         code = int(func(args) or 0)
     except SharpnessError as exc:
@@ -69,7 +69,7 @@ def _discard_stale_record(args: argparse.Namespace) -> None:
     a sidecar left from an earlier build would vouch for a file that is stale or gone."""
     out = getattr(args, "out", None)
     if isinstance(out, str) and out:
-        from sharpness.provenance import discard_artifact_record
+        from sharpness.runs.provenance import discard_artifact_record
 
         removed = discard_artifact_record(out)
         if removed is not None:

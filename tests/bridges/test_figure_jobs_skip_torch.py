@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sharpness.sealed import seal
+from sharpness.runs.seal import seal
 
 SNIPPET = """
 import sys

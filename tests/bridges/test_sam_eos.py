@@ -99,7 +99,7 @@ def test_bridge_gd_runs_are_classified_like_the_eos_sweep(tmp_path):
 
 def test_blow_up_rows_carry_each_runs_own_status_in_both(tmp_path, monkeypatch):
     """Both sweeps copy each run's own status, reason and step (the engine applies the one
-    divergence rule, sharpness.runstate); neither reclassifies a run behind its back."""
+    divergence rule, sharpness.runs.state); neither reclassifies a run behind its back."""
     import torch
 
     import sharpness.train

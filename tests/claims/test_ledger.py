@@ -11,7 +11,7 @@ import pytest
 from sharpness.claims import readme
 from sharpness.claims.ledger import all_claims, evaluate, evidence_level, write_ledger
 from sharpness.plots.save import write_csv
-from sharpness.provenance import write_artifact_provenance
+from sharpness.runs.provenance import write_artifact_provenance
 from tests.claims.fixtures import acc_rows, item, phase, trained
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -145,7 +145,7 @@ def test_unreachable_download_leaves_no_partial_file(tmp_path, toy_spec):
     with pytest.raises(DataError):
         resolve("toyset", tmp_path / "data")
     leftovers = [p for p in (tmp_path / "data").rglob("*") if p.is_file()]
-    # only the folder's lock file stays (sharpness.runlock), released: empty, no holder
+    # only the folder's lock file stays (sharpness.runs.lock), released: empty, no holder
     assert [p.name for p in leftovers] == [".toyset.lock"]
     assert leftovers[0].read_text() == ""
 
@@ -215,7 +215,7 @@ def test_a_second_fetcher_waits_for_the_first_and_reuses_its_copy(tmp_path, toy_
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from sharpness.runlock import run_lock\n"
+        "from sharpness.runs.lock import run_lock\n"
         f"folder = Path({str(folder)!r})\n"
         "with run_lock(folder, what='data folder'):\n"
         "    print('held', flush=True)\n"

@@ -22,7 +22,7 @@ from sharpness.eos.figures import (
 from sharpness.eos.figures.ablations import omitted_factors, varied_keys
 from sharpness.eos.figures.trajectories import MONOTONE_TOL, drop_after_eos
 from sharpness.eos.sweep import run_setting
-from sharpness.sealed import seal
+from sharpness.runs.seal import seal
 from tests.eos.test_sweep import TINY
 
 

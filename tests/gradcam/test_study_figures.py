@@ -19,7 +19,7 @@ from sharpness.gradcam.figures import (
 )
 from sharpness.gradcam.study import compute_maps, run_config, train_group
 from sharpness.io import atomic_save_npz
-from sharpness.provenance import write_run_provenance
+from sharpness.runs.provenance import write_run_provenance
 
 STAND_IN = "MNIST digits composited on CIFAR-10 crops (MNIST-M style) for SVHN"
 
@@ -152,7 +152,7 @@ def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
                        tmp_path / "gradcam_table.md")
     assert len(out["rows"]) == 6
     # the chain reaches every training run, through the maps' record (the runs in its id)
-    from sharpness.audit import audit_report
+    from sharpness.runs.audit import audit_report
 
     lines, problems = audit_report(tmp_path / "gradcam.pdf")
     text = "\n".join(lines)

@@ -14,7 +14,7 @@ from sharpness.cli import main
 from sharpness.data.longtail import longtail_counts
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
 from sharpness.lesam.glmc import run_glmc
-from sharpness.provenance import sidecar_path
+from sharpness.runs.provenance import sidecar_path
 from sharpness.train import train
 
 torch.set_num_threads(1)
@@ -214,7 +214,7 @@ def test_build_jobs_do_not_import_torch(root, item, imports_torch):
 def test_audit_of_a_table_built_from_lesam_eval_reaches_the_training_runs(root, item, ext):
     """`lesam eval` writes its record, with the run folders it evaluated as inputs: the chain
     of every table and figure built from an evaluation reaches the training runs."""
-    from sharpness.audit import audit_report
+    from sharpness.runs.audit import audit_report
 
     out = _build(root, item, ext)
     lines, problems = audit_report(out)

@@ -13,7 +13,7 @@ from sharpness.data.folders import domain_transforms
 from sharpness.lesam.evaluate import domain_rows
 from sharpness.lesam.experiments import RUNS_DIR, item_groups, training_runs
 from sharpness.lesam.tables import build_table_domain_gen
-from sharpness.provenance import write_artifact_provenance
+from sharpness.runs.provenance import write_artifact_provenance
 from sharpness.train import train
 from tests.paper import formats
 

@@ -17,7 +17,7 @@ from sharpness.lesam import glmc as glmc_module
 from sharpness.lesam.glmc import run_glmc
 from sharpness.lesam.report import mean_std
 from sharpness.lesam.signal import run_signal
-from sharpness.provenance import write_artifact_provenance
+from sharpness.runs.provenance import write_artifact_provenance
 from sharpness.train import load_trained_model
 
 DATA = str(Path(__file__).resolve().parents[2] / "data")
@@ -137,7 +137,7 @@ def test_signal_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypat
 
 def test_glmc_shows_the_engines_progress(tmp_path, capsys):
     """The engine's progress serves GLMC too (no train accuracy: its closure is GLMC's); with
-    stderr not a terminal it is a line per epoch (sharpness.progress)."""
+    stderr not a terminal it is a line per epoch (sharpness.runs.progress)."""
     run_glmc({**GLMC, "epochs": 1}, tmp_path, progress=True)
     err = capsys.readouterr().err
     assert "epoch 1/1 (100%)" in err and "train_acc -" in err and "left ~" in err

@@ -108,8 +108,8 @@ def test_caption_and_audit_show_sources(paper, tmp_path):
     assert "rho=0.05 [official: SamsungLabs/ASAM README.md" in text
     assert "rho_max=999.0 [official: smithgun2005/LE-SAM-ICML2026 README.md" in text
     assert "rho=1.5e-05 [choice:" in text
-    from sharpness.audit import audit_lines
-    from sharpness.provenance import write_run_provenance
+    from sharpness.runs.audit import audit_lines
+    from sharpness.runs.provenance import write_run_provenance
 
     cfg = exp.training_runs(paper["lesam"])["cifar10_resnet18-esam-s0"]["config"]
     write_run_provenance(tmp_path, params=cfg, seed=0)

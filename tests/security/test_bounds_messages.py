@@ -5,7 +5,7 @@ bounds); a nested ``--config`` value, which Snakemake reads as text, is refused 
 ``--configfile`` overlay that says the same thing; and when Snakemake refuses because another
 invocation's job is running (``IncompleteFilesException``, or its lock), the message ends
 with the run folder being written, the live process writing it, and that
-``--rerun-incomplete`` must wait until it ends (sharpness.lockinfo, ``sharpness locks``).
+``--rerun-incomplete`` must wait until it ends (sharpness.runs.lockinfo, ``sharpness locks``).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import yaml
 from sharpness.cli import main
 from sharpness.config_check import check_command_line, check_config, load_schema
 from sharpness.errors import ConfigError
-from sharpness.lockinfo import held_folders, holder_alive, refusal_note
-from sharpness.runlock import lock_path
+from sharpness.runs.lock import lock_path
+from sharpness.runs.lockinfo import held_folders, holder_alive, refusal_note
 from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 
@@ -189,7 +189,7 @@ def test_snakemake_refuses_years_of_epochs_at_planning(workdir, bin_dir):
 
 HOLD = """
 import sys, time
-from sharpness.runlock import run_lock
+from sharpness.runs.lock import run_lock
 with run_lock(sys.argv[1], what="training run"):
     print("held", flush=True)
     time.sleep(600)

@@ -11,11 +11,11 @@ import time
 
 import pytest
 
-from sharpness import runstate
-from sharpness.audit import audit_report
 from sharpness.io import atomic_write_json, read_json
-from sharpness.provenance import RunRecord
-from sharpness.runstate import owner, run_state
+from sharpness.runs import state as runstate
+from sharpness.runs.audit import audit_report
+from sharpness.runs.provenance import RunRecord
+from sharpness.runs.state import owner, run_state
 
 
 def test_a_run_record_starts_no_thread(tmp_path):
@@ -77,7 +77,7 @@ def test_audit_says_unknown_and_why(tmp_path, ahead_s, why):
     record["status"] = "running"
     if ahead_s is not None:
         record["heartbeat"] = _now(ahead_s)
-    from sharpness.provenance import content_id
+    from sharpness.runs.provenance import content_id
 
     record["id"] = content_id(record)  # a record as a killed run leaves it, not an edited one
     atomic_write_json(tmp_path / "run" / "provenance.json", record)

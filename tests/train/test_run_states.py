@@ -22,14 +22,14 @@ import pytest
 import torch
 
 from sharpness.io import read_json, read_jsonl
-from sharpness.runstate import (
+from sharpness.runs.seal import damage
+from sharpness.runs.state import (
     BLOW_UP_FACTOR,
     divergence,
     end_divergence,
     owner,
     run_state,
 )
-from sharpness.sealed import damage
 from sharpness.train import TrainHooks, train
 from sharpness.train.status import END_MIN_STEPS, final_check
 
@@ -261,7 +261,7 @@ def test_progress_lines_reach_a_log_before_the_run_ends(tmp_path):
 def test_progress_lines_are_throttled_and_keep_the_last_numbers():
     import io
 
-    from sharpness.progress import Progress
+    from sharpness.runs.progress import Progress
 
     out = io.StringIO()
     p = Progress(10, "epoch", desc="train x", initial=2, stream=out, interval=3600.0)

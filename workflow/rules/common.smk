@@ -8,7 +8,7 @@ import sys
 
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
-from sharpness.cache import code_fingerprint
+from sharpness.runs.cache import code_fingerprint
 
 # Rules call the `sharpness` command installed beside the Python running Snakemake, so
 # `.venv/bin/snakemake ...` works without activating the environment first. With
@@ -53,17 +53,17 @@ def code(cli, *modules):
     top-level imports: each action imports its library inside its function); `modules` are
     the library modules that action runs, followed through every `sharpness` import. Editing
     any of those files (committed or not) changes the param, so Snakemake reruns exactly the
-    jobs whose command runs it, and what depends on them (sharpness.cache)."""
+    jobs whose command runs it, and what depends on them (sharpness.runs.cache)."""
     return code_fingerprint(*modules, shallow=(f"sharpness.commands.{cli}", "sharpness.cli"))
 
 
 def provenance_labels(path):
     """Report labels for a figure or table: its id and the provenance id read at report time,
     once its files were checked against the hashes its record holds (an edited file stops
-    the report naming it: sharpness.sealed.report_provenance)."""
+    the report naming it: sharpness.runs.seal.report_provenance)."""
 
     def labels(wildcards):
-        from sharpness.sealed import report_provenance
+        from sharpness.runs.seal import report_provenance
 
         target = path.format(**wildcards)
         stem = target.rsplit(".", 1)[0]

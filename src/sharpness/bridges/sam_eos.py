@@ -37,8 +37,8 @@ import torch
 from sharpness.bridges.sam_eos_stability import edge_for, sam_edge, thresholds
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
-from sharpness.provenance import RunRecord
-from sharpness.sealed import seal
+from sharpness.runs.provenance import RunRecord
+from sharpness.runs.seal import seal
 
 __all__ = ["SamEosParams", "edge_for", "run_sweep", "sam_edge", "thresholds"]
 

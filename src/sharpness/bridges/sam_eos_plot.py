@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from sharpness.bridges.sam_eos_stability import thresholds
-from sharpness.sealed import read_verified
+from sharpness.runs.seal import read_verified
 
 
 def wilson(err: float, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -49,11 +49,11 @@ class ItemData:
 def load_item(figures: str | Path, item: str) -> ItemData | None:
     """``figures/<item>.csv`` with its provenance sidecar, or ``None`` when the CSV is absent.
 
-    Both are checked first (:func:`sharpness.sealed.read_verified`): the sidecar must be the
+    Both are checked first (:func:`sharpness.runs.seal.read_verified`): the sidecar must be the
     record its id was computed from and the CSV must have the SHA-256 the sidecar recorded, so
     a CSV edited after the build stops the ledger with
-    :class:`~sharpness.sealed.UnverifiedResult` naming it, never a verdict drawn from it."""
-    from sharpness.sealed import read_verified, verify_result
+    :class:`~sharpness.runs.seal.UnverifiedResult` naming it, never a verdict drawn from it."""
+    from sharpness.runs.seal import read_verified, verify_result
 
     stem = Path(figures) / item
     csv = stem.with_suffix(".csv")

@@ -10,7 +10,7 @@ import sys
 
 from sharpness.commands import add_command
 from sharpness.errors import SharpnessError
-from sharpness.provenance import find_provenance
+from sharpness.runs.provenance import find_provenance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,7 +61,7 @@ def _need(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the chain (or the settings) for every path; fail if one has no provenance;
     exit 1 when a check on the disk fails (the failures are listed again at the end)."""
-    from sharpness.audit import audit_report, audit_tree, scan_lines, settings_yaml
+    from sharpness.runs.audit import audit_report, audit_tree, scan_lines, settings_yaml
 
     if args.scan:
         missing = [p for p in args.paths if not os.path.isdir(p)]
@@ -102,7 +102,7 @@ def _failed(tree: dict) -> bool:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print what differs between two records; exit 1 when their ids differ."""
-    from sharpness.audit import diff_lines, diff_records, load_record
+    from sharpness.runs.audit import diff_lines, diff_records, load_record
 
     records = []
     for path in (args.a, args.b):

@@ -97,7 +97,7 @@ def _build(args: argparse.Namespace) -> int:
     )
     from sharpness.claims.rules import rules_for
     from sharpness.claims.settle import annotate_to_settle, load_configs
-    from sharpness.provenance import write_artifact_provenance
+    from sharpness.runs.provenance import write_artifact_provenance
 
     figures = Path(args.figures)
     if not figures.is_dir():
@@ -196,7 +196,7 @@ def _readme(args: argparse.Namespace) -> int:
     if not ledger.is_file():
         raise SharpnessError(f"--ledger {ledger}: no such file (build the ledger first)")
     if not record_path(ledger).is_file():  # a run's ledger, not a committed snapshot: checked
-        from sharpness.sealed import verify_result
+        from sharpness.runs.seal import verify_result
 
         verify_result(ledger, what="claims readme")
     rows = read_ledger_csv(ledger)

@@ -8,7 +8,7 @@ import logging
 from sharpness.data import DATASETS, get_spec, resolve
 from sharpness.data.fetch import STAMP
 from sharpness.io import atomic_write_json
-from sharpness.provenance import file_sha256, now_iso, write_artifact_provenance
+from sharpness.runs.provenance import file_sha256, now_iso, write_artifact_provenance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

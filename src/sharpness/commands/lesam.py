@@ -19,7 +19,7 @@ from typing import Any
 
 from sharpness.commands import add_flags
 from sharpness.errors import ConfigError
-from sharpness.runlock import run_lock
+from sharpness.runs.lock import run_lock
 
 EVALS = ("robustness", "domain_gen", "flatness", "cost")
 
@@ -99,7 +99,7 @@ def _eval(args: argparse.Namespace) -> int:
     from sharpness.io import atomic_write_json
     from sharpness.lesam import evaluate
     from sharpness.lesam.experiments import RUNS_DIR, training_runs
-    from sharpness.provenance import write_artifact_provenance
+    from sharpness.runs.provenance import write_artifact_provenance
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -162,7 +162,7 @@ def _build(args: argparse.Namespace) -> int:
 
 def _check_imagenet(args: argparse.Namespace) -> int:
     from sharpness.io import atomic_write_json
-    from sharpness.provenance import write_artifact_provenance
+    from sharpness.runs.provenance import write_artifact_provenance
 
     path = Path(args.path) if args.path else None
     if path is None:

@@ -1,10 +1,10 @@
 """``sharpness locks``: the run folders being written now, by which process.
 
-Lists every run-folder lock (``sharpness.runlock``) under the given folders whose file names a
+Lists every run-folder lock (``sharpness.runs.lock``) under the given folders whose file names a
 holder: held by a live process (its job is running: wait for it before ``--rerun-incomplete``
 or ``--unlock``), or left by one that ended without releasing it (killed; the next writer
 takes it over). Snakemake's ``IncompleteFilesException`` and ``LockException`` messages end
-with the same list (``sharpness.lockinfo``). Reads only; exit 0.
+with the same list (``sharpness.runs.lockinfo``). Reads only; exit 0.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sharpness.lockinfo import held_folders
+    from sharpness.runs.lockinfo import held_folders
 
     held = held_folders(args.roots)
     for entry in held:

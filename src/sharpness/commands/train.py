@@ -25,7 +25,7 @@ from typing import Any
 
 from sharpness.commands import add_command, run_each
 from sharpness.errors import ConfigError
-from sharpness.runlock import run_lock
+from sharpness.runs.lock import run_lock
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -14,7 +14,7 @@ from sharpness.data.arrays import ArrayDataset, labels, to_nchw
 from sharpness.data.fetch import resolve
 from sharpness.data.registry import get_spec
 from sharpness.errors import DataError
-from sharpness.provenance import file_sha256
+from sharpness.runs.provenance import file_sha256
 
 #: repository-relative folder of the committed subsets
 EMBEDDED_DIR = Path(__file__).resolve().parents[3] / "data" / "embedded"

@@ -46,7 +46,7 @@ from torch import Tensor, nn
 from sharpness.eos.integrators import CvodeIntegrator, FlatModel, Integrator, ScipyIntegrator
 from sharpness.eos.measures import sharpness as lanczos_sharpness
 from sharpness.eos.norms import parameter_norms
-from sharpness.runstate import divergence
+from sharpness.runs.state import divergence
 
 Criterion = Callable[[Tensor, Tensor], Tensor]
 
@@ -220,7 +220,7 @@ def gradient_flow(model: nn.Module, criterion: Criterion, x: Tensor, y: Tensor, 
             result.status = "t_max"
         elif result.cost >= max_evals:
             result.status = "max_evals"
-        elif divergence(loss, result.loss[0]) is not None:  # the one rule (runstate)
+        elif divergence(loss, result.loss[0]) is not None:  # the one rule (runs.state)
             result.status = "diverged"
     flat.release()
     flat.load(theta)

@@ -18,7 +18,7 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 from sharpness.curvature import hvp_from_loss, model_mode
 from sharpness.curvature.hvp import trainable_parameters
 from sharpness.eos.measures import math_attention, single_threaded_blas
-from sharpness.progress import say
+from sharpness.runs.progress import say
 
 Criterion = Callable[[Tensor, Tensor], Tensor]
 

@@ -1,6 +1,6 @@
 """What the eos jobs say in their logs, in words: the gradient flow's progress (flow time,
 loss, sharpness, cost) and how each GD run of a sweep ended. The workflow sends a job's stderr
-to its log, so ``tail -f logs/eos/setting_<name>.log`` follows a sweep (:mod:`sharpness.progress`)."""
+to its log, so ``tail -f logs/eos/setting_<name>.log`` follows a sweep (:mod:`sharpness.runs.progress`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import math
 import time
 from typing import Any
 
-from sharpness.progress import every_s, say
-from sharpness.runstate import progressed
+from sharpness.runs.progress import every_s, say
+from sharpness.runs.state import progressed
 
-#: the divergence rule's reasons (sharpness.runstate), in words
+#: the divergence rule's reasons (sharpness.runs.state), in words
 WHY = {"non_finite": "its loss became NaN/inf",
        "blow_up": "its loss blew up (above diverge_factor x its initial loss)",
        "above_limit": "its loss passed diverge_loss",
@@ -21,7 +21,7 @@ WHY = {"non_finite": "its loss became NaN/inf",
 
 def flow_reporter(label: str) -> Any:
     """``on_record`` for :func:`sharpness.eos.flow.gradient_flow`: a log line at most every few seconds
-    (:func:`sharpness.progress.every_s`) with the flow time, loss, sharpness and cost."""
+    (:func:`sharpness.runs.progress.every_s`) with the flow time, loss, sharpness and cost."""
     last = [-math.inf]
 
     def report(rec: dict[str, float]) -> None:

@@ -31,7 +31,6 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from sharpness.cache import cache_key, claim_dir
 from sharpness.eos.flow import gradient_flow
 from sharpness.eos.measures import all_measures
 from sharpness.eos.measures import sharpness as lanczos_sharpness
@@ -39,8 +38,9 @@ from sharpness.eos.narrate import flow_reporter, run_outcome
 from sharpness.eos.norms import parameter_norms
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
-from sharpness.progress import say
-from sharpness.sealed import load_sealed, seal
+from sharpness.runs.cache import cache_key, claim_dir
+from sharpness.runs.progress import say
+from sharpness.runs.seal import load_sealed, seal
 from sharpness.train.checkpoint import safe_load
 
 #: Defaults of a setting; the config overrides any of them.
@@ -292,7 +292,7 @@ def initial_loss(model: nn.Module, data: Any, criterion: Any) -> float:
 def run_row(final: dict[str, Any], lr: float, factor: float | None, eta_c: float,
             init_loss: float, run_dir: Path) -> dict[str, Any]:
     """The sweep row of one finished engine run, with the run's own status: the engine
-    applies the one divergence rule (:mod:`sharpness.runstate`), so the row and the run's
+    applies the one divergence rule (:mod:`sharpness.runs.state`), so the row and the run's
     ``final.json`` and ``provenance.json`` always agree, ``diverged_step`` included."""
     status, reason = final["status"], final["reason"]
 
@@ -371,7 +371,7 @@ def run_setting(setting: dict[str, Any], out_dir: str | os.PathLike[str], *,
 
 def load_trajectory(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The step rows of a GD run's ``metrics.jsonl`` (for the trajectory figure)."""
-    from sharpness.sealed import read_verified
+    from sharpness.runs.seal import read_verified
 
     rows = read_verified(Path(run_dir) / "metrics.jsonl", read_jsonl, what="eos trajectory")
     return [r for r in rows if r.get("kind") == "step"]

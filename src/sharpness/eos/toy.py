@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from sharpness.runstate import progressed
+from sharpness.runs.state import progressed
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def gd(model: DiagonalToy, w0: np.ndarray, eta: float, *, loss_goal: float = 1e-
     with np.errstate(over="ignore", invalid="ignore"):
         for step in range(max_steps + 1):
             if step % 256 == 0:
-                progressed()  # the run's heartbeat (sharpness.runstate)
+                progressed()  # the run's heartbeat (sharpness.runs.state)
             loss = model.loss(w)
             if not np.isfinite(loss) or loss > diverge_loss:
                 status = "diverged"

@@ -35,8 +35,8 @@ from sharpness.gradcam.background import mean_ci
 
 def load_maps(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """The arrays of one ``maps.npz`` (a folder or the file), checked against the hash its job
-    recorded (:func:`sharpness.sealed.read_verified`) before a number is drawn from it."""
-    from sharpness.sealed import read_verified
+    recorded (:func:`sharpness.runs.seal.read_verified`) before a number is drawn from it."""
+    from sharpness.runs.seal import read_verified
 
     path = Path(path)
     if path.is_dir():

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from sharpness.errors import ConfigError
-from sharpness.sealed import read_verified
+from sharpness.runs.seal import read_verified
 
 SHARES_FILE = "maps.npz"
 RUNS_FILE = "runs.json"
@@ -82,7 +82,7 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
     summary written to ``out/runs.json``: one entry per run with its folder and final numbers.
     """
     from sharpness.io import atomic_write_json
-    from sharpness.provenance import write_run_provenance
+    from sharpness.runs.provenance import write_run_provenance
     from sharpness.train import train
 
     out = Path(out)
@@ -140,7 +140,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     from sharpness.gradcam.background import background_share
     from sharpness.gradcam.maps import gradcam_maps
     from sharpness.io import atomic_save_npz
-    from sharpness.provenance import write_run_provenance
+    from sharpness.runs.provenance import write_run_provenance
     from sharpness.train import load_trained_model
 
     if threads:

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from sharpness.sealed import read_verified
+from sharpness.runs.seal import read_verified
 
 PathLike = str | os.PathLike[str]
 

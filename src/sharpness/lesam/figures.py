@@ -14,7 +14,7 @@ from sharpness.lesam import report
 from sharpness.lesam.experiments import RUNS_DIR, signal_runs, signal_seeds, training_runs
 from sharpness.lesam.tables import EVAL_DIR, _item
 from sharpness.plots import method_color, method_label, new_figure
-from sharpness.sealed import read_verified
+from sharpness.runs.seal import read_verified
 
 PathLike = str | os.PathLike[str]
 SIGNAL_DIR = "results/lesam/signal"

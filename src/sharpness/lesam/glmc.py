@@ -266,7 +266,7 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
 
     ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`). The run
     is the training engine's (:func:`sharpness.train.train` with :class:`GLMCMethod`'s hooks):
-    the one divergence rule (:mod:`sharpness.runstate`) stops it as ``diverged`` with its
+    the one divergence rule (:mod:`sharpness.runs.state`) stops it as ``diverged`` with its
     step, an exception is recorded as ``failed``; the folder is keyed (config, ``glmc`` settings,
     device, code): a finished run of the same key is returned as is, a killed one resumes
     from its last epoch checkpoint. ``progress``: the engine's progress (a bar on a terminal,

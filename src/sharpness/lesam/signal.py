@@ -31,7 +31,7 @@ import torch
 
 from sharpness.curvature import HessianOperator, curvature_term
 from sharpness.io import atomic_write_text, read_jsonl
-from sharpness.sealed import seal
+from sharpness.runs.seal import seal
 from sharpness.train import BatchStep, TrainHooks, train
 from sharpness.train.layout import METRICS
 
@@ -106,7 +106,7 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
     :class:`SignalProbe`; write the probe rows to ``signal.jsonl`` and return them.
 
     Everything else is the engine's: status (the one divergence rule of
-    :mod:`sharpness.runstate` stops the run as ``diverged`` with its step; an exception is
+    :mod:`sharpness.runs.state` stops the run as ``diverged`` with its step; an exception is
     recorded as ``failed``), the
     cache key (config, device, code, ``probe_every``: a finished run is reused), resume from
     the last epoch checkpoint (the probe rows live in ``metrics.jsonl``, which the checkpoint
@@ -120,5 +120,5 @@ def run_signal(config: dict[str, Any], out_dir: str | os.PathLike[str], *, probe
     rows = [{k: v for k, v in row.items() if k != "kind"}
             for row in read_jsonl(out / METRICS) if row.get("kind") == "probe"]
     atomic_write_text(rows_path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
-    seal(out, SIGNAL)  # fig_signal checks it against this hash (sharpness.sealed.read_verified)
+    seal(out, SIGNAL)  # fig_signal checks it against this hash (sharpness.runs.seal.read_verified)
     return rows

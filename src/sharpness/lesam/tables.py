@@ -29,7 +29,7 @@ from sharpness.lesam.report import (
     status_counts,
 )
 from sharpness.plots import save_table, stand_in_title
-from sharpness.sealed import read_verified
+from sharpness.runs.seal import read_verified
 
 PathLike = str | os.PathLike[str]
 EVAL_DIR = "results/lesam/eval"

@@ -49,7 +49,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from sharpness.optim import build_optimizer
-from sharpness.runstate import divergence, progressed
+from sharpness.runs.state import divergence, progressed
 
 FEATURES = ("strong", "weak")
 
@@ -150,7 +150,7 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
 
     The base step is plain gradient descent (no momentum, no weight decay), so ``sgd`` is GD
     and ``sam``/``sam_linf`` are l2-/l_inf-SAM with ``hparams`` (e.g. ``{"rho": 0.1}``). A
-    recorded loss that :func:`sharpness.runstate.divergence` calls a divergence (NaN/inf, or
+    recorded loss that :func:`sharpness.runs.state.divergence` calls a divergence (NaN/inf, or
     a blow-up over its initial loss) stops the run with status ``diverged``.
     """
     model = PatchCNN(data.x.shape[-1], width, power, alpha, seed)
@@ -166,7 +166,7 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
     status = "ok"
     for t in range(steps + 1):
         if t % record_every == 0 or t == steps:
-            progressed()  # the run's heartbeat (sharpness.runstate)
+            progressed()  # the run's heartbeat (sharpness.runs.state)
             with torch.no_grad():
                 margin = y * model(x)
                 rec_t.append(t)
@@ -174,7 +174,7 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
                 rec_l.append(float(F.softplus(-margin).mean()))
                 correct = (margin > 0).float()
                 rec_acc.append([float(correct[data.strong].mean()), float(correct[~data.strong].mean())])
-            if divergence(rec_l[-1], rec_l[0]) is not None:  # the one rule (runstate)
+            if divergence(rec_l[-1], rec_l[0]) is not None:  # the one rule (runs.state)
                 status = "diverged"
                 break
         if t < steps:

@@ -4,7 +4,7 @@ Every figure is written as PDF and PNG with the same stem, the tidy CSV of the p
 numbers (one row per plotted point), its caption (``<stem>.caption.txt``), and a provenance
 sidecar whose id is also stamped into the PDF and PNG metadata, so any figure found on disk can
 be traced with ``sharpness audit``. The sidecar records the SHA-256 of every one of those files
-(the caption too), which every reader checks (:func:`sharpness.sealed.read_verified`).
+(the caption too), which every reader checks (:func:`sharpness.runs.seal.read_verified`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from sharpness.io import atomic_open, atomic_write_text
-from sharpness.provenance import artifact_record, commit_artifact_record
+from sharpness.runs.provenance import artifact_record, commit_artifact_record
 
 Rows = Sequence[Mapping[str, Any]]
 
@@ -102,7 +102,7 @@ def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption
     write_csv(csv_path, rows)
     caption_path = atomic_write_text(stem.with_suffix(".caption.txt"), caption + "\n")
     # the caption is an output too: its hash is recorded beside the figure's (a reader, e.g.
-    # the gallery, checks it with sharpness.sealed.read_verified)
+    # the gallery, checks it with sharpness.runs.seal.read_verified)
     record = artifact_record(pdf, kind="figure", inputs=inputs, params=params, caption=caption,
                              stand_ins=stand_ins, data=data,
                              outputs=[pdf, png, csv_path, caption_path])

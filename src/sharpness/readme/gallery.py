@@ -23,7 +23,7 @@ import yaml
 
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_bytes, atomic_write_json
-from sharpness.sealed import read_verified
+from sharpness.runs.seal import read_verified
 
 MANIFEST = "manifest.json"
 INDEX = "gallery.yaml"
@@ -63,7 +63,7 @@ def _figure_facts(png: Path) -> dict[str, Any]:
     """Provenance id, commit, date and evidence level of the figure whose PNG is ``png``."""
     stem = png.with_suffix("")
     sidecar = Path(f"{stem}.provenance.json")
-    # the record and the caption are checked like the picture (sharpness.sealed): a caption
+    # the record and the caption are checked like the picture (sharpness.runs.seal): a caption
     # edited after the build never reaches the README
     record = read_verified(sidecar, what="gallery") if sidecar.is_file() else {}
     caption = Path(f"{stem}.caption.txt")

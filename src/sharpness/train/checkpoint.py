@@ -42,7 +42,7 @@ def safe_load(path: str | os.PathLike[str], map_location: str | torch.device = "
 def save(path: str | os.PathLike[str], state: dict[str, Any]) -> None:
     """Write a checkpoint atomically and record its hash in the folder's record."""
     from sharpness.io import atomic_torch_save
-    from sharpness.sealed import seal
+    from sharpness.runs.seal import seal
 
     path = Path(path)
     atomic_torch_save(path, state)
@@ -53,7 +53,7 @@ def load(path: str | os.PathLike[str], map_location: str | torch.device = "cpu"
          ) -> dict[str, Any] | None:
     """The checkpoint at ``path``, or ``None`` when there is none, or when it does not match
     its recorded hash or cannot be loaded (logged with the reason: the run starts over)."""
-    from sharpness.sealed import load_sealed
+    from sharpness.runs.seal import load_sealed
 
     path = Path(path)
     return load_sealed(path.parent, path.name,
@@ -89,7 +89,7 @@ def restore_rng_states(state: dict[str, Any]) -> None:
 def remove(path: str | os.PathLike[str]) -> None:
     """Delete a checkpoint once its run has finished (it must never be resumed again), and
     its hash from the folder's record."""
-    from sharpness.sealed import unseal
+    from sharpness.runs.seal import unseal
 
     path = Path(path)
     path.unlink(missing_ok=True)

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor, nn
 
 from sharpness.optim import BatchClosure
-from sharpness.runstate import divergence
+from sharpness.runs.state import divergence
 from sharpness.train.losses import Criterion
 
 
@@ -22,11 +22,11 @@ class Stop(Exception):  # noqa: N818 - control flow, not an error
         super().__init__(reason)
         self.reason = reason
         self.loss = loss
-        self.why = why  # the divergence rule's reason (sharpness.runstate.divergence)
+        self.why = why  # the divergence rule's reason (sharpness.runs.state.divergence)
 
 
 class DivergenceCheck:
-    """The one divergence rule (:func:`sharpness.runstate.divergence`) on a step's clean loss:
+    """The one divergence rule (:func:`sharpness.runs.state.divergence`) on a step's clean loss:
     NaN/inf, above ``factor`` x the run's initial loss, or above the absolute ``limit``.
     ``checked_loss`` keeps the loss it saw (the run's initial loss is the first one)."""
 

@@ -37,7 +37,7 @@ logging and checkpoints
     full-batch mode; gradients are summed exactly), ``diverge_loss`` (loss above it counts as
     divergence, besides NaN/inf), ``diverge_factor`` (a loss above this many times the
     run's initial loss counts as divergence; default
-    :data:`sharpness.runstate.BLOW_UP_FACTOR`; see :mod:`sharpness.runstate`).
+    :data:`sharpness.runs.state.BLOW_UP_FACTOR`; see :mod:`sharpness.runs.state`).
 run
     ``seed``, ``device`` (``auto``/``cpu``/``cuda``), ``bf16`` (autocast on CUDA; float16 is
     refused, see :mod:`sharpness.train.performance`), ``deterministic`` (off: cuDNN
@@ -59,7 +59,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sharpness.errors import ConfigError, key_path, nonfinite
-from sharpness.runstate import BLOW_UP_FACTOR
+from sharpness.runs.state import BLOW_UP_FACTOR
 from sharpness.train.performance import refuse_fp16
 
 DEFAULTS: dict[str, Any] = {

@@ -26,9 +26,9 @@ folder:
     ``diverged_why``), stop reason, steps, the initial loss, final train/test loss and
     accuracy.
 ``provenance.json``
-    through :class:`sharpness.provenance.RunRecord` (status ``ok``/``diverged``/``failed``).
+    through :class:`sharpness.runs.provenance.RunRecord` (status ``ok``/``diverged``/``failed``).
 
-Cache key (:mod:`sharpness.cache`): a run folder holds ``cache_key.json``, the digest of the
+Cache key (:mod:`sharpness.runs.cache`): a run folder holds ``cache_key.json``, the digest of the
 resolved config, the device used and the code fingerprint of the engine and its hooks'
 modules. A finished run (``final.json``) is reused, and a checkpoint resumed, only under the
 same key; any other key starts the run over from step 0 and logs why. A finished run deletes
@@ -39,15 +39,15 @@ Resume: if ``checkpoint.pt`` exists (same key), training continues from it, the 
 file is cut back to the rows that existed at the checkpoint, and the run ends with exactly
 the numbers of an uninterrupted run (CPU; tested bit for bit).
 
-Divergence (one rule for every run kind, :mod:`sharpness.runstate`): the training closure checks
+Divergence (one rule for every run kind, :mod:`sharpness.runs.state`): the training closure checks
 the clean loss of every step *before* the update; a NaN/inf loss, one above ``diverge_factor``
 times the run's initial loss (the first step's; checkpointed) or one above ``diverge_loss``
 stops the run with status ``diverged``, the step and the reason (``diverged_why``), keeps the
 last finite parameters, and is not an exception. At the end, a run whose train loss is above
 its initial loss (cross-entropy: and above ``ln C``) is diverged too, at its last step.
 Ctrl-C or SIGTERM leave the provenance record ``interrupted``; a SIGKILL leaves ``running``,
-which :func:`sharpness.runstate.run_state` reads as ``interrupted`` (owner pid, heartbeat).
-Progress: a bar on a terminal, else lines in the log (:mod:`sharpness.progress`). Full-batch runs stop the same
+which :func:`sharpness.runs.state.run_state` reads as ``interrupted`` (owner pid, heartbeat).
+Progress: a bar on a terminal, else lines in the log (:mod:`sharpness.runs.progress`). Full-batch runs stop the same
 way, with status ``ok``, at the first iterate whose train loss is below ``loss_goal``.
 """
 
@@ -62,11 +62,11 @@ from typing import Any
 
 import torch
 
-from sharpness import cache
 from sharpness.io import atomic_write_json
 from sharpness.optim.eager import set_deterministic
-from sharpness.provenance import RunRecord
-from sharpness.sealed import load_sealed
+from sharpness.runs import cache
+from sharpness.runs.provenance import RunRecord
+from sharpness.runs.seal import load_sealed
 from sharpness.train import distributed as ddp
 from sharpness.train import status as run_status
 from sharpness.train.config import validate_config
@@ -125,7 +125,7 @@ def run_cache_key(cfg: dict[str, Any], device: torch.device, hooks: TrainHooks
     if hooks.settings:  # what the hooks measure with (e.g. a probe's interval)
         settings["hooks"] = hooks.settings
     if cfg.get("init_from"):  # the weights a fine-tuning run starts from are an input
-        from sharpness.provenance import file_sha256
+        from sharpness.runs.provenance import file_sha256
         settings["init_from_sha256"] = file_sha256(cfg["init_from"])
     return cache.cache_key("train_run", settings, roots)
 
@@ -137,7 +137,7 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
 
     Returns the ``final.json`` summary. ``threads`` sets ``torch.set_num_threads`` (the
     workflow passes the rule's threads). ``progress``: a tqdm bar when stderr is a terminal,
-    else progress lines in the log (:mod:`sharpness.progress`); ``False``: silent. A finished run (``final.json``) of the same cache key
+    else progress lines in the log (:mod:`sharpness.runs.progress`); ``False``: silent. A finished run (``final.json``) of the same cache key
     (config, device, code of the engine and the hooks) is returned as is; a run with
     ``checkpoint.pt`` of the same key continues from it; anything else starts over.
     """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sharpness.provenance import PROVENANCE_NAME
+from sharpness.runs.provenance import PROVENANCE_NAME
 
 CHECKPOINT = "checkpoint.pt"
 METRICS = "metrics.jsonl"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sharpness.progress import Progress
-from sharpness.runstate import progressed
+from sharpness.runs.progress import Progress
+from sharpness.runs.state import progressed
 from sharpness.train import distributed as ddp
 from sharpness.train.closure import Stop
 from sharpness.train.hooks import StepInfo
@@ -45,7 +45,7 @@ def run_minibatch(run: Run) -> None:
             for k, v in run.opt.diagnostics.items():
                 diag_sum[k] = diag_sum.get(k, 0.0) + float(v)
             run.step += 1
-            progressed()  # the run's heartbeat comes from this loop (sharpness.runstate)
+            progressed()  # the run's heartbeat comes from this loop (sharpness.runs.state)
             if bar is not None:  # a line inside a long epoch, at most every few seconds
                 bar.note(f"step {run.step}/{run.total_steps}",
                          at=run.step / run.steps_per_epoch, loss=loss)
@@ -130,7 +130,7 @@ def run_fullbatch(run: Run) -> None:
         run.stepped(closure)
         out = closure.clean_outputs
         run.step += 1
-        progressed()  # the run's heartbeat comes from this loop (sharpness.runstate)
+        progressed()  # the run's heartbeat comes from this loop (sharpness.runs.state)
         if log:
             row.update(lr=lr, train_loss=loss,
                        train_acc=float((out.argmax(1) == y).float().mean())
@@ -159,7 +159,7 @@ PROGRESS_FIELDS = ("train_loss", "train_acc", "test_acc", "sharpness")
 
 
 def _progress(run: Run, total: int, initial: int, unit: str) -> Progress | None:
-    """The run's progress (:class:`sharpness.progress.Progress`: a bar on a terminal, lines in
+    """The run's progress (:class:`sharpness.runs.progress.Progress`: a bar on a terminal, lines in
     a log), on the process that owns the files, when the run asked for it."""
     if not (run.progress and run.dist.is_main):
         return None

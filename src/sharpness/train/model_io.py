@@ -66,8 +66,8 @@ def _init_from(model: nn.Module, path: Path, exclude: tuple[str, ...] = ()) -> N
     """Load a run's parameters where names and shapes match, except ``exclude`` prefixes.
 
     The input statistics stay those of the new data. The file is another run's: it is checked
-    against the hash that run recorded first (:func:`sharpness.sealed.verify_result`)."""
-    from sharpness.sealed import verify_result
+    against the hash that run recorded first (:func:`sharpness.runs.seal.verify_result`)."""
+    from sharpness.runs.seal import verify_result
 
     state = ckpt.safe_load(verify_result(path, what="init_from model"))["state_dict"]
     own = model.state_dict()
@@ -83,10 +83,10 @@ def load_trained_model(run_dir: str | os.PathLike[str], map_location: str = "cpu
     The returned module takes raw [0, 1] images (normalisation inside) and is in eval mode;
     ``model.net`` is the bare network (``model.net.gradcam_layer`` where defined). The file
     is checked against the hash the run recorded when it finished
-    (:func:`sharpness.sealed.verify_result`) before it is loaded.
+    (:func:`sharpness.runs.seal.verify_result`) before it is loaded.
     """
     from sharpness.models import build_model
-    from sharpness.sealed import verify_result
+    from sharpness.runs.seal import verify_result
 
     path = verify_result(Path(run_dir) / MODEL, what="trained model")
     blob = ckpt.safe_load(path, map_location=map_location)

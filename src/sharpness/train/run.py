@@ -16,11 +16,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from sharpness import sealed
 from sharpness.device import resolve_device
 from sharpness.errors import ConfigError
 from sharpness.io import append_jsonl, atomic_torch_save, atomic_write_json, atomic_write_text
 from sharpness.optim import build_optimizer
+from sharpness.runs import seal
 from sharpness.train import checkpoint as ckpt
 from sharpness.train import distributed as ddp
 from sharpness.train import status as run_status
@@ -330,7 +330,7 @@ class Run:
         atomic_write_json(self.dir / FINAL, final)
         # a reuse checks model.pt and final.json against these hashes; the jobs that read the
         # run (tables, figures, evaluations) check every file they read the same way
-        sealed.seal(self.dir, MODEL, FINAL,
+        seal.seal(self.dir, MODEL, FINAL,
                     *(n for n in (METRICS, CONFIG) if (self.dir / n).is_file()))
         ckpt.remove(self.dir / CHECKPOINT)  # finished: never resumed again
         return final

@@ -2,10 +2,10 @@
 bridge sweeps).
 
 A run ends ``ok``, ``diverged`` (recorded with the step, the loss and the reason, not raised)
-or ``failed`` (an exception: recorded with the error by :class:`sharpness.provenance.RunRecord`,
+or ``failed`` (an exception: recorded with the error by :class:`sharpness.runs.provenance.RunRecord`,
 and the job fails); Ctrl-C or SIGTERM leave ``interrupted``. What counts as divergence is the
-one rule of :mod:`sharpness.runstate` (:func:`~sharpness.runstate.divergence` on every step's
-clean loss, :func:`~sharpness.runstate.end_divergence` on the final train loss), so a GLMC or
+one rule of :mod:`sharpness.runs.state` (:func:`~sharpness.runs.state.divergence` on every step's
+clean loss, :func:`~sharpness.runs.state.end_divergence` on the final train loss), so a GLMC or
 signal run that blows up is reported exactly as an engine run is.
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sharpness.provenance import RunRecord
-from sharpness.runstate import end_divergence
+from sharpness.runs.provenance import RunRecord
+from sharpness.runs.state import end_divergence
 
 
 def diverged_fields(step: int, loss: float, why: str) -> dict[str, Any]:
@@ -33,7 +33,7 @@ END_MIN_STEPS = 10
 def final_check(stop: dict[str, Any], step: int, train_loss: float, initial_loss: float | None,
                 *, loss_kind: str, num_classes: int) -> dict[str, Any]:
     """``stop`` unchanged, or :func:`diverged_fields` when a run that ended ``ok`` has a final
-    train loss that :func:`sharpness.runstate.end_divergence` calls a blow-up (cross-entropy:
+    train loss that :func:`sharpness.runs.state.end_divergence` calls a blow-up (cross-entropy:
     above ``ln C`` and above the initial loss; any other loss: above the initial loss).
 
     Runs shorter than :data:`END_MIN_STEPS` are left as they are: their final loss (an eval

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.sealed import read_verified
+from sharpness.runs.seal import read_verified
 
 DIVERGED_COLOR = "#d62728"
 

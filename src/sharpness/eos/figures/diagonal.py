@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from sharpness.eos.figures.common import DIVERGED_COLOR, logx, mark_diverged, mark_eta_c
-from sharpness.sealed import read_verified
+from sharpness.runs.seal import read_verified
 
 
 def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) -> None:

@@ -3,7 +3,7 @@ its id was computed from, that the files it names are the files it was written f
 inputs are still what they were, and that a run shown as ``running`` is making progress.
 
 * **The record itself**: its ``id`` is recomputed from its content
-  (:func:`sharpness.provenance.record_edited`); a setting, seed or status edited after the
+  (:func:`sharpness.runs.provenance.record_edited`); a setting, seed or status edited after the
   record was written, its id kept, is ``RECORD EDITED``.
 * **Outputs** (figures, tables, evaluations, the ledger, and the files a run recorded with
   ``output_sha256``): each file the record lists must exist beside it (else the record is
@@ -12,10 +12,10 @@ inputs are still what they were, and that a run shown as ``running`` is making p
   text, a comment in Markdown and LaTeX); an older copy put in place of the current file is
   caught by either.
 * **Inputs**: each input still exists and its content (a file's SHA-256, a folder's
-  :func:`sharpness.provenance.folder_digest`) is the one recorded.
-* **Liveness** (:func:`sharpness.runstate.liveness`): a run record still saying ``running`` is
+  :func:`sharpness.runs.provenance.folder_digest`) is the one recorded.
+* **Liveness** (:func:`sharpness.runs.state.liveness`): a run record still saying ``running`` is
   ``interrupted`` when its owner is gone, ``stalled`` when its owner lives but its loop has
-  made no progress for :data:`sharpness.runstate.STALE_AFTER_S` seconds, ``unknown`` when it
+  made no progress for :data:`sharpness.runs.state.STALE_AFTER_S` seconds, ``unknown`` when it
   has no heartbeat or one from the future; each is a failed check that says why.
 """
 
@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sharpness.provenance import content_sha256, file_sha256, record_edited
-from sharpness.runstate import liveness, run_state
+from sharpness.runs.provenance import content_sha256, file_sha256, record_edited
+from sharpness.runs.state import liveness, run_state
 
 #: The stamp :mod:`sharpness.plots.save` writes into every figure and table file.
 STAMP = re.compile(rb"sharpness-provenance:([0-9a-f]{16})")
@@ -100,7 +100,7 @@ def input_problems(record: Mapping[str, Any], digests: dict[Path, str | None] | 
 
 
 def run_status(record: Mapping[str, Any]) -> str:
-    """The record's status, with ``running`` told apart by :func:`sharpness.runstate.run_state`
+    """The record's status, with ``running`` told apart by :func:`sharpness.runs.state.run_state`
     (the one rule): ``interrupted`` when its owner is gone, ``stalled`` when its loop makes no
     progress, ``unknown`` without a possible heartbeat."""
     return run_state(dict(record))
@@ -114,7 +114,7 @@ _ADVICE = {"interrupted": "rerun it to resume",
 
 def status_problems(record: Mapping[str, Any]) -> list[str]:
     """A run whose record says ``running`` but that is not making progress, said so with why
-    (:func:`sharpness.runstate.liveness`): interrupted, stalled or unknown."""
+    (:func:`sharpness.runs.state.liveness`): interrupted, stalled or unknown."""
     if record.get("status") != "running":
         return []
     state, why = liveness(dict(record))

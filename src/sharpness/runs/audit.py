@@ -4,7 +4,7 @@
 An audit prints the artifact's record, then its inputs: what all inputs share (params, code,
 packages, device, data) once, then for each input only what differs from the others, and so on
 down the chain. A record made from uncommitted changes is flagged on a line of its own, with
-the changed files. Each record is checked against the disk (:mod:`sharpness.audit_checks`):
+the changed files. Each record is checked against the disk (:mod:`sharpness.runs.audit_checks`):
 its id recomputed from its content (an edited setting or status), its files, their stamps and
 hashes, its inputs' content, a ``running`` run whose owner is gone or whose loop makes no
 progress (or that has no possible heartbeat); a failed check is a ``!!!`` line. ``--json`` gives the same chain as nested records for machines;
@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sharpness import audit_checks as checks
-from sharpness.cache import flatten
 from sharpness.io import read_json
-from sharpness.provenance import PROVENANCE_NAME, SIDECAR_SUFFIX, find_provenance
+from sharpness.runs import audit_checks as checks
+from sharpness.runs.cache import flatten
+from sharpness.runs.provenance import PROVENANCE_NAME, SIDECAR_SUFFIX, find_provenance
 
 _DIRTY = "!!! DIRTY TREE"
 
@@ -127,7 +127,7 @@ def _fact_lines(facts: Mapping[str, Any], pad: str) -> list[str]:
 def audit_report(path: str | os.PathLike[str], max_depth: int = 6
                  ) -> tuple[list[str], list[str]]:
     """``(lines, problems)``: the chain of :func:`audit_lines` and every failed check in it
-    (see :mod:`sharpness.audit_checks`), each naming the file it concerns."""
+    (see :mod:`sharpness.runs.audit_checks`), each naming the file it concerns."""
     found: list[str] = []
     return audit_lines(path, max_depth, _problems=found), found
 
@@ -213,7 +213,7 @@ def audit_tree(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 0
 
 def scan_lines(folders: Sequence[str | os.PathLike[str]]) -> tuple[list[str], list[str]]:
     """``(lines, problems)``: every record under ``folders`` (run ``provenance.json`` files and
-    sidecars), one line each, with the checks of :mod:`sharpness.audit_checks` on it: how to
+    sidecars), one line each, with the checks of :mod:`sharpness.runs.audit_checks` on it: how to
     find orphaned records (a sidecar whose figure is gone), files replaced, inputs changed
     and interrupted runs across a whole campaign."""
     lines: list[str] = []

@@ -5,7 +5,7 @@ Snakemake marks a job's outputs incomplete while the job runs, and cannot tell a
 from a killed one: a second invocation asking for such a target stops with
 ``IncompleteFilesException``, whose text says to rerun with ``--rerun-incomplete``. Done while
 the first job still runs, that deletes the job's outputs as it writes them. The run-folder
-locks (:mod:`sharpness.runlock`, ``<parent>/.<name>.lock``, holder text inside) know what
+locks (:mod:`sharpness.runs.lock`, ``<parent>/.<name>.lock``, holder text inside) know what
 Snakemake does not: which folder is held, by which process, and whether it is alive.
 
 :func:`held_folders` lists them; :func:`refusal_note` turns them into the lines added under
@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sharpness.runlock import describe, read_holder
+from sharpness.runs.lock import describe, read_holder
 
 #: Snakemake's refusals that a running job of another invocation can cause
 REFUSALS = ("IncompleteFilesException", "LockException")
@@ -36,7 +36,7 @@ class Held:
     """One run-folder lock whose file names a holder."""
 
     folder: str  #: the run folder (as found under its root)
-    holder: dict[str, Any]  #: pid, host, since, command (sharpness.runlock)
+    holder: dict[str, Any]  #: pid, host, since, command (sharpness.runs.lock)
     alive: bool | None  #: the holder runs (True), has ended (False), or is on another host
 
     def line(self) -> str:

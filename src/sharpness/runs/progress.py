@@ -14,7 +14,7 @@ say which learning rate runs and how it ended).
 
 Every report (``update``, ``note``, ``say``) is also progress of the run that makes it: it
 renews the heartbeat of the run records open in the process
-(:func:`sharpness.runstate.progressed`), so a run's liveness comes from its own loop.
+(:func:`sharpness.runs.state.progressed`), so a run's liveness comes from its own loop.
 
 This module imports neither torch nor numpy.
 """
@@ -27,7 +27,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from sharpness.runstate import progressed
+from sharpness.runs.state import progressed
 
 #: Least seconds between two progress lines in a log.
 EVERY_S = 15.0

@@ -15,7 +15,7 @@ why in the log.** :func:`claim_dir` applies it to a folder: it returns ``True`` 
 folder already holds artifacts of this key (reuse them, or resume from their checkpoint),
 else removes the stale files, records the new key and returns ``False``.
 
-A cached *file* is also checked for damage before it is used (:mod:`sharpness.sealed`: its
+A cached *file* is also checked for damage before it is used (:mod:`sharpness.runs.seal`: its
 SHA-256 is recorded in the same ``cache_key.json``).
 
 The same fingerprint is what the Snakemake rules carry as a param (:func:`code_fingerprint`),

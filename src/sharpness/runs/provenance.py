@@ -17,7 +17,7 @@ times enter it). ``sharpness diff A B`` says which of those parts differ between
 Because the id is recomputable from the record, a record edited after it was written (a
 setting, the seed or the status changed, its id kept) no longer matches it:
 :func:`record_edited` says so, ``sharpness audit`` flags it and every reader of the record
-(:func:`sharpness.sealed.read_verified`) refuses it.
+(:func:`sharpness.runs.seal.read_verified`) refuses it.
 
 An artifact's sidecar is written last, once its files are complete (:func:`artifact_record`
 builds the record, the caller stamps the id into the files, :func:`commit_artifact_record`
@@ -168,7 +168,7 @@ _DATA_PLACE_KEYS = ("file", "path", "root", "folder", "dir")
 
 def content_id(record: dict[str, Any]) -> str:
     """The content-addressed id of a record (see the module docstring)."""
-    from sharpness.cache import canonical
+    from sharpness.runs.cache import canonical
 
     record = json.loads(to_json(record))  # the record as its file holds it
     body = {
@@ -207,7 +207,7 @@ def record_edited(record: Any) -> str | None:
 
 def code_record() -> dict[str, Any]:
     """Code version, fingerprint and per-file hashes of the ``sharpness`` modules loaded."""
-    from sharpness.cache import loaded_code_manifest, manifest_fingerprint
+    from sharpness.runs.cache import loaded_code_manifest, manifest_fingerprint
 
     manifest = loaded_code_manifest()
     return {**code_version(), "fingerprint": manifest_fingerprint(manifest), "files": manifest}
@@ -257,7 +257,7 @@ def write_run_provenance(run_dir: str | os.PathLike[str], *, params: dict[str, A
     """Write ``run_dir/provenance.json`` for a finished run and return the record; ``inputs``
     (files or folders it read, e.g. the runs it evaluated) enter its id; ``outputs`` (names of
     files in ``run_dir`` that other jobs read) get their SHA-256 recorded (``output_sha256``),
-    which :func:`sharpness.sealed.read_verified` checks before a reader uses them."""
+    which :func:`sharpness.runs.seal.read_verified` checks before a reader uses them."""
     record = base_record("run", params, seed=seed, data=data, stand_ins=stand_ins,
                          inputs=inputs, status=status)
     record.update(ended=now_iso(), **(extra or {}))
@@ -274,10 +274,10 @@ class RunRecord:
     ``interrupted`` when Ctrl-C or SIGTERM stops it, ``failed`` (with the error) when it
     raises. While it runs, the record names its ``owner`` (host, pid) and carries a
     ``heartbeat``: the time the run's own loop last reported progress
-    (:func:`sharpness.runstate.progressed`, called by the training loop at every step, by the
+    (:func:`sharpness.runs.state.progressed`, called by the training loop at every step, by the
     gradient flows and by every progress line), written into the file by the loop's thread at
-    most every :data:`sharpness.runstate.HEARTBEAT_S` seconds. No background thread renews it:
-    a loop that hangs stops renewing it, and :func:`sharpness.runstate.run_state` reads the
+    most every :data:`sharpness.runs.state.HEARTBEAT_S` seconds. No background thread renews it:
+    a loop that hangs stops renewing it, and :func:`sharpness.runs.state.run_state` reads the
     record as no longer ``running``. Code inside may call :meth:`set_status` (e.g.
     ``diverged`` with the step), :meth:`update` to add result fields and :meth:`outputs` to
     record the SHA-256 of the files other jobs will read. Every write recomputes the record's
@@ -309,7 +309,7 @@ class RunRecord:
     def outputs(self, *names: str) -> dict[str, str]:
         """Record the SHA-256 of the files ``names`` of the run folder (written, complete)
         under ``output_sha256``: a job that reads them checks them against it
-        (:func:`sharpness.sealed.read_verified`), and ``sharpness audit`` too."""
+        (:func:`sharpness.runs.seal.read_verified`), and ``sharpness audit`` too."""
         hashes = output_hashes(self.path.parent, names)
         with self._lock:
             self.record["output_sha256"] = {**self.record.get("output_sha256", {}), **hashes}
@@ -323,31 +323,31 @@ class RunRecord:
 
     def progress(self) -> None:
         """The run's loop made progress: renew the heartbeat (in the file at most every
-        :data:`sharpness.runstate.HEARTBEAT_S` seconds). Called through
-        :func:`sharpness.runstate.progressed`, from the loop's own thread."""
-        from sharpness import runstate
+        :data:`sharpness.runs.state.HEARTBEAT_S` seconds). Called through
+        :func:`sharpness.runs.state.progressed`, from the loop's own thread."""
+        from sharpness.runs import state
 
         with self._lock:
-            self.record["heartbeat"] = runstate.now_iso()
-            if time.monotonic() - self._written >= runstate.HEARTBEAT_S:
+            self.record["heartbeat"] = state.now_iso()
+            if time.monotonic() - self._written >= state.HEARTBEAT_S:
                 self._write()
 
     def __enter__(self) -> RunRecord:
-        from sharpness import runstate
+        from sharpness.runs import state
 
         with self._lock:
-            self.record.update(owner=runstate.owner(), heartbeat=runstate.now_iso())
+            self.record.update(owner=state.owner(), heartbeat=state.now_iso())
             self._write()
-        runstate.track(self)
+        state.track(self)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:
-        from sharpness import runstate
+        from sharpness.runs import state
 
-        runstate.untrack(self)
+        state.untrack(self)
         with self._lock:
-            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (runstate.Interrupted)
+            if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (state.Interrupted)
                 self.record.update(status="interrupted", error=f"{exc_type.__name__}: {exc}")
             elif exc is not None:
                 self.record.update(status="failed", error=f"{exc_type.__name__}: {exc}")

@@ -5,7 +5,7 @@ train`` into one ``--out`` once wrote every epoch twice into ``metrics.jsonl``).
 that writes a run folder or a cached artifact therefore holds :func:`run_lock` on it while it
 works. A second writer waits, and says for whom (pid, host, start time, command); once the
 first has finished, the second finds the finished artifacts under the same cache key and
-reuses them (:mod:`sharpness.cache`), so nothing is computed twice and nothing is interleaved.
+reuses them (:mod:`sharpness.runs.cache`), so nothing is computed twice and nothing is interleaved.
 
 The lock is ``flock`` on a small file *beside* the folder, ``<parent>/.<name>.lock``, never
 inside it: Snakemake deletes a job's ``directory()`` outputs before it reruns the job, and a

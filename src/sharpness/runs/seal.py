@@ -4,7 +4,7 @@ A checkpoint, a finished run's ``final.json`` and ``model.pt``, a flow's ``flow.
 ``flow.npz`` and a sweep's ``sweep.json`` may be picked up by a later call instead of being
 computed. A file truncated by a full disk, cut short by a copy or changed by hand must never be
 used, and must never be a dead end. :func:`seal` records the SHA-256 of such a file in the
-folder's ``cache_key.json`` (:mod:`sharpness.cache`; field ``files``) right after it is written;
+folder's ``cache_key.json`` (:mod:`sharpness.runs.cache`; field ``files``) right after it is written;
 :func:`load_sealed` reuses it only when it matches and loads, and otherwise logs which file and
 why and returns ``None`` so the caller recomputes; a reader of another job's file
 (:func:`load_checked`) stops with :class:`DamagedFile`, which names the file and what to do.
@@ -14,7 +14,7 @@ calls: the claims build, the figure and table commands, the report and the galle
 or table's CSV, caption and files (their sidecar's ``output_sha256``), a run's files for other
 jobs (its ``provenance.json``'s ``output_sha256``, or the folder's sealed hashes) and the
 provenance records themselves (their id recomputed from their content,
-:func:`sharpness.provenance.record_edited`). A file without a recorded hash, with another
+:func:`sharpness.runs.provenance.record_edited`). A file without a recorded hash, with another
 hash, or a record edited after it was written stops the reader with
 :class:`UnverifiedResult`, which names the file and the command that rebuilds it.
 """
@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sharpness.cache import KEY_FILE, read_key
 from sharpness.errors import SharpnessError
-from sharpness.provenance import (
+from sharpness.runs.cache import KEY_FILE, read_key
+from sharpness.runs.provenance import (
     PROVENANCE_NAME,
     SIDECAR_SUFFIX,
     file_sha256,

@@ -17,7 +17,7 @@ record and its metrics, never an exception.
 **Is it still running?** A run's record (``provenance.json``) names its owner (host, pid and
 the pid's start time) and carries a heartbeat: the time the run's own loop last made progress.
 Loops report progress with :func:`progressed` (the training loop at every step, the gradient
-flows at every recorded point, every progress line of :mod:`sharpness.progress`), which renews
+flows at every recorded point, every progress line of :mod:`sharpness.runs.progress`), which renews
 the heartbeat of every run record open in the process, written into the file by the loop's own
 thread at most every :data:`HEARTBEAT_S` seconds. There is no background thread: a heartbeat
 that a thread renewed while the loop hung would keep a hung run ``running`` forever.
@@ -258,7 +258,7 @@ _TRACKED_LOCK = threading.Lock()
 
 def track(record: Any) -> None:
     """Renew ``record``'s heartbeat (its ``progress()`` method) whenever a loop of this
-    process reports progress (:class:`sharpness.provenance.RunRecord` while it is open)."""
+    process reports progress (:class:`sharpness.runs.provenance.RunRecord` while it is open)."""
     with _TRACKED_LOCK:
         _TRACKED.append(record)
 
