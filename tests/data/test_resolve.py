@@ -203,6 +203,7 @@ def test_download_lands_with_the_umask_mode_not_mkstemps_0600(tmp_path, http_ser
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
 
 
+@pytest.mark.workflow  # two processes on one folder's lock
 def test_a_second_fetcher_waits_for_the_first_and_reuses_its_copy(tmp_path, toy_spec):
     """Two jobs that find a data set missing at once: the second waits on the folder's lock,
     then finds the first one's verified copy and fetches nothing."""
