@@ -17,20 +17,16 @@ configfile: "workflow/config/quick.yaml"
 
 
 # A --configfile that is a whole profile (it names its `profile` and its `data`, as paper.yaml
-# does) replaces the default quick.yaml instead of being merged over it: otherwise the quick
-# profile's stand-ins, widths and extra groups would leak into the paper profile. Files that
-# only change some settings (no `profile`) are merged over the last profile, as before.
+# does) replaces the default quick.yaml instead of being merged over it; files that only
+# change some settings are merged over the last profile (sharpness.config.profiles, the rule
+# `sharpness cost` and `sharpness plan` read a profile by).
 from snakemake.common.configfile import load_configfile
-from snakemake.utils import update_config
+
+from sharpness.config.profiles import compose, is_whole_profile
 
 _given = [load_configfile(f) for f in workflow.config_settings.configfiles]
-_whole = [i for i, c in enumerate(_given) if "profile" in c and "data" in c]
-if _whole:
-    _merged = {}
-    for _part in _given[_whole[-1] :]:
-        update_config(_merged, _part)
-    if workflow.config_settings.config:
-        update_config(_merged, dict(workflow.config_settings.config))
+if any(is_whole_profile(c) for c in _given):
+    _merged = compose(_given, overrides=dict(workflow.config_settings.config or {}))
     config.clear()
     config.update(_merged)
 
@@ -38,16 +34,16 @@ if _whole:
 # Bad input stops here, while the workflow plans (`snakemake -n` too), with the key named:
 # a nested --config value that Snakemake read as text (the error shows the --configfile
 # overlay to use instead), the schema (names, ranges and their upper bounds), no NaN or
-# infinity, and every lesam run and eos setting as it will run (sharpness.config_check; the
+# infinity, and every lesam run and eos setting as it will run (sharpness.config.check; the
 # schema's defaults document the code's, they are not filled in).
-from sharpness.config_check import check_command_line, check_config
+from sharpness.config.check import check_command_line, check_config
 
 check_command_line(dict(workflow.config_settings.config or {}))
 check_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
 
 # A second look with fresh seeds: the top-level `seed_offset` moves every seed the profile
-# names, once, before any rule reads the config (sharpness.seeds).
-from sharpness.seeds import offset_seeds
+# names, once, before any rule reads the config (sharpness.config.seeds).
+from sharpness.config.seeds import offset_seeds
 
 offset_seeds(config)
 

@@ -1,4 +1,4 @@
-"""sharpness.config_check: the checks the Snakefile runs while the workflow plans, each naming
+"""sharpness.config.check: the checks the Snakefile runs while the workflow plans, each naming
 the key; and the schema kept equal to the code it describes (training settings, eos settings,
 optimizer names, defaults)."""
 
@@ -10,7 +10,7 @@ import math
 import pytest
 import yaml
 
-from sharpness.config_check import check_config, load_schema
+from sharpness.config.check import check_config, load_schema
 from sharpness.errors import ConfigError
 from tests.conftest import REPO
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 
 from sharpness.cli import main
-from sharpness.config_check import load_schema
-from sharpness.config_doc import properties, render, undescribed
+from sharpness.config.check import load_schema
+from sharpness.config.doc import properties, render, undescribed
 from tests.conftest import REPO
 
 SCHEMA_PATH = REPO / "workflow/config/config.schema.yaml"

@@ -10,7 +10,7 @@ import yaml
 
 from sharpness import cost
 from sharpness.cli import main
-from sharpness.commands.cost import load_profile
+from sharpness.config.profiles import load_profile
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = str(REPO / "workflow/config/paper.yaml")

@@ -20,7 +20,7 @@ BATCH = 16
 
 @pytest.fixture(scope="module")
 def paper_jobs(repo) -> list[cost.Job]:
-    from sharpness.commands.cost import load_profile
+    from sharpness.config.profiles import load_profile
 
     return cost.plan_jobs(load_profile([str(repo / "workflow/config/paper.yaml")], None))
 
@@ -84,7 +84,7 @@ def test_esam_and_eigensam_passes_counted():
 def test_glmc_makes_two_passes_per_closure_and_is_priced_so(repo):
     """GLMC's loss runs the network on its MixUp and its CutMix batch: two passes per call
     of the closure, so GLMC+SAM makes four per step; the long-tail jobs carry the factor."""
-    from sharpness.commands.cost import load_profile
+    from sharpness.config.profiles import load_profile
     from sharpness.lesam.glmc import GLMCBatch, GLMCMethod, GLMCNet
 
     torch.manual_seed(0)

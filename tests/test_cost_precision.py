@@ -9,7 +9,7 @@ import pytest
 
 from sharpness import cost
 from sharpness.cli import main
-from sharpness.commands.cost import load_profile
+from sharpness.config.profiles import load_profile
 
 PAPER = str(Path(__file__).resolve().parents[1] / "workflow/config/paper.yaml")
 

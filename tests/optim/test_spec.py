@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sharpness.config_doc import render
+from sharpness.config.doc import render
 from sharpness.optim import OPTIMIZERS, build_optimizer
 from sharpness.optim.spec import (
     OPTIM_DIR,
@@ -146,7 +146,7 @@ class HalfSAM(SharpnessOptimizer):
 PROBE = '''
 import json, sys
 import torch, yaml
-from sharpness.config_doc import render
+from sharpness.config.doc import render
 from sharpness.cost import PASSES
 from sharpness.optim import OPTIMIZERS, build_optimizer
 from sharpness.optim.spec import passes_per_step

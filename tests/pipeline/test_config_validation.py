@@ -1,5 +1,5 @@
 """Bad configuration stops `snakemake -n` while it plans, with the key and the reason
-(sharpness.config_check, called by the Snakefile; tests/test_config_check.py covers each
+(sharpness.config.check, called by the Snakefile; tests/test_config_check.py covers each
 check on the function itself)."""
 
 from __future__ import annotations

@@ -6,24 +6,16 @@ from __future__ import annotations
 import pytest
 
 from sharpness.claims.ledger import all_claims
+from sharpness.config.profiles import deep_merge  # as snakemake --configfile merges
 from sharpness.lesam.experiments import item_groups, training_runs
 from sharpness.planning import claims_plan as cp
 
 
 @pytest.fixture(scope="module")
 def config(repo):
-    from sharpness.commands.cost import load_profile
+    from sharpness.config.profiles import load_profile
 
     return load_profile([str(repo / "workflow/config/paper.yaml")], None)
-
-
-def _deep_merge(base: dict, over: dict) -> dict:
-    """A config with an overlay merged over it, as snakemake --configfile merges them."""
-    out = dict(base)
-    for key, value in over.items():
-        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and \
-            isinstance(out.get(key), dict) else value
-    return out
 
 
 def test_overlay_runs_equal_the_planned_runs(config):
@@ -43,7 +35,7 @@ def test_overlay_runs_equal_the_planned_runs(config):
     assert record["claims"]["ls-robust"]["reads"] == {
         "lesam:cifar10_resnet18/lesam": n, "lesam:cifar10_resnet18/sam": n}
     overlay = cp.overlay(record, "plan.json")
-    merged = _deep_merge(config["lesam"], overlay["lesam"])
+    merged = deep_merge(config["lesam"], overlay["lesam"])
     items = {t.removeprefix("figures/lesam/").removesuffix(".csv") for t in plan.targets
              if t.startswith("figures/lesam/")}
     read = {g for item in items for g in item_groups(merged, item)}

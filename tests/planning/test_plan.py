@@ -19,7 +19,7 @@ from tests.pipeline.helpers import copy_workflow, snakemake
 
 @pytest.fixture(scope="module")
 def paper(repo):
-    from sharpness.commands.cost import load_profile
+    from sharpness.config.profiles import load_profile
 
     config = load_profile([str(repo / "workflow/config/paper.yaml")], None)
     return config, cp.claim_runs(all_claims(), config)

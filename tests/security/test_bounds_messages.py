@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from sharpness.cli import main
-from sharpness.config_check import check_command_line, check_config, load_schema
+from sharpness.config.check import check_command_line, check_config, load_schema
 from sharpness.errors import ConfigError
 from sharpness.runs.lock import lock_path
 from sharpness.runs.lockinfo import held_folders, holder_alive, refusal_note
@@ -119,7 +119,7 @@ def test_every_count_of_work_has_an_upper_bound_that_is_described():
 def test_the_shipped_profiles_stay_well_inside_the_bounds():
     """Every count of work of every shipped profile, made ten times larger, is still
     accepted: the bounds stop years, not a bigger experiment."""
-    from sharpness.config_check import _validator
+    from sharpness.config.check import _validator
 
     def scale(node, key=None):
         if isinstance(node, dict):

@@ -17,7 +17,7 @@ import re
 import pytest
 import yaml
 
-from sharpness.config_check import NAME_RULE, check_config, load_schema, name_pattern
+from sharpness.config.check import NAME_RULE, check_config, load_schema, name_pattern
 from sharpness.errors import ConfigError
 from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config

@@ -8,7 +8,7 @@
 # a run with `gpus: N` (ImageNet in the paper profile) asks for N GPUs and is launched as N
 # DistributedDataParallel processes by torchrun (sharpness.launch, sharpness.train.distributed).
 # Settings (and, in the paper profile, their sources) are checked while the workflow plans
-# (sharpness.config_check, called by the Snakefile). User-provided data (ImageNet at
+# (sharpness.config.check, called by the Snakefile). User-provided data (ImageNet at
 # data.imagenet, PACS/VLCS under data.root): a run whose folder is missing stops the workflow
 # while it plans the jobs (run_inputs raises with what to put where), so nothing runs for
 # hours first; asking only for other targets is not affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on

@@ -25,8 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write (or check) the reference; keys without a description are an error either way."""
-    from sharpness.config_check import load_schema
-    from sharpness.config_doc import render, undescribed
+    from sharpness.config.check import load_schema
+    from sharpness.config.doc import render, undescribed
     from sharpness.errors import ConfigError
     from sharpness.io import atomic_write_text
 

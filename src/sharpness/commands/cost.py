@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.commands import add_command
+from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
 from sharpness.errors import ConfigError
-
-DEFAULT_BASE = "workflow/config/quick.yaml"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         subparsers, "cost", "runs, optimizer steps and GPU-hours of a profile, per item and in "
         "total", description="Price a workflow profile before running it: runs, optimizer "
         "steps and GPU-hours per item and in total (measured step times on a CUDA device, else "
-        "an analytic FLOP estimate).", profile=DEFAULT_BASE)
+        "an analytic FLOP estimate).", profile=DEFAULT_PROFILE)
     parser.add_argument("--item", default=None, help="only this item (e.g. table_imagenet)")
     parser.add_argument("--method", choices=("auto", "measured", "analytic"), default="auto",
                         help="auto: measured on CUDA, analytic without it")
@@ -43,32 +42,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(the same as --tflops fp32=N)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
     parser.set_defaults(func=run)
-
-
-def load_profile(files: list[str], base: str | None) -> dict[str, Any]:
-    """The config as the workflow sees it (the Snakefile's rule): ``base`` with each file
-    merged over it, except that a whole profile (a file with ``profile`` and ``data`` keys,
-    like ``paper.yaml``) replaces everything before it."""
-    import yaml
-
-    from sharpness.lesam.experiments import _merge
-
-    def load(name: str) -> dict[str, Any]:
-        path = Path(name)
-        if not path.is_file():
-            raise ConfigError(f"config file {name!r} not found")
-        loaded = yaml.safe_load(path.read_text()) or {}
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"config file {name!r} is not a mapping")
-        return loaded
-
-    given = [load(name) for name in files]
-    whole = [i for i, c in enumerate(given) if "profile" in c and "data" in c]
-    layers = given[whole[-1]:] if whole else ([load(base)] if base else []) + given
-    config: dict[str, Any] = {}
-    for layer in layers:
-        config = _merge(config, layer)
-    return config
 
 
 def _stand_in_warning(config: dict[str, Any]) -> str | None:

@@ -132,9 +132,10 @@ def _eval(args: argparse.Namespace) -> int:
                                       trace_samples=spec["trace_samples"],
                                       tol=spec.get("tol", 1e-3))
     else:
-        from sharpness.lesam.experiments import _merge, base_config, optimizer_hparams
+        from sharpness.config.profiles import deep_merge
+        from sharpness.lesam.experiments import base_config, optimizer_hparams
 
-        config = _merge(base_config(section), spec.get("overrides", {}))
+        config = deep_merge(base_config(section), spec.get("overrides", {}))
         opts = {name: optimizer_hparams(section, name) for name in spec["optimizers"]}
         settings.update(config=config, optimizer_hparams=opts)  # no runs read: the settings
         rows = evaluate.cost_rows(config, opts, steps=spec["steps"], rounds=spec["rounds"],

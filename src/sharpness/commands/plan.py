@@ -1,6 +1,6 @@
 """``sharpness plan --gpu-hours N``: spend a GPU budget where it settles claims.
 
-Reads the profile as the workflow does (:func:`sharpness.commands.cost.load_profile`), maps
+Reads the profile as the workflow does (:func:`sharpness.config.profiles.load_profile`), maps
 every claim of the ledger to the runs behind its figures, prices them (the recorded wall time
 of a finished CUDA run with the same settings under ``--results``, ``sharpness cost``'s price
 otherwise, each labelled) and picks
@@ -32,7 +32,7 @@ DEFAULT_EVIDENCE = "docs/claims_evidence.csv"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``plan`` subcommand."""
-    from sharpness.commands.cost import DEFAULT_BASE
+    from sharpness.config.profiles import DEFAULT_PROFILE
     from sharpness.cost import DEFAULT_TFLOPS
     from sharpness.planning import DEFAULT_POWER, SPENDING
 
@@ -49,8 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--configfile", action="append", default=[], metavar="FILE",
                    help="profile file(s), as snakemake --configfile (e.g. "
                         "workflow/config/paper.yaml)")
-    p.add_argument("--base", default=DEFAULT_BASE,
-                   help=f"the Snakefile's default config (default {DEFAULT_BASE}); 'none' to "
+    p.add_argument("--base", default=DEFAULT_PROFILE,
+                   help=f"the Snakefile's default config (default {DEFAULT_PROFILE}); 'none' to "
                         "read --configfile alone")
     p.add_argument("--claims", default=None, metavar="ID,...",
                    help="plan only these claims (comma-separated ledger ids)")
@@ -97,7 +97,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[dict, list]:
     from sharpness.claims.ledger import all_claims
-    from sharpness.commands.cost import load_profile
+    from sharpness.config.profiles import load_profile
 
     if not args.configfile and args.base == "none":
         raise ConfigError("sharpness plan: give --configfile or a --base config")

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sharpness.lesam.experiments import _merge  # the same recursive merge the rules use
+from sharpness.config.profiles import deep_merge  # the same recursive merge the rules use
 from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
 #: per data set: (training examples, channels, side, classes); test examples for evaluation
@@ -224,7 +224,7 @@ def gradcam_jobs(section: dict[str, Any]) -> list[Job]:
         for opt_key, opt in section.get("optimizers", {}).items():
             for alpha in section.get("alphas", []):
                 for seed in section.get("seeds", []):
-                    cfg = _merge(section["train"], {"dataset": ds["name"],
+                    cfg = deep_merge(section["train"], {"dataset": ds["name"],
                                  "optimizer": opt["name"], "opt_hparams": opt["hparams"]})
                     jobs.append(_train_job("minorfirst", ["gradcam"],
                                            f"gradcam/{key}/{opt_key}/a{alpha}/s{seed}", cfg))

@@ -34,10 +34,10 @@ of a section written without one (the paper profile must have none).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
+from sharpness.config.profiles import deep_merge
 from sharpness.data.registry import preparation_inputs
 
 RUNS_DIR = "results/lesam/runs"
@@ -73,17 +73,6 @@ def _train_sources(*layers: tuple[dict[str, Any], dict[str, str]]) -> dict[str, 
     return out
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """Recursive dict merge (``over`` wins), without mutating either argument."""
-    out = copy.deepcopy(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
 def optimizer_entries(section: dict[str, Any], entries: list[Any]) -> list[dict[str, Any]]:
     """Normalise a group's optimizer list to ``{label, optimizer, hparams, seeds, sources}``
     dicts (``sources``: hyper-parameter -> source, the entry's over the optimizer's)."""
@@ -100,7 +89,7 @@ def optimizer_entries(section: dict[str, Any], entries: list[Any]) -> list[dict[
         else:
             name = entry["optimizer"]
             base, base_sources = _strip(known.get(name, {}))
-            hparams = _merge(base, entry.get("hparams", {}))
+            hparams = deep_merge(base, entry.get("hparams", {}))
             sources = {**base_sources, **(entry.get(SOURCE_KEY) or {})}
             out.append({"label": entry["label"], "optimizer": name, "hparams": hparams,
                         "seeds": entry.get("seeds"), "sources": sources})
@@ -134,11 +123,11 @@ def training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     base, base_src = _strip(section.get("base", {}))
     for group, spec in section.get("groups", {}).items():
         overrides = spec.get("overrides", {})
-        cfg_group = _merge(base, overrides)
+        cfg_group = deep_merge(base, overrides)
         train_src = _train_sources((base, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
         for entry in optimizer_entries(section, spec["optimizers"]):
             for seed in entry["seeds"] or spec["seeds"]:
-                cfg = _merge(cfg_group, {"optimizer": entry["optimizer"],
+                cfg = deep_merge(cfg_group, {"optimizer": entry["optimizer"],
                                          "opt_hparams": entry["hparams"], "seed": int(seed)})
                 _with_sources(cfg, {**train_src, **_opt_sources(entry)})
                 depends = []
@@ -185,11 +174,11 @@ def _study_config(section: dict[str, Any], spec: dict[str, Any]
     one (optimizer entry, seed), with the source of every setting recorded."""
     base_cfg, base_src = _strip(section.get("base", {}))
     overrides = spec.get("overrides", {})
-    base = _merge(base_cfg, overrides)
+    base = deep_merge(base_cfg, overrides)
     train_src = _train_sources((base_cfg, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
 
     def run_config(entry: dict[str, Any], seed: int) -> dict[str, Any]:
-        cfg = _merge(base, {"optimizer": entry["optimizer"], "opt_hparams": entry["hparams"],
+        cfg = deep_merge(base, {"optimizer": entry["optimizer"], "opt_hparams": entry["hparams"],
                             "seed": seed})
         _with_sources(cfg, {**train_src, **_opt_sources(entry)})
         return cfg
@@ -206,8 +195,8 @@ def glmc_factors(spec: dict[str, Any]) -> list[dict[str, Any]]:
     for item in spec["imbalance_factors"]:
         item = item if isinstance(item, dict) else {"factor": item}
         out.append({"factor": item["factor"],
-                    "method": _merge(spec.get("method", {}), item.get("method", {})),
-                    "overrides": _merge(spec.get("overrides", {}), item.get("overrides", {})),
+                    "method": deep_merge(spec.get("method", {}), item.get("method", {})),
+                    "overrides": deep_merge(spec.get("overrides", {}), item.get("overrides", {})),
                     "source": {**(spec.get(SOURCE_KEY) or {}), **(item.get(SOURCE_KEY) or {})},
                     "written": set(spec.get("method", {})) | set(item.get("method", {}))})
     return out
@@ -230,7 +219,7 @@ def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
         for entry in optimizer_entries(section, spec["optimizers"]):
             for seed in spec["seeds"]:
                 cfg = run_config(entry, int(seed))
-                cfg["glmc"] = _merge(method, {"imbalance_factor": factor})
+                cfg["glmc"] = deep_merge(method, {"imbalance_factor": factor})
                 if glmc_sources:
                     cfg["sources"] = dict(sorted({**cfg.get("sources", {}),
                                                   **glmc_sources}.items()))
