@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from sharpness.budget import BEGIN, END, collect, markdown, parse_time_v, replace_block
 from sharpness.cli import main
+from sharpness.cost.budget import BEGIN, END, collect, markdown, parse_time_v, replace_block
 from sharpness.errors import SharpnessError
 
 HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
@@ -118,7 +118,7 @@ def test_collect_names_a_top_level_rule_by_its_file(tmp_path):
 def test_parts_group_jobs_by_glob_first_match_wins(tmp_path):
     """eos/a and eos/b go to the first part whose glob matches; lesam/c to the catch-all;
     the cores-busy line is CPU time over wall time of the whole run."""
-    from sharpness.budget import Timing, collect_parts, parts_markdown, read_parts
+    from sharpness.cost.budget import Timing, collect_parts, parts_markdown, read_parts
 
     _benchmarks(tmp_path / "bench")
     spec = tmp_path / "parts.yaml"
@@ -139,7 +139,7 @@ def test_quick_parts_file_covers_the_quick_profile():
     """The committed groups parse, and their globs name the quick profile's job kinds."""
     from pathlib import Path
 
-    from sharpness.budget import read_parts
+    from sharpness.cost.budget import read_parts
 
     groups = read_parts(Path(__file__).parents[1] / "benchmarks/quick_parts.yaml")
     assert groups[-1][1] == ["*"]  # a last catch-all: every job lands in a named part

@@ -60,11 +60,11 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.special import log_expit, logsumexp
 
-from sharpness import radius
 from sharpness.diagonal import Dataset, Trajectory, grad, perturbation, predictor, simulate
 from sharpness.diagonal.discrete import _as_batch, run_steps
 from sharpness.diagonal.flows import stop_events
 from sharpness.diagonal.model import Clock, loss_derivative_scale, margins
+from sharpness.optim import radius
 
 BridgeMethod = Literal["gd", "l2", "lesam"]
 BRIDGE_METHODS: tuple[str, ...] = ("gd", "l2", "lesam")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sharpness.radius import LESAM_RHO_MAX, LESAM_SIGMA, SAM_RHO, lesam_radius
+from sharpness.optim.radius import LESAM_RHO_MAX, LESAM_SIGMA, SAM_RHO, lesam_radius
 
 
 def sam_edge(grad_norm: float, eta: float, rho: float) -> float:
@@ -21,7 +21,7 @@ def sam_edge(grad_norm: float, eta: float, rho: float) -> float:
 
 def edge_for(opt: dict[str, Any], grad_norm: float, eta: float) -> float:
     """The stability edge of an optimizer at a gradient norm; unset hyper-parameters take the
-    optimizers' defaults (:mod:`sharpness.radius`)."""
+    optimizers' defaults (:mod:`sharpness.optim.radius`)."""
     h = opt.get("hparams", {})
     if opt["name"] == "gd":
         return 2.0 / eta

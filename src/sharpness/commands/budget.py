@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sharpness.budget import (
+from sharpness.commands import add_command
+from sharpness.cost.budget import (
     collect,
     collect_parts,
     markdown,
@@ -15,7 +16,6 @@ from sharpness.budget import (
     read_parts,
     replace_block,
 )
-from sharpness.commands import add_command
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 

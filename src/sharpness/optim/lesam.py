@@ -45,9 +45,9 @@ import torch
 from torch import Tensor
 
 from sharpness.optim.base import Closure, SharpnessOptimizer
+from sharpness.optim.radius import LESAM_RHO_MAX, LESAM_SIGMA, LESAM_VARRHO, lesam_radius
 from sharpness.optim.schedules import EpochSigmaSchedule, SigmaSchedule
 from sharpness.optim.spec import HParam, OptimizerSpec
-from sharpness.radius import LESAM_RHO_MAX, LESAM_SIGMA, LESAM_VARRHO, lesam_radius
 
 
 def top_fraction(losses: Tensor, fraction: float) -> Tensor:
@@ -132,7 +132,7 @@ class LESAM(SharpnessOptimizer):
         return self.epoch_schedule.value(self.epoch)
 
     def radius(self, grad_norm: float, sigma: float) -> tuple[float, bool]:
-        """``(rho_t, clipped)`` for a gradient norm and a budget (:func:`sharpness.radius.lesam_radius`)."""
+        """``(rho_t, clipped)`` for a gradient norm and a budget (:func:`sharpness.optim.radius.lesam_radius`)."""
         rho, clipped = lesam_radius(grad_norm, sigma, self.hparams["rho_max"],
                                     self.hparams["varrho"])
         return float(rho), bool(clipped)

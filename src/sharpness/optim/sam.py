@@ -14,8 +14,8 @@ import torch
 from torch import Tensor
 
 from sharpness.optim.base import NORM_GUARD, SharpnessOptimizer
+from sharpness.optim.radius import SAM_RHO
 from sharpness.optim.spec import HParam, OptimizerSpec
-from sharpness.radius import SAM_RHO
 
 SPEC = OptimizerSpec(
     name="sam",

@@ -12,7 +12,7 @@ and the mechanism tests' tiny-run settings (:attr:`OptimizerSpec.tiny_hparams`).
 The planner and the figure jobs must not pay torch's import (several CPU-seconds a process),
 so :func:`optimizer_specs` reads the ``SPEC`` assignments from the modules' source with
 :mod:`ast` instead of importing them: a spec is written with literals, :class:`HParam` calls,
-constants imported from :mod:`sharpness.radius` (numpy only) and the fields of another
+constants imported from :mod:`sharpness.optim.radius` (numpy only) and the fields of another
 optimizer module's ``SPEC`` (``from sharpness.optim.sam import SPEC as SAM_SPEC``). The registry imports the
 modules and ``tests/optim/test_spec.py`` checks that both readings agree.
 """
@@ -30,7 +30,7 @@ from typing import Any
 #: the folder of the optimizer modules (this package)
 OPTIM_DIR = Path(__file__).resolve().parent
 #: modules whose constants a ``SPEC`` may name (imported by the torch-free reader)
-CONSTANT_MODULES = ("sharpness.radius",)
+CONSTANT_MODULES = ("sharpness.optim.radius",)
 
 
 @dataclass(frozen=True)
