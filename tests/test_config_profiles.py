@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from sharpness.config.profiles import compose, deep_merge, is_whole_profile, read_config_file
+from sharpness.config.profiles import compose, is_whole_profile, read_config_file
 from sharpness.errors import ConfigError
+from sharpness.mappings import deep_merge
 
 QUICK = {"profile": "quick", "data": {"root": "data"}, "lesam": {"groups": {"toy": {"n": 1}}}}
 PAPER = {"profile": "paper", "data": {"root": "/big"}, "lesam": {"base": {"epochs": 200}}}

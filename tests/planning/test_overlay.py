@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sharpness.claims.ledger import all_claims
-from sharpness.config.profiles import deep_merge  # as snakemake --configfile merges
 from sharpness.lesam.experiments import item_groups, training_runs
+from sharpness.mappings import deep_merge  # as snakemake --configfile merges
 from sharpness.planning import claims_plan as cp
 
 

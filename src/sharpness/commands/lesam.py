@@ -132,8 +132,8 @@ def _eval(args: argparse.Namespace) -> int:
                                       trace_samples=spec["trace_samples"],
                                       tol=spec.get("tol", 1e-3))
     else:
-        from sharpness.config.profiles import deep_merge
         from sharpness.lesam.experiments import base_config, optimizer_hparams
+        from sharpness.mappings import deep_merge
 
         config = deep_merge(base_config(section), spec.get("overrides", {}))
         opts = {name: optimizer_hparams(section, name) for name in spec["optimizers"]}

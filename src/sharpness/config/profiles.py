@@ -4,14 +4,12 @@ A run of the workflow starts from the default profile (``workflow/config/quick.y
 merges each ``--configfile`` over it, except that a *whole* profile (a file that names its
 ``profile`` and its ``data``, as ``paper.yaml`` does) replaces everything before it: otherwise
 the quick profile's stand-ins, widths and extra groups would leak into the paper profile.
-Files that change only some settings are merged over the last profile. :func:`deep_merge` is
-the recursive merge every layer goes through (and that the lesam run list and the cost planner
-use to put a group's overrides over its base).
+Files that change only some settings are merged over the last profile, each layer by
+:func:`sharpness.mappings.deep_merge` (the merge the lesam run list and the cost planner use).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,20 +17,9 @@ from typing import Any
 import yaml
 
 from sharpness.errors import ConfigError
+from sharpness.mappings import deep_merge
 
 DEFAULT_PROFILE = "workflow/config/quick.yaml"
-
-
-def deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """Recursive dict merge (``over`` wins; nested mappings merge key by key), without
-    mutating either argument."""
-    out = copy.deepcopy(dict(base))
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def is_whole_profile(layer: Mapping[str, Any]) -> bool:

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from sharpness.config.profiles import deep_merge  # the same recursive merge the rules use
+from sharpness.mappings import deep_merge  # the same recursive merge the rules use
 from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
 #: per data set: (training examples, channels, side, classes); test examples for evaluation

@@ -37,8 +37,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sharpness.config.profiles import deep_merge
 from sharpness.data.registry import preparation_inputs
+from sharpness.mappings import deep_merge
 
 RUNS_DIR = "results/lesam/runs"
 GLMC_DIR = "results/lesam/glmc"
