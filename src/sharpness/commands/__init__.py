@@ -1,4 +1,15 @@
-"""Subcommands of ``sharpness``; each module defines ``register(subparsers)``."""
+"""Subcommands of ``sharpness``; each module defines ``register(subparsers)``.
+
+Imports: a command module imports at its top the standard library and the light shared
+modules (``sharpness.errors``, ``io``, ``mappings``, ``runs.*``, ``config.profiles``), and its
+actions import the library they run inside their functions. The exception is deliberate and
+measured: every ``sharpness`` start (each Snakemake job is one) imports every command module
+to build the parser, so a library imported at a command's top would be paid by every job
+(torch about 1.3 CPU-s, scipy.stats with pandas about 0.8, matplotlib about 0.4, against
+about 0.25 for the whole parser; ``tests/test_startup_imports.py`` pins it), and a rule's code
+fingerprint counts its command module's top-level imports (``sharpness.runs.cache``), so a
+library there would rerun every rule that uses the command when any of it changed.
+"""
 
 from __future__ import annotations
 

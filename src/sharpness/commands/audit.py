@@ -10,6 +10,15 @@ import sys
 
 from sharpness.commands import add_command
 from sharpness.errors import SharpnessError
+from sharpness.runs.audit import (
+    audit_report,
+    audit_tree,
+    diff_lines,
+    diff_records,
+    load_record,
+    scan_lines,
+    settings_yaml,
+)
 from sharpness.runs.provenance import find_provenance
 
 
@@ -61,8 +70,6 @@ def _need(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the chain (or the settings) for every path; fail if one has no provenance;
     exit 1 when a check on the disk fails (the failures are listed again at the end)."""
-    from sharpness.runs.audit import audit_report, audit_tree, scan_lines, settings_yaml
-
     if args.scan:
         missing = [p for p in args.paths if not os.path.isdir(p)]
         if missing:
@@ -102,8 +109,6 @@ def _failed(tree: dict) -> bool:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print what differs between two records; exit 1 when their ids differ."""
-    from sharpness.runs.audit import diff_lines, diff_records, load_record
-
     records = []
     for path in (args.a, args.b):
         _need(path)

@@ -20,6 +20,7 @@ from sharpness.commands import add_flags
 from sharpness.io import atomic_save_npz, atomic_write_json
 from sharpness.runs.lock import run_lock
 from sharpness.runs.provenance import RunRecord
+from sharpness.runs.seal import read_verified
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,8 +49,6 @@ def _arrays(path: Path) -> dict[str, np.ndarray]:
 def _load(run: Path) -> tuple[dict[str, np.ndarray], dict, dict]:
     """The run's arrays, summary and settings, each checked against what the run recorded
     (:func:`sharpness.runs.seal.read_verified`) before a number is drawn from it."""
-    from sharpness.runs.seal import read_verified
-
     what = "bridges plot"
     params = read_verified(run / "provenance.json", what=what)["params"]
     arrays = read_verified(run / "arrays.npz", _arrays, what=what)

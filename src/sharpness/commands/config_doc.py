@@ -7,6 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from sharpness.errors import ConfigError
+from sharpness.io import atomic_write_text
+
 SCHEMA = "workflow/config/config.schema.yaml"
 README = "workflow/config/README.md"
 
@@ -27,8 +30,6 @@ def run(args: argparse.Namespace) -> int:
     """Write (or check) the reference; keys without a description are an error either way."""
     from sharpness.config.check import load_schema
     from sharpness.config.doc import render, undescribed
-    from sharpness.errors import ConfigError
-    from sharpness.io import atomic_write_text
 
     schema = load_schema(args.schema)
     missing = undescribed(schema)

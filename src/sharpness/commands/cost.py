@@ -19,6 +19,7 @@ from typing import Any
 from sharpness.commands import add_command
 from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
 from sharpness.errors import ConfigError
+from sharpness.io import atomic_write_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -126,7 +127,5 @@ def run(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     print(text)
     if args.out:
-        from sharpness.io import atomic_write_text
-
         atomic_write_text(Path(args.out), text + "\n")
     return 0

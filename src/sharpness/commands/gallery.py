@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from sharpness.commands import add_command
+from sharpness.io import atomic_write_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,7 +37,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sharpness.io import atomic_write_text
     from sharpness.readme.blocks import replace
     from sharpness.readme.gallery import build_gallery, gallery_block
 

@@ -19,7 +19,10 @@ from typing import Any
 
 from sharpness.commands import add_flags
 from sharpness.errors import ConfigError
+from sharpness.io import atomic_write_json
+from sharpness.mappings import deep_merge
 from sharpness.runs.lock import run_lock
+from sharpness.runs.provenance import write_artifact_provenance
 
 EVALS = ("robustness", "domain_gen", "flatness", "cost")
 
@@ -96,10 +99,8 @@ def _signal(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     import torch
 
-    from sharpness.io import atomic_write_json
     from sharpness.lesam import evaluate
     from sharpness.lesam.experiments import RUNS_DIR, training_runs
-    from sharpness.runs.provenance import write_artifact_provenance
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -133,7 +134,6 @@ def _eval(args: argparse.Namespace) -> int:
                                       tol=spec.get("tol", 1e-3))
     else:
         from sharpness.lesam.experiments import base_config, optimizer_hparams
-        from sharpness.mappings import deep_merge
 
         config = deep_merge(base_config(section), spec.get("overrides", {}))
         opts = {name: optimizer_hparams(section, name) for name in spec["optimizers"]}
@@ -162,9 +162,6 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _check_imagenet(args: argparse.Namespace) -> int:
-    from sharpness.io import atomic_write_json
-    from sharpness.runs.provenance import write_artifact_provenance
-
     path = Path(args.path) if args.path else None
     if path is None:
         raise ConfigError("config key data.imagenet is not set: table_imagenet (paper profile) "

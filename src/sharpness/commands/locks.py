@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from sharpness.runs.lockinfo import held_folders
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``locks`` subcommand."""
@@ -23,8 +25,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sharpness.runs.lockinfo import held_folders
-
     held = held_folders(args.roots)
     for entry in held:
         print(entry.line())

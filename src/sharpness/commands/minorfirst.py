@@ -10,6 +10,8 @@ import numpy as np
 
 from sharpness.io import atomic_save_npz, atomic_write_json
 from sharpness.runs.lock import run_lock
+from sharpness.runs.provenance import RunRecord
+from sharpness.runs.seal import read_verified
 
 
 def _ids() -> list[str]:
@@ -36,8 +38,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sharpness.runs.provenance import RunRecord
-
     if args.figure not in _ids():
         raise SystemExit(f"unknown minorfirst figure {args.figure!r}; known: {_ids()}")
     params = json.loads(args.params)
@@ -66,7 +66,6 @@ def _arrays(path: Path) -> dict[str, np.ndarray]:
 
 def _plot(args: argparse.Namespace) -> int:
     from sharpness.minorfirst.plots import PLOTS
-    from sharpness.runs.seal import read_verified
 
     run = Path(args.run)
     what = f"minorfirst plot {args.figure}"

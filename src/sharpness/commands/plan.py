@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sharpness.commands.cost import rates_of
+from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
 from sharpness.errors import ConfigError, SharpnessError
 
 if TYPE_CHECKING:
@@ -32,7 +35,6 @@ DEFAULT_EVIDENCE = "docs/claims_evidence.csv"
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``plan`` subcommand."""
-    from sharpness.config.profiles import DEFAULT_PROFILE
     from sharpness.cost import DEFAULT_TFLOPS
     from sharpness.planning import DEFAULT_POWER, SPENDING
 
@@ -97,7 +99,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[dict, list]:
     from sharpness.claims.ledger import all_claims
-    from sharpness.config.profiles import load_profile
 
     if not args.configfile and args.base == "none":
         raise ConfigError("sharpness plan: give --configfile or a --base config")
@@ -115,7 +116,6 @@ def _load(args: argparse.Namespace) -> tuple[dict, list]:
 def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, dict, str]:
     """Prices of every run ``needs`` names, priced over ``config`` (the profile with the
     designed seeds), and the pricing line of the header."""
-    from sharpness.commands.cost import rates_of
     from sharpness.cost import rates_text
     from sharpness.device import resolve_device
     from sharpness.planning.claims_plan import run_prices
@@ -183,8 +183,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _sequential(args: argparse.Namespace, config: dict, claims: list, prices: dict,
                 sources: dict, pricing: str) -> int:
-    from dataclasses import asdict
-
     from sharpness.planning import claims_plan as cp
     from sharpness.planning.driver import (
         final_verdict,

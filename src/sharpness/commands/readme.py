@@ -14,6 +14,8 @@ import argparse
 from pathlib import Path
 
 from sharpness.commands import add_command
+from sharpness.errors import SharpnessError
+from sharpness.io import atomic_write_text
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,8 +55,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    from sharpness.errors import SharpnessError
-    from sharpness.io import atomic_write_text
     from sharpness.readme.blocks import blocks_in, documents, replace
     from sharpness.readme.sources import source
 

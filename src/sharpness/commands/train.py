@@ -23,6 +23,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from sharpness.commands import add_command, run_each
 from sharpness.errors import ConfigError
 from sharpness.runs.lock import run_lock
@@ -71,8 +73,6 @@ def load_config(text: str) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"--config {text!r} is neither a JSON object nor an existing file")
     if path.suffix in (".yaml", ".yml"):
-        import yaml
-
         return yaml.safe_load(path.read_text())
     return json.loads(path.read_text())
 

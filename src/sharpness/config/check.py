@@ -33,8 +33,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
+from sharpness.eos.config import dropped_settings, expand_settings
 from sharpness.errors import ConfigError, key_path, reject_nonfinite
+from sharpness.lesam import experiments as lesam_exp
 
 #: run settings a lesam group sets itself (from its optimizer entries, seeds and init_from)
 GROUP_SET = {"optimizer": "the group's `optimizers` entries",
@@ -49,8 +53,6 @@ def load_schema(path: str | Path) -> dict[str, Any]:
 
 
 def _validator(schema: dict[str, Any], ref: str | None = None) -> Any:
-    from jsonschema import Draft202012Validator
-
     if ref is not None:
         schema = {"$ref": ref, "$defs": schema["$defs"]}
     return Draft202012Validator(schema)
@@ -60,8 +62,6 @@ def schema_error(instance: Any, schema: dict[str, Any], ref: str | None = None
                  ) -> tuple[list[Any], str] | None:
     """The most relevant error of ``instance`` against ``schema`` (or its part ``ref``, e.g.
     ``"#/$defs/train"``) as ``(path inside instance, message)``; None when it is valid."""
-    from jsonschema.exceptions import best_match
-
     error = best_match(_validator(schema, ref).iter_errors(instance))
     return None if error is None else (list(error.absolute_path), _explain(error, schema))
 
@@ -171,8 +171,6 @@ def check_config(config: dict[str, Any], schema: dict[str, Any] | str | Path) ->
 def check_lesam(section: dict[str, Any], schema: dict[str, Any], paper: bool = False) -> None:
     """The lesam section as runs: what overrides may set, named optimizers and ``init_from``
     that exist, every run's settings, and (``paper``) a source for every setting."""
-    from sharpness.lesam import experiments as lesam_exp
-
     studies = {f"lesam.groups.{name}": spec for name, spec in section["groups"].items()}
     studies.update({f"lesam.{key}": section[key] for key in ("glmc", "signal")
                     if section.get(key)})
@@ -221,8 +219,6 @@ def _labels(section: dict[str, Any], group: str) -> set[str]:
 def check_eos(section: dict[str, Any], schema: dict[str, Any]) -> None:
     """Every eos setting as the sweep will see it (defaults merged, ablation variants made),
     checked against the schema's eos setting; figures may name only settings that exist."""
-    from sharpness.eos.config import dropped_settings, expand_settings
-
     settings = expand_settings(section)
     for name, setting in settings.items():
         where = (f"eos.ablations.factors.{setting['ablation']['factor']}"

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from sharpness.io import read_json
 from sharpness.runs import audit_checks as checks
 from sharpness.runs.cache import flatten
@@ -244,8 +246,6 @@ def settings_yaml(path: str | os.PathLike[str]) -> str:
     """The resolved settings the record of ``path`` holds (its ``params``, and its ``seed`` when
     the params leave it out), as YAML under a comment naming the record: what the run used,
     after every default and override was applied, in the config's own language."""
-    import yaml
-
     loaded = load_record(path)
     if loaded is None:
         raise FileNotFoundError(f"no provenance record for {path}")

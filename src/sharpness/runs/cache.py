@@ -31,10 +31,14 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from sharpness.io import atomic_write_json
 
 log = logging.getLogger(__name__)
 
@@ -204,8 +208,6 @@ def code_fingerprint(*roots: str, shallow: Sequence[str] = ()) -> str:
 def loaded_code_manifest() -> dict[str, str]:
     """``{path: sha256}`` of every ``sharpness`` module loaded in this process: the code a
     record's numbers could have come from (part of its content-addressed id)."""
-    import sys
-
     root = package_dir()
     out = {}
     for name, module in list(sys.modules.items()):
@@ -315,8 +317,6 @@ def claim_dir(directory: str | os.PathLike[str], key: Mapping[str, Any], *,
     Otherwise removes the ``stale`` files and folders (names inside ``directory``) that an
     earlier key left, writes ``key`` to ``cache_key.json``, logs why at WARNING when something
     stale was there, and returns ``False``."""
-    from sharpness.io import atomic_write_json
-
     directory = Path(directory)
     stored = read_key(directory)
     if stored is not None and stored.get("digest") == key["digest"]:
@@ -328,8 +328,6 @@ def claim_dir(directory: str | os.PathLike[str], key: Mapping[str, Any], *,
     for name in present:
         target = directory / name
         if target.is_dir() and not target.is_symlink():
-            import shutil
-
             shutil.rmtree(target)
         else:
             target.unlink()

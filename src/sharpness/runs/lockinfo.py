@@ -127,6 +127,8 @@ class _RefusalNote(logging.Handler):
 def explain_refusals(roots: Iterable[str | os.PathLike[str]] = ("results",)) -> None:
     """Add :func:`refusal_note` under Snakemake's ``IncompleteFilesException`` and
     ``LockException`` messages of this process (a handler on Snakemake's logger; once)."""
+    # lazy: snakemake is a development dependency, not the library's; only the Snakefile,
+    # which runs inside Snakemake, calls this (`sharpness locks` reads the rest of the module)
     from snakemake.logging import logger
 
     roots = [str(r) for r in roots]

@@ -84,6 +84,8 @@ class Progress:
             bar = bool(getattr(self.stream, "isatty", lambda: False)())
         self._bar: Any = None
         if bar:
+            # lazy: tqdm.auto costs ~0.1 s at import; only a terminal's bar uses it (a job's
+            # log gets plain lines), and every training and eos job imports this module
             from tqdm.auto import tqdm
 
             self._bar = tqdm(total=total, initial=initial, unit=unit, desc=desc or None,

@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.io import atomic_write_json, read_json, to_json
+from sharpness.runs import state
+from sharpness.runs.cache import canonical, loaded_code_manifest, manifest_fingerprint
 
 PROVENANCE_NAME = "provenance.json"
 SIDECAR_SUFFIX = ".provenance.json"
@@ -168,8 +170,6 @@ _DATA_PLACE_KEYS = ("file", "path", "root", "folder", "dir")
 
 def content_id(record: dict[str, Any]) -> str:
     """The content-addressed id of a record (see the module docstring)."""
-    from sharpness.runs.cache import canonical
-
     record = json.loads(to_json(record))  # the record as its file holds it
     body = {
         "kind": record.get("kind"),
@@ -207,8 +207,6 @@ def record_edited(record: Any) -> str | None:
 
 def code_record() -> dict[str, Any]:
     """Code version, fingerprint and per-file hashes of the ``sharpness`` modules loaded."""
-    from sharpness.runs.cache import loaded_code_manifest, manifest_fingerprint
-
     manifest = loaded_code_manifest()
     return {**code_version(), "fingerprint": manifest_fingerprint(manifest), "files": manifest}
 
@@ -325,16 +323,12 @@ class RunRecord:
         """The run's loop made progress: renew the heartbeat (in the file at most every
         :data:`sharpness.runs.state.HEARTBEAT_S` seconds). Called through
         :func:`sharpness.runs.state.progressed`, from the loop's own thread."""
-        from sharpness.runs import state
-
         with self._lock:
             self.record["heartbeat"] = state.now_iso()
             if time.monotonic() - self._written >= state.HEARTBEAT_S:
                 self._write()
 
     def __enter__(self) -> RunRecord:
-        from sharpness.runs import state
-
         with self._lock:
             self.record.update(owner=state.owner(), heartbeat=state.now_iso())
             self._write()
@@ -343,8 +337,6 @@ class RunRecord:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: object) -> None:
-        from sharpness.runs import state
-
         state.untrack(self)
         with self._lock:
             if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, or SIGTERM (state.Interrupted)

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from sharpness.errors import SharpnessError
+from sharpness.io import atomic_write_json, read_json
 from sharpness.runs.cache import KEY_FILE, read_key
 from sharpness.runs.provenance import (
     PROVENANCE_NAME,
@@ -51,8 +53,6 @@ def seal(directory: str | os.PathLike[str], *names: str) -> None:
     """Record the SHA-256 of the files ``names`` of ``directory`` in its ``cache_key.json``
     (under ``files``), after they have been written: a later reuse checks the file against it
     (:func:`damage`). A folder without a key gets a record of its hashes alone."""
-    from sharpness.io import atomic_write_json
-
     directory = Path(directory)
     record = read_key(directory) or {}
     files = {**record.get(FILES_FIELD, {}),
@@ -62,8 +62,6 @@ def seal(directory: str | os.PathLike[str], *names: str) -> None:
 
 def unseal(directory: str | os.PathLike[str], *names: str) -> None:
     """Forget the recorded hashes of ``names`` (files that were removed on purpose)."""
-    from sharpness.io import atomic_write_json
-
     directory = Path(directory)
     record = read_key(directory)
     files = (record or {}).get(FILES_FIELD, {})
@@ -134,8 +132,6 @@ class UnverifiedResult(DamagedFile):
 
 
 def _json(path: Path) -> Any:
-    from sharpness.io import read_json
-
     return read_json(path)
 
 
@@ -193,8 +189,6 @@ def recorded_sha256(path: str | os.PathLike[str]
 def rebuild_hint(path: str | os.PathLike[str], record: dict[str, Any] | None = None) -> str:
     """How to rebuild ``path``: the workflow command, and the command its job ran (from the
     record of its producer, when there is one)."""
-    import shlex
-
     text = f"Rebuild it: `snakemake --cores all --forcerun {shlex.quote(str(path))}`"
     command = (record or {}).get("command") if isinstance(record, dict) else None
     if isinstance(command, list) and command and all(isinstance(c, str) for c in command):

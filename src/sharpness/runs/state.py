@@ -155,7 +155,7 @@ def _now() -> _dt.datetime:
 
 def _process_start(pid: int) -> float | None:
     """The start time of process ``pid`` (seconds since the epoch), or None when unknown."""
-    try:
+    try:  # lazy and optional: psutil is not a declared dependency (the pinned stack has it)
         import psutil
     except ImportError:  # pragma: no cover - psutil ships with the pinned stack
         return None
