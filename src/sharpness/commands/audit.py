@@ -10,15 +10,7 @@ import sys
 
 from sharpness.commands import add_command
 from sharpness.errors import SharpnessError
-from sharpness.runs.audit import (
-    audit_report,
-    audit_tree,
-    diff_lines,
-    diff_records,
-    load_record,
-    scan_lines,
-    settings_yaml,
-)
+from sharpness.runs import audit as chain  # the provenance chain's audit
 from sharpness.runs.provenance import find_provenance
 
 
@@ -74,21 +66,21 @@ def run(args: argparse.Namespace) -> int:
         missing = [p for p in args.paths if not os.path.isdir(p)]
         if missing:
             raise SharpnessError(f"--scan takes folders; not a folder: {', '.join(missing)}")
-        lines, found = scan_lines(args.paths)
+        lines, found = chain.scan_lines(args.paths)
         print("\n".join(lines))
         return _verdict(found)
     for path in args.paths:
         _need(path)
     if args.settings:
-        print("\n".join(settings_yaml(p) for p in args.paths), end="")
+        print("\n".join(chain.settings_yaml(p) for p in args.paths), end="")
         return 0
     if args.json:
-        trees = [audit_tree(p, max_depth=args.depth) for p in args.paths]
+        trees = [chain.audit_tree(p, max_depth=args.depth) for p in args.paths]
         print(json.dumps(trees if len(trees) > 1 else trees[0], indent=2, sort_keys=True))
         return 1 if any(_failed(t) for t in trees) else 0
     found: list[str] = []
     for path in args.paths:
-        lines, problems = audit_report(path, max_depth=args.depth)
+        lines, problems = chain.audit_report(path, max_depth=args.depth)
         print("\n".join(lines))
         found += problems
     return _verdict(found)
@@ -112,10 +104,10 @@ def run_diff(args: argparse.Namespace) -> int:
     records = []
     for path in (args.a, args.b):
         _need(path)
-        records.append(load_record(path)[1])  # type: ignore[index]
-    diff = diff_records(*records)
+        records.append(chain.load_record(path)[1])  # type: ignore[index]
+    diff = chain.diff_records(*records)
     if args.json:
         print(json.dumps(diff, indent=2, sort_keys=True, default=str))
     else:
-        print("\n".join(diff_lines(diff, args.a, args.b)))
+        print("\n".join(chain.diff_lines(diff, args.a, args.b)))
     return 0 if diff["same_id"] else 1

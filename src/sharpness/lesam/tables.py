@@ -39,6 +39,14 @@ def _item(section: dict[str, Any], item: str) -> dict[str, Any]:
     return section["items"][item]
 
 
+def _evaluated(section: dict[str, Any], item: str, evaluation: str, root: PathLike
+               ) -> tuple[dict[str, Any], Path, Any]:
+    """An evaluation table's item settings, its evaluation's file and that file's records, read
+    through the hash the evaluation job recorded."""
+    path = Path(root) / EVAL_DIR / f"{evaluation}.json"
+    return _item(section, item), path, read_verified(path, what=f"lesam {evaluation} table")
+
+
 def heading(spec: dict[str, Any]) -> str:
     """An item's title line: its configured title, naming its stand-ins."""
     return stand_in_title(spec["title"], spec.get("stand_ins", []))
@@ -173,9 +181,7 @@ def build_accuracy_table(section: dict[str, Any], item: str, out: PathLike,
 def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLike = "."
                            ) -> dict[str, Any]:
     """Accuracy under PGD per optimizer, norm and radius (mean ± std over seeds)."""
-    spec = _item(section, "table_robustness")
-    path = Path(root) / EVAL_DIR / "robustness.json"
-    evals = read_verified(path, what=f"lesam {path.stem} table")  # the evaluation's hash
+    spec, path, evals = _evaluated(section, "table_robustness", "robustness", root)
     rows = []
     for (opt, norm, radius), items in group_by(evals, "optimizer", "norm", "radius").items():
         m, s, text = mean_std([r["accuracy"] for r in items if r.get("status", "ok") == "ok"],
@@ -251,9 +257,7 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
     """Domain generalisation: PACS/VLCS single-source (``groups``: one group per source
     domain) or the Rotated-MNIST stand-in (``angles``): accuracy on each unseen rotation and
     their mean, per optimizer."""
-    spec = _item(section, "table_domain_gen")
-    path = Path(root) / EVAL_DIR / "domain_gen.json"
-    evals = read_verified(path, what=f"lesam {path.stem} table")  # the evaluation's hash
+    spec, path, evals = _evaluated(section, "table_domain_gen", "domain_gen", root)
     if "groups" in spec:
         return _table_domains(section, spec, path, evals, out)
     rows = []
@@ -352,9 +356,7 @@ def build_table_long_tail(section: dict[str, Any], out: PathLike, root: PathLike
 def build_table_cost(section: dict[str, Any], out: PathLike, root: PathLike = "."
                      ) -> dict[str, Any]:
     """Time per step and epoch, ratios to SGD and SAM, memory, measured in one process."""
-    spec = _item(section, "table_cost")
-    path = Path(root) / EVAL_DIR / "cost.json"
-    evals = read_verified(path, what=f"lesam {path.stem} table")  # the evaluation's hash
+    spec, path, evals = _evaluated(section, "table_cost", "cost", root)
     rows = []
     for r in evals:
         rows.append({"optimizer": label(r["optimizer"]), "step (ms)": f"{1e3 * r['step_s']:.1f}",

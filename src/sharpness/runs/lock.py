@@ -141,13 +141,20 @@ def run_lock(folder: str | os.PathLike[str], *, wait: float | None = None,
         os.close(fd)
 
 
-def _acquire(fd: int, folder: str | os.PathLike[str], timeout: float | None, what: str) -> None:
+def _try_lock(fd: int) -> bool:
+    """Take the exclusive lock on ``fd`` if it is free; False when another process holds it."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return
     except OSError as exc:
         if exc.errno not in (errno.EAGAIN, errno.EACCES):
             raise
+        return False
+    return True
+
+
+def _acquire(fd: int, folder: str | os.PathLike[str], timeout: float | None, what: str) -> None:
+    if _try_lock(fd):
+        return
     holder = _parse(os.pread(fd, 4096, 0).decode(errors="replace"))
     if timeout == 0:
         raise RunFolderBusy(f"{what} {folder} is being written by {describe(holder)}; it "
@@ -157,13 +164,7 @@ def _acquire(fd: int, folder: str | os.PathLike[str], timeout: float | None, wha
     log.warning("%s %s is being written by %s; waiting for it to finish%s", what, folder,
                 describe(holder), limit)
     start = time.monotonic()
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except OSError as exc:
-            if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
+    while not _try_lock(fd):
         if timeout is not None and time.monotonic() - start >= timeout:
             raise RunFolderBusy(f"{what} {folder} is still being written by "
                                 f"{describe(holder)} after {timeout:g} s; it holds the lock "
