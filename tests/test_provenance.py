@@ -9,12 +9,8 @@ import pytest
 from sharpness.cli import main
 from sharpness.io import atomic_write_json
 from sharpness.runs.audit import audit_lines
-from sharpness.runs.provenance import (
-    RunRecord,
-    artifact_record,
-    code_version,
-    commit_artifact_record,
-)
+from sharpness.runs.environment import code_version
+from sharpness.runs.provenance import RunRecord, artifact_record, commit_artifact_record
 
 
 def write_artifact_provenance(artifact, **kw):

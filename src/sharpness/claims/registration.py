@@ -114,7 +114,7 @@ def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any
     """The registration of ``profile``: rules, config facts and every claim's code and
     parameters; ``id`` hashes that content (the same content registered twice has one id),
     ``git_commit``/``dirty``/``registered`` say when and from what it was written."""
-    from sharpness.runs.provenance import code_version, now_iso
+    from sharpness.runs.environment import code_version, now_iso
 
     body = {"profile": profile, "rules": vars(rules_for(profile)),
             "config": {"path": config_path, **config_facts(config)},

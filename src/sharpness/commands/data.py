@@ -8,7 +8,8 @@ import logging
 from sharpness.data import DATASETS, get_spec, resolve
 from sharpness.data.fetch import STAMP
 from sharpness.io import atomic_write_json
-from sharpness.runs.provenance import file_sha256, now_iso, write_artifact_provenance
+from sharpness.runs.environment import now_iso
+from sharpness.runs.provenance import file_sha256, write_artifact_provenance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

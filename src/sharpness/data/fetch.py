@@ -38,8 +38,8 @@ from tqdm.auto import tqdm
 from sharpness.data.registry import DatasetSpec, FileSpec, get_spec
 from sharpness.errors import DataError
 from sharpness.io import atomic_write_json, new_file_mode, read_json
+from sharpness.runs.environment import now_iso
 from sharpness.runs.lock import run_lock
-from sharpness.runs.provenance import now_iso
 
 log = logging.getLogger(__name__)
 

@@ -29,82 +29,23 @@ the SHA-256 of the files other jobs read from its folder the same way
 
 from __future__ import annotations
 
-import datetime as _dt
-import functools
 import hashlib
 import json
 import os
-import platform
-import socket
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from sharpness.io import atomic_write_json, read_json, to_json
 from sharpness.runs import state
 from sharpness.runs.cache import canonical, loaded_code_manifest, manifest_fingerprint
+from sharpness.runs.environment import code_version, device_info, now_iso, package_versions
 
 PROVENANCE_NAME = "provenance.json"
 SIDECAR_SUFFIX = ".provenance.json"
-TRACKED_PACKAGES = ("sharpness", "torch", "torchvision", "numpy", "scipy", "matplotlib",
-                    "seaborn", "snakemake", "grad-cam")
-
-
-def now_iso() -> str:
-    """Current UTC time as an ISO-8601 string."""
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-
-
-@functools.lru_cache(maxsize=1)
-def code_version() -> dict[str, Any]:
-    """Git commit and dirtiness of the checkout the package runs from (or the version only)."""
-    here = Path(__file__).resolve().parent
-    info: dict[str, Any] = {"package_version": _version("sharpness"), "git_commit": None,
-                            "dirty": None, "dirty_files": []}
-    try:
-        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], check=True,
-                                capture_output=True, text=True, timeout=10).stdout.strip()
-        status = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
-                                 "--untracked-files=no"], check=True, capture_output=True,
-                                text=True, timeout=10).stdout
-        info.update(git_commit=commit, dirty=bool(status.strip()),
-                    dirty_files=[line[3:] for line in status.splitlines() if line.strip()])
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return info
-
-
-def _version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-@functools.lru_cache(maxsize=1)
-def package_versions() -> dict[str, str | None]:
-    """Versions of the packages whose behaviour decides the numbers."""
-    return {name: _version(name) for name in TRACKED_PACKAGES}
-
-
-def device_info() -> dict[str, Any]:
-    """The device the numbers were computed on (CPU model / CUDA device, thread count)."""
-    info: dict[str, Any] = {"host": socket.gethostname(), "platform": platform.platform(),
-                            "python": platform.python_version(), "cpu": platform.processor()
-                            or platform.machine(), "cpu_count": os.cpu_count()}
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        info["torch_threads"] = torch.get_num_threads()
-        if torch.cuda.is_available():
-            info["cuda"] = torch.cuda.get_device_name(0)
-    return info
-
-
 def params_id(obj: Any) -> str:
     """A short stable hash of a JSON-able object (same settings, same id)."""
     return hashlib.sha256(to_json(obj).encode()).hexdigest()[:12]
