@@ -9,6 +9,7 @@ from sharpness.claims.ledger import all_claims
 from sharpness.lesam.experiments import item_groups, training_runs
 from sharpness.mappings import deep_merge  # as snakemake --configfile merges
 from sharpness.planning import claims_plan as cp
+from sharpness.planning import output as plan_output
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def test_overlay_runs_equal_the_planned_runs(config):
     record = plan.record(["paper.yaml"])
     assert record["claims"]["ls-robust"]["reads"] == {
         "lesam:cifar10_resnet18/lesam": n, "lesam:cifar10_resnet18/sam": n}
-    overlay = cp.overlay(record, "plan.json")
+    overlay = plan_output.overlay(record, "plan.json")
     merged = deep_merge(config["lesam"], overlay["lesam"])
     items = {t.removeprefix("figures/lesam/").removesuffix(".csv") for t in plan.targets
              if t.startswith("figures/lesam/")}

@@ -12,6 +12,7 @@ from sharpness.claims.ledger import all_claims
 from sharpness.claims.stats import INCONCLUSIVE, SUPPORTED
 from sharpness.errors import SharpnessError
 from sharpness.planning import claims_plan as cp
+from sharpness.planning import output as plan_output
 from sharpness.planning.ledger import annotate, load_plan
 from sharpness.planning.power import Design
 from tests.pipeline.helpers import copy_workflow, snakemake
@@ -83,7 +84,7 @@ def test_small_budget_settles_only_at_power(paper):
     signal = lines["ls-signal-sam"]
     assert not signal.settled and signal.power == 0 and "power unknown" in signal.basis
     assert signal.seeds == {"lesam.signal.seeds": [0, 1, 2]} and signal.runs == 2 * 3
-    assert lines["eos-measures"].bound and "≤ 6.0" in cp.render(plan)
+    assert lines["eos-measures"].bound and "≤ 6.0" in plan_output.render(plan)
     assert plan.hours <= 9
 
 
@@ -140,7 +141,7 @@ def test_plan_files_and_ledger_provenance(paper, tmp_path):
                         dict.fromkeys(prices, "estimate"), pricing="test")
     assert all(ln.planned for ln in plan.lines) and plan.hours == 4.0 + domain_hours
     record = plan.record(["workflow/config/paper.yaml"])
-    out, rec = cp.write_plan(record, tmp_path / "plan.yaml")
+    out, rec = plan_output.write_plan(record, tmp_path / "plan.yaml")
     overlay = yaml.safe_load(out.read_text())
     assert overlay["plan"] == {"id": record["id"], "file": str(rec),
                                "targets": record["targets"]}

@@ -154,6 +154,7 @@ def _ledger_rows(path: str | None) -> dict | None:
 def run(args: argparse.Namespace) -> int:
     """Plan (or run sequential seeds), print, write."""
     from sharpness.planning import claims_plan as cp
+    from sharpness.planning import output as plan_output
 
     if not args.gpu_hours >= 0:
         raise ConfigError(f"--gpu-hours {args.gpu_hours}: must be a number >= 0")
@@ -173,8 +174,8 @@ def run(args: argparse.Namespace) -> int:
     plan = cp.make_plan(claims, config, args.gpu_hours, prices, sources, pricing=pricing,
                         alpha=args.alpha, power=args.power, designed=designed)
     record = plan.record(args.configfile or [args.base])
-    out, rec = cp.write_plan(record, args.out)
-    print(cp.render(plan))
+    out, rec = plan_output.write_plan(record, args.out)
+    print(plan_output.render(plan))
     print(f"\nPlan {record['id']} written to {out} (config overlay) and {rec} (record). "
           f"Run it with:\n\n    snakemake --cores all --configfile "
           f"{' '.join(args.configfile or [args.base])} {out}")
@@ -184,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
 def _sequential(args: argparse.Namespace, config: dict, claims: list, prices: dict,
                 sources: dict, pricing: str) -> int:
     from sharpness.planning import claims_plan as cp
+    from sharpness.planning import output as plan_output
     from sharpness.planning.driver import (
         final_verdict,
         ledger_reader,
@@ -230,7 +232,7 @@ def _sequential(args: argparse.Namespace, config: dict, claims: list, prices: di
                                              "looks": [asdict(lk) for lk in looks],
                                              "verdict": final_verdict(looks)}}}
     record = {"id": cp.plan_id(body), **body}
-    path, rec = cp.write_plan(record, out)
+    path, rec = plan_output.write_plan(record, out)
     for lk in looks:
         print(f"look at {lk.seeds} seeds: |T| {abs(lk.t):.2f} vs boundary {lk.boundary:.2f}, "
               f"row {lk.verdict!r} -> {lk.decision} {lk.note}".rstrip())

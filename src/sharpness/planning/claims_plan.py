@@ -11,8 +11,9 @@
 * :func:`claim_design`: the seeds and power with which a claim's verdict is expected to be
   decided (a run without seed replicates decides only when its quantity is deterministic).
 * :func:`make_plan`: the greedy selection (:mod:`sharpness.planning.select`) and the plan as
-  data (:class:`Plan`), rendered by :func:`render` and written by :func:`write_plan` as a JSON
-  record plus a config overlay that ``snakemake --configfile`` takes.
+  data (:class:`Plan`), limited to the lesam runs it bought (:mod:`sharpness.planning.restrict`);
+  :mod:`sharpness.planning.output` renders it and writes it as a JSON record plus a config
+  overlay that ``snakemake --configfile`` takes.
 """
 
 from __future__ import annotations
@@ -25,14 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.claims.model import Claim
-from sharpness.cost.price import BOUND
 from sharpness.planning.power import DEFAULT_POWER, Design, design, reads_run
+from sharpness.planning.restrict import RunKey, lesam_restriction
 from sharpness.planning.select import Candidate, Pick, greedy
 
 #: claim items whose runs the cost model files under another item name
 ITEM_ALIASES = {"minorfirst/gradcam_table": "minorfirst/gradcam"}
 
-RunKey = tuple[str, str]  # (paper, run)
 SeedPath = tuple[str, ...]  # where in the config a seed list lives
 
 
@@ -388,146 +388,3 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                 sum(prices[r] for r in chosen), targets, dict(sorted(seeds.items())),
                 any(r in n.bound for n in planned_needs for r in n.runs),
                 lesam_restriction(designed_config, sorted(chosen), targets))
-
-
-def lesam_restriction(config: Mapping[str, Any], runs: Sequence[RunKey],
-                      targets: Sequence[str]) -> dict[str, Any]:
-    """The overlay that limits the planned lesam tables and figures to the runs the plan
-    bought: each group's optimizer list to the labels planned in it, each targeted item's
-    rows, groups and optimizers to those planned (a group with no planned run is dropped from
-    its item). Empty when the plan buys whole groups and items."""
-    from sharpness.lesam.experiments import training_runs
-
-    section = config.get("lesam") or {}
-    if not section:
-        return {}
-    known = training_runs(dict(section))
-    seeds_of: dict[str, dict[str, set[int]]] = {}  # group -> label -> planned seeds
-    for paper, rid in runs:
-        if paper == "lesam" and rid in known:
-            r = known[rid]
-            seeds_of.setdefault(r["group"], {}).setdefault(r["label"], set()).add(r["seed"])
-    planned = {g: set(labels) for g, labels in seeds_of.items()}
-    groups: dict[str, Any] = {}
-    for group, labels in seeds_of.items():
-        spec = section["groups"][group]
-        keep, changed = [], False
-        for e in spec["optimizers"]:
-            label = e if isinstance(e, str) else e.get("label", e.get("optimizer"))
-            if label not in labels:
-                changed = True
-                continue
-            own = e.get("seeds") if isinstance(e, dict) else None
-            if set(own or spec["seeds"]) != labels[label]:  # this label at its planned seeds
-                e = {**({"label": e, "optimizer": e} if isinstance(e, str) else e),
-                     "seeds": sorted(labels[label])}
-                changed = True
-            keep.append(e)
-        if changed:
-            groups[group] = {"optimizers": keep}
-    items: dict[str, Any] = {}
-    wanted = {t.removeprefix("figures/lesam/").removesuffix(".csv") for t in targets
-              if t.startswith("figures/lesam/")}
-    for item in sorted(wanted & set(section.get("items", {}))):
-        spec, change = section["items"][item], {}
-        if "rows" in spec:
-            rows = [r for r in spec["rows"] if r["group"] in planned]
-            if len(rows) < len(spec["rows"]):
-                change["rows"] = rows
-        if "groups" in spec:
-            kept = [g for g in spec["groups"] if g in planned]
-            if len(kept) < len(spec["groups"]):
-                change["groups"] = kept
-        if "optimizers" in spec and spec.get("group") in planned:
-            labels = planned[spec["group"]]
-            opts = [o for o in spec["optimizers"] if o in labels]
-            if len(opts) < len(spec["optimizers"]):
-                change["optimizers"] = opts
-        if change:
-            items[item] = change
-    out = {k: v for k, v in (("groups", groups), ("items", items)) if v}
-    return {"lesam": out} if out else {}
-
-
-def _nest(out: dict[str, Any], extra: Mapping[str, Any]) -> None:
-    """Merge ``extra`` into ``out`` (mappings recursively, anything else replaced)."""
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            _nest(out[key], value)
-        else:
-            out[key] = value
-
-
-def overlay(record: Mapping[str, Any], plan_file: str) -> dict[str, Any]:
-    """The config overlay of a plan: its ``plan`` section (id, record file, targets), the
-    seed lists it runs, nested as the config nests them, and the restriction of the lesam
-    groups and items to the runs it bought (:func:`lesam_restriction`), so that it builds
-    exactly the runs it priced."""
-    out: dict[str, Any] = {"plan": {"id": record["id"], "file": plan_file,
-                                    "targets": list(record["targets"])}}
-    for dotted, seeds in record["seeds"].items():
-        node = out
-        keys = dotted.split(".")
-        for key in keys[:-1]:
-            node = node.setdefault(key, {})
-        node[keys[-1]] = list(seeds)
-    _nest(out, record.get("restrict") or {})
-    return out
-
-
-def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
-    """Write ``<out>`` (the config overlay, YAML) and ``<out stem>.json`` (the record)."""
-    import yaml
-
-    from sharpness.io import atomic_write_text
-
-    out = Path(out)
-    record_path = out.with_suffix(".json")
-    head = (f"# GPU-budget plan {record['id']} ({record['budget_gpu_hours']:g} GPU-hours, "
-            f"written by `sharpness plan`). Run it over the profile it was made from:\n"
-            f"#   snakemake --cores all --configfile "
-            f"{' '.join(record['configfiles'])} {out}\n")
-    atomic_write_text(record_path, json.dumps(record, indent=1, default=str) + "\n")
-    atomic_write_text(out, head + yaml.safe_dump(overlay(record, str(record_path)),
-                                                 sort_keys=False))
-    return out, record_path
-
-
-def render(plan: Plan, limit_left_out: int | None = None) -> str:
-    """The plan as Markdown: per claim its runs, seeds, price with its basis (``≤``: an
-    upper limit), effect size with its source and power; totals, targets, what the rest
-    would add."""
-    def hours(h: float, bound: bool = False) -> str:
-        text = f"{h:,.1f}" if h >= 0.1 else (f"{h:.2g}" if h > 0 else "0")
-        return (BOUND if bound and h > 0 else "") + text
-
-    def seeds(ln: ClaimLine) -> str:
-        counts = sorted({len(v) for v in ln.seeds.values()})
-        return "/".join(map(str, counts)) if counts else "–"
-
-    def row(ln: ClaimLine, added: str) -> str:
-        return (f"| {ln.claim} | {ln.runs} | {seeds(ln)} | {hours(ln.gpu_hours, ln.bound)} "
-                f"({ln.hours_source}) | {added} | {ln.effect or '–'} | {ln.power:.2f} "
-                f"({ln.basis}) |")
-
-    planned = [ln for ln in plan.lines if ln.planned]
-    settled = [ln for ln in planned if ln.settled]
-    lines = [f"Plan for {plan.budget:g} GPU-hours, profile `{plan.profile}` ({plan.pricing}).",
-             f"Buys the runs of {len(planned)} of {len(plan.lines)} claims: {len(plan.runs)} "
-             f"runs, {hours(plan.hours, plan.bound)} GPU-hours (each run paid once); "
-             f"{len(settled)} of them reach their stated power and count as settled.", "",
-             "| claim | runs | seeds | GPU-hours (its runs; basis) | added by it | effect size "
-             "(source) | power |", "|---|---:|---:|---:|---:|---|---|"]
-    for ln in planned:
-        lines.append(row(ln, hours(ln.added_hours, ln.bound)))
-    left = sorted((ln for ln in plan.lines if not ln.planned), key=lambda ln: ln.added_hours)
-    if left:
-        lines += ["", f"Unspent: {hours(plan.budget - plan.hours)} GPU-hours; the cheapest "
-                      f"claim left out would add {hours(left[0].added_hours, left[0].bound)}."]
-        lines += ["", "Left out (the runs it reads that the plan does not hold, at its seeds):",
-                  "", "| claim | runs | seeds | GPU-hours (its runs; basis) | would add | "
-                  "effect size (source) | power |", "|---|---:|---:|---:|---:|---|---|"]
-        for ln in left[:limit_left_out]:
-            lines.append(row(ln, hours(ln.added_hours, ln.bound)))
-    lines += ["", "Targets:", "", *(f"    {t}" for t in plan.targets)]
-    return "\n".join(lines)

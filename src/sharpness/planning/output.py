@@ -1,0 +1,87 @@
+"""A plan written out: the config overlay ``snakemake --configfile`` takes, the JSON record
+beside it, and the Markdown table ``sharpness plan`` prints (the plan itself is made by
+:func:`sharpness.planning.claims_plan.make_plan`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sharpness.cost.price import BOUND
+from sharpness.io import atomic_write_text
+from sharpness.mappings import deep_merge
+from sharpness.planning.claims_plan import ClaimLine, Plan
+
+
+def overlay(record: Mapping[str, Any], plan_file: str) -> dict[str, Any]:
+    """The config overlay of a plan: its ``plan`` section (id, record file, targets), the
+    seed lists it runs, nested as the config nests them, and the restriction of the lesam
+    groups and items to the runs it bought (:func:`sharpness.planning.restrict.lesam_restriction`), so that it builds
+    exactly the runs it priced."""
+    out: dict[str, Any] = {"plan": {"id": record["id"], "file": plan_file,
+                                    "targets": list(record["targets"])}}
+    for dotted, seeds in record["seeds"].items():
+        node = out
+        keys = dotted.split(".")
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = list(seeds)
+    return deep_merge(out, record.get("restrict") or {})
+
+
+def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
+    """Write ``<out>`` (the config overlay, YAML) and ``<out stem>.json`` (the record)."""
+    out = Path(out)
+    record_path = out.with_suffix(".json")
+    head = (f"# GPU-budget plan {record['id']} ({record['budget_gpu_hours']:g} GPU-hours, "
+            f"written by `sharpness plan`). Run it over the profile it was made from:\n"
+            f"#   snakemake --cores all --configfile "
+            f"{' '.join(record['configfiles'])} {out}\n")
+    atomic_write_text(record_path, json.dumps(record, indent=1, default=str) + "\n")
+    atomic_write_text(out, head + yaml.safe_dump(overlay(record, str(record_path)),
+                                                 sort_keys=False))
+    return out, record_path
+
+
+def render(plan: Plan, limit_left_out: int | None = None) -> str:
+    """The plan as Markdown: per claim its runs, seeds, price with its basis (``≤``: an
+    upper limit), effect size with its source and power; totals, targets, what the rest
+    would add."""
+    def hours(h: float, bound: bool = False) -> str:
+        text = f"{h:,.1f}" if h >= 0.1 else (f"{h:.2g}" if h > 0 else "0")
+        return (BOUND if bound and h > 0 else "") + text
+
+    def seeds(ln: ClaimLine) -> str:
+        counts = sorted({len(v) for v in ln.seeds.values()})
+        return "/".join(map(str, counts)) if counts else "–"
+
+    def row(ln: ClaimLine, added: str) -> str:
+        return (f"| {ln.claim} | {ln.runs} | {seeds(ln)} | {hours(ln.gpu_hours, ln.bound)} "
+                f"({ln.hours_source}) | {added} | {ln.effect or '–'} | {ln.power:.2f} "
+                f"({ln.basis}) |")
+
+    planned = [ln for ln in plan.lines if ln.planned]
+    settled = [ln for ln in planned if ln.settled]
+    lines = [f"Plan for {plan.budget:g} GPU-hours, profile `{plan.profile}` ({plan.pricing}).",
+             f"Buys the runs of {len(planned)} of {len(plan.lines)} claims: {len(plan.runs)} "
+             f"runs, {hours(plan.hours, plan.bound)} GPU-hours (each run paid once); "
+             f"{len(settled)} of them reach their stated power and count as settled.", "",
+             "| claim | runs | seeds | GPU-hours (its runs; basis) | added by it | effect size "
+             "(source) | power |", "|---|---:|---:|---:|---:|---|---|"]
+    for ln in planned:
+        lines.append(row(ln, hours(ln.added_hours, ln.bound)))
+    left = sorted((ln for ln in plan.lines if not ln.planned), key=lambda ln: ln.added_hours)
+    if left:
+        lines += ["", f"Unspent: {hours(plan.budget - plan.hours)} GPU-hours; the cheapest "
+                      f"claim left out would add {hours(left[0].added_hours, left[0].bound)}."]
+        lines += ["", "Left out (the runs it reads that the plan does not hold, at its seeds):",
+                  "", "| claim | runs | seeds | GPU-hours (its runs; basis) | would add | "
+                  "effect size (source) | power |", "|---|---:|---:|---:|---:|---|---|"]
+        for ln in left[:limit_left_out]:
+            lines.append(row(ln, hours(ln.added_hours, ln.bound)))
+    lines += ["", "Targets:", "", *(f"    {t}" for t in plan.targets)]
+    return "\n".join(lines)
