@@ -11,7 +11,8 @@ from torchvision import transforms as T
 
 from sharpness.data.folders import domain_transforms
 from sharpness.lesam.evaluate import domain_rows
-from sharpness.lesam.experiments import RUNS_DIR, item_groups, training_runs
+from sharpness.lesam.experiments import RUNS_DIR, training_runs
+from sharpness.lesam.steps import item_groups
 from sharpness.lesam.tables import build_table_domain_gen
 from sharpness.runs.provenance import write_artifact_provenance
 from sharpness.train import train

@@ -7,14 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sharpness.lesam.experiments import (
-    EVAL_ITEMS,
-    build_inputs,
-    glmc_runs,
-    signal_runs,
-    step_section,
-    training_runs,
-)
+from sharpness.lesam.experiments import glmc_runs, signal_runs, training_runs
+from sharpness.lesam.steps import EVAL_ITEMS, build_inputs, step_section
 from sharpness.train import validate_config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from sharpness.claims.ledger import all_claims
-from sharpness.lesam.experiments import item_groups, training_runs
+from sharpness.lesam.experiments import training_runs
+from sharpness.lesam.steps import item_groups
 from sharpness.mappings import deep_merge  # as snakemake --configfile merges
 from sharpness.planning import claims_plan as cp
 from sharpness.planning import output as plan_output

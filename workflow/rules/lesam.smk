@@ -14,7 +14,7 @@
 # hours first; asking only for other targets is not affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
 # lesam_check_imagenet, which checks the class folders before training.
 # Each step gets as params only the part of the lesam section it reads (training: its run's
-# config; others: lesam_exp.step_section), so a setting change reruns only what reads it.
+# config; others: lesam_steps.step_section), so a setting change reruns only what reads it.
 
 import os
 import re
@@ -23,6 +23,7 @@ from sharpness.launch import cpus as launch_cpus
 from sharpness.launch import launch_words
 from sharpness.launch import mem_mb as launch_mem_mb
 from sharpness.lesam import experiments as lesam_exp
+from sharpness.lesam import steps as lesam_steps
 
 LESAM = config.get("lesam")
 
@@ -69,7 +70,7 @@ if LESAM:
 
     rule lesam_train:
         input:
-            lambda w: lesam_exp.run_inputs(LESAM, w.run, config["data"]),
+            lambda w: lesam_steps.run_inputs(LESAM, w.run, config["data"]),
         output:
             final=f"{LESAM_RES}/runs/{{run}}/final.json",
             model=f"{LESAM_RES}/runs/{{run}}/model.pt",
@@ -85,7 +86,7 @@ if LESAM:
         resources:
             mem_mb=lambda w: launch_mem_mb(LESAM_RUNS[w.run]["config"]),
             runtime=lambda w: 60 * 24 if LESAM_RUNS[w.run]["config"].get("device") != "cpu" else 30,
-            gpu=lambda w: lesam_exp.gpu(LESAM_RUNS[w.run]["config"]),
+            gpu=lambda w: lesam_steps.gpu(LESAM_RUNS[w.run]["config"]),
         conda:
             "../../envs/environment.yaml"
         params:
@@ -110,7 +111,7 @@ if LESAM:
                     {
                         p
                         for rid in _ids
-                        for p in lesam_exp.run_inputs(LESAM, rid, config["data"])
+                        for p in lesam_steps.run_inputs(LESAM, rid, config["data"])
                     }
                     - {f"{d}/final.json" for d in _runs}
                 ),
@@ -128,7 +129,7 @@ if LESAM:
             resources:
                 mem_mb=max(launch_mem_mb(cfg) for cfg in _runs.values()),
                 runtime=30 * len(_runs),
-                gpu=max(lesam_exp.gpu(cfg) for cfg in _runs.values()),
+                gpu=max(lesam_steps.gpu(cfg) for cfg in _runs.values()),
             conda:
                 "../../envs/environment.yaml"
             params:
@@ -139,7 +140,7 @@ if LESAM:
 
     rule lesam_glmc:
         input:
-            lambda w: lesam_exp.data_inputs(LESAM_GLMC[w.run]["config"]),
+            lambda w: lesam_steps.data_inputs(LESAM_GLMC[w.run]["config"]),
         output:
             final=f"{LESAM_RES}/glmc/{{run}}/final.json",
         message:
@@ -154,12 +155,12 @@ if LESAM:
         resources:
             mem_mb=4000,
             runtime=30,
-            gpu=lambda w: lesam_exp.gpu(LESAM_GLMC[w.run]["config"]),
+            gpu=lambda w: lesam_steps.gpu(LESAM_GLMC[w.run]["config"]),
         conda:
             "../../envs/environment.yaml"
         params:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.glmc"),
-            settings=as_json(lesam_exp.step_section(LESAM, "glmc")),
+            settings=as_json(lesam_steps.step_section(LESAM, "glmc")),
             outdir=subpath(output.final, parent=True),
         shell:
             "sharpness lesam glmc --params {params.settings:q} --run {wildcards.run:q}"
@@ -167,7 +168,7 @@ if LESAM:
 
     rule lesam_signal:
         input:
-            lambda w: lesam_exp.data_inputs(LESAM_SIGNAL[w.run]["config"]),
+            lambda w: lesam_steps.data_inputs(LESAM_SIGNAL[w.run]["config"]),
         output:
             rows=f"{LESAM_RES}/signal/{{run}}/signal.jsonl",
         message:
@@ -182,12 +183,12 @@ if LESAM:
         resources:
             mem_mb=4000,
             runtime=30,
-            gpu=lambda w: lesam_exp.gpu(LESAM_SIGNAL[w.run]["config"]),
+            gpu=lambda w: lesam_steps.gpu(LESAM_SIGNAL[w.run]["config"]),
         conda:
             "../../envs/environment.yaml"
         params:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.signal"),
-            settings=as_json(lesam_exp.step_section(LESAM, "signal")),
+            settings=as_json(lesam_steps.step_section(LESAM, "signal")),
             outdir=subpath(output.rows, parent=True),
         shell:
             "sharpness lesam signal --params {params.settings:q} --run {wildcards.run:q}"
@@ -195,8 +196,8 @@ if LESAM:
 
     rule lesam_eval:
         input:
-            lambda w: lesam_exp.runs_of(
-                LESAM, lesam_exp.item_groups(LESAM, lesam_exp.EVAL_ITEMS[w.what])
+            lambda w: lesam_steps.runs_of(
+                LESAM, lesam_steps.item_groups(LESAM, lesam_steps.EVAL_ITEMS[w.what])
             ),
         output:
             f"{LESAM_RES}/eval/{{what}}.json",
@@ -212,7 +213,7 @@ if LESAM:
         resources:
             mem_mb=4000,
             runtime=60,
-            gpu=lambda w: lesam_exp.gpu(LESAM["base"])
+            gpu=lambda w: lesam_steps.gpu(LESAM["base"])
             if w.what in ("cost", "domain_gen")
             else 0,
         conda:
@@ -220,7 +221,7 @@ if LESAM:
         params:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.evaluate"),
             settings=lambda w: as_json(
-                lesam_exp.step_section(LESAM, "eval", lesam_exp.EVAL_ITEMS[w.what])
+                lesam_steps.step_section(LESAM, "eval", lesam_steps.EVAL_ITEMS[w.what])
             ),
         shell:
             "sharpness lesam eval {wildcards.what:q} --params {params.settings:q} --out {output:q}"
@@ -228,7 +229,7 @@ if LESAM:
 
     rule lesam_table:
         input:
-            lambda w: lesam_exp.build_inputs(LESAM, w.item),
+            lambda w: lesam_steps.build_inputs(LESAM, w.item),
         output:
             md=paper_report("figures/lesam/{item}.md", "lesam", "{item}"),
             tex="figures/lesam/{item}.tex",
@@ -249,7 +250,7 @@ if LESAM:
             "../../envs/environment.yaml"
         params:
             code=code("lesam", "sharpness.lesam.figures", "sharpness.lesam.tables"),
-            settings=lambda w: as_json(lesam_exp.step_section(LESAM, "build", w.item)),
+            settings=lambda w: as_json(lesam_steps.step_section(LESAM, "build", w.item)),
             caption=caption_text("lesam", "item"),
         shell:
             "sharpness lesam build {wildcards.item:q} --params {params.settings:q}"
@@ -257,7 +258,7 @@ if LESAM:
 
     rule lesam_figure:
         input:
-            lambda w: lesam_exp.build_inputs(LESAM, w.item),
+            lambda w: lesam_steps.build_inputs(LESAM, w.item),
         output:
             pdf=paper_report("figures/lesam/{item}.pdf", "lesam", "{item}"),
             png="figures/lesam/{item}.png",
@@ -278,7 +279,7 @@ if LESAM:
             "../../envs/environment.yaml"
         params:
             code=code("lesam", "sharpness.lesam.figures", "sharpness.lesam.tables"),
-            settings=lambda w: as_json(lesam_exp.step_section(LESAM, "build", w.item)),
+            settings=lambda w: as_json(lesam_steps.step_section(LESAM, "build", w.item)),
             caption=caption_text("lesam", "item"),
         shell:
             "sharpness lesam build {wildcards.item:q} --params {params.settings:q}"

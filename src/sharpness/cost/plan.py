@@ -143,12 +143,13 @@ def _longtail_size(n_per_class: int, classes: int, factor: float) -> int:
 def lesam_jobs(section: dict[str, Any]) -> list[Job]:
     """Training runs of every lesam item (shared runs listed under each item that reads them)."""
     from sharpness.lesam import experiments as exp
+    from sharpness.lesam import steps as lesam_steps
 
     runs = exp.training_runs(section)
     by_run: dict[str, list[str]] = {}
     extra: list[Job] = []
     for item, spec in section.get("items", {}).items():
-        groups = exp.item_groups(section, item)
+        groups = lesam_steps.item_groups(section, item)
         wanted = [rid for rid, r in runs.items() if r["group"] in groups]
         todo = list(wanted)
         while todo:  # the runs they start from (fine-tuning from a pre-trained model)

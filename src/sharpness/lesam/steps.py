@@ -1,0 +1,137 @@
+"""What each lesam workflow step needs: its inputs and the part of the section it reads.
+
+The rule file (``workflow/rules/lesam.smk``) calls these at parse time to give each job its
+inputs (the runs it starts from, its data, the ImageNet check), to stop the plan when a
+user-provided data set is missing, and to pass each step only the settings it reads
+(:func:`step_section`), so that a setting change reruns only what reads it. Pure Python (no
+torch import), like :mod:`sharpness.lesam.experiments`, whose runs it reads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sharpness.data.registry import preparation_inputs
+from sharpness.launch import gpus_requested
+from sharpness.lesam.experiments import (
+    GLMC_DIR,
+    RUNS_DIR,
+    glmc_runs,
+    signal_runs,
+    training_runs,
+)
+
+RESULTS = "results/lesam"
+EVAL_ITEMS = {"robustness": "table_robustness", "domain_gen": "table_domain_gen",
+              "flatness": "fig_flatness", "cost": "table_cost"}
+
+
+def data_inputs(cfg: dict[str, Any]) -> list[str]:
+    """The data-preparation output a run needs (the registry's answer: none for the committed
+    embedded sets, nor for ImageNet/PACS/VLCS, which are user-provided and checked by their
+    own step)."""
+    return preparation_inputs(cfg["dataset"])
+
+
+def user_data_problem(data: dict[str, Any], cfg: dict[str, Any]) -> str | None:
+    """Why a run's user-provided data set (ImageNet, PACS, VLCS) is not usable, or None.
+
+    Checked when the workflow plans its jobs, so a missing folder stops the run before any
+    job starts (never after hours of other jobs), with what to put where.
+    """
+    name = cfg["dataset"]
+    if name == "imagenet":
+        path = data.get("imagenet")
+        if not path:
+            return ("ImageNet runs need `data.imagenet` in the config: a folder holding "
+                    "train/<wnid>/*.JPEG and val/<wnid>/*.JPEG")
+        missing = [d for d in ("train", "val") if not (Path(path) / d).is_dir()]
+        if missing:
+            return (f"data.imagenet = {path} lacks {' and '.join(missing)}/: it must hold "
+                    "train/<wnid>/*.JPEG and val/<wnid>/*.JPEG (validation images sorted "
+                    "into class folders)")
+    base = name.split(":", 1)[0]
+    if base in ("pacs", "vlcs"):
+        domains = {"pacs": ("art_painting", "cartoon", "photo", "sketch"),
+                   "vlcs": ("Caltech101", "LabelMe", "SUN09", "VOC2007")}[base]
+        folder = Path(data["root"]) / base
+        missing = [d for d in domains if not (folder / d).is_dir()]
+        if missing:
+            return (f"{base} runs need {folder}/<domain>/<class>/*.jpg; missing domain "
+                    f"folders: {', '.join(missing)}")
+    return None
+
+
+def run_inputs(section: dict[str, Any], run: str,
+               data: dict[str, Any] | None = None) -> list[str]:
+    """Inputs of one training run: the runs it starts from, its data, the ImageNet check.
+    With ``data`` (the config's data section) a missing user-provided data set raises
+    ``FileNotFoundError`` with what to put where, at planning time."""
+    spec = training_runs(section)[run]
+    if data is not None:
+        problem = user_data_problem(data, spec["config"])
+        if problem:
+            raise FileNotFoundError(f"lesam run {run}: {problem}")
+    deps = [f"{RUNS_DIR}/{d}/final.json" for d in spec["depends"]]
+    deps += data_inputs(spec["config"])
+    if spec["config"]["dataset"] == "imagenet":
+        deps.append(f"{RESULTS}/imagenet_check.json")
+    return deps
+
+
+def item_groups(section: dict[str, Any], item: str) -> list[str]:
+    """The run groups an item reads."""
+    spec = section["items"].get(item, {})
+    groups = [row["group"] for row in spec.get("rows", [])]
+    groups += [spec[key] for key in ("group", "reference_group") if key in spec]
+    groups += list(spec.get("groups", []))  # table_domain_gen on PACS/VLCS: one per source
+    return groups
+
+
+def runs_of(section: dict[str, Any], groups: list[str]) -> list[str]:
+    """``final.json`` of every training run of ``groups``."""
+    return [f"{RUNS_DIR}/{rid}/final.json" for rid, r in training_runs(section).items()
+            if r["group"] in groups]
+
+
+def build_inputs(section: dict[str, Any], item: str) -> list[str]:
+    """Everything the table or figure ``item`` is drawn from."""
+    if item == "table_long_tail":
+        return [f"{GLMC_DIR}/{rid}/final.json" for rid in glmc_runs(section)]
+    if item == "fig_signal":
+        return [f"{RESULTS}/signal/{lab}/signal.jsonl" for lab in signal_runs(section)]
+    evals = {v: k for k, v in EVAL_ITEMS.items()}
+    if item in evals:
+        return [f"{RESULTS}/eval/{evals[item]}.json"]
+    return runs_of(section, item_groups(section, item))
+
+
+def step_section(section: dict[str, Any], step: str, item: str | None = None) -> dict[str, Any]:
+    """The part of the ``lesam`` section that one workflow step reads.
+
+    The rules pass this, not the whole section, as the step's params, so that a setting
+    change reruns only the steps that read it: editing ``items.table_robustness`` redoes the
+    robustness evaluation and its table, not the GLMC and signal runs. ``step`` is ``glmc``,
+    ``signal``, ``eval`` or ``build``; ``eval`` and ``build`` need the ``item`` they serve
+    (an ``EVAL_ITEMS`` value or a catalog id). The subcommands give the same results from it
+    as from the whole section."""
+    shared = ("base", "optimizers")
+    if step in ("glmc", "signal"):
+        return {k: section[k] for k in (*shared, step) if k in section}
+    if step not in ("eval", "build"):
+        raise ValueError(f"unknown lesam step {step!r}: glmc, signal, eval or build")
+    items = section.get("items", {})
+    if item not in items:
+        raise ValueError(f"lesam.items has no {item!r}; known: {', '.join(items)}")
+    if step == "eval":
+        sub = {k: section[k] for k in (*shared, "groups") if k in section}
+    else:
+        sub = {k: v for k, v in section.items() if k != "items"}
+    sub["items"] = {item: items[item]}
+    return sub
+
+
+def gpu(cfg: dict[str, Any]) -> int:
+    """GPUs of a training job: its ``gpus`` (default 1), 0 when pinned to the CPU."""
+    return gpus_requested(cfg)
