@@ -16,7 +16,7 @@ from sharpness.diagonal import (
     simulate,
     single_example,
 )
-from sharpness.minorfirst.compute import _simulated_limit
+from sharpness.minorfirst.linf_depth import _simulated_limit
 
 MU = np.array([1.0, 2.0])
 

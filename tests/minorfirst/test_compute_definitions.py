@@ -23,8 +23,8 @@ from sharpness.minorfirst.compute import (
     compute_flow_vs_discrete,
     compute_l1_maxmargin,
     compute_l2_sequential,
-    compute_linf_depth,
 )
+from sharpness.minorfirst.linf_depth import compute_linf_depth
 
 
 def test_l1_maxmargin_follows_the_closed_form_and_reaches_the_max_margin():
