@@ -14,7 +14,6 @@ from sharpness.claims.compare import compare_ledgers, compare_text
 from sharpness.claims.ledger import adjust_multiplicity, all_claims, evaluate_claim, to_csv
 from sharpness.claims.readme import read_ledger_csv
 from sharpness.claims.rules import rules_for
-from sharpness.claims.settle import annotate_to_settle, settings_to_settle, spread_from_interval
 from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
@@ -24,6 +23,7 @@ from sharpness.claims.stats import (
     t_interval,
     t_pvalue,
 )
+from sharpness.planning.settle import annotate_to_settle, settings_to_settle, spread_from_interval
 from tests.claims import fixtures as fx
 
 CLAIMS = {c.id: c for c in all_claims()}
@@ -159,7 +159,7 @@ def test_measures_row_says_which_quantity_to_settle() -> None:
 def test_price_names_the_profile_and_its_hours() -> None:
     """The planner prices what would settle a row: the smallest profile with the seeds (or the
     paper profile with them added), GPU-hours from the analytic estimate there."""
-    from sharpness.claims.settle import load_configs, price_claim
+    from sharpness.planning.settle import load_configs, price_claim
 
     configs = load_configs()
     paper = {"paper": configs["paper"]}

@@ -96,7 +96,7 @@ def _build(args: argparse.Namespace) -> int:
         registration_path,
     )
     from sharpness.claims.rules import rules_for
-    from sharpness.claims.settle import annotate_to_settle, load_configs
+    from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
 
     figures = Path(args.figures)

@@ -1,4 +1,4 @@
-"""What would settle an inconclusive row: the runs it needs, the profile that has them, the price.
+"""What would settle an inconclusive ledger row: the runs it needs, the profile that has them, the price.
 
 Every inconclusive row of the ledger gets a ``to_settle`` cell (:func:`to_settle`):
 
@@ -25,11 +25,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from scipy import stats as st
 
 from sharpness.claims.model import Claim
 from sharpness.claims.rules import SeedRules
 from sharpness.claims.stats import INCONCLUSIVE, MAX_SEEDS, seeds_to_settle, wilson_interval
+from sharpness.planning.claims_plan import claim_runs, get_path, run_prices, with_seeds
+from sharpness.planning.power import reported_effect
 
 #: profiles the planner is asked about, smallest first
 PROFILES = ("evidence", "paper")
@@ -68,10 +71,8 @@ def settings_to_settle(share_observed: float, share: float, level: float, have: 
 
 def _reported(claim_id: str) -> tuple[float, str] | None:
     try:
-        from sharpness.planning.power import reported_effect
-
         return reported_effect(claim_id)
-    except (ImportError, ValueError, KeyError):
+    except (ValueError, KeyError):
         return None
 
 
@@ -124,11 +125,9 @@ def _prices(config: Mapping[str, Any], runs: frozenset, cpu: bool
     """The planner's hours of ``runs``: on a CPU profile, step times measured on this CPU
     (CPU-hours, one thread: the profile's jobs run single-threaded); else the analytic
     GPU estimate."""
-    from sharpness.planning.claims_plan import run_prices
-
     if not cpu:
         return run_prices(config, method="analytic", only=runs)
-    import torch
+    import torch  # lazy: torch costs seconds to import; only CPU-profile prices time steps
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -144,8 +143,6 @@ def price_claim(claim: Claim, runs: int, configs: Mapping[str, Mapping[str, Any]
     with its seed lists grown to ``runs``, and the planner's price of the claim's runs there:
     CPU-hours measured on this machine for a CPU profile (:data:`CPU_PROFILES`), the analytic
     GPU-hours otherwise; ``≤``: runs priced at their step cap."""
-    from sharpness.planning.claims_plan import claim_runs, get_path, with_seeds
-
     first = None
     for name, config in configs.items():
         needs = claim_runs([claim], config)[claim.id]
@@ -174,8 +171,6 @@ def _priced(name: str, config: Mapping[str, Any], needs: Any, has: str) -> str:
 
 def load_configs(folder: str | Path = "workflow/config") -> dict[str, dict[str, Any]]:
     """The profile configs the planner prices (``PROFILES`` that exist under ``folder``)."""
-    import yaml
-
     out = {}
     for name in PROFILES:
         path = Path(folder) / f"{name}.yaml"
