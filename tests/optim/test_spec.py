@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sharpness.config.check import load_schema
 from sharpness.config.doc import render
 from sharpness.optim import OPTIMIZERS, build_optimizer
 from sharpness.optim.spec import (
@@ -90,7 +91,7 @@ def test_the_methods_table_reads_label_text_and_colour_from_the_specs():
 
 
 def test_schema_enum_and_config_reference_name_every_optimizer():
-    schema = yaml.safe_load(SCHEMA.read_text())
+    schema = load_schema(SCHEMA)
     assert sorted(schema["$defs"]["optimizer"]["enum"]) == sorted(OPTIMIZERS)
     reference = render(schema)
     for line in reference.splitlines():
@@ -146,6 +147,8 @@ class HalfSAM(SharpnessOptimizer):
 PROBE = '''
 import json, sys
 import torch, yaml
+from sharpness.config.check import check_config, load_schema
+from sharpness.errors import ConfigError
 from sharpness.config.doc import render
 from sharpness.cost import PASSES
 from sharpness.optim import OPTIMIZERS, build_optimizer
@@ -159,20 +162,27 @@ def closure():
     loss.backward()
     return loss
 opt.step(closure)
-schema = yaml.safe_load(open(sys.argv[1]))
+schema = load_schema(sys.argv[1])
+config = yaml.safe_load(open(sys.argv[2]))
+try:
+    check_config(config, schema)
+    checked = "ok"
+except ConfigError as err:
+    checked = str(err)
 print(json.dumps({
     "registry": sorted(OPTIMIZERS), "rho": opt.hparams["rho"],
     "radius": opt.diagnostics["radius"], "passes": PASSES.get("halfsam"),
     "planner": passes_per_step("halfsam"), "label": method("halfsam").label,
     "colours": [m.colour for m in METHODS], "colour": method("halfsam").colour,
     "enum": sorted(schema["$defs"]["optimizer"]["enum"]),
-    "reference": "halfsam" in render(schema),
+    "reference": "halfsam" in render(schema), "config": checked,
 }))
 '''
 
 
-def _probe(src: Path, schema: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", PROBE, str(schema)], capture_output=True,
+def _probe(src: Path, schema: Path, config: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", PROBE, str(schema), str(config)],
+                         capture_output=True,
                          text=True, check=True, env={"PYTHONPATH": str(src), "PATH": ""},
                          cwd=src).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -187,22 +197,30 @@ def test_a_new_optimizer_is_its_module_and_its_config_entry(tmp_path):
     before = {p.relative_to(src): p.read_bytes() for p in src.rglob("*.py")}
     # step 1: the module
     (src / "sharpness" / "optim" / "halfsam.py").write_text(textwrap.dedent(NEW_MODULE))
-    found = _probe(src, schema)
+    profile = tmp_path / "quick.yaml"
+    config = yaml.safe_load((ROOT / "workflow" / "config" / "quick.yaml").read_text())
+    profile.write_text(yaml.safe_dump(config))
+    found = _probe(src, schema, profile)
     assert found["registry"] == sorted([*OPTIMIZERS, "halfsam"])
     assert found["rho"] == 0.1 and found["radius"] == pytest.approx(0.05, rel=1e-5)
     assert found["passes"] == found["planner"] == 2.0
     assert found["label"] == "half-SAM"
     assert found["colour"] not in [m.colour for m in METHODS]  # a free colour of its own
     assert len(set(found["colours"])) == len(found["colours"]) == len(METHODS) + 1
-    # the schema check names what is missing: the config entry
-    assert "halfsam" not in found["enum"] and not found["reference"]
-    # step 2: the config entry (the schema's optimizer enum)
-    text = schema.read_text()
-    enum = re.search(r"(\n    enum: \[)(sgd, [^\]]*)\]", text)
-    assert enum is not None
-    schema.write_text(text.replace(enum.group(0), f"{enum.group(1)}{enum.group(2)}, halfsam]"))
-    found = _probe(src, schema)
+    # the schema and its reference name it already: their list is the registry's
     assert found["enum"] == found["registry"] and found["reference"]
+    assert found["config"] == "ok"
+    # step 2: the config entry (its hyper-parameters in a profile), valid as written
+    config["lesam"]["optimizers"]["halfsam"] = {"rho": 0.1}
+    profile.write_text(yaml.safe_dump(config))
+    found = _probe(src, schema, profile)
+    assert found["config"] == "ok"
+    # a name no module declares is still refused, naming the key
+    config["lesam"]["optimizers"]["nosuchsam"] = {"rho": 0.1}
+    profile.write_text(yaml.safe_dump(config))
+    assert "lesam.optimizers" in _probe(src, schema, profile)["config"]
+    # the schema file itself was not edited
+    assert schema.read_bytes() == SCHEMA.read_bytes()
     # nothing else of the package was edited
     after = {p.relative_to(src): p.read_bytes() for p in src.rglob("*.py")}
     assert set(after) - set(before) == {Path("sharpness/optim/halfsam.py")}

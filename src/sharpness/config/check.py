@@ -39,6 +39,7 @@ from jsonschema.exceptions import best_match
 from sharpness.eos.config import dropped_settings, expand_settings
 from sharpness.errors import ConfigError, key_path, reject_nonfinite
 from sharpness.lesam import experiments as lesam_exp
+from sharpness.optim.spec import optimizer_specs
 
 #: run settings a lesam group sets itself (from its optimizer entries, seeds and init_from)
 GROUP_SET = {"optimizer": "the group's `optimizers` entries",
@@ -48,8 +49,15 @@ GROUP_SET = {"optimizer": "the group's `optimizers` entries",
 
 def load_schema(path: str | Path) -> dict[str, Any]:
     """The schema file (YAML or JSON) as a dict (libyaml's loader when present: planning
-    loads it on every invocation)."""
-    return yaml.load(Path(path).read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    loads it on every invocation), with ``$defs/optimizer`` naming every optimizer the
+    optimizer modules declare: the registry is the one list, so a new optimizer is its
+    module and its config entry, never an edit here or in the schema."""
+    schema = yaml.load(Path(path).read_text(),
+                       Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    optimizer = schema.get("$defs", {}).get("optimizer")
+    if optimizer is not None:
+        optimizer["enum"] = sorted(optimizer_specs())
+    return schema
 
 
 def _validator(schema: dict[str, Any], ref: str | None = None) -> Any:
