@@ -25,10 +25,18 @@ FIELDS = {"id", "paper", "source", "claim", "predicate", "items", "test", "paper
 
 def predicates() -> dict[str, dict[str, Predicate]]:
     """``{paper: {name: predicate}}`` from each paper module's ``PREDICATES``."""
-    from sharpness.claims import eos, lesam, lesam_paper_scale, minorfirst
+    from sharpness.claims import (
+        eos,
+        lesam,
+        lesam_dynamics,
+        lesam_paper_scale,
+        minorfirst,
+        minorfirst_networks,
+    )
 
-    return {"minorfirst": minorfirst.PREDICATES,
-            "lesam": {**lesam.PREDICATES, **lesam_paper_scale.PREDICATES},
+    return {"minorfirst": {**minorfirst.PREDICATES, **minorfirst_networks.PREDICATES},
+            "lesam": {**lesam.PREDICATES, **lesam_dynamics.PREDICATES,
+                      **lesam_paper_scale.PREDICATES},
             "eos": eos.PREDICATES}
 
 

@@ -4,7 +4,8 @@ Accuracy comparisons are paired over seeds (the same seed gives the same init an
 order to both optimizers) and decided by :func:`sharpness.claims.rules.paired_verdict` under
 the profile's seed rules: every run must pass the sanity check (its ``per_seed_train``
 record), a verdict needs the profile's minimum of paired seeds and an interval that excludes
-zero, and the row reports each arm's training level.
+zero, and the row reports each arm's training level. The claims read over the epochs of
+training (dynamics, late gain) are in :mod:`sharpness.claims.lesam_dynamics`.
 """
 
 from __future__ import annotations
@@ -230,92 +231,6 @@ def flatness(d: D, rules: SeedRules) -> Result:
     return out
 
 
-def _dynamics_arms(d: D, classes: int = 10) -> tuple[dict[str, dict[int, dict[int, float]]],
-                                                     dict[str, dict[int, TrainRecord]]]:
-    """Per optimizer: seed -> epoch -> test accuracy (%), and seed -> its last epoch's train
-    record (fig_dynamics' per-epoch rows)."""
-    df = d["lesam/fig_dynamics"].rows
-    runs = df[df["run"].notna()] if "run" in df.columns else df
-    acc: dict[str, dict[int, dict[int, float]]] = {}
-    recs: dict[str, dict[int, TrainRecord]] = {}
-    for (opt, run), part in runs.groupby(["optimizer", "run"]):
-        seed = int(str(run).rsplit("-s", 1)[1])
-        part = part.sort_values("epoch")
-        acc.setdefault(str(opt), {})[seed] = dict(zip(part["epoch"].astype(int),
-                                                      100 * part["test_acc"].astype(float),
-                                                      strict=True))
-        last = part.iloc[-1]
-        train_acc = last.get("train_acc")
-        recs.setdefault(str(opt), {})[seed] = TrainRecord(
-            float(last["train_loss"]) if pd.notna(last.get("train_loss")) else None,
-            float(train_acc) if train_acc is not None and pd.notna(train_acc) else None,
-            classes)
-    return acc, recs
-
-
-def _window_arm(name: str, acc: dict[int, dict[int, float]], recs: dict[int, TrainRecord],
-                epochs: list[int]) -> Arm:
-    """An arm whose per-seed value is the mean test accuracy over ``epochs``."""
-    return Arm(name, {s: float(np.mean([a[e] for e in epochs])) for s, a in acc.items()
-                      if all(e in a for e in epochs)}, recs)
-
-
-def _common_epochs(acc: dict[str, dict[int, dict[int, float]]], names: tuple[str, ...]
-                   ) -> list[int]:
-    sets = [set(e) for n in names for e in acc.get(n, {}).values()]
-    return sorted(set.intersection(*sets)) if sets else []
-
-
-def dynamics(d: D, rules: SeedRules, params: Params) -> Result:
-    """"Throughout": LE-SAM − SAM test accuracy, each seed's mean over the epochs of each of
-    ``windows`` consecutive windows of the run, paired over seeds; the row holds only when
-    LE-SAM is ahead in every window (an average over all epochs would let a late lead hide an
-    early deficit)."""
-    acc, recs = _dynamics_arms(d)
-    epochs = _common_epochs(acc, ("lesam", "sam"))
-    windows = int(params["windows"])
-    if len(epochs) < windows:
-        return Result(INCONCLUSIVE, f"fig_dynamics has {len(epochs)} epoch(s) both LE-SAM and "
-                      f"SAM ran, fewer than the {windows} windows the claim is read over")
-    parts = {}
-    for chunk in np.array_split(np.asarray(epochs), windows):
-        window = [int(e) for e in chunk]
-        name = f"epochs {window[0]}–{window[-1]}"
-        parts[name] = paired_verdict(
-            _window_arm("lesam", acc.get("lesam", {}), recs.get("lesam", {}), window),
-            _window_arm("sam", acc.get("sam", {}), recs.get("sam", {}), window), name, rules)
-    return combine_results(parts, rules)
-
-
-def late_gain(d: D, rules: SeedRules) -> Result:
-    """"SAM's gain arrives only late in training, LE-SAM's holds throughout": over the first
-    half of the epochs LE-SAM's gain over SGD exceeds SAM's (LE-SAM − SAM > 0) and LE-SAM
-    gains over SGD (> 0); over the second half LE-SAM still gains over SGD (> 0) and SAM's
-    gain has arrived (SAM − SGD > 0)."""
-    acc, recs = _dynamics_arms(d)
-    if "sgd" not in acc:
-        return Result(INCONCLUSIVE, "fig_dynamics has no SGD arm: the gains cannot be read",
-                      note="run fig_dynamics with optimizers [sgd, sam, lesam]")
-    epochs = _common_epochs(acc, ("lesam", "sam", "sgd"))
-    if len(epochs) < 2:
-        return Result(INCONCLUSIVE, f"{len(epochs)} common epoch(s): no early and late half")
-    half = len(epochs) // 2
-    early, late = epochs[:half], epochs[half:]
-
-    def arm_(name: str, window: list[int]) -> Arm:
-        return _window_arm(name, acc.get(name, {}), recs.get(name, {}), window)
-
-    parts = {
-        f"early (epochs {early[0]}–{early[-1]}) LE-SAM − SAM":
-            paired_verdict(arm_("lesam", early), arm_("sam", early), "early", rules),
-        "early LE-SAM − SGD": paired_verdict(arm_("lesam", early), arm_("sgd", early), "early",
-                                             rules),
-        f"late (epochs {late[0]}–{late[-1]}) LE-SAM − SGD":
-            paired_verdict(arm_("lesam", late), arm_("sgd", late), "late", rules),
-        "late SAM − SGD": paired_verdict(arm_("sam", late), arm_("sgd", late), "late", rules)}
-    return combine_results(parts, rules)
-
-
 def cost(d: D, params: Params, rules: SeedRules) -> Result:
     """SAM ÷ SGD and LE-SAM ÷ SAM inside their registered ranges (``sam_over_sgd``,
     ``lesam_over_sam``: SAM two passes per step, LE-SAM the same passes), from the interleaved
@@ -390,14 +305,12 @@ def ablation(d: D, rules: SeedRules, params: Params) -> Result:
 # The predicates the ledger's rows (claims.yaml) name in their `test` field.
 PREDICATES: dict[str, Predicate] = {
     "best_variant": best_variant,
-    "late_gain": late_gain,
     "above_chance": above_chance,
     "robustness": robustness,
     "pgd_monotone": pgd_monotone,
     "long_tail": long_tail,
     "lt_profile": lt_profile,
     "flatness": flatness,
-    "dynamics": dynamics,
     "signal_sam": signal_sam,
     "signal_lesam": signal_lesam,
     "cost": cost,
