@@ -14,6 +14,7 @@ from sharpness.curvature import (
     dense_hessian,
     first_order_term,
     hutchinson_trace,
+    lanczos_relative_error,
     power_iteration,
     top_eigenvalue_on_data,
     top_eigenvalues,
@@ -53,6 +54,23 @@ def test_lanczos_top5_matches_dense():
     rel = np.abs(result.eigenvalues - exact) / np.abs(exact)
     assert rel.max() < 1e-4, (result.eigenvalues, exact)
     assert result.num_hvps > 0
+
+
+def test_lanczos_self_check_is_small_and_sees_a_wrong_spectrum(monkeypatch):
+    """The check a flatness evaluation records: small for the real Lanczos, large when the
+    eigenvalues it compares are wrong."""
+    from sharpness.curvature import selfcheck
+
+    errors = [lanczos_relative_error(seed) for seed in range(3)]
+    assert max(errors) < 1e-4 and len(set(errors)) == 3  # independent draws
+    real = selfcheck.top_eigenvalues
+
+    def off(*args, **kwargs):
+        result = real(*args, **kwargs)
+        return type(result)(**{**result.__dict__, "eigenvalues": result.eigenvalues * 1.01})
+
+    monkeypatch.setattr(selfcheck, "top_eigenvalues", off)
+    assert lanczos_relative_error(0) > 5e-3
 
 
 def test_lanczos_top5_float32_model():

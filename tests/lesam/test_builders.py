@@ -209,6 +209,19 @@ def test_build_jobs_do_not_import_torch(root, item, imports_torch):
     assert out.with_suffix(".csv").exists()
 
 
+def test_fig_flatness_carries_its_lanczos_check(root):
+    """Every evaluated run's row records Lanczos against the dense Hessian of a tiny model
+    drawn from its seed, and the caption states the largest error: the ledger's ls-lanczos
+    reads it."""
+    out = _build(root, "fig_flatness", "pdf")
+    rows = _csv(out)
+    errors = [float(r["lanczos_rel_error"]) for r in rows]
+    assert errors and max(errors) < 1e-4
+    caption = out.with_suffix(".caption.txt").read_text()
+    assert f"over {len(errors)} draws" in caption
+    assert "Lanczos checked against the dense Hessian" in caption
+
+
 @pytest.mark.parametrize("item,ext", [("table_robustness", "md"), ("table_domain_gen", "md"),
                                       ("fig_flatness", "pdf"), ("table_cost", "md")])
 def test_audit_of_a_table_built_from_lesam_eval_reaches_the_training_runs(root, item, ext):

@@ -132,6 +132,22 @@ def above_chance(d: D, params: Params) -> Result:
                   estimate=float(worst["mean"]))
 
 
+def lanczos_check(d: D, params: Params) -> Result:
+    """The catalog's check of the Lanczos code, as the flatness evaluation recorded it: on a
+    tiny model drawn from each evaluated run's seed, the top eigenvalues by Lanczos match the
+    dense Hessian's within the registered relative ``tol``, in every draw."""
+    df = d["lesam/fig_flatness"].rows
+    if "lanczos_rel_error" not in df.columns:
+        return Result(INCONCLUSIVE, "fig_flatness.csv records no Lanczos check (made before the "
+                      "evaluation carried one): rerun lesam eval flatness")
+    errors = df.drop_duplicates("seed")["lanczos_rel_error"].astype(float)
+    worst = float(errors.max())
+    return Result(threshold(worst, float(params["tol"])),
+                  f"largest relative error of the top eigenvalues, Lanczos vs dense, over "
+                  f"{len(errors)} draws: {worst:.2g} (tolerance {float(params['tol']):g})",
+                  estimate=worst, n=len(errors))
+
+
 def robustness(d: D, rules: SeedRules) -> Result:
     df = d["lesam/table_robustness"].rows
     results = {}
@@ -311,6 +327,7 @@ PREDICATES: dict[str, Predicate] = {
     "long_tail": long_tail,
     "lt_profile": lt_profile,
     "flatness": flatness,
+    "lanczos_check": lanczos_check,
     "signal_sam": signal_sam,
     "signal_lesam": signal_lesam,
     "cost": cost,

@@ -8,7 +8,8 @@ Public API::
     tr = hutchinson_trace(op, num_samples=100, seed=0)              # tr.mean, tr.ci_low, tr.ci_high
     curvature_term(op, eps)                                         # 0.5 * eps^T H eps
 
-``dense_hessian`` is the oracle for tiny models; ``power_iteration`` is the plain baseline;
+``dense_hessian`` is the oracle for tiny models (``lanczos_relative_error`` compares Lanczos
+with it where a run is evaluated); ``power_iteration`` is the plain baseline;
 ``top_eigenvalue_on_data`` gives the full-batch sharpness of a data set held as tensors.
 """
 
@@ -21,6 +22,7 @@ from sharpness.curvature.hvp import (
     unflatten,
 )
 from sharpness.curvature.modes import frozen_bn_stats, model_mode
+from sharpness.curvature.selfcheck import lanczos_relative_error
 from sharpness.curvature.spectrum import (
     EigenResult,
     PowerResult,
@@ -43,6 +45,7 @@ __all__ = [
     "frozen_bn_stats",
     "hutchinson_trace",
     "hvp_from_loss",
+    "lanczos_relative_error",
     "model_mode",
     "power_iteration",
     "top_eigenvalue_on_data",

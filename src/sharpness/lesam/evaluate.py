@@ -142,8 +142,15 @@ def flatness_rows(run_dirs: Sequence[PathLike], *, n_examples: int, k: int,
 
     The Hessian is that of the mean cross-entropy on the first ``n_examples`` (un-augmented)
     training images, in eval mode (BatchNorm running statistics), at the final parameters.
+    Each row also carries ``lanczos_rel_error``: Lanczos against the dense Hessian of a tiny
+    model drawn from the run's seed, computed here (the ledger's ``ls-lanczos`` check).
     """
-    from sharpness.curvature import HessianOperator, hutchinson_trace, top_eigenvalues
+    from sharpness.curvature import (
+        HessianOperator,
+        hutchinson_trace,
+        lanczos_relative_error,
+        top_eigenvalues,
+    )
 
     rows = []
     for run in run_dirs:
@@ -157,6 +164,7 @@ def flatness_rows(run_dirs: Sequence[PathLike], *, n_examples: int, k: int,
                                "trace_ci_high": tr.ci_high, "n_examples": len(batch[0]),
                                "num_hvps": op.num_hvps, "status": cfg["status"]}
         row.update({f"lambda_{i + 1}": float(v) for i, v in enumerate(eig.eigenvalues)})
+        row["lanczos_rel_error"] = lanczos_relative_error(int(cfg["seed"]), k=min(k, 5))
         row.update(_train(run))  # the ledger's sanity check and training level
         rows.append(row)
     return rows

@@ -114,11 +114,21 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
         caption = (f"{spec['title']}: flatness of the final models, Hessian of the mean "
                    f"cross-entropy on {n_ex} training images (eval mode); trace by Hutchinson "
                    f"(95% CI bars, one point per seed), top eigenvalues by Lanczos ({over}). "
-                   f"Data used: {spec['data_used']}."
+                   + _lanczos_sentence(evals)
+                   + f"Data used: {spec['data_used']}."
                    + "".join(f" Left out ({r['status']}): {r['run']}." for r in every
                              if r not in evals))
         f.add_rows(evals)
         return f.save(caption, inputs=[path], params=spec)
+
+
+def _lanczos_sentence(rows: list[dict[str, Any]]) -> str:
+    """The caption's account of the Lanczos check the evaluation recorded (if it did)."""
+    errors = [r["lanczos_rel_error"] for r in rows if "lanczos_rel_error" in r]
+    if not errors:
+        return ""
+    return (f"Lanczos checked against the dense Hessian of a tiny model per seed: largest "
+            f"relative error {max(errors):.1g} over {len(errors)} draws. ")
 
 
 def _residual(rows: list[dict[str, Any]], suffix: str = "") -> list[float]:
