@@ -120,8 +120,12 @@ def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any
             "config": {"path": config_path, **config_facts(config)},
             "claims": {c.id: claim_entry(c) for c in claims}}
     code = code_version()
+    # the registrations themselves are not the code they register: a second profile written
+    # right after the first is registered from a clean tree too
+    changed = [f for f in code.get("dirty_files") or [] if not f.startswith("docs/registration/")]
+    dirty = None if code.get("dirty") is None else bool(changed)
     return {"id": hashlib.sha256(_canonical(body).encode()).hexdigest()[:16], **body,
-            "git_commit": code.get("git_commit"), "dirty": code.get("dirty"),
+            "git_commit": code.get("git_commit"), "dirty": dirty,
             "registered": now_iso()}
 
 
