@@ -146,3 +146,11 @@ def test_quick_parts_file_covers_the_quick_profile():
     globs = [g for _, gs in groups for g in gs]
     assert "eos/setting_abl*" in globs and globs.index("eos/setting_abl*") < \
         globs.index("eos/setting_*")  # ablations are counted apart from the main settings
+
+
+def test_minutes_round_to_the_second_before_splitting():
+    from sharpness.cost.budget import minutes
+
+    assert minutes(239.6) == "4:00"
+    assert minutes(59.4) == "0:59"
+    assert minutes(6311.2) == "105:11"
