@@ -137,3 +137,19 @@ def test_signal_rows_read_only_probe_runs_that_trained() -> None:
         row = run(cid, data)
         assert row["verdict"] == INCONCLUSIVE and row["n"] == 0, cid
         assert "runs left out (did not train): seed 0 (" in row["note"], row["note"]
+
+
+def test_ls_lanczos_needs_its_registered_draws():
+    """One evaluated run with a single draw is too few to decide the Lanczos check."""
+    from sharpness.claims.ledger import all_claims, evaluate_claim
+    from sharpness.claims.rules import rules_for
+    from tests.claims import fixtures as fx
+
+    claim = next(c for c in all_claims() if c.id == "ls-lanczos")
+    data = fx.lanczos(False)
+    frame = data["lesam/fig_flatness"].rows
+    keep = frame[frame["seed"] == 0].drop_duplicates("seed").copy()
+    keep["lanczos_draws"] = 1
+    data["lesam/fig_flatness"] = fx.item("lesam/fig_flatness", keep.to_dict("records"))
+    row = evaluate_claim(claim, data, "evidence", rules_for("evidence"))
+    assert row["verdict"].startswith("inconclusive") and row["n"] == 1

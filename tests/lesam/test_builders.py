@@ -217,8 +217,10 @@ def test_fig_flatness_carries_its_lanczos_check(root):
     rows = _csv(out)
     errors = [float(r["lanczos_rel_error"]) for r in rows]
     assert errors and max(errors) < 1e-4
+    draws = sum(int(r["lanczos_draws"]) for r in rows)
+    assert draws == 3 * len(rows)
     caption = out.with_suffix(".caption.txt").read_text()
-    assert f"over {len(errors)} draws" in caption
+    assert f"over {draws} draws" in caption
     assert "Lanczos checked against the dense Hessian" in caption
 
 

@@ -124,11 +124,13 @@ def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = 
 
 def _lanczos_sentence(rows: list[dict[str, Any]]) -> str:
     """The caption's account of the Lanczos check the evaluation recorded (if it did)."""
-    errors = [r["lanczos_rel_error"] for r in rows if "lanczos_rel_error" in r]
-    if not errors:
+    checked = [r for r in rows if "lanczos_rel_error" in r]
+    if not checked:
         return ""
-    return (f"Lanczos checked against the dense Hessian of a tiny model per seed: largest "
-            f"relative error {max(errors):.1g} over {len(errors)} draws. ")
+    draws = sum(int(r.get("lanczos_draws", 1)) for r in checked)
+    return (f"Lanczos checked against the dense Hessian of tiny models drawn from each seed: "
+            f"largest relative error {max(r['lanczos_rel_error'] for r in checked):.1g} over "
+            f"{draws} draws. ")
 
 
 def _residual(rows: list[dict[str, Any]], suffix: str = "") -> list[float]:
