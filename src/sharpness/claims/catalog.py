@@ -14,6 +14,14 @@ from typing import Any
 
 import yaml
 
+from sharpness.claims import (
+    eos,
+    lesam,
+    lesam_dynamics,
+    lesam_paper_scale,
+    minorfirst,
+    minorfirst_networks,
+)
 from sharpness.claims.model import KINDS, Claim, Predicate, takes
 from sharpness.claims.rules import FIELDS as RULE_FIELDS
 from sharpness.errors import SharpnessError
@@ -25,14 +33,6 @@ FIELDS = {"id", "paper", "source", "claim", "predicate", "items", "test", "paper
 
 def predicates() -> dict[str, dict[str, Predicate]]:
     """``{paper: {name: predicate}}`` from each paper module's ``PREDICATES``."""
-    from sharpness.claims import (
-        eos,
-        lesam,
-        lesam_dynamics,
-        lesam_paper_scale,
-        minorfirst,
-        minorfirst_networks,
-    )
 
     return {"minorfirst": {**minorfirst.PREDICATES, **minorfirst_networks.PREDICATES},
             "lesam": {**lesam.PREDICATES, **lesam_dynamics.PREDICATES,

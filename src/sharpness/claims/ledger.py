@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness.claims.catalog import load_claims
 from sharpness.claims.model import (
     EVIDENCE,
     LEVELS,
@@ -47,7 +48,6 @@ COLUMNS = ["id", "paper", "source", "claim", "predicate", "value", "verdict", "l
 def all_claims() -> list[Claim]:
     """Every claim of the three papers and every catalog check, in ledger order
     (``claims.yaml``, see :mod:`sharpness.claims.catalog`)."""
-    from sharpness.claims.catalog import load_claims
 
     return load_claims()
 

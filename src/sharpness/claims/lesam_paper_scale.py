@@ -17,6 +17,7 @@ import pandas as pd
 
 from sharpness.claims.lesam import D, accuracy_claim, arm, compare
 from sharpness.claims.model import Predicate, Result
+from sharpness.claims.reported import reported
 from sharpness.claims.rules import SeedRules, combine_results
 from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, combine, t_interval
 
@@ -66,7 +67,6 @@ def sota_numbers(d: D, rules: SeedRules, params: Mapping[str, Any]) -> Result:
     supported when the reported value lies within the seed interval widened by the claim's
     ``tolerance_points``, contradicted when it lies outside, inconclusive with fewer seeds
     than the rules' minimum or a data set not run."""
-    from sharpness.claims.reported import reported
 
     tol = float(params["tolerance_points"])
     df = d["lesam/table_cifar"].rows

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, NOT_RUN, SUPPORTED
+from sharpness.runs.seal import read_verified, verify_result
 
 #: what a row is: the paper's claim, this project's extension, or a check of the pipeline
 KINDS = ("claim", "extension", "check")
@@ -53,7 +54,6 @@ def load_item(figures: str | Path, item: str) -> ItemData | None:
     record its id was computed from and the CSV must have the SHA-256 the sidecar recorded, so
     a CSV edited after the build stops the ledger with
     :class:`~sharpness.runs.seal.UnverifiedResult` naming it, never a verdict drawn from it."""
-    from sharpness.runs.seal import read_verified, verify_result
 
     stem = Path(figures) / item
     csv = stem.with_suffix(".csv")

@@ -28,9 +28,11 @@ from typing import Any
 
 import yaml
 
+from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
 from sharpness.claims.model import Claim, ItemData, Predicate
 from sharpness.claims.rules import SeedRules, rules_for
 from sharpness.errors import SharpnessError
+from sharpness.runs.environment import code_version, now_iso
 
 #: keys of a profile config that hold seeds, and those that size its runs (recorded by path)
 SEED_KEYS = ("seed", "seeds", "lt_seed", "seed_offset")
@@ -114,7 +116,6 @@ def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any
     """The registration of ``profile``: rules, config facts and every claim's code and
     parameters; ``id`` hashes that content (the same content registered twice has one id),
     ``git_commit``/``dirty``/``registered`` say when and from what it was written."""
-    from sharpness.runs.environment import code_version, now_iso
 
     body = {"profile": profile, "rules": vars(rules_for(profile)),
             "config": {"path": config_path, **config_facts(config)},
@@ -180,7 +181,6 @@ def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
     registered parameters, the other rows as they are; with the current code, since a changed
     predicate's registered code is not kept: its row says the code changed). ``raw``: the
     ledger's rows before the correction, in claim order; ``data``: item -> its numbers."""
-    from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
 
     alpha = 1 - rules.level
     final = [dict(r) for r in raw]

@@ -41,6 +41,7 @@ from sharpness.claims.records import TrainRecord
 from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
+    combine,
     decide,
     observed_effect,
     paired_differences,
@@ -217,7 +218,6 @@ def combine_results(results: Mapping[str, Result], rules: SeedRules) -> Result:
     contradicted when any is; the level is the weakest of the parts, ``n`` the fewest runs.
 
     The row's p-value is that of the part that decides (:func:`row_pvalue`)."""
-    from sharpness.claims.stats import combine
 
     verdict = combine([r.verdict for r in results.values()])
     levels = [r.level for r in results.values()]
