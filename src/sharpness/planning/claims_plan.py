@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.claims.model import Claim
+from sharpness.claims.rules import rules_for
+from sharpness.cost import plan_jobs, price
+from sharpness.lesam.experiments import RUNS_DIR, training_runs
 from sharpness.planning.power import DEFAULT_POWER, Design, design, reads_run
 from sharpness.planning.restrict import RunKey, lesam_restriction
 from sharpness.planning.select import Candidate, Pick, greedy
@@ -90,8 +94,6 @@ def _replicates(jobs: Sequence[Any], paths: set[SeedPath]) -> str:
 def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, ClaimNeeds]:
     """Each claim's runs (the jobs of its items that its predicate reads, see
     :func:`sharpness.planning.power.reads_run`) and the seed lists behind them."""
-    from sharpness.cost import plan_jobs
-    from sharpness.lesam.experiments import training_runs
 
     jobs = plan_jobs(dict(config))
     lesam_runs = training_runs(config["lesam"]) if config.get("lesam") else {}
@@ -134,7 +136,6 @@ def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -
     equal). None otherwise: a CPU run of the quick profile never prices a paper run."""
     if job.paper != "lesam" or planned is None:
         return None
-    from sharpness.lesam.experiments import RUNS_DIR
 
     path = results / Path(RUNS_DIR).relative_to("results") / job.run / "provenance.json"
     if not path.is_file():
@@ -164,8 +165,6 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
     """GPU-hours of every run (or of the runs ``only`` names) and what each rests on: its
     recorded time on this machine, step times measured (on which GPU and when), or the
     analytic estimate at the rate of its precision (``rates``, TFLOP/s per precision)."""
-    from sharpness.cost import plan_jobs, price
-    from sharpness.lesam.experiments import training_runs
 
     jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
     planned = {rid: r["config"] for rid, r in training_runs(config["lesam"]).items()} \
@@ -189,7 +188,6 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
 def with_seeds(config: Mapping[str, Any], seeds: Mapping[SeedPath, int]) -> dict[str, Any]:
     """A copy of ``config`` whose seed lists at ``seeds``' paths hold that many seeds (the
     profile's own first, then the next unused integers)."""
-    import copy
 
     out = copy.deepcopy(dict(config))
     for path, n in seeds.items():
@@ -210,7 +208,6 @@ def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float =
     gradient descent from a fixed init, over at least the rules' ``min_runs`` settings) or
     carries its own interval (timing rounds); one run of a stochastic quantity (minibatch
     training) is not settled: the ledger's standard needs independent runs."""
-    from sharpness.claims.rules import rules_for
 
     if needs.replicates == "none":
         return Design(None, 1.0, True, "CPU only")
@@ -316,7 +313,6 @@ def _source(keys: frozenset[RunKey], sources: Mapping[RunKey, str]) -> str:
 def runs_read(runs: frozenset[RunKey], config: Mapping[str, Any]) -> dict[str, int]:
     """A claim's runs, counted per ``paper:group/optimizer`` for lesam training runs and per
     ``paper:kind`` otherwise (``eos:setting``, ``lesam:glmc``...): what the record lists."""
-    from sharpness.lesam.experiments import training_runs
 
     known = training_runs(dict(config["lesam"])) if config.get("lesam") else {}
     out: dict[str, int] = {}
@@ -363,8 +359,6 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
             if d.seeds is not None else config
         claim_seeds[cid] = {".".join(p): list(get_path(mine, p)) for p in n.seed_paths}
         if n.replicates == "single":  # what the independent runs of the standard would cost
-            from sharpness.claims.rules import rules_for
-
             k = rules_for(str(config.get("profile", "default"))).min_runs
             d = replace(d, basis=f"{d.basis}; {k} independent runs of each would cost "
                                  f"{k * sum(prices[r] for r in n.runs):,.1f} GPU-hours")

@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from sharpness.claims.ledger import all_claims, evaluate
+from sharpness.claims.stats import INCONCLUSIVE
 from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 from sharpness.planning.sequential import Design, Look, t_from_row
@@ -82,7 +84,6 @@ def run_sequential(design: Design, *, run_seeds: Callable[[int], None],
 
 def final_verdict(looks: Sequence[Look]) -> str:
     """The verdict the sequential rule allows: the row's when decided, else inconclusive."""
-    from sharpness.claims.stats import INCONCLUSIVE
 
     if looks and looks[-1].decision == "decided":
         return looks[-1].verdict
@@ -110,7 +111,6 @@ def snakemake_runner(configfiles: Sequence[str], overlay_path: Path,
 def ledger_reader(claim_id: str, figures: str | Path, profile: str
                   ) -> Callable[[], Mapping[str, Any]]:
     """``read_row`` that evaluates one claim on the figures' CSVs (as the ledger does)."""
-    from sharpness.claims.ledger import all_claims, evaluate
 
     claims = [c for c in all_claims() if c.id == claim_id]
     if not claims:

@@ -16,12 +16,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from sharpness.errors import SharpnessError
+from sharpness.planning.claims_plan import plan_id
 
 
 def load_plan(path: str | Path) -> dict[str, Any]:
     """A plan record, its content id checked."""
-    from sharpness.planning.claims_plan import plan_id
 
     path = Path(path)
     if not path.is_file():
@@ -43,7 +44,6 @@ def _hours(h: float) -> str:
 def annotate(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any]
              ) -> list[dict[str, Any]]:
     """The ledger rows with the plan's provenance, GPU-hours and sequential verdicts."""
-    from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 
     out = []
     sequential = record.get("sequential", {})

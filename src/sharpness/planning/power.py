@@ -18,16 +18,18 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+import yaml
 from scipy import stats as st
 
+from sharpness.claims.reported import reported
 from sharpness.claims.stats import MAX_SEEDS, paired_t_power, seeds_to_settle
 from sharpness.planning import DEFAULT_POWER
+from sharpness.planning.sequential import CI_TEXT
 
 
 @functools.lru_cache(maxsize=1)
 def reads() -> dict[str, dict[str, Any]]:
     """``reads.yaml``: claim id -> {runs, effect, sd_from}."""
-    import yaml
 
     text = resources.files("sharpness.planning").joinpath("reads.yaml").read_text("utf-8")
     data = yaml.safe_load(text) or {}
@@ -52,7 +54,6 @@ def reads_run(claim_id: str, group: str, label: str) -> bool:
 
 def reported_effect(claim_id: str) -> tuple[float, str] | None:
     """(difference in points, its source in words) the claim is planned to detect."""
-    from sharpness.claims.reported import reported
 
     spec = reads().get(claim_id, {}).get("effect")
     if not spec:
@@ -69,7 +70,6 @@ def measured_sd(claim_id: str, ledger: Mapping[str, Mapping[str, Any]] | None
                 ) -> tuple[float, str] | None:
     """Per-seed standard deviation of the paired difference, from the ledger row of the
     claim (or of its ``sd_from``): ``se · √n`` of its t interval. None without one."""
-    from sharpness.planning.sequential import CI_TEXT
 
     if not ledger:
         return None

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from sharpness.claims.stats import paired_t_power
+from sharpness.claims.stats import INCONCLUSIVE, paired_t_power
 from sharpness.planning import SPENDING
 
 #: simulated comparisons behind each boundary (Monte-Carlo error of the spent alpha ~ 5e-4)
@@ -206,7 +206,6 @@ class Design:
         """The decision at the look after ``n`` seeds ran, with statistic ``t`` over the
         ``n_used`` of them that passed the sanity check (default all); ``verdict`` is the
         ledger row's own fixed-level verdict, which gives the sign."""
-        from sharpness.claims.stats import INCONCLUSIVE
 
         if n not in self.looks:
             raise ValueError(f"{n} seeds is not a planned look ({list(self.looks)})")

@@ -127,7 +127,7 @@ def _prices(config: Mapping[str, Any], runs: frozenset, cpu: bool
     GPU estimate."""
     if not cpu:
         return run_prices(config, method="analytic", only=runs)
-    import torch  # lazy: torch costs seconds to import; only CPU-profile prices time steps
+    import torch  # lazy: torch; only a CPU profile prices measured steps
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
+import pandas as pd
 from matplotlib.figure import Figure
 
+from sharpness.claims.ledger import evidence_level
+from sharpness.claims.model import ItemData
 from sharpness.io import atomic_open, atomic_write_text
 from sharpness.runs.provenance import artifact_record, commit_artifact_record
 
@@ -53,10 +56,6 @@ def evidence_of(out: str | os.PathLike[str], rows: Rows,
                 params: Mapping[str, Any] | None) -> tuple[str, str]:
     """``(level, reason)`` of the item written to ``out`` (``figures/<paper>/<id>.*``), from
     the claims of the ledger that read it, evaluated on the same rows its CSV will hold."""
-    import pandas as pd
-
-    from sharpness.claims.ledger import evidence_level
-    from sharpness.claims.model import ItemData
 
     stem = Path(out).with_suffix("")
     item = f"{stem.parent.name}/{stem.name}"
