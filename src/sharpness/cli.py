@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import sharpness
 import sharpness.commands
 from sharpness.errors import SharpnessError
+from sharpness.runs.provenance import discard_artifact_record
 from sharpness.runs.state import install_signal_handlers
 
 
@@ -69,8 +70,6 @@ def _discard_stale_record(args: argparse.Namespace) -> None:
     a sidecar left from an earlier build would vouch for a file that is stale or gone."""
     out = getattr(args, "out", None)
     if isinstance(out, str) and out:
-        from sharpness.runs.provenance import discard_artifact_record
-
         removed = discard_artifact_record(out)
         if removed is not None:
             print(f"sharpness {args.command}: removed the stale record {removed}",

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from sharpness.bridges.lesam_flow import single_coordinate_rest_margin
 from sharpness.bridges.paths import PathBatch, rescaled_paths
 from sharpness.diagonal import (
     Dataset,
@@ -218,7 +219,6 @@ def _store_map(arrays: dict[str, np.ndarray], summary: dict[str, Any], key: str,
 
 def rest_margin_theory(sigmas: np.ndarray) -> np.ndarray:
     """Predicted rest margin ``u*`` of unclipped LE-SAM (single example, L = 2) for each sigma."""
-    from sharpness.bridges.lesam_flow import single_coordinate_rest_margin
 
     return np.array([single_coordinate_rest_margin(float(s)) for s in sigmas])
 

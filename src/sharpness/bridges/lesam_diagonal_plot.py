@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import ListedColormap
 
 from sharpness.bridges.lesam_diagonal import (
     BRIDGE_REGIMES,
@@ -17,6 +19,7 @@ from sharpness.bridges.lesam_diagonal import (
     rest_margin_theory,
 )
 from sharpness.diagonal import single_example
+from sharpness.plots import method_color, method_label, new_figure
 
 REGIME_COLORS = {"collapse": "#bbbbbb", "sequential": "#e69f00", "major-first": "#0072b2",
                  "minor-last": "#cc3311", "unsettled": "#000000"}
@@ -74,10 +77,6 @@ def caption_text(f: dict[str, Any], p: LesamDiagonalParams, summary: dict[str, A
 def plot(arrays: dict[str, np.ndarray], summary: dict[str, Any], p: LesamDiagonalParams,
          out: str | Path, inputs: Sequence[str | Path]) -> dict[str, Any]:
     """Draw the figure and save it (PDF, PNG, CSV, provenance) with a data-derived caption."""
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import ListedColormap
-
-    from sharpness.plots import method_color, method_label, new_figure
 
     f = findings(arrays, summary, p)
     rows: list[dict[str, Any]] = []

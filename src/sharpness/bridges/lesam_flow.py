@@ -58,6 +58,7 @@ from typing import Literal
 
 import numpy as np
 from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
 from scipy.special import log_expit, logsumexp
 
 from sharpness.diagonal import Dataset, Trajectory, grad, perturbation, predictor, simulate
@@ -220,7 +221,6 @@ def single_coordinate_rest_margin(sigma: float) -> float:
     with margin ``u*`` (independent of ``j``); the loss floor there is ``log(1 + e^{-u*})``.
     Roots exist iff ``sigma`` is below the tangency value (about 0.557).
     """
-    from scipy.optimize import brentq
 
     h = lambda u: 2 * u - sigma * (1 + np.exp(u))  # noqa: E731
     # h is concave with its maximum at u = log(2 / sigma)

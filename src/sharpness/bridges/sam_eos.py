@@ -35,6 +35,16 @@ from typing import Any
 import torch
 
 from sharpness.bridges.sam_eos_stability import edge_for, sam_edge, thresholds
+from sharpness.eos.sweep import (
+    build_initial,
+    engine_config,
+    initial_loss,
+    learning_rates,
+    measured_run,
+    resolve_setting,
+    run_flow,
+    run_name,
+)
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.runs.provenance import RunRecord
@@ -86,16 +96,6 @@ class SamEosParams:
 
 def run_sweep(p: SamEosParams, out: Path, threads: int | None = None) -> dict[str, Any]:
     """GD reference flow, then every optimizer at every learning rate; writes ``sweep.json``."""
-    from sharpness.eos.sweep import (
-        build_initial,
-        engine_config,
-        initial_loss,
-        learning_rates,
-        measured_run,
-        resolve_setting,
-        run_flow,
-        run_name,
-    )
 
     if threads:
         torch.set_num_threads(int(threads))

@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 from sharpness.bridges.sam_eos_stability import thresholds
+from sharpness.plots import method_color, method_label, new_figure
 from sharpness.runs.seal import read_verified
 
 
@@ -122,8 +124,6 @@ def caption_text(sweep: dict[str, Any], f: dict[str, Any]) -> str:
 def plot(run: Path, out: str | Path) -> dict[str, Any]:
     """Draw the figure from ``run/sweep.json`` and save it with CSV and provenance."""
 
-    from sharpness.plots import method_color, method_label, new_figure
-
     path = Path(run) / "sweep.json"
     sweep = read_verified(path, what="bridges sweep")  # its recorded (sealed) hash
     f = findings(sweep)
@@ -183,7 +183,6 @@ def plot(run: Path, out: str | Path) -> dict[str, Any]:
             o = f["opt"][name]
             if o["last_ok"] and o["first_fail"]:
                 ax_t.plot([o["last_ok"], o["first_fail"]], [k, k], "-", color=col, lw=4, alpha=0.4)
-        from matplotlib.ticker import NullFormatter
 
         ax_t.set_xscale("log")
         for ax in (ax_s, ax_r, ax_own, ax_n, ax_e, ax_t):

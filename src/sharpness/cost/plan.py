@@ -7,6 +7,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from sharpness.eos.config import ablation_settings, expand_settings
+from sharpness.lesam import experiments as exp
+from sharpness.lesam import steps as lesam_steps
 from sharpness.mappings import deep_merge  # the same recursive merge the rules use
 from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
@@ -142,8 +145,6 @@ def _longtail_size(n_per_class: int, classes: int, factor: float) -> int:
 
 def lesam_jobs(section: dict[str, Any]) -> list[Job]:
     """Training runs of every lesam item (shared runs listed under each item that reads them)."""
-    from sharpness.lesam import experiments as exp
-    from sharpness.lesam import steps as lesam_steps
 
     runs = exp.training_runs(section)
     by_run: dict[str, list[str]] = {}
@@ -196,7 +197,6 @@ def _fullbatch_job(paper: str, items: list[str], run: str, setting: dict[str, An
 
 def eos_jobs(section: dict[str, Any]) -> list[Job]:
     """Per eos setting: the gradient-flow reference and full-batch GD at every learning rate."""
-    from sharpness.eos.config import ablation_settings, expand_settings
 
     settings = expand_settings(section)
     users: dict[str, list[str]] = {}
@@ -237,7 +237,10 @@ def bridges_jobs(section: dict[str, Any]) -> list[Job]:
     spec = section.get("sam_eos")
     if not spec:
         return []
-    from sharpness.bridges.sam_eos import ENGINE_NAMES, SamEosParams
+    from sharpness.bridges.sam_eos import (  # lazy: torch; `sharpness cost` needs none
+        ENGINE_NAMES,
+        SamEosParams,
+    )
 
     params = SamEosParams.from_dict(spec)
     optimizers = params.optimizers

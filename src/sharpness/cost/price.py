@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+import yaml
+
 from sharpness.cost.plan import BACKWARD_FACTOR, DEFAULT_TFLOPS, FP32_FRACTION, Job, data_shape
 
 PRECISIONS = ("fp32", "bf16")
@@ -56,7 +58,6 @@ def measured_throughputs() -> tuple[dict[str, Any], ...]:
     each entry names the GPU, the commit, the model, the data set, the per-device batch, the
     precision and the seconds of one SGD step. Empty until a GPU has measured one; an entry
     that matches a job prices it without any change of code."""
-    import yaml
 
     text = resources.files("sharpness.cost").joinpath("measured.yaml").read_text("utf-8")
     entries = yaml.safe_load(text) or []
@@ -82,10 +83,10 @@ def recorded_step(job: Job, precision: str) -> tuple[float, str] | None:
 
 def forward_flops(job: Job) -> float:
     """Forward FLOPs of one example, counted on a meta-device copy of the model."""
-    import torch
-    from torch.utils.flop_counter import FlopCounterMode
+    import torch  # lazy: torch; analytic pricing runs without it
+    from torch.utils.flop_counter import FlopCounterMode  # lazy: torch
 
-    from sharpness.models import build_model
+    from sharpness.models import build_model  # lazy: torch
 
     _, ch, side, classes, _ = data_shape(job.dataset)
     with torch.device("meta"):
@@ -102,10 +103,10 @@ def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int =
                          precision: str | None = None) -> float:
     """Seconds of one SGD step (forward, backward, update) at the job's per-device batch, in
     ``precision`` (``"fp32"`` or ``"bf16"`` autocast on CUDA; default the job's own)."""
-    import torch
-    from torch.nn import functional as F
+    import torch  # lazy: torch; analytic pricing runs without it
+    from torch.nn import functional as F  # lazy: torch
 
-    from sharpness.models import build_model
+    from sharpness.models import build_model  # lazy: torch
     from sharpness.train.performance import autocast_factory, to_channels_last, use_channels_last
 
     _, ch, side, classes, _ = data_shape(job.dataset)
@@ -202,7 +203,7 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
 def _device_name(device: Any) -> str:
     """The GPU's name (or the device type) for a price's basis."""
     try:
-        import torch
+        import torch  # lazy: torch; analytic pricing runs without it
 
         if device is not None and device.type == "cuda":
             return str(torch.cuda.get_device_name(device))
