@@ -7,6 +7,7 @@ reads the registry or verifies files (``sharpness data prepare``, every figure j
 pay for it.
 """
 
+import importlib
 from typing import Any
 
 from sharpness.data.fetch import MIRROR_ENV, download_url, resolve, verify
@@ -29,7 +30,5 @@ __all__ = ["DATASETS", "EMBEDDED_DIR", "MIRROR_ENV", "ArrayDataset", "DatasetSpe
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(f"sharpness.data.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'sharpness.data' has no attribute {name!r}")

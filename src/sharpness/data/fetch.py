@@ -26,6 +26,7 @@ import hashlib
 import logging
 import os
 import shutil
+import subprocess
 import tarfile
 import tempfile
 import urllib.error
@@ -195,7 +196,6 @@ def tracked_by_git(path: Path) -> bool:
     """Whether ``path`` is a file git tracks in the repository it lies in (a committed file of
     a checkout: never deleted by data preparation). Without git, a file under the package's
     own ``data/embedded/`` counts as tracked."""
-    import subprocess
 
     path = Path(path).absolute()
     try:

@@ -49,7 +49,7 @@ DOMAINS: dict[str, tuple[str, ...]] = {
 
 def imagenet_transforms(train: bool) -> Callable[[Any], Tensor]:
     """The standard ResNet ImageNet transforms (flip left to the engine's augmentation)."""
-    from torchvision import transforms as T
+    from torchvision import transforms as T  # lazy: torchvision; training jobs import this
 
     if train:
         return T.Compose([T.RandomResizedCrop(224), T.ToTensor()])
@@ -59,7 +59,7 @@ def imagenet_transforms(train: bool) -> Callable[[Any], Tensor]:
 def domain_transforms(train: bool) -> Callable[[Any], Tensor]:
     """PACS/VLCS transforms, DomainBed's: random-resized crop 224 (scale 0.7-1), colour jitter
     0.3/0.3/0.3/0.3, random greyscale (p 0.1) / resize to 224 x 224 (flip: the engine's)."""
-    from torchvision import transforms as T
+    from torchvision import transforms as T  # lazy: torchvision; training jobs import this
 
     if train:
         return T.Compose([T.RandomResizedCrop(224, scale=(0.7, 1.0)),

@@ -20,6 +20,7 @@ import numpy as np
 
 from sharpness.data.arrays import ArrayDataset, labels, mark_unverified, subset, to_nchw
 from sharpness.data.fetch import resolve, unverified_reason
+from sharpness.data.folders import load_domains, load_imagenet
 from sharpness.data.registry import base_name, get_spec
 from sharpness.errors import DataError
 
@@ -77,7 +78,7 @@ def load_torchvision(name: str, root: str | os.PathLike[str] = "data", *,
                      download: bool = True) -> ArrayDataset:
     """CIFAR-10/100 (python pickles) or SVHN (``.mat``) from a verified copy, read by
     torchvision (its own download is never used: :func:`resolve` fetched and checked it)."""
-    import torchvision
+    import torchvision  # lazy: torchvision; training jobs import this module
 
     folder = resolve(name, root, mirror=mirror, download=download)
     classes = {"cifar10": torchvision.datasets.CIFAR10, "cifar100": torchvision.datasets.CIFAR100,
@@ -108,7 +109,6 @@ def load_imagenet_folders(name: str, root: str | os.PathLike[str] = "data", *,
                           download: bool = True) -> ArrayDataset:
     """ImageNet as lazy image folders; ``root`` is its folder (``data.imagenet``).
     User-provided, so ``mirror`` and ``download`` do not apply."""
-    from sharpness.data.folders import load_imagenet
 
     return _from_parts(name, load_imagenet(root))
 
@@ -118,7 +118,6 @@ def load_domain_folders(name: str, root: str | os.PathLike[str] = "data", *,
                         download: bool = True) -> ArrayDataset:
     """``pacs:<domain>``/``vlcs:<domain>`` (train on that domain, test on the others) as lazy
     image folders. User-provided, so ``mirror`` and ``download`` do not apply."""
-    from sharpness.data.folders import load_domains
 
     return _from_parts(name, load_domains(name, root))
 

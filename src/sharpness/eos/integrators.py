@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
+from scipy.integrate import solve_ivp
 from torch import Tensor, nn
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
@@ -126,8 +127,6 @@ class ScipyIntegrator(Integrator):
         self.first_step: float | None = None
 
     def advance(self, t_to: float, scale: float = 0.0, saddle: bool = False) -> bool:
-        from scipy.integrate import solve_ivp
-
         first = self.first_step
         if first is not None:
             first = min(first, t_to - self.t)
@@ -169,7 +168,7 @@ class CvodeIntegrator(Integrator):
                  loss_goal: float, t_max: float, rtol: float, atol: float,
                  krylov_dim: int, max_bdf_steps: int = 200) -> None:
         try:
-            from sksundae.cvode import CVODE, CVODEJacTimes
+            from sksundae.cvode import CVODE, CVODEJacTimes  # lazy: optional, cvode only
         except ImportError as err:  # pragma: no cover - pinned in envs/
             raise ImportError("method='cvode' needs scikit-sundae (pip install "
                               "scikit-sundae, pinned in envs/requirements.txt)") from err

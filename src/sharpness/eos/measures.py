@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from scipy.sparse.linalg import ArpackError, ArpackNoConvergence
 from torch import Tensor, nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from sharpness.curvature import HessianOperator, hutchinson_trace, model_mode, top_eigenvalues
 from sharpness.curvature.hvp import flatten, trainable_parameters
@@ -46,7 +47,7 @@ def single_threaded_blas() -> AbstractContextManager[Any]:
     measured). ``threadpoolctl`` is used when installed; otherwise nothing changes.
     """
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # lazy: optional dependency
     except ImportError:  # pragma: no cover - optional
         return nullcontext()
     return threadpool_limits(limits=1, user_api="blas")
@@ -59,7 +60,6 @@ def math_attention() -> AbstractContextManager[Any]:
     double backward ("derivative for _scaled_dot_product_flash_attention_for_cpu_backward is
     not implemented"), the math kernel has. Same function, so the same Hessian.
     """
-    from torch.nn.attention import SDPBackend, sdpa_kernel
 
     return sdpa_kernel([SDPBackend.MATH])
 

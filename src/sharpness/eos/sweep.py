@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from sharpness.device import resolve_device
 from sharpness.eos.flow import gradient_flow
 from sharpness.eos.measures import all_measures
 from sharpness.eos.measures import sharpness as lanczos_sharpness
@@ -40,8 +41,12 @@ from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
 from sharpness.runs.cache import cache_key, claim_dir
 from sharpness.runs.progress import say
-from sharpness.runs.seal import load_sealed, seal
+from sharpness.runs.seal import load_sealed, read_verified, seal
+from sharpness.train import TrainHooks, evaluate, per_example_loss, train
 from sharpness.train.checkpoint import safe_load
+from sharpness.train.config import validate_config
+from sharpness.train.data_prep import prepare_data
+from sharpness.train.model_io import build_run_model
 
 #: Defaults of a setting; the config overrides any of them.
 SETTING_DEFAULTS: dict[str, Any] = {
@@ -118,7 +123,6 @@ def engine_config(setting: dict[str, Any], lr: float, data_root: str) -> dict[st
 
 def mean_criterion(kind: str, num_classes: int) -> Any:
     """Mean of the engine's per-example loss (``0.5 ||f - onehot||^2`` or cross-entropy)."""
-    from sharpness.train import per_example_loss
 
     per = per_example_loss(kind, num_classes)
 
@@ -130,10 +134,6 @@ def mean_criterion(kind: str, num_classes: int) -> Any:
 def build_initial(setting: dict[str, Any], data_root: str) -> tuple[nn.Module, Any, Any]:
     """Model at its seeded init, the prepared data and the mean criterion - exactly as the
     training engine builds them, so the flow and every GD run share one initial point."""
-    from sharpness.device import resolve_device
-    from sharpness.train.config import validate_config
-    from sharpness.train.data_prep import prepare_data
-    from sharpness.train.model_io import build_run_model
 
     cfg = validate_config(engine_config(setting, 0.0, data_root))
     device = resolve_device(cfg["device"])
@@ -159,7 +159,6 @@ class SharpnessHook:
 def run_hooks(setting: dict[str, Any]) -> Any:
     """The measurement hooks of one run of ``setting`` (the eos sweep and ``bridges/sam_eos``):
     sharpness every ``sharpness_every`` steps, parameter norms on every logged step."""
-    from sharpness.train import TrainHooks
 
     return TrainHooks(sharpness=SharpnessHook(setting["lanczos_tol"], setting["seed"]),
                       metrics=parameter_norms)
@@ -175,7 +174,6 @@ FLOW_FILES = ("flow.json", "flow.npz")
 def flow_cache_key(setting: dict[str, Any], data_root: str) -> dict[str, Any]:
     """Cache key of a setting's gradient flow: every setting it reads, resolved, and the code
     of this module's closure (flow, measures, engine, models, data)."""
-    from sharpness.device import resolve_device
 
     settings = {k: v for k, v in resolve_setting(setting).items() if k not in NOT_FLOW_KEYS}
     settings.update(data_root=str(data_root), device=resolve_device(setting["device"]).type)
@@ -217,7 +215,6 @@ def run_flow(setting: dict[str, Any], out_dir: str | os.PathLike[str], data_root
     say(f"{label}: gradient flow ended {result.status} at t = {summary['t_end']:.4g} "
         f"(loss {summary['final_loss']:.4g}, {summary['cost']} gradient units): "
         f"s_GF = {summary['s_gf']:.4g}, eta_c = {summary['eta_c']:.4g}")
-    from sharpness.train import evaluate, per_example_loss
     test_loss, test_acc = evaluate(model, data.x_test, data.y_test,
                                    per_example_loss(setting["loss"], data.num_classes))
     summary.update(final_test_loss=test_loss, final_test_error=1.0 - test_acc,
@@ -319,7 +316,6 @@ def measured_run(setting: dict[str, Any], cfg: dict[str, Any], run_dir: Path,
     """Train one run of the grid (engine config ``cfg``) with :func:`run_hooks`, then its row:
     :func:`run_row` plus :func:`final_measures` and ``eta * S / 2``. ``initial`` is
     :func:`build_initial`'s ``(model, data, criterion)``; the model is overwritten."""
-    from sharpness.train import train
 
     lr = grid_point["lr"]
     say(f"{setting.get('label') or 'eos'}: GD run at eta = {lr:.4g} "
@@ -371,7 +367,6 @@ def run_setting(setting: dict[str, Any], out_dir: str | os.PathLike[str], *,
 
 def load_trajectory(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The step rows of a GD run's ``metrics.jsonl`` (for the trajectory figure)."""
-    from sharpness.runs.seal import read_verified
 
     rows = read_verified(Path(run_dir) / "metrics.jsonl", read_jsonl, what="eos trajectory")
     return [r for r in rows if r.get("kind") == "step"]

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from sharpness.runs.seal import read_verified
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+from sharpness.plots import new_figure
 
 DIVERGED_COLOR = "#d62728"
 
@@ -104,7 +106,6 @@ def tidy_rows(sweep: dict[str, Any], keys: Sequence[str], figure: str) -> list[d
 
 def logx(ax: Any) -> None:
     """Log x axis with plain major labels and no minor labels (they collide)."""
-    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
@@ -119,7 +120,6 @@ def sweep_figure(out: str | os.PathLike[str], sweeps: Sequence[dict[str, Any]], 
     """The figure builder (:func:`sharpness.plots.new_figure`) for a figure drawn from
     ``sweeps``: an ``n_rows`` x ``n_cols`` array of axes, ``w`` x ``h`` inches each, whose title
     names every stand-in data set the sweeps used."""
-    from sharpness.plots import new_figure
 
     return new_figure(out, n_rows, n_cols, figsize=(w * n_cols, h * n_rows), squeeze=False,
                       stand_ins=stand_ins_of(sweeps))

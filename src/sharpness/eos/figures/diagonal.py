@@ -10,15 +10,14 @@ import numpy as np
 
 from sharpness.eos.figures.common import DIVERGED_COLOR, logx, mark_diverged, mark_eta_c
 from sharpness.runs.seal import read_verified
+import matplotlib.pyplot as plt
+from sharpness.plots import method_color, new_figure
+from sharpness.eos.toy import CATALOG_EXAMPLE
 
 
 def fig_diagonal(toy_path: str | os.PathLike[str], out: str | os.PathLike[str]) -> None:
     """Toy model: d=2 zero-loss set with minimisers and GD end points; final S and ||beta||_1
     vs eta with eta_c and the catalog's numbers; risk of each solution under three teachers."""
-    import matplotlib.pyplot as plt
-
-    from sharpness.eos.toy import CATALOG_EXAMPLE
-    from sharpness.plots import method_color, new_figure
 
     toy = read_verified(toy_path, what="eos fig_diagonal")  # the toy job's recorded hash
     runs = toy["runs"]

@@ -25,6 +25,7 @@ from sharpness.eos.figures.common import (
     sweep_figure,
     tidy_rows,
 )
+import matplotlib.pyplot as plt
 
 NORMS = ("l1", "l2", "nuclear")
 BAND = 0.1  # the catalog's |eta S/2 - 1| < 0.1 check above 1.2 eta_c
@@ -74,7 +75,6 @@ def fig_phase(sweep_paths: Sequence[str | os.PathLike[str]], out: str | os.PathL
     """Final eta S/2, S relative to the flow's final S, and the relative l1/l2/nuclear norm change vs eta/eta_c, every
     setting on the same five panels (filled: converged; hollow: stopped at max_steps; x at the
     top: diverged). The caption counts each setting's evidence."""
-    import matplotlib.pyplot as plt
 
     sweeps = load_sweeps(sweep_paths)
     rows: list[dict[str, Any]] = []

@@ -22,6 +22,7 @@ from sharpness.eos.figures.common import (
     sweep_figure,
     tidy_rows,
 )
+from sharpness.claims.stats import separated_minimum, wilson_interval
 
 
 def n_test(sweep: dict[str, Any]) -> int:
@@ -37,7 +38,6 @@ def fig_test_vs_lr(sweep_paths: Sequence[str | os.PathLike[str]],
                    out: str | os.PathLike[str], dropped: dict[str, str] | None = None) -> None:
     """Test error (Wilson 95 % bars) and test loss vs eta, one panel per setting; a star
     where the lowest error is separated from both ends."""
-    from sharpness.claims.stats import separated_minimum, wilson_interval  # scipy: load late
 
     sweeps = load_sweeps(sweep_paths)
     ncol = min(4, len(sweeps))

@@ -14,6 +14,7 @@ from sharpness.eos.figures.common import (
     setting_label,
     sweep_figure,
 )
+import matplotlib.pyplot as plt
 
 # -- fig_trajectories --------------------------------------------------------------------------
 
@@ -40,9 +41,8 @@ def fig_trajectories(sweep_paths: Sequence[str | os.PathLike[str]],
                      out: str | os.PathLike[str], max_runs: int = 5) -> None:
     """Sharpness (with 2/eta), l2 norm and train loss over flow time t = step * eta for runs
     below and above eta_c, with the gradient-flow path; one row per setting."""
-    import matplotlib.pyplot as plt
 
-    from sharpness.eos.sweep import load_trajectory
+    from sharpness.eos.sweep import load_trajectory  # lazy: torch; every eos figure job imports this
     sweeps = load_sweeps(sweep_paths)
     rows: list[dict[str, Any]] = []
     notes = []
