@@ -29,14 +29,16 @@ from typing import Any
 
 import numpy as np
 
+from sharpness.claims.records import train_records_text
 from sharpness.claims.stats import seed_level_interval
 from sharpness.gradcam.background import mean_ci
+from sharpness.plots import method_color, new_figure, save_table
+from sharpness.runs.seal import read_verified
 
 
 def load_maps(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """The arrays of one ``maps.npz`` (a folder or the file), checked against the hash its job
     recorded (:func:`sharpness.runs.seal.read_verified`) before a number is drawn from it."""
-    from sharpness.runs.seal import read_verified
 
     path = Path(path)
     if path.is_dir():
@@ -196,7 +198,6 @@ def draw_figure(fig: Any, params: Mapping[str, Any],
     """Draw into ``fig`` the grid (data set x shown image rows; input + optimizer x init scale
     columns) and, below it, background share vs init scale per data set. Returns the tidy
     rows of every plotted number (one per map cell and one per share point)."""
-    from sharpness.plots import method_color
 
     keys = list(maps)
     first = maps[keys[0]]
@@ -272,7 +273,6 @@ def _train_text(arr: Mapping[str, np.ndarray], i: int, j: int) -> str:
     ledger's sanity check (empty for maps written before they were recorded)."""
     if "train_loss" not in arr:
         return ""
-    from sharpness.claims.records import train_records_text
 
     classes = int(arr["num_classes"])
     return train_records_text(
@@ -318,7 +318,6 @@ TABLE_COLUMNS = ["data set", "optimizer", "alpha", "background share", "minus GD
 def make_outputs(params: Mapping[str, Any], map_dirs: Mapping[str, str | os.PathLike[str]],
                  figure: str | os.PathLike[str], table: str | os.PathLike[str]) -> dict[str, Any]:
     """Build and save the figure grid and the table (with CSV and provenance)."""
-    from sharpness.plots import new_figure, save_table
 
     maps = {key: load_maps(path) for key, path in map_dirs.items()}
     level = float(params.get("ci_level", 0.95))

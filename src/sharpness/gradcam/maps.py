@@ -46,7 +46,7 @@ def gradcam_maps(model: nn.Module, images: torch.Tensor, labels: torch.Tensor,
                  layer: nn.Module | None = None, batch_size: int = 256) -> np.ndarray:
     """Grad-CAM maps (N, H, W), float32 in [0, 1], of ``images`` (N, C, H, W) for the logits
     of ``labels`` (N,), explained at ``layer`` (default :func:`target_layer`)."""
-    from pytorch_grad_cam import GradCAM
+    from pytorch_grad_cam import GradCAM  # lazy: pytorch_grad_cam; training imports this
     from pytorch_grad_cam.utils.model_targets import ClassifierOutputTarget
 
     if images.ndim != 4 or len(images) != len(labels):

@@ -25,8 +25,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from sharpness.data import load_dataset
 from sharpness.errors import ConfigError
+from sharpness.gradcam.maps import gradcam_maps
+from sharpness.gradcam.panel import select_panel
+from sharpness.io import atomic_save_npz, atomic_write_json
+from sharpness.runs.provenance import write_run_provenance
 from sharpness.runs.seal import read_verified
+from sharpness.train import load_trained_model, train
 
 SHARES_FILE = "maps.npz"
 RUNS_FILE = "runs.json"
@@ -81,9 +87,6 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
     Finished runs are skipped and killed runs resume (the engine's behaviour). Returns the
     summary written to ``out/runs.json``: one entry per run with its folder and final numbers.
     """
-    from sharpness.io import atomic_write_json
-    from sharpness.runs.provenance import write_run_provenance
-    from sharpness.train import train
 
     out = Path(out)
     entries = []
@@ -110,9 +113,7 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
 def load_panel_data(params: Mapping[str, Any], dataset: str, root: str = "data"
                     ) -> tuple[torch.Tensor, torch.Tensor, np.ndarray, np.ndarray, dict[str, Any]]:
     """Panel images, labels, test-set indices, background masks and the data info."""
-    from sharpness.data import load_dataset
-    from sharpness.gradcam.background import mask_from_config
-    from sharpness.gradcam.panel import select_panel
+    from sharpness.gradcam.background import mask_from_config  # lazy: scipy.stats; training skips
 
     spec = dataset_spec(params, dataset)
     root = spec.get("data_root", root)
@@ -137,11 +138,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     scales x seeds x panel images, ``test_acc``, ``train_loss`` and ``train_acc`` (O, A, S),
     ``num_classes``. Also ``out/provenance.json``.
     """
-    from sharpness.gradcam.background import background_share
-    from sharpness.gradcam.maps import gradcam_maps
-    from sharpness.io import atomic_save_npz
-    from sharpness.runs.provenance import write_run_provenance
-    from sharpness.train import load_trained_model
+    from sharpness.gradcam.background import background_share  # lazy: scipy.stats
 
     if threads:
         torch.set_num_threads(int(threads))

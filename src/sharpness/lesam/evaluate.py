@@ -88,7 +88,7 @@ def robustness_rows(run_dirs: Sequence[PathLike], *, radii: dict[str, list[float
 def rotation_rows(run_dirs: Sequence[PathLike], *, angles: Sequence[float]
                   ) -> list[dict[str, Any]]:
     """One row per (run, angle): accuracy on the test set rotated by ``angle`` degrees."""
-    from sharpness.data.rotated import rotate_images
+    from sharpness.data.rotated import rotate_images  # lazy: torchvision; rotation only
 
     rows = []
     for run in run_dirs:

@@ -37,6 +37,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sharpness.errors import ConfigError
+from sharpness.launch import processes
 from sharpness.mappings import deep_merge
 
 RUNS_DIR = "results/lesam/runs"
@@ -153,8 +155,6 @@ def one_job_groups(section: dict[str, Any], data: dict[str, Any]) -> dict[str, d
     above 1, torchrun) cannot share a process with others: it is a configuration error."""
     if not section.get("one_job_per_group"):
         return {}
-    from sharpness.errors import ConfigError
-    from sharpness.launch import processes
 
     out: dict[str, dict[str, Any]] = {}
     for rid, run in training_runs(section).items():

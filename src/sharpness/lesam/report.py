@@ -11,6 +11,7 @@ from typing import Any
 from sharpness.claims.reported import entries
 from sharpness.io import read_jsonl
 from sharpness.plots.methods import method_text
+from sharpness.runs.seal import read_verified
 
 #: LE-SAM numbers the summary of paper 002 reports, keyed by (item, key): the text of
 #: ``sharpness/claims/paper_reported.yaml`` (numbers and their sources live there)
@@ -102,7 +103,6 @@ def best_epoch(run_dir: str | Path) -> tuple[float | None, int | None]:
     """``(best test accuracy, its epoch)`` over the run's per-epoch evaluations
     (``metrics.jsonl`` rows of kind ``epoch``), as the LE-SAM, ESAM and GLMC loops keep it;
     ``(None, None)`` when the run evaluated no epoch."""
-    from sharpness.runs.seal import read_verified
 
     path = Path(run_dir) / "metrics.jsonl"
     if not path.exists():
@@ -121,7 +121,6 @@ def read_final(run_dir: str | Path) -> dict[str, Any]:
     stops the table with its name and the command that recomputes it, never a traceback),
     plus ``best_test_acc`` and ``best_epoch`` from its per-epoch evaluations
     (:func:`best_epoch`; computed, not stored)."""
-    from sharpness.runs.seal import read_verified
 
     path = Path(run_dir) / "final.json"
     final = read_verified(path, what="training run")

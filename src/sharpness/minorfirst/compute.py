@@ -30,6 +30,8 @@ from sharpness.diagonal import (
     simulate,
     single_example,
 )
+from sharpness.diagonal.discrete import run_steps
+from sharpness.diagonal.model import grad
 from sharpness.minorfirst.linf_depth import compute_linf_depth
 
 Arrays = dict[str, np.ndarray]
@@ -122,8 +124,6 @@ def unnormalised_sam(data: Any, theta0: np.ndarray, rho: float, eta: float, step
     the l2-SAM run beside it: the run that isolates the normalisation as the cause of
     minor-first (the paper's argument predicts it amplifies the major coordinate first, as GD
     does, because an unnormalised ε shrinks with the gradient at a small init)."""
-    from sharpness.diagonal.discrete import run_steps
-    from sharpness.diagonal.model import grad
 
     theta = np.array(theta0, dtype=float, copy=True)
     eta_b = np.full(theta.shape[0], float(eta))

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from sharpness.data.fetch import download_url
 from sharpness.errors import SharpnessError
 
 
@@ -70,7 +73,6 @@ PINNED: dict[str, PinnedWeights] = {
 def hub_checkpoints() -> Path:
     """The torch hub cache folder for weight files (``$TORCH_HOME/hub/checkpoints``), the one
     torchvision uses, so a file already downloaded by torchvision is found."""
-    import torch
 
     return Path(torch.hub.get_dir()) / "checkpoints"
 
@@ -105,7 +107,6 @@ def _refusal(path: Path, pin: PinnedWeights, why: str) -> str:
 
 def _download(pin: PinnedWeights, target: Path) -> None:
     """Download the file next to ``target`` and move it there only once it matches the pin."""
-    from sharpness.data.fetch import download_url
 
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(f".{target.name}.{os.getpid()}.part")
@@ -126,7 +127,6 @@ def load_pinned(name: str, *, download: bool = True) -> dict[str, Any]:
     (else :class:`PretrainedWeightsRefused`); without one it is downloaded (``download``) and
     checked before it is moved into the cache; offline, :class:`PretrainedWeightsUnavailable`
     says which file to put where. Read with ``torch.load(weights_only=True)``."""
-    import torch
 
     pin = PINNED[name]
     path = hub_checkpoints() / pin.file_name

@@ -14,6 +14,7 @@ from torch import nn
 from torchvision.models.resnet import BasicBlock, Bottleneck, ResNet
 
 from sharpness.models.common import GlobalAvgPool, scaled
+from sharpness.models.pretrained import load_pinned
 
 STAGE_PLANES = (64, 128, 256, 512)
 
@@ -93,8 +94,6 @@ def resnet50(num_classes: int, in_channels: int, image_size: int, width: float =
 
 
 def _load_imagenet_weights(model: ScaledResNet) -> None:
-    from sharpness.models.pretrained import load_pinned
-
     # never torchvision's get_state_dict: it unpickles a cached file without weights_only
     state = load_pinned("ResNet50_Weights.IMAGENET1K_V1")
     state = {k: v for k, v in state.items() if not k.startswith("fc.")}  # a fresh head

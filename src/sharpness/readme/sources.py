@@ -20,13 +20,19 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sharpness.claims.readme import read_ledger_csv, read_record, readme_block
 from sharpness.errors import SharpnessError
+from sharpness.optim.spec import specs_table
 from sharpness.readme.blocks import MEASURED_DIR
+from sharpness.readme.gallery import gallery_block
+from sharpness.readme.profiles import profiles_block
+from sharpness.readme.toy import toy_block
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,6 @@ PLAN_EXAMPLE = ("plan", "--gpu-hours", "100", "--configfile", "workflow/config/p
 def _plan(root: Path) -> str:
     """``sharpness plan``'s printout for 100 GPU-hours of the paper profile, without its last
     lines (they name the temporary files it wrote)."""
-    import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         text = _cli(root, *PLAN_EXAMPLE, "--out", str(Path(tmp) / "plan.yaml"))
@@ -134,20 +139,14 @@ def _counts(root: Path) -> str:
 
 
 def _eos_toy(root: Path) -> str:
-    from sharpness.readme.toy import toy_block
-
     return toy_block(root)
 
 
 def _gallery(root: Path) -> str:
-    from sharpness.readme.gallery import gallery_block
-
     return gallery_block(root / "docs" / "gallery")
 
 
 def _claims(root: Path) -> str:
-    from sharpness.claims.readme import read_ledger_csv, read_record, readme_block
-
     snapshot = claims_snapshot(root)
     return readme_block(read_ledger_csv(root / snapshot), snapshot, read_record(root / snapshot))
 
@@ -163,14 +162,10 @@ def claims_snapshot(root: Path) -> str:
 
 
 def _optimizers(root: Path) -> str:
-    from sharpness.optim.spec import specs_table
-
     return specs_table()
 
 
 def _profiles(root: Path) -> str:
-    from sharpness.readme.profiles import profiles_block
-
     return profiles_block(root)
 
 

@@ -13,13 +13,14 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from sharpness.eos.toy import DiagonalToy, gd, gradient_flow
+
 FINE = [round(0.4 + 0.005 * k, 3) for k in range(61)]  # 0.400, 0.405, ..., 0.700
 
 
 def _first_diverged(model: object, init: np.ndarray, etas: list[float], loss_goal: float,
                     max_steps: int) -> tuple[float | None, list[float]]:
     """The first diverging η of ``etas`` and the ones above it that converge again."""
-    from sharpness.eos.toy import gd
 
     status = {eta: gd(model, init, eta, loss_goal=loss_goal, max_steps=max_steps).status
               for eta in etas}
@@ -31,7 +32,6 @@ def _first_diverged(model: object, init: np.ndarray, etas: list[float], loss_goa
 
 def toy_block(root: Path) -> str:
     """The block's Markdown, from ``workflow/config/quick.yaml``'s ``eos.toy`` settings."""
-    from sharpness.eos.toy import DiagonalToy, gd, gradient_flow
 
     settings = yaml.safe_load((root / "workflow/config/quick.yaml").read_text())["eos"]["toy"]
     model = DiagonalToy(np.asarray(settings["x"], float), float(settings["y"]))
