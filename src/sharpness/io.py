@@ -90,7 +90,7 @@ def atomic_save_npz(path: str | os.PathLike[str], **arrays: np.ndarray) -> Path:
 
 def atomic_torch_save(path: str | os.PathLike[str], obj: Any) -> Path:
     """``torch.save`` through a temporary file (checkpoints survive a kill mid-write)."""
-    import torch
+    import torch  # lazy: torch; every job and command imports io
 
     with atomic_open(path, "wb") as handle:
         torch.save(obj, handle)

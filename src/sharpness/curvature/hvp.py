@@ -207,7 +207,7 @@ class HessianOperator:
 
     def as_linear_operator(self) -> LinearOperator:
         """A float64 ``scipy`` ``LinearOperator`` view (for ``eigsh``); products are counted."""
-        # imported here: every training job imports this package (BatchNorm modes), few use
+        # lazy: scipy; every training job imports this package (BatchNorm modes), few use
         # scipy's operators (about 0.15 CPU-s a process)
         from scipy.sparse.linalg import LinearOperator
 

@@ -60,7 +60,7 @@ def top_eigenvalues(
     start = operator.num_hvps
     if v0 is None:
         v0 = np.random.default_rng(seed).standard_normal(operator.dim)
-    from scipy.sparse.linalg import eigsh  # here: a training job imports this package
+    from scipy.sparse.linalg import eigsh  # lazy: scipy; training jobs import this package
 
     values, vectors = eigsh(
         operator.as_linear_operator(),

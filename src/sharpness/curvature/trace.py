@@ -60,7 +60,7 @@ def hutchinson_trace(
     mean = float(samples.mean())
     stderr = float(samples.std(ddof=1) / np.sqrt(num_samples))
     # imported here: scipy.stats costs about 1 CPU-s, which every training job would pay
-    from scipy import stats
+    from scipy import stats  # lazy: scipy.stats; training jobs import this package
 
     half = float(stats.t.ppf(0.5 + confidence / 2.0, df=num_samples - 1)) * stderr
     return TraceEstimate(mean, stderr, mean - half, mean + half, confidence, samples)

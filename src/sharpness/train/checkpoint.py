@@ -23,6 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from sharpness.io import atomic_torch_save
+from sharpness.runs.seal import load_sealed, seal, unseal
+
 
 class UnsafeCheckpointError(RuntimeError):
     """A checkpoint or model file holds pickled objects beyond tensors and plain containers."""
@@ -41,8 +44,6 @@ def safe_load(path: str | os.PathLike[str], map_location: str | torch.device = "
 
 def save(path: str | os.PathLike[str], state: dict[str, Any]) -> None:
     """Write a checkpoint atomically and record its hash in the folder's record."""
-    from sharpness.io import atomic_torch_save
-    from sharpness.runs.seal import seal
 
     path = Path(path)
     atomic_torch_save(path, state)
@@ -53,7 +54,6 @@ def load(path: str | os.PathLike[str], map_location: str | torch.device = "cpu"
          ) -> dict[str, Any] | None:
     """The checkpoint at ``path``, or ``None`` when there is none, or when it does not match
     its recorded hash or cannot be loaded (logged with the reason: the run starts over)."""
-    from sharpness.runs.seal import load_sealed
 
     path = Path(path)
     return load_sealed(path.parent, path.name,
@@ -89,7 +89,6 @@ def restore_rng_states(state: dict[str, Any]) -> None:
 def remove(path: str | os.PathLike[str]) -> None:
     """Delete a checkpoint once its run has finished (it must never be resumed again), and
     its hash from the folder's record."""
-    from sharpness.runs.seal import unseal
 
     path = Path(path)
     path.unlink(missing_ok=True)

@@ -59,7 +59,10 @@ from collections.abc import Callable
 from typing import Any
 
 from sharpness.errors import ConfigError, key_path, nonfinite
+from sharpness.models import MODELS, model_options
+from sharpness.optim import OPTIMIZERS
 from sharpness.runs.state import BLOW_UP_FACTOR
+from sharpness.train.distributed import check_config
 from sharpness.train.performance import refuse_fp16
 
 DEFAULTS: dict[str, Any] = {
@@ -271,16 +274,12 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in cfg["sources"].items()):
         raise _fail("sources", "must map setting names to source strings")
     _check_registries(cfg)
-    from sharpness.train.distributed import check_config
 
     check_config(cfg)
     return cfg
 
 
 def _check_registries(cfg: dict[str, Any]) -> None:
-    from sharpness.models import MODELS, model_options
-    from sharpness.optim import OPTIMIZERS
-
     if cfg["model"] not in MODELS:
         raise _fail("model", f"unknown model {cfg['model']!r}; known: {', '.join(sorted(MODELS))}")
     allowed = model_options(cfg["model"])

@@ -8,6 +8,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from sharpness.data import load_dataset
+from sharpness.errors import ConfigError
+
 
 @dataclass
 class PreparedData:
@@ -23,7 +26,6 @@ class PreparedData:
 
 def prepare_data(cfg: dict[str, Any], device: torch.device) -> PreparedData:
     """Load the config's data set (registry), subset it, keep/relabel classes, to device."""
-    from sharpness.data import load_dataset
 
     ds = load_dataset(cfg["dataset"], cfg["data_root"], train_size=cfg["train_size"],
                       test_size=cfg["test_size"])
@@ -33,7 +35,6 @@ def prepare_data(cfg: dict[str, Any], device: torch.device) -> PreparedData:
     if cfg["classes"] is not None:
         keep = torch.tensor(cfg["classes"])
         if int(keep.max()) >= num_classes or int(keep.min()) < 0:
-            from sharpness.errors import ConfigError
             raise ConfigError(f"train config key 'classes': {cfg['classes']} outside "
                               f"0..{num_classes - 1}")
         lut = torch.full((num_classes,), -1, dtype=torch.long)

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from sharpness.errors import ConfigError
 from sharpness.train.augment import CUTOUT_P, AugmentParams, apply_params, draw_params
 from sharpness.train.performance import batch_to_device
 
@@ -68,7 +69,6 @@ def keep_on_device(setting: bool | str, x: Tensor) -> bool:
     Image folders streamed from disk (:mod:`sharpness.data.folders`) never are."""
     if hasattr(x, "paths"):
         if setting is True:
-            from sharpness.errors import ConfigError
             raise ConfigError("train config key 'data_on_device': this data set is streamed "
                               "from image folders; use 'auto' or false")
         return False

@@ -62,10 +62,10 @@ from typing import Any
 
 import torch
 
-from sharpness.io import atomic_write_json
+from sharpness.io import atomic_write_json, read_json
 from sharpness.optim.eager import set_deterministic
 from sharpness.runs import cache
-from sharpness.runs.provenance import RunRecord
+from sharpness.runs.provenance import RunRecord, file_sha256
 from sharpness.runs.seal import load_sealed
 from sharpness.train import distributed as ddp
 from sharpness.train import status as run_status
@@ -125,7 +125,6 @@ def run_cache_key(cfg: dict[str, Any], device: torch.device, hooks: TrainHooks
     if hooks.settings:  # what the hooks measure with (e.g. a probe's interval)
         settings["hooks"] = hooks.settings
     if cfg.get("init_from"):  # the weights a fine-tuning run starts from are an input
-        from sharpness.runs.provenance import file_sha256
         settings["init_from_sha256"] = file_sha256(cfg["init_from"])
     return cache.cache_key("train_run", settings, roots)
 
@@ -153,7 +152,6 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
         cache.claim_dir(run_dir, key, what="training run", stale=RUN_FILES)
     final_path = run_dir / FINAL
     if final_path.exists():
-        from sharpness.io import read_json
         # reused only when final.json and model.pt match their recorded hashes (else logged)
         final = load_sealed(run_dir, FINAL, read_json, what="training run", also=(MODEL,))
         if final is not None and final.get("config_id") == run.config_id:

@@ -11,7 +11,10 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from sharpness.models import build_model
+from sharpness.runs.seal import verify_result
 from sharpness.train import checkpoint as ckpt
+from sharpness.train.batchnorm import freeze_batchnorm
 from sharpness.train.data_prep import PreparedData
 from sharpness.train.layout import MODEL
 
@@ -37,7 +40,6 @@ def build_run_model(cfg: dict[str, Any], data: PreparedData,
     """The config's model wrapped in the input standardisation (train-set statistics), on
     ``device`` (default: where the training data is). ``wrap(net, num_classes)`` replaces the
     bare network first (a training method's heads, e.g. GLMC's)."""
-    from sharpness.models import build_model
 
     c, h = data.x_train.shape[1], data.x_train.shape[2]
     net = build_model(cfg["model"], data.num_classes, c, h, width=cfg["width"],
@@ -45,8 +47,6 @@ def build_run_model(cfg: dict[str, Any], data: PreparedData,
     if wrap is not None:
         net = wrap(net, data.num_classes)
     if cfg.get("freeze_bn"):
-        from sharpness.train.batchnorm import freeze_batchnorm
-
         freeze_batchnorm(net)
     if cfg["normalize"] and hasattr(data.x_train, "channel_stats"):
         mean, std = data.x_train.channel_stats()  # streamed image folders (ImageNet statistics)
@@ -67,7 +67,6 @@ def _init_from(model: nn.Module, path: Path, exclude: tuple[str, ...] = ()) -> N
 
     The input statistics stay those of the new data. The file is another run's: it is checked
     against the hash that run recorded first (:func:`sharpness.runs.seal.verify_result`)."""
-    from sharpness.runs.seal import verify_result
 
     state = ckpt.safe_load(verify_result(path, what="init_from model"))["state_dict"]
     own = model.state_dict()
@@ -85,8 +84,6 @@ def load_trained_model(run_dir: str | os.PathLike[str], map_location: str = "cpu
     is checked against the hash the run recorded when it finished
     (:func:`sharpness.runs.seal.verify_result`) before it is loaded.
     """
-    from sharpness.models import build_model
-    from sharpness.runs.seal import verify_result
 
     path = verify_result(Path(run_dir) / MODEL, what="trained model")
     blob = ckpt.safe_load(path, map_location=map_location)
