@@ -102,7 +102,7 @@ def test_blow_up_rows_carry_each_runs_own_status_in_both(tmp_path, monkeypatch):
     divergence rule, sharpness.runs.state); neither reclassifies a run behind its back."""
     import torch
 
-    import sharpness.train
+    import sharpness.eos.sweep
     from sharpness.eos.sweep import build_initial, initial_loss, resolve_setting, run_setting
 
     setting = resolve_setting(dict(TINY_SETTING))
@@ -117,7 +117,7 @@ def test_blow_up_rows_carry_each_runs_own_status_in_both(tmp_path, monkeypatch):
                 "final_train_loss": start * 3, "final_train_acc": 0.1,
                 "final_test_loss": start * 3, "final_test_acc": 0.1}
 
-    monkeypatch.setattr(sharpness.train, "train", fake_train)
+    monkeypatch.setattr(sharpness.eos.sweep, "train", fake_train)  # the name sweep calls
     eos = run_setting(dict(TINY_SETTING), tmp_path / "eos", threads=1)
     bridge = run_sweep(SamEosParams.from_dict({"setting": dict(TINY_SETTING),
                                                "optimizers": [{"name": "gd"}]}),

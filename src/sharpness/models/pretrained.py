@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from sharpness.data.fetch import download_url
+from sharpness.data import fetch
 from sharpness.errors import SharpnessError
 
 
@@ -111,7 +111,7 @@ def _download(pin: PinnedWeights, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(f".{target.name}.{os.getpid()}.part")
     try:
-        download_url(pin.url, part, desc=pin.file_name)
+        fetch.download_url(pin.url, part, desc=pin.file_name)
         why = problem(part, pin)
         if why is not None:
             raise PretrainedWeightsRefused(_refusal(part, pin, f"the download is wrong: {why}"))
