@@ -51,9 +51,12 @@ offset_seeds(config)
 # (IncompleteFilesException, or its lock), the message ends with the run folders being
 # written now and by which live process, and says to wait before --rerun-incomplete
 # (sharpness.runs.lockinfo; `sharpness locks` prints the same list).
-from sharpness.runs.lockinfo import explain_refusals
+from snakemake.logging import logger as snakemake_logger
 
-explain_refusals(["results", config["data"]["root"]])
+from sharpness.runs.lockinfo import RefusalNote
+
+if not any(isinstance(h, RefusalNote) for h in snakemake_logger.handlers):
+    snakemake_logger.addHandler(RefusalNote(["results", config["data"]["root"]]))
 
 
 report: "workflow/report/workflow.rst"

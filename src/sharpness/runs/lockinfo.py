@@ -9,9 +9,10 @@ locks (:mod:`sharpness.runs.lock`, ``<parent>/.<name>.lock``, holder text inside
 Snakemake does not: which folder is held, by which process, and whether it is alive.
 
 :func:`held_folders` lists them; :func:`refusal_note` turns them into the lines added under
-Snakemake's refusal; :func:`explain_refusals` (called by the Snakefile while it plans) adds
-those lines whenever Snakemake stops with ``IncompleteFilesException`` or ``LockException``;
-``sharpness locks`` prints the same list. Read-only: nothing here takes or removes a lock.
+Snakemake's refusal; :class:`RefusalNote`, a plain logging handler that the Snakefile adds to
+Snakemake's logger while it plans, writes those lines whenever a record names
+``IncompleteFilesException`` or ``LockException``; ``sharpness locks`` prints the same list.
+Read-only: nothing here takes or removes a lock, and nothing here imports Snakemake.
 """
 
 from __future__ import annotations
@@ -105,8 +106,9 @@ def refusal_note(refusal: str, roots: Iterable[str | os.PathLike[str]] = ("resul
     return "\n".join([*lines, textwrap.fill(advice, 100, break_on_hyphens=False)])
 
 
-class _RefusalNote(logging.Handler):
-    """Writes :func:`refusal_note` under Snakemake's own message of a refusal."""
+class RefusalNote(logging.Handler):
+    """A logging handler that writes :func:`refusal_note` under a refusal's own message: the
+    Snakefile adds it to Snakemake's logger, whose error records name the exception."""
 
     def __init__(self, roots: list[str]) -> None:
         super().__init__(level=logging.ERROR)
@@ -122,18 +124,3 @@ class _RefusalNote(logging.Handler):
             return
         sys.stdout.flush()
         print(note, file=sys.stderr, flush=True)
-
-
-def explain_refusals(roots: Iterable[str | os.PathLike[str]] = ("results",)) -> None:
-    """Add :func:`refusal_note` under Snakemake's ``IncompleteFilesException`` and
-    ``LockException`` messages of this process (a handler on Snakemake's logger; once)."""
-    # lazy: snakemake is a development dependency, not the library's; only the Snakefile,
-    # which runs inside Snakemake, calls this (`sharpness locks` reads the rest of the module)
-    from snakemake.logging import logger
-
-    roots = [str(r) for r in roots]
-    for handler in logger.handlers:
-        if isinstance(handler, _RefusalNote):
-            handler.roots = roots
-            return
-    logger.addHandler(_RefusalNote(roots))
