@@ -120,7 +120,7 @@ def test_build_names_its_registration_and_shows_a_deviation(tmp_path: Path,
     check here: that check has its own tests)."""
     import sharpness.claims.ledger as ledger
     from sharpness.claims.model import ItemData
-    from sharpness.claims.registration import registration_path
+    from sharpness.claims.registration_files import registration_path
     from sharpness.cli import main
 
     claims = all_claims()
@@ -151,13 +151,21 @@ def test_build_names_its_registration_and_shows_a_deviation(tmp_path: Path,
     assert header.endswith("kind,n,p_raw,p_adj,to_settle")
     meta = json.loads((figures / "claims.json").read_text())
     assert meta["registration"]["deviations"][0]["verdict_registered"] == SUPPORTED
+    assert meta["registration"]["seeds"] == "as registered" and "**Seeds:**" not in text
+    # the same figures said to come from a run with other seeds: the ledger says so
+    assert main(["claims", "build", "--figures", str(figures), "--profile", "paper",
+                 "--registration", str(reg), "--seed-offset", "1000"]) == 0
+    assert "**Seeds:** the run's seed_offset is 1000" in (figures / "CLAIMS.md").read_text()
+    meta = json.loads((figures / "claims.json").read_text())
+    assert meta["registration"]["seed_offset"] == 1000
+    assert "registration's 0" in meta["registration"]["seeds"]
 
 
 @pytest.mark.parametrize("profile", ["quick", "evidence"])
 def test_committed_registrations_are_intact(profile: str) -> None:
     """The registrations the next runs are built under: readable, their id their content's,
     for their own profile, with every claim's code and parameters."""
-    from sharpness.claims.registration import registration_path
+    from sharpness.claims.registration_files import registration_path
 
     path = Path(__file__).resolve().parents[2] / registration_path(profile)
     record = read_registration(path)
@@ -165,3 +173,44 @@ def test_committed_registrations_are_intact(profile: str) -> None:
     assert all(bool(e["code"]) == bool(e["test"]) and "params" in e
                for e in record["claims"].values())
     assert sum(bool(e["code"]) for e in record["claims"].values()) > 50
+
+
+def test_a_second_look_is_registered_with_its_own_seeds(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    """`register --seed-offset N` writes PROFILE-seedN.json holding the seeds the run will use
+    (each moved by N), under its own id."""
+    from sharpness.cli import main
+
+    cfg = tmp_path / "evidence.yaml"
+    cfg.write_text(json.dumps(CONFIG))
+    folder = tmp_path / "docs" / "registration"
+    assert main(["claims", "register", "--profile", "evidence", "--config", str(cfg),
+                 "--seed-offset", "1000", "--out", str(folder / "evidence-seed1000.json")]) == 0
+    assert "seed offset 1000" in capsys.readouterr().out
+    record = read_registration(folder / "evidence-seed1000.json")
+    assert record["config"]["seed_offset"] == 1000
+    assert record["config"]["seeds"]["lesam.groups.g.seeds"] == [1000, 1001, 1002]
+    assert record["config"]["seeds"]["eos.settings.a.seed"] == 1003
+    assert record["id"] != registration("evidence", all_claims(), CONFIG, str(cfg))["id"]
+
+
+def test_the_registration_a_run_is_built_under(tmp_path: Path) -> None:
+    """Its own file first, else the profile's (whose seeds then read as a deviation)."""
+    from sharpness.claims.registration import seed_offset_mismatch
+    from sharpness.claims.registration_files import existing_registration, registration_path
+
+    assert registration_path("evidence", tmp_path, 1000).name == "evidence-seed1000.json"
+    assert existing_registration("evidence", 1000, tmp_path) is None
+    plain = registration_path("evidence", tmp_path)
+    plain.write_text("{}")
+    assert existing_registration("evidence", 1000, tmp_path) == plain
+    own = registration_path("evidence", tmp_path, 1000)
+    own.write_text("{}")
+    assert existing_registration("evidence", 1000, tmp_path) == own
+    record = registration("evidence", all_claims(), CONFIG)
+    assert seed_offset_mismatch(record, 0) is None
+    why = seed_offset_mismatch(record, 1000)
+    assert why is not None and "seed_offset is 1000, the registration's 0" in why
+    text = deviations_markdown([], record, 1000)
+    assert "**Seeds:** the run's seed_offset is 1000" in text
+    assert "**Seeds:**" not in deviations_markdown([], record, 0)

@@ -20,11 +20,19 @@ CLAIMS_INPUTS = [str(t) for t in ALL_TARGETS]
 CLAIMS_INPUTS += sorted({t.rsplit(".", 1)[0] + ".csv" for t in CLAIMS_INPUTS
                          if t.endswith((".pdf", ".md"))} - set(CLAIMS_INPUTS))
 
+# the registration the ledger is built under (docs/registration/PROFILE[-seedN].json, committed
+# before the run): an input, so a registration written later rebuilds the ledger against it
+from sharpness.claims.registration_files import existing_registration
+
+SEED_OFFSET = int(config.get("seed_offset", 0) or 0)
+REGISTRATION = existing_registration(config.get("profile", "quick"), SEED_OFFSET)
+
 
 rule claims:
     input:
         CLAIMS_INPUTS,
         plan=[PLAN["file"]] if PLAN else [],
+        registration=[str(REGISTRATION)] if REGISTRATION else [],
     output:
         md=report("figures/CLAIMS.md", caption="../report/claims.rst", category="claims",
                   labels={"item": "CLAIMS", "provenance": "ledger"}),
@@ -47,12 +55,13 @@ rule claims:
         profile=config.get("profile", "quick"),
         figures=lambda wildcards, output: os.path.dirname(output.md),
         plan=["--plan", PLAN["file"]] if PLAN else [],
+        seed_offset=SEED_OFFSET,
         # what would settle each inconclusive row, priced by the planner (it times steps on
         # this CPU for the evidence profile); the quick profile is the smoke test: no prices
         price=[] if config.get("profile", "quick") == "quick" else ["--price"],
     shell:
         "sharpness claims build --figures {params.figures:q} --profile {params.profile:q}"
-        " --out {output.md:q} {params.price:q} {params.plan:q} > {log:q} 2>&1"
+        " --seed-offset {params.seed_offset:q} --out {output.md:q} {params.price:q} {params.plan:q} > {log:q} 2>&1"
 
 
 ALL_TARGETS.append("figures/CLAIMS.md")

@@ -1,12 +1,14 @@
 """Registration before data: what every verdict of a profile is decided by, fixed before the run.
 
-``sharpness claims register --profile P`` writes ``docs/registration/P.json``
-(:func:`registration`): for every claim of ``claims.yaml`` a hash of its predicate's code and its
-registered parameters (the parameters themselves too, so that the verdict under them can be
-computed later), the profile's seed rules (``rules.yaml``), the seeds and sizes of the resolved
-profile config, the commit and the date. Committed before the run it registers, it is the
-record the ledger is compared with: :func:`deviations` lists each claim whose predicate code or
-parameters changed since, and :func:`deviation_rows` evaluates such a claim both ways.
+``sharpness claims register --profile P`` writes ``docs/registration/P.json`` (``P-seedN.json``
+for a run with ``--config seed_offset=N``; :func:`registration`): for every claim of
+``claims.yaml`` a hash of its predicate's code and its registered parameters (the parameters
+themselves too, so that the verdict under them can be computed later), the profile's seed rules
+(``rules.yaml``), the seeds (moved by the offset, as the run will use them) and sizes of the
+resolved profile config, the commit and the date. Committed before the run it registers, it is
+the record the ledger is compared with: :func:`deviations` lists each claim whose predicate code
+or parameters changed since, :func:`deviation_rows` evaluates such a claim both ways, and
+:func:`seed_offset_mismatch` names a run whose seeds are not the registered ones.
 
 The code hash is of the predicate function's own source, parsed and dumped without comments,
 docstrings or layout (:func:`code_hash`), with the values a factory bound into it (e.g. the
@@ -17,6 +19,7 @@ changed verdict, not as a deviation).
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import inspect
 import json
@@ -31,6 +34,7 @@ import yaml
 from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
 from sharpness.claims.model import Claim, ItemData, Predicate
 from sharpness.claims.rules import SeedRules, rules_for
+from sharpness.config.seeds import offset_seeds
 from sharpness.errors import SharpnessError
 from sharpness.runs.environment import code_version, now_iso
 
@@ -117,8 +121,10 @@ def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any
     parameters; ``id`` hashes that content (the same content registered twice has one id),
     ``git_commit``/``dirty``/``registered`` say when and from what it was written."""
 
+    resolved = copy.deepcopy(dict(config))
+    offset_seeds(resolved)  # the seeds the run will use, as the Snakefile moves them
     body = {"profile": profile, "rules": vars(rules_for(profile)),
-            "config": {"path": config_path, **config_facts(config)},
+            "config": {"path": config_path, **config_facts(resolved)},
             "claims": {c.id: claim_entry(c) for c in claims}}
     code = code_version()
     # the registrations themselves are not the code they register: a second profile written
@@ -128,11 +134,6 @@ def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any
     return {"id": hashlib.sha256(_canonical(body).encode()).hexdigest()[:16], **body,
             "git_commit": code.get("git_commit"), "dirty": dirty,
             "registered": now_iso()}
-
-
-def registration_path(profile: str, folder: str | Path = "docs/registration") -> Path:
-    """``docs/registration/<profile>.json``."""
-    return Path(folder) / f"{profile}.json"
 
 
 def read_registration(path: str | Path) -> dict[str, Any]:
@@ -205,16 +206,33 @@ def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
     return out
 
 
-def deviations_markdown(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any] | None
-                        ) -> str:
-    """The ledger's section "Deviations from the registration"."""
+def seed_offset_mismatch(record: Mapping[str, Any], seed_offset: int) -> str | None:
+    """Why a run with ``seed_offset`` is not the run ``record`` registered, or None when the
+    offsets agree (the registered seeds are the offset ones, so equal offsets mean equal seeds
+    for an unchanged profile config)."""
+    registered = int((record.get("config") or {}).get("seed_offset") or 0)
+    if registered == int(seed_offset):
+        return None
+    return (f"the run's seed_offset is {int(seed_offset)}, the registration's {registered}: "
+            "its seeds are not the registered ones (register the run with `sharpness claims "
+            f"register --profile {record.get('profile')} --seed-offset {int(seed_offset)}`)")
+
+
+def deviations_markdown(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any] | None,
+                        seed_offset: int = 0) -> str:
+    """The ledger's section "Deviations from the registration"; a run whose ``seed_offset``
+    is not the registered one is a deviation of its own, named first."""
     lines = ["## Deviations from the registration", ""]
     if record is None:
         return "\n".join(lines + ["No registration was given for this profile: every "
                                   "threshold is the one in `claims.yaml` at build time.", ""])
     lines.append(f"Registration `{record.get('id')}` (profile `{record.get('profile')}`, "
+                 f"seed offset {int((record.get('config') or {}).get('seed_offset') or 0)}, "
                  f"commit {str(record.get('git_commit') or '?')[:7]}, registered "
                  f"{str(record.get('registered') or '?')[:10]}).")
+    mismatch = seed_offset_mismatch(record, seed_offset)
+    if mismatch:
+        lines += ["", f"**Seeds:** {mismatch}."]
     if not rows:
         return "\n".join(lines + ["", "None: every claim's predicate code and parameters are "
                                       "the registered ones.", ""])

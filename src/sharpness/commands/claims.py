@@ -40,7 +40,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "profile's, from sharpness/claims/rules.yaml: 3, evidence 5)")
     build.add_argument("--registration", default=None, metavar="JSON",
                        help="the registration the ledger is compared with (default: "
-                            "docs/registration/PROFILE.json when it exists)")
+                            "docs/registration/PROFILE.json, or PROFILE-seedN.json for "
+                            "--seed-offset N, when it exists)")
+    build.add_argument("--seed-offset", type=int, default=0, metavar="N",
+                       help="the run's seed_offset (config key): picks its registration and "
+                            "is checked against it (default 0)")
     build.add_argument("--price", action="store_true",
                        help="price what would settle each inconclusive row with the planner "
                             "(workflow/config/{evidence,paper}.yaml; imports torch)")
@@ -50,8 +54,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     reg.add_argument("--profile", required=True, help="the profile to register")
     reg.add_argument("--config", default=None,
                      help="its config (default: workflow/config/PROFILE.yaml)")
+    reg.add_argument("--seed-offset", type=int, default=None, metavar="N",
+                     help="register the run with `--config seed_offset=N` (default: the "
+                          "config's own seed_offset, usually 0)")
     reg.add_argument("--out", default=None,
-                     help="where to write it (default: docs/registration/PROFILE.json)")
+                     help="where to write it (default: docs/registration/PROFILE.json, or "
+                          "PROFILE-seedN.json for an offset N)")
     reg.set_defaults(func=_register)
     cmp_ = sub.add_parser("compare", help="rows whose verdict or level moved between two "
                                           "ledgers")
@@ -93,8 +101,9 @@ def _build(args: argparse.Namespace) -> int:
         deviation_rows,
         deviations_markdown,
         read_registration,
-        registration_path,
+        seed_offset_mismatch,
     )
+    from sharpness.claims.registration_files import existing_registration, registration_path
     from sharpness.claims.rules import rules_for
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
@@ -107,7 +116,9 @@ def _build(args: argparse.Namespace) -> int:
     raw = evaluate(figures, args.profile, claims=claims, rules=rules, adjust=False)
     rows = [dict(r) for r in raw]
     adjust_multiplicity(rows, 1 - rules.level)
-    reg_file = Path(args.registration) if args.registration else registration_path(args.profile)
+    reg_file = (Path(args.registration) if args.registration
+                else existing_registration(args.profile, args.seed_offset)
+                or registration_path(args.profile, seed_offset=args.seed_offset))
     record = None
     if args.registration or reg_file.is_file():
         if not reg_file.is_file():
@@ -122,8 +133,9 @@ def _build(args: argparse.Namespace) -> int:
 
         rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    footer = deviations_markdown(devs, record)
-    registered = ({"id": record["id"], "file": str(reg_file),
+    footer = deviations_markdown(devs, record, args.seed_offset)
+    registered = ({"id": record["id"], "file": str(reg_file), "seed_offset": args.seed_offset,
+                   "seeds": seed_offset_mismatch(record, args.seed_offset) or "as registered",
                    "deviations": [{k: d[k] for k in ("id", "what", "verdict_now",
                                                      "verdict_registered", "p_adj_now",
                                                      "p_adj_registered")} for d in devs]}
@@ -137,6 +149,7 @@ def _build(args: argparse.Namespace) -> int:
                                       "plan": args.plan,
                                       "registration": record["id"] if record else None,
                                       "registration_file": str(reg_file) if record else None,
+                                      "seed_offset": args.seed_offset,
                                       "deviations": len(devs)},
                               inputs=[c for i in read if (c := figures / f"{i}.csv").is_file()],
                               outputs=written)
@@ -146,11 +159,8 @@ def _build(args: argparse.Namespace) -> int:
 
 def _register(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import all_claims
-    from sharpness.claims.registration import (
-        load_profile_config,
-        registration,
-        registration_path,
-    )
+    from sharpness.claims.registration import load_profile_config, registration
+    from sharpness.claims.registration_files import registration_path
     from sharpness.io import atomic_write_json
 
     config_path = args.config or f"workflow/config/{args.profile}.yaml"
@@ -158,12 +168,15 @@ def _register(args: argparse.Namespace) -> int:
     if config.get("profile") not in (None, args.profile):
         raise SharpnessError(f"--config {config_path} is the {config.get('profile')!r} "
                              f"profile, not {args.profile!r}")
+    if args.seed_offset is not None:
+        config["seed_offset"] = args.seed_offset
     record = registration(args.profile, all_claims(), config, config_path)
-    out = Path(args.out) if args.out else registration_path(args.profile)
+    offset = record["config"]["seed_offset"]
+    out = Path(args.out) if args.out else registration_path(args.profile, seed_offset=offset)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out, record)
     print(f"{out}: registration {record['id']} of {len(record['claims'])} claims "
-          f"(profile {args.profile}, commit {str(record['git_commit'] or '?')[:7]}"
+          f"(profile {args.profile}, seed offset {offset}, commit {str(record['git_commit'] or '?')[:7]}"
           f"{', uncommitted changes' if record['dirty'] else ''})")
     return 0
 
