@@ -214,3 +214,18 @@ def test_the_registration_a_run_is_built_under(tmp_path: Path) -> None:
     text = deviations_markdown([], record, 1000)
     assert "**Seeds:** the run's seed_offset is 1000" in text
     assert "**Seeds:**" not in deviations_markdown([], record, 0)
+
+
+def test_the_two_looks_are_registered_with_the_same_rules() -> None:
+    """The evidence profile's second look (seeds moved by 1000) decides every claim by the code,
+    parameters, rules and sizes of the first: only the seeds differ."""
+    root = Path(__file__).resolve().parents[2] / "docs" / "registration"
+    first = read_registration(root / "evidence.json")
+    second = read_registration(root / "evidence-seed1000.json")
+    assert second["claims"] == first["claims"] and second["rules"] == first["rules"]
+    assert second["config"]["sizes"] == first["config"]["sizes"]
+    assert second["config"]["seed_offset"] == 1000 and first["config"]["seed_offset"] == 0
+    for where, seeds in first["config"]["seeds"].items():
+        if where != "seed_offset":
+            moved = ([s + 1000 for s in seeds] if isinstance(seeds, list) else seeds + 1000)
+            assert second["config"]["seeds"][where] == moved, where
