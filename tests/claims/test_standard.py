@@ -115,6 +115,24 @@ def test_inconclusive_rows_say_what_would_settle_them() -> None:
     assert out["mf-l1"] == "" and "--price" in out["ls-cifar10-sam"]
 
 
+def test_every_unsettled_row_says_how() -> None:
+    """A null observed effect falls back on the paper's; a row not run names the runs it needs;
+    a deterministic row says that more runs cannot settle it."""
+    from sharpness.claims.stats import NOT_RUN
+
+    rules = rules_for("evidence")
+    rows = [{"id": "ls-cifar10-sam", "verdict": INCONCLUSIVE, "estimate": 1e-15,
+             "low": -2.27, "high": 2.27, "n": 5},
+            {"id": "ls-cifar100", "verdict": NOT_RUN},
+            {"id": "mf-linf-init", "verdict": INCONCLUSIVE}]
+    out = {r["id"]: r["to_settle"] for r in annotate_to_settle(rows, list(CLAIMS.values()),
+                                                               rules)}
+    assert "more than 1000 paired seeds" in out["ls-cifar10-sam"]
+    assert "paired seeds at the paper's effect 0.71" in out["ls-cifar10-sam"]
+    assert "at least 3 independent runs (has 0)" in out["ls-cifar100"]
+    assert "more runs cannot settle it" in out["mf-linf-init"]
+
+
 def test_compare_lists_moves_with_adjusted_p_values(tmp_path: Path) -> None:
     old = tmp_path / "old.csv"  # a snapshot written before the n/p columns existed
     old.write_text("id,verdict,level\nls-robust,inconclusive at this scale,weak\n"

@@ -1,14 +1,19 @@
 """What would settle an inconclusive ledger row: the runs it needs, the profile that has them, the price.
 
-Every inconclusive row of the ledger gets a ``to_settle`` cell (:func:`to_settle`):
+Every inconclusive row of the ledger, and every row not run in its profile, gets a
+``to_settle`` cell (:func:`to_settle`):
 
 * a row decided by a paired t interval: the paired seeds
   :func:`~sharpness.claims.stats.seeds_to_settle` finds for the observed effect and spread
-  (the spread read back from the interval); without an observed effect, the paper's reported
-  effect (:func:`sharpness.planning.power.reported_effect`) at the observed spread;
+  (the spread read back from the interval); without an observed effect, or with one too
+  small to settle at any count, the paper's reported effect
+  (:func:`sharpness.planning.power.reported_effect`) at the observed spread;
 * a count rule ("in k of n settings"): the settings at which the observed share's Wilson
   interval would clear the registered ``share`` (:func:`settings_to_settle`);
-* a row below the ``min_runs`` standard: the independent runs it lacks;
+* a row below the ``min_runs`` standard (a row not run: all of them): the independent runs it
+  lacks;
+* a deterministic row (no seeds): that more runs cannot settle it, the note says what is
+  missing;
 
 and, with configs to price against (``sharpness claims build --price``), the profile whose
 config has that many seeds for the claim's runs and the planner's price of the claim's runs
@@ -30,7 +35,13 @@ from scipy import stats as st
 
 from sharpness.claims.model import Claim
 from sharpness.claims.rules import SeedRules
-from sharpness.claims.stats import INCONCLUSIVE, MAX_SEEDS, seeds_to_settle, wilson_interval
+from sharpness.claims.stats import (
+    INCONCLUSIVE,
+    MAX_SEEDS,
+    NOT_RUN,
+    seeds_to_settle,
+    wilson_interval,
+)
 from sharpness.planning.claims_plan import claim_runs, get_path, run_prices, with_seeds
 from sharpness.planning.power import reported_effect
 
@@ -97,22 +108,30 @@ def runs_needed(row: Mapping[str, Any], claim: Claim, rules: SeedRules
                                            f"{est:.2f} (Wilson {rules.level:.0%} against "
                                            f"{claim.params['share']:g}; has {n})")
     sd = spread_from_interval(low, high, n, rules.level)
+    paper = _reported(claim.id)
+    beyond = ""  # the observed effect too small to settle at any count: said, then the paper's
     if math.isfinite(est) and est != 0 and math.isfinite(sd):
         need = seeds_to_settle(est, sd, alpha, rules.power, rules.min_seeds)
-        if need is None:
-            return None, (f"observed effect {est:+.3g} with spread {sd:.3g}: more than "
-                          f"{MAX_SEEDS} paired seeds (not there at a replication's scale)")
-        return need, (f"about {need} paired seeds at the observed effect {est:+.3g}, spread "
-                      f"{sd:.3g} ({rules.power:.0%} power, α = {alpha:.2g}; has {n})")
-    paper = _reported(claim.id)
+        if need is not None:
+            return need, (f"about {need} paired seeds at the observed effect {est:+.3g}, spread "
+                          f"{sd:.3g} ({rules.power:.0%} power, α = {alpha:.2g}; has {n})")
+        beyond = (f"observed effect {est:+.3g} with spread {sd:.3g}: more than {MAX_SEEDS} "
+                  "paired seeds (not there at a replication's scale)")
+        if paper is None:
+            return None, beyond
+        beyond += "; "
     if paper is not None and math.isfinite(sd):
         need = seeds_to_settle(paper[0], sd, alpha, rules.power, rules.min_seeds)
         if need is not None:
-            return need, (f"about {need} paired seeds at the paper's effect {paper[0]:g} "
-                          f"({paper[1]}) and the observed spread {sd:.3g}")
+            return need, (f"{beyond}about {need} paired seeds at the paper's effect "
+                          f"{paper[0]:g} ({paper[1]}) and the observed spread {sd:.3g}")
     if paper is not None:
-        return rules.min_seeds, (f"{rules.min_seeds} paired seeds to measure the spread, then "
-                                 f"the seeds for the paper's effect {paper[0]:g} ({paper[1]})")
+        return rules.min_seeds, (f"{beyond}{rules.min_seeds} paired seeds to measure the "
+                                 f"spread, then the seeds for the paper's effect {paper[0]:g} "
+                                 f"({paper[1]})")
+    if not claim.runs:
+        return None, ("deterministic (no seeds): more runs cannot settle it; the figure must "
+                      "record what the note says is missing, at the price of rerunning it")
     return None, "no interval and no reported effect: the runs needed cannot be computed"
 
 
@@ -181,8 +200,9 @@ def load_configs(folder: str | Path = "workflow/config") -> dict[str, dict[str, 
 
 def to_settle(row: Mapping[str, Any], claim: Claim, rules: SeedRules,
               configs: Mapping[str, Mapping[str, Any]] | None = None) -> str:
-    """The ``to_settle`` cell of one row: empty unless the row is inconclusive."""
-    if row.get("verdict") != INCONCLUSIVE:
+    """The ``to_settle`` cell of one row: empty unless the row is inconclusive or not run in
+    this profile (then: the runs the profile that has them would need, and their price)."""
+    if row.get("verdict") not in (INCONCLUSIVE, NOT_RUN):
         return ""
     runs, words = runs_needed(row, claim, rules)
     if runs is None or not configs:
