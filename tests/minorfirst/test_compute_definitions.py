@@ -77,6 +77,16 @@ def test_linf_depth_closed_form_and_the_jstar_rule():
                 if abs(g1 - rho) < 0.05 or abs(g2 - rho) < 0.05:
                     continue  # on the line alpha_j = rho the limit is a knife edge
                 assert s["labels"][int(sim[i, j])] == want, (L, g1, g2)
+        # plain GD from the same inits, read by the same reader: the j* rule at rho = 0 (at
+        # L = 2 that is e2 everywhere; at L = 3 argmax_j mu_j alpha_j, e1 where alpha_1 > 2 alpha_2)
+        gd = a[f"L{L}_phase_gd"]
+        assert gd.shape == sim.shape
+        for i, g1 in enumerate(grid):
+            for j, g2 in enumerate(grid):
+                assert s["labels"][int(gd[i, j])] == _jstar_limit(np.array([g1, g2]), mu, 0.0, L)
+        counts = next(q for q in s["phase"] if q["L"] == L)["gd_counts"]
+        assert sum(counts.values()) == gd.size
+        assert set(counts) == ({"e2"} if L == 2 else {"e1", "e2"})
 
 
 def test_l2_sequential_minor_first_under_l2_sam_major_throughout_under_gd():

@@ -115,6 +115,50 @@ def test_linf_depth_csv_gives_the_quoted_error_and_agreement(drawn):
         assert f"L={L}: {agree}/{len(part)} agree" in cap
 
 
+def test_linf_depth_csv_has_gds_limit_at_every_depth_and_grid_point(drawn):
+    """GD from every phase-grid init, read from its own run: e2 at L = 2 (w_j = alpha_j e^{mu_j s}
+    grows fastest along the major coordinate); at L = 3 the balanced GD flow w_j' = mu_j w_j^2
+    blows up first along argmax_j mu_j alpha_j (the j* rule at rho = 0), so large alpha_1 with
+    small alpha_2 ends at the minor e1."""
+    df, cap = drawn["linf_depth"]
+    mu = np.array(PARAMS["linf_depth"]["mu"])
+    phase, gd = (df[df["source"] == src] for src in ("phase", "gd_phase"))
+    key = ["L", "alpha_1", "alpha_2"]
+    assert len(gd) == len(phase) == 2 * 4 * 4
+    assert sorted(map(tuple, gd[key].to_numpy())) == sorted(map(tuple, phase[key].to_numpy()))
+    for row in gd.itertuples():
+        want = "e2" if row.L == 2 else f"e{int(np.argmax(mu * [row.alpha_1, row.alpha_2])) + 1}"
+        assert row.simulated == want, row
+    assert set(gd[gd["L"] == 2]["simulated"]) == {"e2"}
+    assert set(gd[gd["L"] == 3]["simulated"]) == {"e1", "e2"}  # this grid has both sides
+    for L, part in gd.groupby("L"):
+        counts = part["simulated"].value_counts().sort_index()
+        text = (f"{counts.index[0]} at {counts.iloc[0]}/{len(part)}" if len(counts) == 1 else
+                ", ".join(f"{k} at {n}" for k, n in counts.items()) + f" of {len(part)}")
+        assert f"L={L}: {text}" in cap
+
+
+def test_linf_init_sensitive_decides_on_the_computed_rows(drawn):
+    """With the figure's GD rows the claim's GD half is tested: no longer inconclusive."""
+    from sharpness.claims.ledger import all_claims, evaluate_claim
+    from sharpness.claims.model import ItemData
+    from sharpness.claims.stats import INCONCLUSIVE
+
+    df, _ = drawn["linf_depth"]
+    claim = next(c for c in all_claims() if c.id == "mf-linf-init")
+    data = {"minorfirst/linf_depth": ItemData("minorfirst/linf_depth", df, PARAMS["linf_depth"])}
+    row = evaluate_claim(claim, data, "paper")
+    assert row["verdict"] != INCONCLUSIVE, row
+    assert "GD: not recorded" not in row["value"]
+    gd = df[df["source"] == "gd_phase"]
+    for L, part in gd.groupby("L"):
+        assert f"L={L}: {', '.join(sorted(set(part['simulated'])))}" in row["value"].split("GD: ")[1]
+    # the same rows without GD's: the predicate cannot decide (the claim's note says why)
+    bare = {"minorfirst/linf_depth": ItemData("minorfirst/linf_depth",
+                                              df[df["source"] != "gd_phase"], {})}
+    assert evaluate_claim(claim, bare, "paper")["verdict"] == INCONCLUSIVE
+
+
 def _sequence(part: pd.DataFrame) -> list[int]:
     """Dominant coordinates (1-based) in order, ties dropped, from tidy share rows."""
     wide = part.pivot_table(index="s", columns="coord", values="share", sort=True)

@@ -72,6 +72,14 @@ def _phase_panel(f: Any, ax: Any, a: A, s: dict, p: dict, L: int) -> None:
     if bad.any():
         gi, gj = np.nonzero(bad)
         ax.plot(grid[gi], grid[gj], "rx", ms=6, label="simulation ≠ rule")
+    gd = a[f"L{L}_phase_gd"]
+    not_major = gd != s["labels"].index("e2")
+    if not_major.any():
+        gi, gj = np.nonzero(not_major)
+        ax.plot(grid[gi], grid[gj], "k.", ms=3, label=r"GD limit $\neq e_2$")
+    ax.text(0.98, 0.02, "GD: " + gd_text(gd, s["labels"]), transform=ax.transAxes,
+            ha="right", va="bottom", fontsize=6,
+            bbox={"facecolor": "white", "alpha": 0.9, "edgecolor": "0.5", "lw": 0.5})
     ph = find(s["phase"], L=L)
     ax.set_title(f"L={L} limit (simulated); rule agrees {ph['agree']}/{ph['points']}", fontsize=8)
     ax.set_xlabel(r"$\alpha_1$")
@@ -87,11 +95,23 @@ def _phase_panel(f: Any, ax: Any, a: A, s: dict, p: dict, L: int) -> None:
                 "simulated": s["labels"][int(sim[i, j])],
                 "rule": s["labels"][int(a[f"L{L}_phase_pred"][i, j])]}
                for i, g1 in enumerate(grid) for j, g2 in enumerate(grid))
+    f.add_rows({"L": L, "alpha_1": float(g1), "alpha_2": float(g2), "source": "gd_phase",
+                "simulated": s["labels"][int(gd[i, j])]}
+               for i, g1 in enumerate(grid) for j, g2 in enumerate(grid))
+
+
+def gd_text(gd: np.ndarray, labels: Sequence[str]) -> str:
+    """``"e2 at 144/144"`` or ``"e1 at 36, e2 at 108 of 144"``: GD's limits on a phase grid."""
+    found = [(labels[int(k)], int(n)) for k, n in zip(*np.unique(gd, return_counts=True),
+                                                       strict=True)]
+    if len(found) == 1:
+        return f"{found[0][0]} at {found[0][1]}/{gd.size}"
+    return ", ".join(f"{lab} at {n}" for lab, n in found) + f" of {gd.size}"
 
 
 def plot_linf_depth(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) -> None:
     """Closed form (lines) vs discrete l_inf-SAM (markers) at L=2, 3; phase diagrams with the
-    j* rule."""
+    j* rule and GD's limits from the same inits."""
     depths = p["depths"]
     with new_figure(out, 2, len(depths) + 1, figsize=(11, 6.4)) as f:
         for r, L in enumerate(depths):
@@ -112,6 +132,10 @@ def plot_linf_depth(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path]) ->
                f"rule (black lines: alpha_j = rho and the j* tie line); red crosses would mark "
                f"disagreements: "
                + "; ".join(f"L={q['L']}: {q['agree']}/{q['points']} agree" for q in s["phase"])
+               + ". Plain GD from the same inits (same step and horizon, same reader of the "
+               "limit; black dots mark grid points where its limit is not e2): "
+               + "; ".join(f"L={L}: {gd_text(a[f'L{L}_phase_gd'], s['labels'])}"
+                           for L in depths)
                + ".")
         f.save(cap, inputs=inputs, params=p, tight=True)
 

@@ -1,5 +1,6 @@
 """The ``linf_depth`` figure's computation: l_inf-SAM at depth L = 2 and 3, its closed form
-against discrete SAM and the flow, and the phase diagram of where long runs end (the j* rule).
+against discrete SAM and the flow, the phase diagram of where long runs end (the j* rule), and
+where plain GD ends from the same inits.
 
 Like every ``compute_<id>`` of :mod:`sharpness.minorfirst.compute` (whose ``COMPUTE`` table
 lists it), it takes the figure's config section and returns ``(arrays, summary)``.
@@ -22,6 +23,10 @@ from sharpness.diagonal import (
     single_example,
 )
 
+#: the limits' names as the figure's CSV writes them (e_j 1-based); the phase arrays' values
+#: index this tuple
+LABELS = ("e1", "e2", "0", "rho^L 1", "undecided")
+
 
 def _simulated_limit(beta_end: np.ndarray, beta0: np.ndarray, rho: float, L: int) -> str:
     """Read the limit of a long l_inf-SAM run: e_j, zero, rho (odd L: bounded by rho^L, rising)."""
@@ -37,7 +42,11 @@ def _simulated_limit(beta_end: np.ndarray, beta0: np.ndarray, rho: float, L: int
 
 
 def compute_linf_depth(p: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """l_inf-SAM at L=2, 3: closed form vs discrete SAM and flow; phase diagram of limits vs j* rule."""
+    """l_inf-SAM at L=2, 3: closed form vs discrete SAM and flow; phase diagram of limits vs j* rule.
+
+    ``L{L}_phase_gd`` holds the limit of plain GD (rescaled clock, the phase runs' step and
+    horizon) from every grid init, as indices into ``summary["labels"]``.
+    """
     mu = np.asarray(p["mu"], float)
     data = single_example(mu)
     rho = p["rho"]
@@ -84,6 +93,13 @@ def compute_linf_depth(p: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[s
         labels = ["e0", "e1", "zero", "rho", "undecided"]
         sim = np.array([labels.index(_simulated_limit(tr.beta[k, -1], tr.beta[k, 0], rho, L))
                         for k in range(len(alphas))])
+        # plain GD from the same inits, same step and horizon, read by the same reader (the
+        # claim's other half: which limit GD picks); at L >= 3 its runs blow up in finite s
+        # and are read at their last finite state
+        gd = simulate(data, init_batch(alphas, L, 2), "gd", eta=h, steps=int(p["s_phase"] / h),
+                      clock="rescaled", record_every=int(p["s_phase"] / h))
+        sim_gd = np.array([labels.index(_simulated_limit(gd.beta[k, -1], gd.beta[k, 0], rho, L))
+                           for k in range(len(alphas))])
         pred = []
         for alpha in alphas:
             kind, j = linf_limit(alpha, mu, rho, L)
@@ -92,9 +108,12 @@ def compute_linf_depth(p: dict[str, Any]) -> tuple[dict[str, np.ndarray], dict[s
         arrays[f"L{L}_grid"] = grid
         arrays[f"L{L}_phase_sim"] = sim.reshape(a1.shape)
         arrays[f"L{L}_phase_pred"] = pred.reshape(a1.shape)
+        arrays[f"L{L}_phase_gd"] = sim_gd.reshape(a1.shape)
         summary["phase"].append({"L": L, "points": int(len(alphas)),
                                  "agree": int(np.sum(sim == pred)),
-                                 "disagree_at": alphas[sim != pred].tolist()})
+                                 "disagree_at": alphas[sim != pred].tolist(),
+                                 "gd_counts": {k: int(np.sum(sim_gd == i)) for i, k in
+                                               enumerate(LABELS) if np.any(sim_gd == i)}})
     summary["max_rel_err_discrete"] = max(t["rel_err_discrete"] for t in summary["traj"])
-    summary["labels"] = ["e1", "e2", "0", "rho^L 1", "undecided"]
+    summary["labels"] = list(LABELS)
     return arrays, summary
