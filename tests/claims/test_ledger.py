@@ -183,3 +183,28 @@ def test_readme_findings_refuse_an_edited_run_ledger(tmp_path: Path, capsys) -> 
     assert main(["claims", "readme", "--ledger", str(ledger), "--readme", str(page)]) == 2
     assert f"{ledger} is not used" in capsys.readouterr().err
     assert "old" in page.read_text()
+
+
+def test_a_second_look_is_snapshotted_without_touching_the_readme(tmp_path: Path,
+                                                                   capsys) -> None:
+    """`claims snapshot` copies a run's ledger and its record (with the run's seed offset);
+    an edited ledger is refused and nothing is written."""
+    from sharpness.cli import main
+
+    fig = _figures(tmp_path)
+    assert main(["claims", "build", "--figures", str(fig), "--profile", "evidence",
+                 "--seed-offset", "1000"]) == 0
+    snap = tmp_path / "docs" / "claims_evidence_seed1000.csv"
+    snap.parent.mkdir()
+    assert main(["claims", "snapshot", "--ledger", str(fig / "claims.csv"),
+                 "--out", str(snap)]) == 0
+    assert snap.read_text() == (fig / "claims.csv").read_text()
+    record = json.loads(readme.record_path(snap).read_text())
+    assert record["profile"] == "evidence" and record["seed_offset"] == 1000
+    assert "run with every seed moved by 1000" in readme.describe_run(record)
+    assert "seed offset 1000" in capsys.readouterr().out
+    ledger = fig / "claims.csv"
+    ledger.write_text(ledger.read_text().replace("supported", "contradicted"))
+    other = tmp_path / "docs" / "other.csv"
+    assert main(["claims", "snapshot", "--ledger", str(ledger), "--out", str(other)]) == 2
+    assert f"{ledger} is not used" in capsys.readouterr().err and not other.exists()

@@ -147,8 +147,16 @@ def test_compare_lists_moves_with_adjusted_p_values(tmp_path: Path) -> None:
     assert [m["reversal"] for m in moved] == [False, True]
     text = compare_text(moved, "old.csv", "new.csv")
     assert "1 reversed direction (supported ↔ contradicted): ls-cost" in text
-    assert "| ls-robust | inconclusive at this scale | contradicted | weak | evidence | – | " \
-           "0.012 |" in text
+    assert "| ls-robust | inconclusive at this scale | contradicted | weak | evidence | – | – " \
+           "| – | 0.012 |" in text
+    # each run's estimate and interval (a count rule's share and Wilson interval) beside it
+    old.write_text("id,verdict,level,estimate,low,high\n"
+                   "eos-band,inconclusive at this scale,weak,0.667,0.354,0.879\n")
+    new.write_text("id,verdict,level,estimate,low,high,p_adj,n\n"
+                   "eos-band,contradicted,evidence,0.111,0.0199,0.435,,9\n")
+    (m,) = compare_ledgers(read_ledger_csv(old), read_ledger_csv(new))
+    assert (m["estimate_a"], m["estimate_b"]) == ("+0.667 [+0.354, +0.879]",
+                                                  "+0.111 [+0.0199, +0.435]")
 
 
 def test_a_figure_on_one_run_is_not_stamped_evidence() -> None:

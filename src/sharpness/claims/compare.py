@@ -49,7 +49,26 @@ def _moved(cid: str, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None
             "level_a": get(a, "level"), "level_b": get(b, "level"),
             "p_adj_a": get(a, "p_adj"), "p_adj_b": get(b, "p_adj"),
             "n_a": get(a, "n"), "n_b": get(b, "n"),
+            "estimate_a": _interval(a), "estimate_b": _interval(b),
             "reversal": {va, vb} == set(DECIDED)}
+
+
+def _interval(row: Mapping[str, Any] | None) -> str:
+    """``estimate [low, high]`` of a row (an effect and its interval, or a count rule's share
+    and its Wilson interval), ``–`` where the row has none."""
+    if row is None:
+        return "–"
+    try:
+        est = float(row.get("estimate") or "nan")
+    except ValueError:
+        return "–"
+    if est != est:
+        return "–"
+    try:
+        low, high = float(row.get("low") or "nan"), float(row.get("high") or "nan")
+    except ValueError:
+        low = high = float("nan")
+    return f"{est:+.3g}" + (f" [{low:+.3g}, {high:+.3g}]" if low == low and high == high else "")
 
 
 def _p(text: str) -> str:
@@ -59,18 +78,22 @@ def _p(text: str) -> str:
         return "–"
 
 
-def compare_text(moved: Sequence[Mapping[str, Any]], first: str, second: str) -> str:
-    """The moves as a Markdown table (A: ``first``, B: ``second``), reversals counted first."""
+def compare_text(moved: Sequence[Mapping[str, Any]], first: str, second: str,
+                 heading: bool = True) -> str:
+    """The moves as a Markdown table (A: ``first``, B: ``second``), reversals counted first;
+    ``heading``: the title line (none inside a generated block)."""
     reversals = [m["id"] for m in moved if m["reversal"]]
-    lines = [f"# Ledger comparison: A = `{first}`, B = `{second}`", "",
+    lines = ([f"# Ledger comparison: A = `{first}`, B = `{second}`", ""] if heading else []) + [
              f"{len(moved)} row(s) moved in verdict or level; {len(reversals)} reversed "
              "direction (supported ↔ contradicted)" + (f": {', '.join(reversals)}"
                                                        if reversals else "") + ".", ""]
     if moved:
-        lines += ["| id | verdict A | verdict B | level A | level B | adjusted p A | "
-                  "adjusted p B | n A | n B |", "|---|---|---|---|---|---:|---:|---:|---:|"]
+        lines += ["| id | verdict A | verdict B | level A | level B | estimate [interval] A | "
+                  "estimate [interval] B | adjusted p A | adjusted p B | n A | n B |",
+                  "|---|---|---|---|---|---|---|---:|---:|---:|---:|"]
         for m in moved:
             lines.append(f"| {m['id']} | {m['verdict_a']} | {m['verdict_b']} | "
-                         f"{m['level_a'] or '–'} | {m['level_b'] or '–'} | {_p(m['p_adj_a'])} | "
-                         f"{_p(m['p_adj_b'])} | {m['n_a'] or '–'} | {m['n_b'] or '–'} |")
+                         f"{m['level_a'] or '–'} | {m['level_b'] or '–'} | {m['estimate_a']} | "
+                         f"{m['estimate_b']} | {_p(m['p_adj_a'])} | {_p(m['p_adj_b'])} | "
+                         f"{m['n_a'] or '–'} | {m['n_b'] or '–'} |")
     return "\n".join(lines) + "\n"

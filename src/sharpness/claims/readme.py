@@ -49,9 +49,12 @@ def snapshot_record(ledger: str | Path) -> dict[str, Any]:
         record["git_commit"] = data.get("code", {}).get("git_commit")
         record["dirty"] = bool(data.get("code", {}).get("dirty"))
         record["built"] = data.get("ended") or data.get("started")
-        if (data.get("params") or {}).get("registration"):
-            record["registration"] = data["params"]["registration"]
-            record["deviations"] = data["params"].get("deviations")
+        params = data.get("params") or {}
+        if params.get("registration"):
+            record["registration"] = params["registration"]
+            record["deviations"] = params.get("deviations")
+        if params.get("seed_offset"):
+            record["seed_offset"] = int(params["seed_offset"])
     return record
 
 
@@ -72,6 +75,8 @@ def describe_run(record: Mapping[str, Any] | None) -> str:
     if not record or not record.get("profile"):
         return "the claims ledger of a pipeline run"
     text = f"the claims ledger of the {record['profile']}-profile run"
+    if record.get("seed_offset"):
+        text += f" with every seed moved by {record['seed_offset']}"
     if record.get("git_commit"):
         text += f" at commit {str(record['git_commit'])[:7]}"
         if record.get("dirty"):

@@ -77,6 +77,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     readme.add_argument("--check", action="store_true",
                         help="do not write; exit 1 if the block differs from the ledger")
     readme.set_defaults(func=_readme)
+    snap = sub.add_parser("snapshot", help="copy a run's ledger to a committed snapshot, with "
+                                           "its record, leaving the README as it is")
+    snap.add_argument("--ledger", default="figures/claims.csv",
+                      help="claims.csv of a run (default: figures/claims.csv)")
+    snap.add_argument("--out", required=True,
+                      help="the snapshot, e.g. docs/claims_evidence_seed1000.csv (its record "
+                           "goes beside it as <out>.record.json)")
+    snap.set_defaults(func=_snapshot)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -203,15 +211,13 @@ def _readme(args: argparse.Namespace) -> int:
         replace_block,
         snapshot_record,
     )
-    from sharpness.io import atomic_write_json, atomic_write_text
+    from sharpness.io import atomic_write_text
 
     ledger = Path(args.ledger)
     if not ledger.is_file():
         raise SharpnessError(f"--ledger {ledger}: no such file (build the ledger first)")
     if not record_path(ledger).is_file():  # a run's ledger, not a committed snapshot: checked
-        from sharpness.runs.seal import verify_result
-
-        verify_result(ledger, what="claims readme")
+        ledger = _run_ledger(args.ledger)
     rows = read_ledger_csv(ledger)
     readme = Path(args.readme)
     text = readme.read_text()
@@ -227,6 +233,35 @@ def _readme(args: argparse.Namespace) -> int:
         return 0
     atomic_write_text(readme, new)
     if args.snapshot:
-        atomic_write_text(args.snapshot, ledger.read_text())
-        atomic_write_json(record_path(args.snapshot), record)
+        _write_snapshot(ledger, Path(args.snapshot), record)
+    return 0
+
+
+def _run_ledger(path: str) -> Path:
+    """A run's ledger CSV, checked against the hash its build recorded."""
+    from sharpness.runs.seal import verify_result
+
+    ledger = Path(path)
+    if not ledger.is_file():
+        raise SharpnessError(f"--ledger {ledger}: no such file (build the ledger first)")
+    verify_result(ledger, what="claims ledger")
+    return ledger
+
+
+def _write_snapshot(ledger: Path, out: Path, record: dict) -> None:
+    from sharpness.claims.readme import record_path
+    from sharpness.io import atomic_write_json, atomic_write_text
+
+    atomic_write_text(out, ledger.read_text())
+    atomic_write_json(record_path(out), record)
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    from sharpness.claims.readme import snapshot_record
+
+    ledger = _run_ledger(args.ledger)
+    record = snapshot_record(ledger)
+    _write_snapshot(ledger, Path(args.out), record)
+    print(f"{args.out}: snapshot of {ledger} (profile {record.get('profile')}, seed offset "
+          f"{record.get('seed_offset', 0)}, commit {str(record.get('git_commit') or '?')[:7]})")
     return 0

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sharpness.claims.readme import read_ledger_csv, read_record, readme_block
+from sharpness.claims.compare import compare_ledgers, compare_text
+from sharpness.claims.readme import describe_run, read_ledger_csv, read_record, readme_block
 from sharpness.errors import SharpnessError
 from sharpness.optim.spec import specs_table
 from sharpness.readme.blocks import MEASURED_DIR
@@ -161,6 +162,23 @@ def claims_snapshot(root: Path) -> str:
                          "docs/claims_quick.csv): `sharpness claims readme --snapshot ...`")
 
 
+#: the evidence profile's two looks: seeds 0... and every seed moved by 1000
+SECOND_LOOK = ("docs/claims_evidence.csv", "docs/claims_evidence_seed1000.csv")
+
+
+def _second_look(root: Path) -> str:
+    first, second = SECOND_LOOK
+    if not (root / second).is_file():
+        return (f"No second run is committed yet (`{second}`): run the evidence profile with "
+                "`--config seed_offset=1000`, then `sharpness claims snapshot --out "
+                f"{second}`.\n")
+    runs = "; ".join(f"A = `{p}`: {describe_run(read_record(root / p))}" if k == 0 else
+                     f"B = `{p}`: {describe_run(read_record(root / p))}"
+                     for k, p in enumerate((first, second)))
+    moved = compare_ledgers(read_ledger_csv(root / first), read_ledger_csv(root / second))
+    return f"{runs}.\n\n" + compare_text(moved, first, second, heading=False)
+
+
 def _optimizers(root: Path) -> str:
     return specs_table()
 
@@ -177,6 +195,9 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
     Source("gallery", _gallery, "sharpness gallery --figures figures --out docs/gallery"),
     Source("claims", _claims, "sharpness claims readme --ledger figures/claims.csv "
                               "--snapshot docs/claims_evidence.csv"),
+    Source("second-look", _second_look, "sharpness claims snapshot --out "
+                                        "docs/claims_evidence_seed1000.csv (after a run with "
+                                        "--config seed_offset=1000)"),
     Source("profiles", _profiles, "sharpness readme refresh --only profiles"),
     Source("optimizers", _optimizers, "sharpness readme refresh --only optimizers"),
     _measured("budget-quick", "quick_budget.md", "bash benchmarks/quick_budget.sh"),
