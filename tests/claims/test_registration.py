@@ -229,3 +229,35 @@ def test_the_two_looks_are_registered_with_the_same_rules() -> None:
         if where != "seed_offset":
             moved = ([s + 1000 for s in seeds] if isinstance(seeds, list) else seeds + 1000)
             assert second["config"]["seeds"][where] == moved, where
+
+
+def _module(tmp_path: Path, name: str, source: str):
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"sharpness.claims.{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_changed_helper_is_a_deviation(tmp_path: Path) -> None:
+    """A helper the predicate calls (here through a second helper) is hashed with it: changing
+    the inner helper's threshold changes the hash, a docstring does not; a registration whose
+    helpers differ lists the claim."""
+    from sharpness.claims.registration import helpers_hash
+
+    body = ("def inner(x):\n    {doc}return x > {t}\n\ndef outer(x):\n    return inner(x)\n\n"
+            "def f(d):\n    return outer(d)\n")
+    a = helpers_hash(_module(tmp_path, "h1", body.format(doc="", t=1)).f)
+    assert helpers_hash(_module(tmp_path, "h2", body.format(doc="'a rule'\n    ", t=1)).f) == a
+    assert helpers_hash(_module(tmp_path, "h3", body.format(doc="", t=2)).f) != a
+    claims = all_claims()
+    record = registration("paper", claims, CONFIG)
+    record["claims"]["mf-l1"]["helpers"] = "0" * 64
+    (dev,) = deviations(record, claims)
+    assert dev["id"] == "mf-l1" and dev["what"] == ["helper code changed"]
+    # a registration written before helpers were hashed is not compared on them
+    del record["claims"]["mf-l1"]["helpers"]
+    assert deviations(record, claims) == []

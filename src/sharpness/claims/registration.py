@@ -12,8 +12,9 @@ or parameters changed since, :func:`deviation_rows` evaluates such a claim both 
 
 The code hash is of the predicate function's own source, parsed and dumped without comments,
 docstrings or layout (:func:`code_hash`), with the values a factory bound into it (e.g. the
-data set of a Grad-CAM claim); helpers it calls are not hashed (a change there shows as a
-changed verdict, not as a deviation).
+data set of a Grad-CAM claim); :func:`helpers_hash` covers the functions of the claims package
+it calls, directly or through each other (readers, intervals, count rules), so a change there is
+a deviation too (registrations written before that hash existed are not compared on it).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import hashlib
 import inspect
 import json
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,41 @@ def code_hash(test: Predicate) -> str:
     return hashlib.sha256((dumped + "\n" + "\n".join(cells)).encode()).hexdigest()
 
 
+#: helpers are hashed when they live in these packages: the claims code and what it decides with
+HELPER_PACKAGES = ("sharpness.claims",)
+
+
+def _called_functions(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
+    """The plain functions of :data:`HELPER_PACKAGES` that ``fn`` names (globals it reads,
+    callables a factory bound into it)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    found = [fn.__globals__.get(name) for name in sorted(names)]
+    found += [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())
+              if callable(c.cell_contents)]
+    return [f for f in found if inspect.isfunction(f)
+            and str(getattr(f, "__module__", "")).startswith(HELPER_PACKAGES)]
+
+
+def helpers_hash(test: Predicate) -> str:
+    """SHA-256 over every helper the predicate calls, directly or through another helper, in
+    the claims package (:data:`HELPER_PACKAGES`), each normalised as :func:`code_hash` does:
+    a change in a shared helper (a reader, an interval, a count rule) is a deviation too."""
+    seen: dict[str, tuple[str, str]] = {}  # by module and name; hashed by name and code
+    todo = list(_called_functions(test))
+    while todo:
+        fn = todo.pop()
+        key = f"{fn.__module__}.{fn.__qualname__}"
+        if key in seen or fn is test:
+            continue
+        seen[key] = (fn.__qualname__, code_hash(fn))
+        todo += _called_functions(fn)
+    return hashlib.sha256(_canonical(sorted(seen.values())).encode()).hexdigest()
+
+
 def _canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
 
@@ -78,6 +114,7 @@ def claim_entry(claim: Claim) -> dict[str, Any]:
     """What the registration holds of one claim."""
     return {"test": claim.test.__name__ if claim.test is not None else None,
             "code": code_hash(claim.test) if claim.test is not None else None,
+            "helpers": helpers_hash(claim.test) if claim.test is not None else None,
             "params": dict(claim.params), "params_hash": params_hash(claim.params),
             "kind": claim.kind, "runs": claim.runs}
 
@@ -162,6 +199,9 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim]) -> list[dict[
         what = []
         if now["code"] != entry.get("code"):
             what.append("predicate code changed")
+        # registrations written before helpers were hashed hold no "helpers": not compared
+        if "helpers" in entry and now["helpers"] != entry["helpers"]:
+            what.append("helper code changed")
         if now["params_hash"] != entry.get("params_hash"):
             changed = sorted(k for k in set(now["params"]) | set(entry.get("params") or {})
                              if now["params"].get(k) != (entry.get("params") or {}).get(k))
