@@ -208,3 +208,40 @@ def test_a_second_look_is_snapshotted_without_touching_the_readme(tmp_path: Path
     other = tmp_path / "docs" / "other.csv"
     assert main(["claims", "snapshot", "--ledger", str(ledger), "--out", str(other)]) == 2
     assert f"{ledger} is not used" in capsys.readouterr().err and not other.exists()
+
+
+def test_settle_recomputes_only_the_to_settle_column(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys) -> None:
+    """`claims settle` rewrites a committed snapshot's to_settle cells with today's planner,
+    keeps every other cell byte for byte, and notes the recomputation in its record."""
+    import csv
+    import shutil
+
+    import sharpness.planning.settle as settle
+    from sharpness.cli import main
+
+    monkeypatch.setattr(settle, "load_configs", lambda: {})  # no pricing: not timed here
+    snap = tmp_path / "claims_evidence.csv"
+    shutil.copy(ROOT / "docs" / "claims_evidence.csv", snap)
+    shutil.copy(readme.record_path(ROOT / "docs" / "claims_evidence.csv"),
+                readme.record_path(snap))
+    rows = list(csv.DictReader(snap.open()))
+    for row in rows:  # an old snapshot: nothing said what would settle a row
+        row["to_settle"] = ""
+    with snap.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    assert main(["claims", "settle", "--ledger", str(snap)]) == 0
+    after = list(csv.DictReader(snap.open()))
+    assert [{k: v for k, v in r.items() if k != "to_settle"} for r in after] == \
+        [{k: v for k, v in r.items() if k != "to_settle"} for r in rows]
+    unsettled = [r for r in after if r["verdict"] in ("inconclusive at this scale",
+                                                      "not run in this profile")]
+    assert unsettled and all(r["to_settle"] for r in unsettled)
+    assert all(not r["to_settle"] for r in after if r not in unsettled)
+    note = json.loads(readme.record_path(snap).read_text())["to_settle_recomputed"]
+    assert note["rows_changed"] == len(unsettled) and "recomputed" in capsys.readouterr().out
+    # a run's ledger is not a snapshot: refused
+    assert main(["claims", "settle", "--ledger", str(tmp_path / "claims.csv")]) == 2

@@ -85,6 +85,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="the snapshot, e.g. docs/claims_evidence_seed1000.csv (its record "
                            "goes beside it as <out>.record.json)")
     snap.set_defaults(func=_snapshot)
+    settle = sub.add_parser("settle", help="recompute a committed snapshot's to_settle column "
+                                           "with today's planner (verdicts untouched)")
+    settle.add_argument("--ledger", required=True,
+                        help="a committed snapshot, e.g. docs/claims_evidence.csv (its record "
+                             "<snapshot>.record.json notes the recomputation)")
+    settle.add_argument("--profile", default=None,
+                        help="the profile whose rules apply (default: the snapshot record's)")
+    settle.set_defaults(func=_settle)
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -264,4 +272,33 @@ def _snapshot(args: argparse.Namespace) -> int:
     _write_snapshot(ledger, Path(args.out), record)
     print(f"{args.out}: snapshot of {ledger} (profile {record.get('profile')}, seed offset "
           f"{record.get('seed_offset', 0)}, commit {str(record.get('git_commit') or '?')[:7]})")
+    return 0
+
+
+def _settle(args: argparse.Namespace) -> int:
+    from sharpness.claims.ledger import all_claims, to_csv
+    from sharpness.claims.readme import read_ledger_csv, read_record, record_path
+    from sharpness.claims.rules import rules_for
+    from sharpness.io import atomic_write_json, atomic_write_text
+    from sharpness.planning.settle import annotate_to_settle, load_configs
+    from sharpness.runs.environment import code_version, now_iso
+
+    ledger = Path(args.ledger)
+    record = read_record(ledger) if ledger.is_file() else None
+    if record is None:
+        raise SharpnessError(f"--ledger {ledger}: not a committed snapshot (no "
+                             f"{record_path(ledger)}); a run's ledger is rebuilt with "
+                             "`sharpness claims build`")
+    profile = args.profile or record.get("profile") or "quick"
+    rows = read_ledger_csv(ledger)
+    new = annotate_to_settle(rows, all_claims(), rules_for(profile), load_configs())
+    changed = sum(a.get("to_settle") != b["to_settle"] for a, b in zip(rows, new, strict=True))
+    code = code_version()
+    atomic_write_text(ledger, to_csv(new))
+    record["to_settle_recomputed"] = {"git_commit": code.get("git_commit"),
+                                      "dirty": code.get("dirty"), "at": now_iso(),
+                                      "rows_changed": changed}
+    atomic_write_json(record_path(ledger), record)
+    print(f"{ledger}: to_settle recomputed for {profile} ({changed} row(s) changed); the "
+          "verdicts, estimates and p-values are those of its run")
     return 0
