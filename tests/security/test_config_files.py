@@ -10,6 +10,7 @@ the Snakefile stops at a file holding a template, saying what already ran.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,15 @@ def test_a_yte_configfile_is_refused_at_planning_and_its_code_runs_only_once(
     assert f"config file '{path}', key __use_yte__" in out
     assert "its code has run once" in out
     assert marker.read_text() == "ran\n"
+
+
+def test_make_with_a_config_checks_it_before_snakemake_reads_it(tmp_path) -> None:
+    """`make CONFIG=my.yaml` runs `sharpness config check` first, as its own recipe line, so
+    a refusal stops make before Snakemake loads the file (`make -n` prints, runs nothing)."""
+    proc = subprocess.run(["make", "-n", "-C", str(REPO), "run", "CONFIG=my.yaml",
+                           f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True,
+                          check=True)
+    lines = [line for line in proc.stdout.splitlines() if "sharpness" in line
+             or "snakemake" in line]
+    assert lines == [f"{tmp_path / 'venv'}/bin/sharpness config check my.yaml",
+                     f"{tmp_path / 'venv'}/bin/snakemake --cores all --configfile my.yaml"]

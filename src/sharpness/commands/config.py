@@ -42,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_check(args: argparse.Namespace) -> int:
     """Read every file as plain data, then (unless ``--plain``) check their merge; a problem
     is a :class:`~sharpness.errors.ConfigError` naming the file or the key."""
+    # lazy: jsonschema and the experiment modules; every `sharpness` start builds this parser
     from sharpness.config.check import check_config
     from sharpness.config.plain import read_plain_config
     from sharpness.config.profiles import compose, is_whole_profile
