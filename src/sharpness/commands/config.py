@@ -54,6 +54,6 @@ def run_check(args: argparse.Namespace) -> int:
     base = None if args.base == "none" else read_plain_config(args.base)
     check_config(compose(layers, base), args.schema)
     merged = ("" if base is None or any(is_whole_profile(layer) for layer in layers)
-              else f", merged over {args.base},")
-    print(f"plain data{merged} valid against {args.schema}: {', '.join(args.files)}")
+              else f" merged over {args.base}")
+    print(f"plain data, valid against {args.schema}{merged}: {', '.join(args.files)}")
     return 0
