@@ -15,7 +15,7 @@ import pytest
 
 from sharpness import escape
 from sharpness.claims.ledger import markdown as ledger_markdown
-from sharpness.plots.save import table_latex, table_markdown
+from sharpness.plots.save import save_table, table_latex, table_markdown
 from sharpness.readme.gallery import drawn_by
 
 HOSTILE = ["^^5c", "{", "}", "$", "\\", "%", "&", "#", "_", "|", "\n",
@@ -131,3 +131,18 @@ def test_the_gallery_escapes_what_a_run_recorded(text) -> None:
     assert read_markdown(profile) == _shown(text)
     level = re.search(r"evidence level \*\*(.*)\*\*$", line)
     assert level is not None and read_markdown(level[1]) == _shown(text)
+
+
+def test_a_saved_table_escapes_its_stand_in_label_in_tex_and_md(tmp_path) -> None:
+    """The issue's row end to end: a stand-in label with ``^^5c``, ``{``, ``$`` and an
+    ``<img onerror>`` reaches the .tex caption and the .md caption as text."""
+    out = tmp_path / "figures" / "lesam" / "table_x.md"
+    out.parent.mkdir(parents=True)
+    save_table(out, rows=[{"optimizer": "sam", "acc": 0.5}], columns=["optimizer", "acc"],
+               caption="Accuracy.", stand_ins=[ALL])
+    tex = out.with_suffix(".tex").read_text()
+    caption = re.search(r"\\caption\{(.*)\}\n\\end\{table\}", tex, re.S)
+    assert caption is not None and _shown(ALL) in read_latex(caption[1])
+    md_caption = out.read_text().split("\n\n")[1].strip()
+    assert _shown(ALL) in read_markdown(md_caption[1:-1])
+    assert "<img" not in out.read_text() and "^^" not in tex
