@@ -1,4 +1,4 @@
-"""Config files read as plain data: YAML's safe constructors, no tags, no aliases, no templates.
+"""Config files read as plain data: YAML's safe constructors, no tag, no template, bounded aliases.
 
 Snakemake reads a ``--configfile`` (and a profile's ``config.yaml``) through yte, which runs
 the Python in a file that starts with ``__use_yte__: true``: ``__definitions__`` and
@@ -48,7 +48,7 @@ class _Refused(Exception):
 
 
 class _PlainLoader(yaml.SafeLoader):
-    """The safe loader, refusing tags, aliases and repeated keys with the key path."""
+    """The safe loader, refusing tags and repeated keys with the key path."""
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
