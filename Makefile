@@ -1,6 +1,9 @@
 # The README's two commands:
 #   make        set up .venv (pinned stack + this package) and run the whole pipeline (quick profile)
 #   make test   same set-up, then the fast tier of the offline tests (no workflow plans)
+#   make CONFIG=my.yaml   the pipeline with your config merged over the default profile, after
+#               `sharpness config check` has read it as plain data and checked it (a config
+#               from elsewhere must never reach Snakemake unchecked: docs/security.md)
 # Test tiers (pytest markers; CONTRIBUTING.md says what goes where; .ci/run runs the first two):
 #   make test           unit and integration tests: not slow, not paper, not workflow
 #   make test-workflow  plans and runs of the Snakemake workflow, README commands, concurrency
@@ -11,6 +14,7 @@ PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 CORES  ?= all
+CONFIG ?=
 STAMP  := $(VENV)/.installed
 
 .PHONY: all run test test-workflow test-slow test-paper lint clean-results
@@ -26,7 +30,12 @@ $(STAMP): $(BIN)/python envs/requirements.txt pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
+ifneq ($(strip $(CONFIG)),)
+	$(BIN)/sharpness config check $(CONFIG)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(CONFIG)
+else
 	$(BIN)/snakemake --cores $(CORES)
+endif
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not paper and not workflow" -q

@@ -20,11 +20,17 @@ configfile: "workflow/config/quick.yaml"
 # does) replaces the default quick.yaml instead of being merged over it; files that only
 # change some settings are merged over the last profile (sharpness.config.profiles, the rule
 # `sharpness cost` and `sharpness plan` read a profile by).
-from snakemake.common.configfile import load_configfile
-
+# Each file is read again as plain data (sharpness.config.plain), never through Snakemake's
+# loader, which evaluates yte templates: a file holding one (`__use_yte__`, `?`-expressions,
+# `__definitions__`), a YAML tag or a repeated key stops the workflow here, the key named.
+# Snakemake itself has already evaluated a file with `__use_yte__: true` before this line:
+# check configs from elsewhere with `sharpness config check FILE` first (docs/security.md).
+from sharpness.config.plain import read_plain_config, refuse_templates
 from sharpness.config.profiles import compose, is_whole_profile
 
-_given = [load_configfile(f) for f in workflow.config_settings.configfiles]
+_given = [read_plain_config(f, loaded_by_snakemake=True)
+          for f in workflow.config_settings.configfiles]
+refuse_templates(config, "the config (with --config)")
 if any(is_whole_profile(c) for c in _given):
     _merged = compose(_given, overrides=dict(workflow.config_settings.config or {}))
     config.clear()

@@ -29,7 +29,7 @@ def test_reference_lists_every_key_with_its_default():
     text = render(SCHEMA)
     assert "| `data.download` | boolean | `true` |" in text
     assert "| `lr` | number, >= 0 | `0.1` |" in text  # training settings, once
-    assert ("| `lesam.groups.<name>.seeds` | list of (integer, >= 0), at most 1000 items, "
+    assert ("| `lesam.groups.<name>.seeds` | list of (integer, >= 0, <= 2147483647), at most 1000 items, "
             "required |") in text
     assert "| `lesam.groups.<name>.init_from` | list of [name](#names-and-bounds) |" in text
     assert "(requires mu, multi, alphas, rhos, h, steps, record_every)" in text

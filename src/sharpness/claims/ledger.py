@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness import escape
 from sharpness.claims.catalog import load_claims
 from sharpness.claims.model import (
     EVIDENCE,
@@ -200,10 +201,6 @@ def _p_text(row: Mapping[str, Any]) -> str:
     return f"{raw} → {float(row['p_adj']):.2g}" if _finite(row.get("p_adj")) else raw
 
 
-def _md_escape(text: Any) -> str:
-    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
-
-
 def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "",
              rules: SeedRules | None = None, footer: str = "") -> str:
     """The ledger as Markdown: counts, then one table per paper."""
@@ -234,11 +231,13 @@ def markdown(rows: Sequence[Mapping[str, Any]], profile: str, header: str = "",
             if r["paper"] != paper:
                 continue
             figs = r["provenance"] or r["items"]
-            lines.append("| " + " | ".join(_md_escape(x) for x in (
+            cells = [escape.markdown("" if x is None else x) for x in (
                 r["id"], r.get("kind", "claim"), f"{r['claim']} ({r['source']})",
-                r["predicate"], r["value"], f"**{r['verdict']}**", r["level"],
+                r["predicate"], r["value"], r["verdict"], r["level"],
                 "" if r.get("n") is None else r["n"], _p_text(r), figs.replace(";", "; "),
-                r["note"], r.get("to_settle", ""))) + " |")
+                r["note"], r.get("to_settle", ""))]
+            cells[5] = f"**{cells[5]}**"  # the ledger's own emphasis, around escaped text
+            lines.append("| " + " | ".join(cells) + " |")
     if footer:
         lines += ["", footer.rstrip("\n")]
     return "\n".join(lines) + "\n"

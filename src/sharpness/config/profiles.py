@@ -14,9 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from sharpness.errors import ConfigError
+from sharpness.config.plain import read_plain_config
 from sharpness.mappings import deep_merge
 
 DEFAULT_PROFILE = "workflow/config/quick.yaml"
@@ -41,15 +39,10 @@ def compose(files: Sequence[Mapping[str, Any]], base: Mapping[str, Any] | None =
 
 
 def read_config_file(name: str | Path) -> dict[str, Any]:
-    """One YAML config file as a mapping; a missing file or another YAML type is a
+    """One YAML config file as a mapping of plain data (:mod:`sharpness.config.plain`: no yte
+    template, tag or alias); a missing file, another YAML type or anything refused is a
     :class:`~sharpness.errors.ConfigError` naming it."""
-    path = Path(name)
-    if not path.is_file():
-        raise ConfigError(f"config file {str(name)!r} not found")
-    loaded = yaml.safe_load(path.read_text()) or {}
-    if not isinstance(loaded, dict):
-        raise ConfigError(f"config file {str(name)!r} is not a mapping")
-    return loaded
+    return read_plain_config(name)
 
 
 def load_profile(files: Sequence[str | Path], base: str | Path | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
 
+from sharpness import escape
 from sharpness.claims.ledger import evidence_level
 from sharpness.claims.model import ItemData
 from sharpness.io import atomic_open, atomic_write_text
@@ -124,26 +125,24 @@ def _fmt(value: Any) -> str:
 
 
 def table_markdown(rows: Rows, columns: Sequence[str], caption: str) -> str:
-    """A Markdown table with its caption below."""
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(_fmt(r.get(c, "")) for c in columns) + " |" for r in rows]
-    return "\n".join(lines) + f"\n\n*{caption}*\n"
-
-
-def _tex_escape(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"),
-                 ("#", r"\#"), ("±", r"$\pm$")):
-        text = text.replace(a, b)
-    return text
+    """A Markdown table with its caption below; every header, cell and the caption escaped
+    (:func:`sharpness.escape.markdown`)."""
+    lines = ["| " + " | ".join(escape.markdown(c) for c in columns) + " |",
+             "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(escape.markdown(_fmt(r.get(c, ""))) for c in columns) + " |"
+              for r in rows]
+    return "\n".join(lines) + f"\n\n*{escape.markdown(caption)}*\n"
 
 
 def table_latex(rows: Rows, columns: Sequence[str], caption: str) -> str:
-    """A LaTeX ``table`` (booktabs) with its caption."""
-    body = [" & ".join(_tex_escape(_fmt(r.get(c, ""))) for c in columns) + r" \\" for r in rows]
+    """A LaTeX ``table`` (booktabs) with its caption; every header, cell and the caption
+    escaped (:func:`sharpness.escape.latex`)."""
+    body = [" & ".join(escape.latex(_fmt(r.get(c, ""))) for c in columns) + r" \\"
+            for r in rows]
     return "\n".join([
         r"\begin{table}[t]", r"\centering", r"\begin{tabular}{" + "l" * len(columns) + "}",
-        r"\toprule", " & ".join(_tex_escape(c) for c in columns) + r" \\", r"\midrule",
-        *body, r"\bottomrule", r"\end{tabular}", r"\caption{" + _tex_escape(caption) + "}",
+        r"\toprule", " & ".join(escape.latex(c) for c in columns) + r" \\", r"\midrule",
+        *body, r"\bottomrule", r"\end{tabular}", r"\caption{" + escape.latex(caption) + "}",
         r"\end{table}", ""])
 
 

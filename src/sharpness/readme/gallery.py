@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from sharpness.errors import SharpnessError
+from sharpness.escape import markdown
 from sharpness.io import atomic_write_bytes, atomic_write_json
 from sharpness.runs.seal import read_verified
 
@@ -119,16 +120,17 @@ def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 1
 
 def drawn_by(fact: dict[str, Any]) -> str:
     """``evidence profile, commit 1a2b3c4, <date>, evidence level **weak**``: the run that
-    drew one picture, as its manifest entry records it (what it does not record is left out)."""
+    drew one picture, as its manifest entry records it (what it does not record is left out).
+    Each value comes from a run's files, so it is escaped for Markdown (:mod:`sharpness.escape`)."""
     parts = []
     if fact.get("profile"):
-        parts.append(f"{fact['profile']} profile")
+        parts.append(f"{markdown(fact['profile'])} profile")
     if fact.get("commit"):
-        parts.append(f"commit {fact['commit']}" + (" (uncommitted changes)"
-                                                   if fact.get("dirty") else ""))
+        parts.append(f"commit {markdown(fact['commit'])}" + (" (uncommitted changes)"
+                                                             if fact.get("dirty") else ""))
     if fact.get("date"):
-        parts.append(str(fact["date"]))
-    parts.append(f"evidence level **{fact.get('evidence_level') or 'unknown'}**")
+        parts.append(markdown(fact["date"]))
+    parts.append(f"evidence level **{markdown(fact.get('evidence_level') or 'unknown')}**")
     return ", ".join(parts)
 
 

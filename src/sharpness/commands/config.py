@@ -1,0 +1,59 @@
+"""``sharpness config check FILE...``: check config files as plain data before Snakemake sees them.
+
+Snakemake evaluates the Python in a yte config file (``__use_yte__: true``) as it loads it,
+before any code of this project runs, so a config from elsewhere is checked here first: each
+file is read with a safe loader (:mod:`sharpness.config.plain`: no yte template, YAML tag or
+repeated key, the key named), then the files are merged as the workflow merges them (over
+``workflow/config/quick.yaml`` unless one is a whole profile) and the result is checked
+against the schema (:func:`sharpness.config.check.check_config`). Nothing in a file runs.
+``--plain`` checks files that are not workflow configs (a Snakemake profile's
+``config.yaml``) for plain data only.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from sharpness.config.profiles import DEFAULT_PROFILE
+
+SCHEMA = "workflow/config/config.schema.yaml"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``config`` subcommand and its ``check``."""
+    parser = subparsers.add_parser(
+        "config", help="check config files as plain data, without running anything in them")
+    actions = parser.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    check = actions.add_parser(
+        "check", help="read config files with a safe loader (no yte templates, no YAML tags), "
+                      "merge them as the workflow does and check them against the schema")
+    check.add_argument("files", nargs="+", metavar="FILE",
+                       help="config files, in the order given to snakemake --configfile")
+    check.add_argument("--base", default=DEFAULT_PROFILE,
+                       help=f"the profile the files are merged over (default {DEFAULT_PROFILE}; "
+                            "'none' for none; a whole profile among FILE replaces it)")
+    check.add_argument("--schema", default=SCHEMA, help=f"the JSON schema (default {SCHEMA})")
+    check.add_argument("--plain", action="store_true",
+                       help="check only that each file is plain data (for a Snakemake "
+                            "profile's config.yaml, which is not a workflow config)")
+    check.set_defaults(func=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Read every file as plain data, then (unless ``--plain``) check their merge; a problem
+    is a :class:`~sharpness.errors.ConfigError` naming the file or the key."""
+    # lazy: jsonschema and the experiment modules; every `sharpness` start builds this parser
+    from sharpness.config.check import check_config
+    from sharpness.config.plain import read_plain_config
+    from sharpness.config.profiles import compose, is_whole_profile
+
+    layers = [read_plain_config(name) for name in args.files]
+    if args.plain:
+        print(f"plain data: {', '.join(args.files)}")
+        return 0
+    base = None if args.base == "none" else read_plain_config(args.base)
+    check_config(compose(layers, base), args.schema)
+    merged = ("" if base is None or any(is_whole_profile(layer) for layer in layers)
+              else f" merged over {args.base}")
+    print(f"plain data, valid against {args.schema}{merged}: {', '.join(args.files)}")
+    return 0
