@@ -88,7 +88,8 @@ def folder_digest(folder: str | os.PathLike[str]) -> str:
             try:
                 record = read_json(path)
                 # a record edited after it was written enters by its bytes, not its stale id
-                value = (f"record {record.get('id')}" if not record_edited(record)
+                # intact as written, whichever key signed it (trust is the reader's call)
+                value = (f"record {record.get('id')}" if not record_edited(record, trust=False)
                          else f"edited record {file_sha256(path)}")
             except (OSError, ValueError, AttributeError):
                 value = f"unreadable record {file_sha256(path)}"
@@ -128,13 +129,13 @@ def content_id(record: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(body).encode()).hexdigest()[:16]
 
 
-def record_edited(record: Any) -> str | None:
+def record_edited(record: Any, trust: bool = True) -> str | None:
     """Why ``record`` is not the record its job wrote (``None``: it is). Its ``id`` must be
     the :func:`content_id` of its content (a setting, the seed, the status, the code
     fingerprint, a data checksum or an input's hash changed, its id kept), and its signature
     (:mod:`sharpness.runs.signing`) must cover every other field too (stand-ins, caption,
     command, output hashes, times) with a trusted key: unsigned, mismatching and unknown-key
-    records are reported as such."""
+    records are reported as such (the key's trust is not checked when ``trust`` is false)."""
     if not isinstance(record, dict):
         return "it is not a provenance record (not a JSON object)"
     recorded = record.get("id")
@@ -148,7 +149,7 @@ def record_edited(record: Any) -> str | None:
         return (f"its id {recorded} is not the hash of its content ({actual}): a setting, the "
                 "seed, the status, the code, the data or an input was changed after it was "
                 "written")
-    return signature_problem(record)
+    return signature_problem(record, trust)
 
 
 def code_record() -> dict[str, Any]:

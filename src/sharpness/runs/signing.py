@@ -159,10 +159,11 @@ def sign(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def signature_problem(record: Any) -> str | None:
+def signature_problem(record: Any, trust: bool = True) -> str | None:
     """Why ``record``'s signature does not vouch for it (``None``: it is signed, every field
     as signed, by a trusted key): unsigned, a mismatch (edited after signing), or a key that
-    is not trusted here."""
+    is not trusted here (not checked when ``trust`` is false: whether the record is intact
+    as its signer wrote it, whoever that was)."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -177,7 +178,7 @@ def signature_problem(record: Any) -> str | None:
         return ("SIGNATURE MISMATCH: its content is not what was signed (edited after it "
                 "was written)")
     key = str(block.get("public_key")).lower()
-    if key not in trusted_keys():
+    if trust and key not in trusted_keys():
         return (f"UNKNOWN KEY: signed by public key {key[:16]}..., which is not trusted here "
                 f"(add its public key file to {TRUST_ENV} if you trust who made it)")
     return None
