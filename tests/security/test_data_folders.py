@@ -235,3 +235,35 @@ def test_a_batch_that_is_not_the_published_structure_is_refused(tmp_path):
                                   protocol=2))
     with pytest.raises(DataError, match="not a CIFAR batch"):
         read_batch(path, "labels")
+
+
+def test_a_link_where_an_archive_member_goes_is_replaced_not_written_through(
+        tmp_path, monkeypatch):
+    """A link planted at the path of an archive member (one the registry does not name, so
+    no check removes it first): unpacking replaces the link; its target keeps its bytes."""
+    import io
+    import tarfile
+
+    members = {"toy/named.txt": b"named\n", "toy/other.txt": b"other member\n"}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    archive = buf.getvalue()
+    monkeypatch.setitem(DATASETS, "toytar", DatasetSpec(
+        name="toytar", title="toy", source="test", files=(FileSpec(
+            "toy/named.txt", sha256=hashlib.sha256(b"named\n").hexdigest(),
+            remote="toy.tar.gz", unpack="untar",
+            remote_sha256=hashlib.sha256(archive).hexdigest(), remote_size=len(archive)),)))
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "toy.tar.gz").write_bytes(archive)
+    victim = _victim(tmp_path)
+    planted = tmp_path / "data" / "toytar" / "toy" / "other.txt"
+    planted.parent.mkdir(parents=True)
+    planted.symlink_to(victim)
+    resolve("toytar", tmp_path / "data", mirror=mirror, download=False)
+    assert victim.read_bytes() == VICTIM
+    assert not planted.is_symlink() and planted.read_bytes() == b"other member\n"

@@ -40,6 +40,7 @@ from sharpness.data.unpack import (
     copy_into,
     digest,
     gunzip_checked,
+    no_links_filter,
     remote_ok,
     same_file,
 )
@@ -156,7 +157,7 @@ def _unpack(fetched: Path, spec: FileSpec, root: Path) -> None:
         gunzip_checked(fetched, target, spec.size, spec.sha256)
     elif spec.unpack == "untar":
         with tarfile.open(fetched) as archive:
-            archive.extractall(root, filter="data")
+            archive.extractall(root, filter=no_links_filter(root))
             unpacked = sorted(m.name for m in archive.getmembers() if m.isfile())
         if not _pinned(spec):  # its members are checked against it later: keep it
             kept = _kept_archive(root, spec)

@@ -6,7 +6,9 @@ MD5 is published, that MD5 with the size). A ``.gz`` is then decompressed as a s
 ``mkstemp`` file beside the target, counting bytes: it stops as soon as the output passes the
 unpacked file's pinned size (or :data:`MAX_UNPACKED` when none is pinned), and the target is
 replaced only once the output has exactly the pinned size and SHA-256. A refused file leaves
-nothing under the final name, and the caller writes no stamp.
+nothing under the final name, and the caller writes no stamp. An archive is unpacked only
+once it matches its pins, and a link found on disk where one of its members goes is removed
+first (:func:`no_links_filter`), never written through.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import gzip
 import hashlib
 import os
 import shutil
+import tarfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from sharpness.data.registry import FileSpec, RemotePin
@@ -93,6 +97,19 @@ def copy_into(source: Path, target: Path) -> None:
     target is replaced, never written through)."""
     with open(source, "rb") as src, atomic_open(target, "wb") as dst:
         shutil.copyfileobj(src, dst, _CHUNK)
+
+
+def no_links_filter(root: Path) -> Callable[[tarfile.TarInfo, str], tarfile.TarInfo | None]:
+    """A ``tarfile`` extraction filter for ``root``: Python's ``data`` filter (no member
+    outside ``root``, no absolute or escaping link, no device), after removing a link found
+    on disk at the member's path, which extraction would otherwise write through."""
+    def keep(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+        target = Path(dest) / member.name
+        inside = Path(os.path.realpath(target.parent)).is_relative_to(os.path.realpath(dest))
+        if inside and target.is_symlink():
+            target.unlink()  # the link only, never what it names
+        return tarfile.data_filter(member, dest)
+    return keep
 
 
 def same_file(a: Path, b: Path) -> bool:
