@@ -53,6 +53,14 @@ from sharpness.config.seeds import offset_seeds
 
 offset_seeds(config)
 
+# Job logs and benchmark timings are written in place by the shell and Snakemake, and the
+# run and figure folders hold the files jobs write: a link planted among them would be written
+# through, so planning stops naming every link there (sharpness.io.refuse_links).
+from sharpness.io import refuse_links
+
+refuse_links(*(d for d in ("logs", "benchmarks/results", "results", "figures")
+               if os.path.isdir(d)))
+
 # When Snakemake refuses to plan because another invocation's job is running
 # (IncompleteFilesException, or its lock), the message ends with the run folders being
 # written now and by which live process, and says to wait before --rerun-incomplete

@@ -37,6 +37,7 @@ from typing import Any
 import torch
 import yaml
 
+from sharpness.io import atomic_write_text
 from sharpness.models import build_model
 from sharpness.optim import build_optimizer
 from sharpness.train.closure import DivergenceCheck, EngineClosure
@@ -213,7 +214,7 @@ def main() -> int:
           f"LE-SAM/SAM {ratio['lesam/sam']:.3f} (target <= 1.02)")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+        atomic_write_text(args.out, json.dumps(result, indent=2) + "\n")  # a link: replaced
     return 0
 
 

@@ -121,7 +121,9 @@ def main() -> None:
         lines.append(f"| {name} | {cpu:.2f} | {'yes' if runs[0][1] else 'no'} |")
         print(lines[-1], flush=True)
     if args.out:
-        Path(args.out).write_text("\n".join(lines) + "\n")
+        from sharpness.io import atomic_write_text  # after the measurement: a link is replaced
+
+        atomic_write_text(args.out, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

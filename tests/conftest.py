@@ -15,6 +15,17 @@ BIN = Path(sys.executable).parent
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Records are signed (sharpness.runs.signing): the suite, and every process it starts,
+    signs with a key made for this session in a temporary folder, never the developer's
+    ``~/.config/sharpness/signing_key``; no key file of the developer is trusted either."""
+    import tempfile
+
+    keys = Path(tempfile.mkdtemp(prefix="sharpness-test-keys-"))
+    os.environ["SHARPNESS_SIGNING_KEY"] = str(keys / "signing_key")
+    os.environ.pop("SHARPNESS_TRUSTED_KEYS", None)
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     """The repository root."""

@@ -29,6 +29,7 @@ from sharpness.runs.provenance import (  # noqa: E402
     write_artifact_provenance,
     write_run_provenance,
 )
+from sharpness.runs.signing import sign
 from sharpness.runs.state import untrack  # noqa: E402
 
 
@@ -145,7 +146,7 @@ def _running(folder, owner=None, **fields):
     if owner is not None:
         data["owner"] = owner
     data.update(fields)
-    record.path.write_text(json.dumps(data))
+    record.path.write_text(json.dumps(sign(data)))  # as the process itself would have signed it
     return folder
 
 

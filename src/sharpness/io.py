@@ -1,21 +1,81 @@
-"""Atomic file writes.
+"""Atomic file writes that never follow a link.
 
 Every file the pipeline writes goes through a temporary file in the same folder and an
 ``os.replace``, so a killed job never leaves a half-written result that a later run would
-mistake for a finished one.
+mistake for a finished one. The temporary file is made by ``mkstemp`` (a fresh name, created
+exclusively: never a predictable name where someone could have put a link), and ``os.replace``
+replaces a link found under the final name instead of writing through it, so the file the
+link pointed to is never touched. A file that is appended to or locked in place
+(:func:`open_regular`) is opened with ``O_NOFOLLOW`` and must be a regular file; a link there
+is refused with :class:`LinkRefused`, which names it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+
+from sharpness.errors import SharpnessError
+
+
+class LinkRefused(SharpnessError, OSError):
+    """A file the pipeline writes in place is a link (or not a regular file): never written
+    through."""
+
+
+def open_regular(path: str | os.PathLike[str], flags: int, mode: int = 0o666) -> int:
+    """``os.open(path, flags | O_NOFOLLOW)``, refusing a link or anything that is not a
+    regular file with :class:`LinkRefused` (naming it and what to do); returns the fd."""
+    path = Path(path)
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or path.is_symlink():
+            raise LinkRefused(f"{path} is a link (to {os.readlink(path)}): the pipeline "
+                              "writes this file in place and never through a link. Remove "
+                              f"the link (`rm {path}`) and run again.") from exc
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LinkRefused(f"{path} is not a regular file: the pipeline writes this file in "
+                          "place. Remove it and run again.")
+    return fd
+
+
+def links_under(*folders: str | os.PathLike[str]) -> list[Path]:
+    """Every link inside ``folders``, not followed (a folder that is itself a link is where the
+    user keeps that output, and is walked)."""
+    found: list[Path] = []
+    for folder in folders:
+        for parent, dirs, files in os.walk(folder):
+            found += [Path(parent) / n for n in (*dirs, *files)
+                      if (Path(parent) / n).is_symlink()]
+    return sorted(found)
+
+
+def refuse_links(*folders: str | os.PathLike[str]) -> None:
+    """Stop with :class:`LinkRefused` naming every link inside ``folders``: where the workflow
+    writes through the shell or Snakemake itself (job logs, benchmark timings), which open the
+    file in place and would write through a link to whatever it names."""
+    links = links_under(*folders)
+    if links:
+        shown = "\n".join(f"  {p} -> {os.readlink(p)}" for p in links[:20])
+        more = f"\n  ... and {len(links) - 20} more" if len(links) > 20 else ""
+        raise LinkRefused(
+            f"links found where the workflow writes ({', '.join(map(str, folders))}); a job "
+            f"would write through them to the files they name:\n{shown}{more}\nNothing was "
+            "run. Remove them (`find "
+            + " ".join(map(str, folders)) + " -type l -delete` removes the links alone, not "
+            "what they point to) and run again.")
 
 
 def new_file_mode() -> int:
@@ -104,10 +164,12 @@ def read_json(path: str | os.PathLike[str]) -> Any:
 
 
 def append_jsonl(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
-    """Append one JSON record as a line (used for metrics streams, flushed at once)."""
+    """Append one JSON record as a line (used for metrics streams, flushed at once); a link
+    under ``path`` is refused (:func:`open_regular`), never appended through."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
+    fd = open_regular(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, new_file_mode())
+    with os.fdopen(fd, "a") as handle:
         handle.write(json.dumps(record, sort_keys=True, default=_json_default) + "\n")
         handle.flush()
 

@@ -141,13 +141,15 @@ def test_figures_readme_is_committed_and_defines_every_level() -> None:
 
 def test_a_snapshot_keeps_the_profile_commit_and_date_of_its_run(tmp_path: Path) -> None:
     from sharpness.cli import main
+    from sharpness.runs.signing import sign
 
     fig = _figures(tmp_path)
     assert main(["claims", "build", "--figures", str(fig), "--profile", "evidence"]) == 0
     prov = json.loads((fig / "CLAIMS.provenance.json").read_text())
     prov["code"].update(git_commit="ab" * 20, dirty=False)  # where and when: not in its id
     prov["ended"] = "2026-12-01T20:00:00"
-    (fig / "CLAIMS.provenance.json").write_text(json.dumps(prov))
+    # as the job at that commit and time signed it (every field is signed)
+    (fig / "CLAIMS.provenance.json").write_text(json.dumps(sign(prov)))
     page = tmp_path / "README.md"
     page.write_text(f"intro\n{readme.BEGIN}\nold\n{readme.END}\n")
     snap = tmp_path / "docs" / "claims_evidence.csv"

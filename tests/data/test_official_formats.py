@@ -1,7 +1,7 @@
 """Every paper data set's real loader reads files in its official on-disk format.
 
-The files are synthetic (random pixels, tests/paper/formats.py), so checksums are off through
-``SHARPNESS_UNVERIFIED_DATA`` and every loaded set's provenance says so. ImageNet and the
+The files are synthetic (random pixels, tests/paper/formats.py), so checksums are off for the
+test's folder through ``SHARPNESS_UNVERIFIED_DATA`` and every loaded set's provenance says so. ImageNet and the
 PACS/VLCS domains stay on disk (lazy image folders): only the indexed images are decoded.
 """
 
@@ -16,8 +16,8 @@ from tests.paper import formats
 
 
 @pytest.fixture
-def unverified(monkeypatch):
-    monkeypatch.setenv("SHARPNESS_UNVERIFIED_DATA", "synthetic files of a test")
+def unverified(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHARPNESS_UNVERIFIED_DATA", str(tmp_path))
 
 
 def test_cifar_svhn_mnist_through_their_loaders(tmp_path, unverified):
@@ -33,7 +33,7 @@ def test_cifar_svhn_mnist_through_their_loaders(tmp_path, unverified):
         assert ds.num_classes == classes and ds.shape == shape and len(ds.x_train) == n
         assert ds.x_train.dtype == torch.float32 and float(ds.x_train.min()) >= 0
         assert float(ds.x_train.max()) <= 1 and int(ds.y_train.max()) < classes
-        assert ds.info["unverified"] == "synthetic files of a test"
+        assert str(tmp_path.resolve()) in ds.info["unverified"]
         assert "UNVERIFIED" in ds.info["note"]
     # SVHN's label 10 is digit 0, as torchvision maps it
     assert int(load_dataset("svhn", tmp_path).y_train.max()) <= 9

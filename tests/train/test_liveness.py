@@ -78,9 +78,10 @@ def test_audit_says_unknown_and_why(tmp_path, ahead_s, why):
     if ahead_s is not None:
         record["heartbeat"] = _now(ahead_s)
     from sharpness.runs.provenance import content_id
+    from sharpness.runs.signing import sign
 
     record["id"] = content_id(record)  # a record as a killed run leaves it, not an edited one
-    atomic_write_json(tmp_path / "run" / "provenance.json", record)
+    atomic_write_json(tmp_path / "run" / "provenance.json", sign(record))
     lines, problems = audit_report(tmp_path / "run")
     assert "status:   unknown" in "\n".join(lines)
     assert len(problems) == 1 and "UNKNOWN" in problems[0] and why in problems[0], problems

@@ -13,8 +13,9 @@ from tests.paper import formats
 
 @pytest.fixture
 def imagenet(tmp_path, monkeypatch):
-    monkeypatch.setenv("SHARPNESS_UNVERIFIED_DATA", "synthetic files of a test")
-    return formats.write_imagenet(tmp_path / "data", classes=3, train=4, val=2)
+    folder = formats.write_imagenet(tmp_path / "data", classes=3, train=4, val=2)
+    monkeypatch.setenv("SHARPNESS_UNVERIFIED_DATA", str(tmp_path / "data"))
+    return folder
 
 
 def test_imagenet_layout_trains_through_the_loader_path(tmp_path, imagenet):

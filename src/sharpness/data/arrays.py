@@ -54,8 +54,8 @@ def labels(values: Any) -> torch.Tensor:
 
 
 def mark_unverified(info: dict[str, Any]) -> dict[str, Any]:
-    """``info`` with a provenance note when checksum checks are off."""
-    reason = unverified_reason()
+    """``info`` with a provenance note when checksum checks are off for its folder."""
+    reason = unverified_reason(info["folder"]) if info.get("folder") else None
     if reason:
         info["note"] = f"UNVERIFIED (checksums not checked): {reason}"
         info["unverified"] = reason

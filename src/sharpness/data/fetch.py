@@ -21,12 +21,9 @@ replaced: a damaged one stops with an error that says how to restore it.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import logging
 import os
-import shutil
-import subprocess
 import tarfile
 import tempfile
 import urllib.error
@@ -36,7 +33,17 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from sharpness.data.checkout import tracked_by_git
 from sharpness.data.registry import DatasetSpec, FileSpec, get_spec
+from sharpness.data.unpack import (
+    checksum_ok,
+    copy_into,
+    digest,
+    gunzip_checked,
+    no_links_filter,
+    remote_ok,
+    same_file,
+)
 from sharpness.errors import DataError
 from sharpness.io import atomic_write_json, new_file_mode, read_json
 from sharpness.runs.environment import now_iso
@@ -46,32 +53,33 @@ log = logging.getLogger(__name__)
 
 MIRROR_ENV = "SHARPNESS_DATA_MIRROR"
 STAMP = ".sharpness-verified.json"
-#: set to a reason (e.g. "synthetic files of the paper smoke test") to accept data files
-#: without their checksums; every loaded data set then says so in its provenance
+#: names the one folder whose data files are accepted without their checksums (the
+#: synthetic files of the paper smoke test, say): every data set found at or under it loads
+#: without its hash check, and its provenance says so; nothing else changes (the files are
+#: still read as data, never unpickled; docs/security.md)
 UNVERIFIED_ENV = "SHARPNESS_UNVERIFIED_DATA"
 
 
-def unverified_reason() -> str | None:
-    """The reason checksum checks are off (``SHARPNESS_UNVERIFIED_DATA``), or None."""
-    return os.environ.get(UNVERIFIED_ENV) or None
+def unverified_folder() -> Path | None:
+    """The folder ``SHARPNESS_UNVERIFIED_DATA`` names (resolved), or None when unset; a value
+    that names no folder is refused with :class:`DataError`."""
+    value = os.environ.get(UNVERIFIED_ENV)
+    if not value:
+        return None
+    folder = Path(value).expanduser()
+    if not folder.is_dir():
+        raise DataError(f"{UNVERIFIED_ENV}={value!r} names no folder: it must name the one "
+                        "data folder whose files are accepted without their checksums")
+    return folder.resolve()
 
 
-def _digest(path: Path, algo: str) -> str:
-    digest = hashlib.new(algo)
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def checksum_ok(path: Path, sha256: str | None, md5: str | None,
-                size: int | None = None) -> bool:
-    """Whether ``path`` matches the given size and checksum(s); ``True`` when none is given."""
-    if size is not None and path.stat().st_size != size:
-        return False
-    if sha256 and _digest(path, "sha256") != sha256:
-        return False
-    return not (md5 and _digest(path, "md5") != md5)
+def unverified_reason(folder: str | os.PathLike[str]) -> str | None:
+    """Why the data in ``folder`` is not checked against its pins (it lies at or under the
+    folder ``SHARPNESS_UNVERIFIED_DATA`` names), or None when it is checked."""
+    allowed = unverified_folder()
+    if allowed is None or not Path(folder).resolve().is_relative_to(allowed):
+        return None
+    return f"files under {allowed} ({UNVERIFIED_ENV})"
 
 
 def _pinned(spec: FileSpec) -> bool:
@@ -96,10 +104,10 @@ def _archive_members_match(root: Path, archive: Path) -> bool:
                 if handle is None or not target.is_file() \
                         or target.stat().st_size != member.size:
                     return False
-                digest = hashlib.sha256()
+                member_hash = hashlib.sha256()
                 while block := handle.read(1 << 20):
-                    digest.update(block)
-                if digest.hexdigest() != _digest(target, "sha256"):
+                    member_hash.update(block)
+                if member_hash.hexdigest() != digest(target, "sha256"):
                     return False
     except (OSError, tarfile.TarError):
         return False
@@ -135,32 +143,30 @@ def verify(spec: DatasetSpec, root: Path) -> list[str]:
 
 
 def _unpack(fetched: Path, spec: FileSpec, root: Path) -> None:
-    if not checksum_ok(fetched, spec.remote_sha256, spec.remote_md5, spec.remote_size):
-        raise DataError(f"{fetched}: checksum mismatch (corrupted or wrong file)")
+    """Make ``root/spec.path`` from a fetched file, checked first (:mod:`sharpness.data.unpack`);
+    the stamp is written only once the result verifies."""
+    if not remote_ok(fetched, spec):
+        raise DataError(f"{fetched}: not a pinned copy (size or checksum differ: corrupted "
+                        "or wrong file); not unpacked")
     if spec.unpack == "copy" and not checksum_ok(fetched, spec.sha256, spec.md5, spec.size):
         raise DataError(f"{fetched}: checksum mismatch (corrupted or wrong file)")
     target = root / spec.path
     target.parent.mkdir(parents=True, exist_ok=True)
     unpacked = [spec.path]
     if spec.unpack == "gunzip":
-        tmp = target.with_name(target.name + ".part")
-        with gzip.open(fetched, "rb") as src, open(tmp, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        os.replace(tmp, target)
+        gunzip_checked(fetched, target, spec.size, spec.sha256)
     elif spec.unpack == "untar":
         with tarfile.open(fetched) as archive:
-            archive.extractall(root, filter="data")
+            archive.extractall(root, filter=no_links_filter(root))
             unpacked = sorted(m.name for m in archive.getmembers() if m.isfile())
         if not _pinned(spec):  # its members are checked against it later: keep it
             kept = _kept_archive(root, spec)
-            if fetched.resolve() != kept.resolve():
-                tmp = kept.with_name(f".{kept.name}.part")
-                shutil.copyfile(fetched, tmp)
-                os.replace(tmp, kept)
+            if not same_file(fetched, kept):
+                copy_into(fetched, kept)
     else:
-        tmp = target.with_name(target.name + ".part")
-        shutil.copyfile(fetched, tmp)
-        os.replace(tmp, target)
+        copy_into(fetched, target)
+    if not _file_ok(root, spec):
+        raise DataError(f"{target}: does not match its pin after unpacking {fetched}")
     _write_stamp(root, spec, fetched, unpacked)
 
 
@@ -178,7 +184,7 @@ def _write_stamp(root: Path, spec: FileSpec, fetched: Path, unpacked: list[str])
     for name in unpacked:
         stat = (root / name).stat()
         files[name] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                       "sha256": _digest(root / name, "sha256")}
+                       "sha256": digest(root / name, "sha256")}
     archives = old.get("archives") if isinstance(old.get("archives"), dict) else {}
     archives[_remote_name(spec)] = {"sha256": spec.remote_sha256, "md5": spec.remote_md5,
                                     "size": spec.remote_size, "source": str(fetched),
@@ -190,24 +196,6 @@ def _write_stamp(root: Path, spec: FileSpec, fetched: Path, unpacked: list[str])
 
 def _remote_name(spec: FileSpec) -> str:
     return spec.remote or Path(spec.path).name
-
-
-def tracked_by_git(path: Path) -> bool:
-    """Whether ``path`` is a file git tracks in the repository it lies in (a committed file of
-    a checkout: never deleted by data preparation). Without git, a file under the package's
-    own ``data/embedded/`` counts as tracked."""
-
-    path = Path(path).absolute()
-    try:
-        proc = subprocess.run(["git", "-C", str(path.parent), "ls-files", "--error-unmatch",
-                               "--", path.name], capture_output=True, text=True, timeout=30,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
-        proc = None
-    if proc is not None and proc.returncode == 0:
-        return True
-    embedded = Path(__file__).resolve().parents[3] / "data" / "embedded"
-    return proc is None and path.resolve().is_relative_to(embedded)
 
 
 def _from_mirror(spec: DatasetSpec, root: Path, mirror: Path) -> bool:
@@ -306,12 +294,12 @@ def resolve(name: str, root: str | os.PathLike[str] = "data", *,
     """
     spec = get_spec(name)
     folder = Path(user_path) if user_path else Path(root) / (spec.subdir or name)
-    reason = unverified_reason()
-    if reason:  # a test fixture's synthetic files: present is enough, and provenance says so
+    reason = unverified_reason(folder)
+    if reason:  # the one folder named unverified: present is enough, and provenance says so
         absent = [str(folder / f.path) for f in spec.files if not (folder / f.path).exists()]
         absent += [str(folder / d) for d in spec.required_dirs if not (folder / d).is_dir()]
         if not absent:
-            log.warning("%s: checksums NOT checked (%s=%s)", name, UNVERIFIED_ENV, reason)
+            log.warning("%s: checksums NOT checked: %s", name, reason)
             return folder
         raise DataError(f"{name}: {UNVERIFIED_ENV} is set but {', '.join(absent)} missing")
     if not verify(spec, folder):
@@ -334,7 +322,9 @@ def _fetch(spec: DatasetSpec, folder: Path, mirror: str | os.PathLike[str] | Non
     if folder.exists() and any((folder / f.path).exists() for f in spec.files):
         rejected = [folder / f.path for f in spec.files
                     if (folder / f.path).exists() and not _file_ok(folder, f)]
-        tracked = [p for p in rejected if tracked_by_git(p)]
+        # the committed subsets count as committed wherever the data root is; any other file
+        # is asked of the project's checkout only (sharpness.data.checkout)
+        tracked = [p for p in rejected if spec.subdir == "embedded" or tracked_by_git(p)]
         if tracked:  # the checkout's own file: never deleted, never replaced from a mirror
             raise DataError(
                 f"{name}: {', '.join(map(str, tracked))} does not match its pinned checksum "

@@ -3,8 +3,9 @@
 :func:`load_dataset` looks the name up in the registry and calls the loader its spec names
 (``module:function``, imported on first use, so reading the registry never imports torch).
 Every loader has the same signature, ``(name, root, *, mirror, download) -> ArrayDataset``;
-this module holds the ones for the official downloads (MNIST's IDX files, the torchvision
-pickles and ``.mat`` files) and the image folders. The committed array subsets load in
+this module holds the ones for the official downloads (MNIST's IDX files, the CIFAR batches,
+read by a restricted unpickler in :mod:`sharpness.data.cifar`, SVHN's ``.mat`` files) and the
+image folders. The committed array subsets load in
 :mod:`sharpness.data.embedded`, the SVHN stand-in in :mod:`sharpness.data.composite`.
 """
 
@@ -19,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from sharpness.data.arrays import ArrayDataset, labels, mark_unverified, subset, to_nchw
+from sharpness.data.cifar import FOLDERS as CIFAR_FOLDERS
+from sharpness.data.cifar import read_cifar
 from sharpness.data.fetch import resolve, unverified_reason
 from sharpness.data.folders import load_domains, load_imagenet
 from sharpness.data.registry import base_name, get_spec
@@ -76,29 +79,24 @@ def load_mnist(name: str = "mnist", root: str | os.PathLike[str] = "data", *,
 def load_torchvision(name: str, root: str | os.PathLike[str] = "data", *,
                      mirror: str | os.PathLike[str] | None = None,
                      download: bool = True) -> ArrayDataset:
-    """CIFAR-10/100 (python pickles) or SVHN (``.mat``) from a verified copy, read by
-    torchvision (its own download is never used: :func:`resolve` fetched and checked it)."""
-    import torchvision  # lazy: torchvision; training jobs import this module
-
+    """CIFAR-10/100 (python batches, read by a restricted unpickler that runs nothing they
+    hold: :mod:`sharpness.data.cifar`) or SVHN (``.mat``, read by torchvision) from a verified
+    copy (torchvision's own download is never used: :func:`resolve` fetched and checked it)."""
     folder = resolve(name, root, mirror=mirror, download=download)
-    classes = {"cifar10": torchvision.datasets.CIFAR10, "cifar100": torchvision.datasets.CIFAR100,
-               "svhn": torchvision.datasets.SVHN}
-    if name not in classes:
-        raise DataError(f"data set {name!r} has no torchvision reader; known here: "
-                        f"{', '.join(classes)}")
-    cls = classes[name]
-    if unverified_reason():  # synthetic files in the official format: torchvision's MD5 off too
-        extra: dict[str, Any] = {"_check_integrity": lambda self: True}
-        if hasattr(cls, "meta"):  # CIFAR's label-name file carries an MD5 too
-            extra["meta"] = {**cls.meta, "md5": None}
-        cls = type(f"Unverified{cls.__name__}", (cls,), extra)
-    if name == "svhn":
+    if name in CIFAR_FOLDERS:
+        xtr, ytr, xte, yte = read_cifar(name, folder)
+    elif name == "svhn":
+        import torchvision  # lazy: torchvision; training jobs import this module
+
+        cls: Any = torchvision.datasets.SVHN
+        if unverified_reason(folder):  # the named unverified folder: torchvision's MD5 off too
+            cls = type("UnverifiedSVHN", (cls,), {"_check_integrity": lambda self: True})
         train, test = (cls(str(folder), split=s, download=False) for s in ("train", "test"))
         xtr, ytr = train.data.transpose(0, 2, 3, 1), train.labels
         xte, yte = test.data.transpose(0, 2, 3, 1), test.labels
     else:
-        train, test = (cls(str(folder), train=t, download=False) for t in (True, False))
-        xtr, ytr, xte, yte = train.data, train.targets, test.data, test.targets
+        raise DataError(f"data set {name!r} has no reader here; known: "
+                        f"{', '.join([*CIFAR_FOLDERS, 'svhn'])}")
     return ArrayDataset(name, to_nchw(xtr), labels(ytr), to_nchw(xte), labels(yte),
                         num_classes=100 if name == "cifar100" else 10,
                         info=mark_unverified({"name": name, "folder": str(folder)}))

@@ -24,6 +24,16 @@ from sharpness.errors import DataError, lookup
 
 
 @dataclass(frozen=True)
+class RemotePin:
+    """One acceptable copy of a fetched file: its size and SHA-256 (or, where only an MD5 is
+    published, that MD5)."""
+
+    size: int
+    sha256: str | None = None
+    md5: str | None = None
+
+
+@dataclass(frozen=True)
 class FileSpec:
     """One file of a data set, relative to ``data/<name>/``, with its checksum."""
 
@@ -40,6 +50,8 @@ class FileSpec:
     remote_md5: str | None = None
     remote_sha256: str | None = None
     remote_size: int | None = None
+    #: the acceptable copies of the fetched file, when there is more than one (any matches)
+    remote_pins: tuple[RemotePin, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,19 +86,37 @@ PREPARED = "results/data/{name}.json"
 _LOADERS = "sharpness.data.loaders:"
 
 
-_MNIST_BASE = ("https://ossci-datasets.s3.amazonaws.com/mnist/",
-               "http://yann.lecun.com/exdb/mnist/")
+_MNIST_BASE = ("https://ossci-datasets.s3.amazonaws.com/mnist/",)
 
 
 def _mnist_files() -> tuple[FileSpec, ...]:
-    sums = {
-        "train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
-        "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
-        "t10k-images-idx3-ubyte": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
-        "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
-    }
-    return tuple(FileSpec(f"MNIST/raw/{n}", sha256=s, remote=f"{n}.gz", unpack="gunzip")
-                 for n, s in sums.items())
+    """The four IDX files, pinned by SHA-256 and size as read (after ``gunzip``), and each
+    ``.gz`` by the two copies known: the published one (its size and the MD5 torchvision
+    checks; no SHA-256 of it is published) and the project's shared offline copy (recompressed,
+    same content: its size and SHA-256)."""
+    files = (  # name, IDX sha256, IDX size, (.gz size, md5), (offline .gz size, sha256)
+        ("train-images-idx3-ubyte",
+         "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db", 47_040_016,
+         (9_912_422, "f68b3c2dcbeaaa9fbdd348bbdeb94873"),
+         (9_630_634, "db8f937d487057fb14a9f0fbe97f0bc8d311ab41b750d41e1ff37c43b9e55e19")),
+        ("train-labels-idx1-ubyte",
+         "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5", 60_008,
+         (28_881, "d53e105ee54ea40749a09fcbcd1e9432"),
+         (28_902, "51fc562b6747b666fbf6e84ce29d43c3cb5f9c388c664d43b33f02095313405a")),
+        ("t10k-images-idx3-ubyte",
+         "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7", 7_840_016,
+         (1_648_877, "9fb629c4189551a2d022fa330f9573f3"),
+         (1_602_073, "cfeddb84311ecf044fc6a5b0f6ee8a24d265d4e83e388400186eb114082f4209")),
+        ("t10k-labels-idx1-ubyte",
+         "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2", 10_008,
+         (4_542, "ec29112dd5afa0611ce80d1b7f02629c"),
+         (4_540, "e41c74e484045d39b462a7790a4af51301bd9b0b24f0154798d713ec68c45920")),
+    )
+    return tuple(FileSpec(f"MNIST/raw/{n}", sha256=sha, size=size, remote=f"{n}.gz",
+                          unpack="gunzip",
+                          remote_pins=(RemotePin(gz[0], md5=gz[1]),
+                                       RemotePin(offline[0], sha256=offline[1])))
+                 for n, sha, size, gz, offline in files)
 
 
 DATASETS: dict[str, DatasetSpec] = {}
@@ -164,7 +194,7 @@ _add(DatasetSpec(
            FileSpec("test_32x32.mat", md5="eb5a983be6a315427106f1b164d9cef3",
                     sha256="cdce80dfb2a2c4c6160906d0bd7c68ec5a99d7ca4831afa54f09182025b6a75b",
                     size=64_275_384)),
-    urls=("http://ufldl.stanford.edu/housenumbers/",), licence="non-commercial use",
+    urls=("https://ufldl.stanford.edu/housenumbers/",), licence="non-commercial use",
     citation="Netzer et al. Reading digits in natural images with unsupervised feature "
     "learning (2011)."))
 _add(DatasetSpec(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,9 @@ def _download(pin: PinnedWeights, target: Path) -> None:
     """Download the file next to ``target`` and move it there only once it matches the pin."""
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f".{target.name}.{os.getpid()}.part")
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    os.close(fd)  # a fresh name made exclusively (never a predictable one a link could hold)
+    part = Path(name)
     try:
         fetch.download_url(pin.url, part, desc=pin.file_name)
         why = problem(part, pin)

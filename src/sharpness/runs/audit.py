@@ -152,8 +152,10 @@ def audit_lines(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 
     seen.add(key)
     lines = _header(record, path, prov, pad, sink)
     lines += _fact_lines(_facts(record), pad + "  ")
-    if record.get("command"):
-        lines.append(f"{pad}  command:  {' '.join(record['command'])}")
+    if record.get("command"):  # never shown from a record that failed its check
+        shown = (" ".join(map(str, record["command"])) if not checks.record_problems(record)
+                 else "(not shown: the record failed its check)")
+        lines.append(f"{pad}  command:  {shown}")
     inputs = record.get("inputs", [])
     if not inputs:
         return lines

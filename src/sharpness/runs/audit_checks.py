@@ -4,7 +4,10 @@ inputs are still what they were, and that a run shown as ``running`` is making p
 
 * **The record itself**: its ``id`` is recomputed from its content
   (:func:`sharpness.runs.provenance.record_edited`); a setting, seed or status edited after the
-  record was written, its id kept, is ``RECORD EDITED``.
+  record was written, its id kept, is ``RECORD EDITED``; any field edited (the record's
+  signature fails) is ``SIGNATURE MISMATCH``, a record without a signature ``UNSIGNED``, one
+  signed by a key not trusted here ``UNKNOWN KEY`` (:mod:`sharpness.runs.signing`); the run
+  folder's ``cache_key.json`` is checked the same way.
 * **Outputs** (figures, tables, evaluations, the ledger, and the files a run recorded with
   ``output_sha256``): each file the record lists must exist beside it (else the record is
   *orphaned*: its job failed or the file was removed), have the SHA-256 the record holds, and
@@ -27,13 +30,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sharpness.runs.provenance import content_sha256, file_sha256, record_edited
+from sharpness.runs.cache import KEY_FILE, read_key
+from sharpness.runs.provenance import (
+    PROVENANCE_NAME,
+    content_sha256,
+    file_sha256,
+    record_edited,
+)
+from sharpness.runs.signing import signature_problem
 from sharpness.runs.state import liveness, run_state
 
 #: The stamp :mod:`sharpness.plots.save` writes into every figure and table file.
 STAMP = re.compile(rb"sharpness-provenance:([0-9a-f]{16})")
 STAMPED_KINDS = ("figure", "table")
 STAMPED_SUFFIXES = (".pdf", ".png", ".md", ".tex")
+#: how a record that is not signed by a trusted key is flagged (sharpness.runs.signing)
+SIGNATURE_LABELS = ("UNSIGNED", "SIGNATURE MISMATCH", "UNKNOWN KEY")
 
 
 def read_stamp(path: str | os.PathLike[str]) -> str | None:
@@ -124,14 +136,28 @@ def status_problems(record: Mapping[str, Any]) -> list[str]:
 
 
 def record_problems(record: Mapping[str, Any]) -> list[str]:
-    """The record edited after it was written (its id no longer its content's hash)."""
+    """The record edited after it was written (its id no longer its content's hash), or not
+    signed by a trusted key (``UNSIGNED``, ``SIGNATURE MISMATCH``, ``UNKNOWN KEY``)."""
     why = record_edited(dict(record))
-    return [] if why is None else [f"RECORD EDITED: {why}; rebuild it (its job) rather than "
-                                   "trust it"]
+    if why is None:
+        return []
+    label = "" if why.startswith(SIGNATURE_LABELS) else "RECORD EDITED: "
+    return [f"{label}{why}; rebuild it (its job) rather than trust it"]
+
+
+def key_problems(prov: Path) -> list[str]:
+    """The run folder's ``cache_key.json`` (the sealed files' hashes), when there is one, not
+    signed by a trusted key."""
+    key = prov.parent / KEY_FILE
+    if prov.name != PROVENANCE_NAME or not key.is_file():
+        return []
+    stored = read_key(prov.parent)
+    why = signature_problem(stored) if stored is not None else "it cannot be read"
+    return [] if why is None else [f"{key}: {why}; its sealed hashes are not used"]
 
 
 def problems(prov: Path, record: Mapping[str, Any],
              digests: dict[Path, str | None] | None = None) -> list[str]:
     """Every check above on one record."""
-    return (record_problems(record) + output_problems(prov, record)
+    return (record_problems(record) + key_problems(prov) + output_problems(prov, record)
             + input_problems(record, digests) + status_problems(record))

@@ -16,7 +16,9 @@ folder already holds artifacts of this key (reuse them, or resume from their che
 else removes the stale files, records the new key and returns ``False``.
 
 A cached *file* is also checked for damage before it is used (:mod:`sharpness.runs.seal`: its
-SHA-256 is recorded in the same ``cache_key.json``).
+SHA-256 is recorded in the same ``cache_key.json``). ``cache_key.json`` is signed when written
+(:func:`write_key`); a key whose signature fails (unsigned, edited, or another machine's
+untrusted key) is never reused.
 
 The same fingerprint is what the Snakemake rules carry as a param (:func:`code_fingerprint`),
 so editing a module reruns exactly the jobs whose command imports it.
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.io import atomic_write_json
+from sharpness.runs.signing import sign, signature_problem
 
 log = logging.getLogger(__name__)
 
@@ -319,8 +322,12 @@ def claim_dir(directory: str | os.PathLike[str], key: Mapping[str, Any], *,
     stale was there, and returns ``False``."""
     directory = Path(directory)
     stored = read_key(directory)
-    if stored is not None and stored.get("digest") == key["digest"]:
+    forged = signature_problem(stored) if stored is not None else None
+    if stored is not None and stored.get("digest") == key["digest"] and forged is None:
         return True
+    if forged is not None:
+        log.warning("%s in %s is not reused: its %s is not the one this pipeline signed "
+                    "(%s)", what, directory, KEY_FILE, forged)
     present = [name for name in stale if (directory / name).exists()]
     if present:
         log.warning("%s in %s is not reused, recomputing from scratch: %s (removing %s)",
@@ -331,5 +338,11 @@ def claim_dir(directory: str | os.PathLike[str], key: Mapping[str, Any], *,
             shutil.rmtree(target)
         else:
             target.unlink()
-    atomic_write_json(directory / KEY_FILE, dict(key))
+    write_key(directory, dict(key))
     return False
+
+
+def write_key(directory: str | os.PathLike[str], record: dict[str, Any]) -> None:
+    """Write ``cache_key.json`` in ``directory``, signed (:mod:`sharpness.runs.signing`: every
+    field, the sealed files' hashes included, so none can be rewritten without the key)."""
+    atomic_write_json(Path(directory) / KEY_FILE, sign(record))

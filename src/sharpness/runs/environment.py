@@ -19,6 +19,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+#: git options that keep any program a repository configures (fsmonitor, hooks) from starting
+SAFE_GIT_OPTIONS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
 TRACKED_PACKAGES = ("sharpness", "torch", "torchvision", "numpy", "scipy", "matplotlib",
                     "seaborn", "snakemake", "grad-cam")
 
@@ -35,11 +37,11 @@ def code_version() -> dict[str, Any]:
     info: dict[str, Any] = {"package_version": _version("sharpness"), "git_commit": None,
                             "dirty": None, "dirty_files": []}
     try:
-        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], check=True,
+        git = ["git", "-C", str(here), *SAFE_GIT_OPTIONS]
+        commit = subprocess.run([*git, "rev-parse", "HEAD"], check=True,
                                 capture_output=True, text=True, timeout=10).stdout.strip()
-        status = subprocess.run(["git", "-C", str(here), "status", "--porcelain",
-                                 "--untracked-files=no"], check=True, capture_output=True,
-                                text=True, timeout=10).stdout
+        status = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
+                                check=True, capture_output=True, text=True, timeout=10).stdout
         info.update(git_commit=commit, dirty=bool(status.strip()),
                     dirty_files=[line[3:] for line in status.splitlines() if line.strip()])
     except (OSError, subprocess.SubprocessError):

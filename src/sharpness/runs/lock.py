@@ -14,6 +14,8 @@ still writes. The kernel releases the lock when its holder exits, killed or not,
 never stale; the file's text names the last holder, and a holder that did not release cleanly
 (the text is still there when the next writer takes the lock) is reported as taken over. The
 lock file itself is never removed (removing it would race with a waiter that opened it).
+The lock file is opened with ``O_NOFOLLOW`` and must be a regular file: a link put at its
+name is refused (:class:`sharpness.io.LinkRefused`), never truncated or written through.
 Locks are per open file, so they also work between processes of one host on NFS (Linux
 emulates ``flock`` with POSIX locks there when the server supports locking).
 """
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.errors import SharpnessError
+from sharpness.io import open_regular
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +123,7 @@ def run_lock(folder: str | os.PathLike[str], *, wait: float | None = None,
             _held[path] -= 1
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    fd = open_regular(path, os.O_RDWR | os.O_CREAT)  # a link there: refused, never truncated
     try:
         _acquire(fd, folder, _timeout(wait), what)
         previous = _parse(os.pread(fd, 4096, 0).decode(errors="replace"))

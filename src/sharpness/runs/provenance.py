@@ -15,9 +15,11 @@ together with the id of the record behind the input. Different inputs give diffe
 same artifact from the same inputs and code gives the same id on any machine (no paths, hosts or
 times enter it). ``sharpness diff A B`` says which of those parts differ between two records.
 Because the id is recomputable from the record, a record edited after it was written (a
-setting, the seed or the status changed, its id kept) no longer matches it:
-:func:`record_edited` says so, ``sharpness audit`` flags it and every reader of the record
-(:func:`sharpness.runs.seal.read_verified`) refuses it.
+setting, the seed or the status changed, its id kept) no longer matches it; and every record is
+signed when written (:mod:`sharpness.runs.signing`: every field, with a key kept outside the
+results tree), so an edit of any other field, or a record rewritten with its id recomputed,
+fails its signature: :func:`record_edited` says so, ``sharpness audit`` flags it and every
+reader of the record (:func:`sharpness.runs.seal.read_verified`) refuses it.
 
 An artifact's sidecar is written last, once its files are complete (:func:`artifact_record`
 builds the record, the caller stamps the id into the files, :func:`commit_artifact_record`
@@ -43,6 +45,7 @@ from sharpness.io import atomic_write_json, read_json, to_json
 from sharpness.runs import state
 from sharpness.runs.cache import canonical, loaded_code_manifest, manifest_fingerprint
 from sharpness.runs.environment import code_version, device_info, now_iso, package_versions
+from sharpness.runs.signing import sign, signature_problem
 
 PROVENANCE_NAME = "provenance.json"
 SIDECAR_SUFFIX = ".provenance.json"
@@ -85,7 +88,8 @@ def folder_digest(folder: str | os.PathLike[str]) -> str:
             try:
                 record = read_json(path)
                 # a record edited after it was written enters by its bytes, not its stale id
-                value = (f"record {record.get('id')}" if not record_edited(record)
+                # intact as written, whichever key signed it (trust is the reader's call)
+                value = (f"record {record.get('id')}" if not record_edited(record, trust=False)
                          else f"edited record {file_sha256(path)}")
             except (OSError, ValueError, AttributeError):
                 value = f"unreadable record {file_sha256(path)}"
@@ -125,11 +129,13 @@ def content_id(record: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(body).encode()).hexdigest()[:16]
 
 
-def record_edited(record: Any) -> str | None:
-    """Why ``record`` is not the record its id was computed from (``None``: its ``id`` is the
-    :func:`content_id` of its content). A setting, the seed, the status, the code fingerprint,
-    a data checksum or an input's hash changed after the record was written, its id kept, is
-    caught here; owner, heartbeat, times and result fields are not part of the id."""
+def record_edited(record: Any, trust: bool = True) -> str | None:
+    """Why ``record`` is not the record its job wrote (``None``: it is). Its ``id`` must be
+    the :func:`content_id` of its content (a setting, the seed, the status, the code
+    fingerprint, a data checksum or an input's hash changed, its id kept), and its signature
+    (:mod:`sharpness.runs.signing`) must cover every other field too (stand-ins, caption,
+    command, output hashes, times) with a trusted key: unsigned, mismatching and unknown-key
+    records are reported as such (the key's trust is not checked when ``trust`` is false)."""
     if not isinstance(record, dict):
         return "it is not a provenance record (not a JSON object)"
     recorded = record.get("id")
@@ -143,7 +149,7 @@ def record_edited(record: Any) -> str | None:
         return (f"its id {recorded} is not the hash of its content ({actual}): a setting, the "
                 "seed, the status, the code, the data or an input was changed after it was "
                 "written")
-    return None
+    return signature_problem(record, trust)
 
 
 def code_record() -> dict[str, Any]:
@@ -202,7 +208,7 @@ def write_run_provenance(run_dir: str | os.PathLike[str], *, params: dict[str, A
     record.update(ended=now_iso(), **(extra or {}))
     if outputs:
         record["output_sha256"] = output_hashes(run_dir, outputs)
-    atomic_write_json(Path(run_dir) / PROVENANCE_NAME, record)
+    atomic_write_json(Path(run_dir) / PROVENANCE_NAME, sign(record))
     return record
 
 
@@ -257,7 +263,7 @@ class RunRecord:
     def _write(self) -> None:
         """Write the record with its id recomputed from its content (lock held)."""
         self.record["id"] = content_id(self.record)
-        atomic_write_json(self.path, self.record)
+        atomic_write_json(self.path, sign(self.record))
         self._written = time.monotonic()
 
     def progress(self) -> None:
@@ -361,7 +367,7 @@ def commit_artifact_record(record: dict[str, Any]) -> dict[str, Any]:
                                 f"{', '.join(missing)} not written; no record made")
     record["output_sha256"] = {p: file_sha256(p) for p in record["outputs"]}
     record["ended"] = now_iso()
-    atomic_write_json(sidecar_path(record["artifact"]), record)
+    atomic_write_json(sidecar_path(record["artifact"]), sign(record))
     return record
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.errors import SharpnessError
-from sharpness.io import atomic_write_json, read_json
-from sharpness.runs.cache import KEY_FILE, read_key
+from sharpness.io import read_json
+from sharpness.runs.cache import KEY_FILE, read_key, write_key
 from sharpness.runs.provenance import (
     PROVENANCE_NAME,
     SIDECAR_SUFFIX,
@@ -38,6 +38,7 @@ from sharpness.runs.provenance import (
     record_edited,
     sidecar_path,
 )
+from sharpness.runs.signing import signature_problem
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ def seal(directory: str | os.PathLike[str], *names: str) -> None:
     record = read_key(directory) or {}
     files = {**record.get(FILES_FIELD, {}),
              **{name: file_sha256(directory / name) for name in names}}
-    atomic_write_json(directory / KEY_FILE, {**record, FILES_FIELD: files})
+    write_key(directory, {**record, FILES_FIELD: files})
 
 
 def unseal(directory: str | os.PathLike[str], *names: str) -> None:
@@ -67,7 +68,7 @@ def unseal(directory: str | os.PathLike[str], *names: str) -> None:
     files = (record or {}).get(FILES_FIELD, {})
     if record is not None and any(name in files for name in names):
         kept = {k: v for k, v in files.items() if k not in names}
-        atomic_write_json(directory / KEY_FILE, {**record, FILES_FIELD: kept})
+        write_key(directory, {**record, FILES_FIELD: kept})
 
 
 def damage(directory: str | os.PathLike[str], name: str, *, require: bool = True) -> str | None:
@@ -79,7 +80,10 @@ def damage(directory: str | os.PathLike[str], name: str, *, require: bool = True
     path = Path(directory) / name
     if not path.is_file():
         return "it is missing"
-    recorded = (read_key(directory) or {}).get(FILES_FIELD, {}).get(name)
+    key = read_key(directory)
+    if key is not None and (why := signature_problem(key)) is not None:
+        return f"its folder's record {Path(directory) / KEY_FILE} is not trusted: {why}"
+    recorded = (key or {}).get(FILES_FIELD, {}).get(name)
     if recorded is None:
         return ("its folder's record holds no hash of it (written before it was sealed)"
                 if require else None)
@@ -170,25 +174,33 @@ def recorded_sha256(path: str | os.PathLike[str]
                     ) -> tuple[str | None, Path | None, dict[str, Any] | None]:
     """``(sha256, where, record)``: the SHA-256 the producer of ``path`` recorded, the file
     it is recorded in (a sidecar, a run's ``provenance.json`` or the folder's
-    ``cache_key.json``) and that record (``None`` for ``cache_key.json``); all ``None`` when
-    no hash of it is recorded anywhere."""
+    ``cache_key.json``) and that record; all ``None`` when no hash of it is recorded
+    anywhere."""
     path = Path(path)
     tried = _record_candidates(path)
     found = _hash_in(tried, path)
     if found[0] is not None:
         return found
-    files = (read_key(path.parent) or {}).get(FILES_FIELD, {})
+    key = read_key(path.parent) or {}
+    files = key.get(FILES_FIELD, {})
     if isinstance(files, dict) and isinstance(files.get(path.name), str):
-        return files[path.name], path.parent / KEY_FILE, None
+        return files[path.name], path.parent / KEY_FILE, key
     # an output of another stem's record (the ledger's CLAIMS.provenance.json lists claims.csv)
     others = [c for c in sorted(path.parent.glob(f"*{SIDECAR_SUFFIX}"))
               if c not in tried and c != path]
     return _hash_in(others, path)
 
 
+def _problem(where: Path, record: dict[str, Any]) -> str | None:
+    """Why the record ``where`` holds is not to be trusted: a provenance record's id and
+    signature, a ``cache_key.json``'s signature."""
+    return signature_problem(record) if where.name == KEY_FILE else record_edited(record)
+
+
 def rebuild_hint(path: str | os.PathLike[str], record: dict[str, Any] | None = None) -> str:
     """How to rebuild ``path``: the workflow command, and the command its job ran (from the
-    record of its producer, when there is one)."""
+    record of its producer, when there is one). Pass only a record that passed its check: a
+    command from a record that failed it is never shown (it could be anything)."""
     text = f"Rebuild it: `snakemake --cores all --forcerun {shlex.quote(str(path))}`"
     command = (record or {}).get("command") if isinstance(record, dict) else None
     if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
@@ -218,9 +230,8 @@ def verify_result(path: str | os.PathLike[str], *, what: str = "result file") ->
                                    f"({type(exc).__name__}: {exc}). "
                                    f"{rebuild_hint(path)}") from exc
         why = record_edited(record)
-        if why is not None:
-            raise UnverifiedResult(f"{what}: {path} is not used: {why}. "
-                                   f"{rebuild_hint(path, record)}")
+        if why is not None:  # its command is not shown: the record failed its check
+            raise UnverifiedResult(f"{what}: {path} is not used: {why}. {rebuild_hint(path)}")
         return path
     recorded, where, record = recorded_sha256(path)
     if recorded is None:
@@ -228,9 +239,9 @@ def verify_result(path: str | os.PathLike[str], *, what: str = "result file") ->
             f"{what}: {path} is not used: no job recorded its SHA-256 (no provenance sidecar "
             f"or run record beside it lists it), so nothing says it is the file the pipeline "
             f"wrote. {rebuild_hint(path)}")
-    if record is not None and (why := record_edited(record)) is not None:
+    if record is not None and where is not None and (why := _problem(where, record)):
         raise UnverifiedResult(f"{what}: {path} is not used: the record of its hash, {where}, "
-                               f"was edited: {why}. {rebuild_hint(path, record)}")
+                               f"was edited or is not signed by a trusted key: {why}. {rebuild_hint(path)}")
     actual = file_sha256(path)
     if actual != recorded:
         raise UnverifiedResult(

@@ -1,0 +1,184 @@
+"""Signed records: whoever can write ``results/`` still cannot forge a record without a key.
+
+Every provenance record (a run's ``provenance.json``, a figure's or table's sidecar) and every
+``cache_key.json`` is signed when it is written, with an Ed25519 key (the ``cryptography``
+package) kept outside the results tree. The signature covers every field of the record (the
+canonical JSON of all of it but the ``signature`` field itself), so nothing in it can be
+changed, the hashes it holds included, without the key. The signature block names the public
+key it verifies with; a record is trusted only when that key is trusted here: the public key
+of this machine's own signing key, and any listed in ``SHARPNESS_TRUSTED_KEYS``.
+
+**The key** is ``$SHARPNESS_SIGNING_KEY`` when set, else
+``$XDG_CONFIG_HOME/sharpness/signing_key`` (``~/.config/sharpness/signing_key``), created on
+first use with mode 0600 in a folder of mode 0700. A key path under the project's
+``results/`` or ``figures/`` is refused: a key beside the records would sign forgeries too.
+
+**Receiving results**: ``sharpness key`` prints this machine's public key (``--out FILE``
+writes it); whoever receives a results folder and that file lists it in
+``SHARPNESS_TRUSTED_KEYS`` (paths, separated by ``:``) and ``sharpness audit`` then checks
+every record against it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from sharpness.errors import SharpnessError
+from sharpness.io import open_regular, to_json
+
+KEY_ENV = "SHARPNESS_SIGNING_KEY"
+TRUST_ENV = "SHARPNESS_TRUSTED_KEYS"
+FIELD = "signature"
+SCHEME = "ed25519"
+#: output trees a key must never be kept in (relative to the working folder and the checkout)
+OUTPUT_TREES = ("results", "figures")
+
+
+class SigningKeyRefused(SharpnessError):
+    """The signing key's path is inside an output tree, or the key cannot be used."""
+
+
+def key_path() -> Path:
+    """Where this machine's signing key is (see the module docstring); refused under
+    ``results/`` or ``figures/``."""
+    value = os.environ.get(KEY_ENV)
+    if value:
+        path = Path(value).expanduser()
+    else:
+        config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        path = Path(config) / "sharpness" / "signing_key"
+    path = path.absolute()
+    here = path.parent.resolve() / path.name
+    checkout = Path(__file__).resolve().parents[3]
+    for base in {Path.cwd().resolve(), checkout}:
+        for tree in OUTPUT_TREES:
+            if here.is_relative_to(base / tree):
+                raise SigningKeyRefused(
+                    f"the signing key {path} ({KEY_ENV}) is inside {base / tree}: a key kept "
+                    "beside the records it signs would sign forged ones too. Name a path "
+                    f"outside {', '.join(OUTPUT_TREES)} (the default is "
+                    "~/.config/sharpness/signing_key).")
+    return path
+
+
+def _create(path: Path) -> None:
+    """Write a new key at ``path`` (mode 0600), never replacing one another process made."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption())
+    fd, tmp = tempfile.mkstemp(prefix=".signing_key.", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(pem)
+        os.link(tmp, path)  # fails if another process made one meanwhile: that one is kept
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+
+
+@functools.cache
+def _load(path: Path, _mtime_ns: int) -> Any:
+    from cryptography.hazmat.primitives import serialization
+
+    fd = open_regular(path, os.O_RDONLY)  # a link at the key's name is refused
+    with os.fdopen(fd, "rb") as handle:
+        key = serialization.load_pem_private_key(handle.read(), password=None)
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    if not isinstance(key, Ed25519PrivateKey):
+        raise SigningKeyRefused(f"{path} is not an Ed25519 private key")
+    return key
+
+
+def private_key(create: bool = True) -> Any | None:
+    """This machine's signing key (made on first use when ``create``); ``None`` when there is
+    none and ``create`` is false."""
+    path = key_path()
+    if not path.exists():
+        if not create:
+            return None
+        _create(path)
+    return _load(path, path.stat().st_mtime_ns)
+
+
+def public_hex(key: Any) -> str:
+    """The raw public key of a private key, in hex (what a signature block names)."""
+    from cryptography.hazmat.primitives import serialization
+
+    return key.public_key().public_bytes(serialization.Encoding.Raw,
+                                         serialization.PublicFormat.Raw).hex()
+
+
+def own_public_key(create: bool = True) -> str | None:
+    """This machine's public key in hex (``None`` without a key when not ``create``)."""
+    key = private_key(create)
+    return None if key is None else public_hex(key)
+
+
+def trusted_keys() -> set[str]:
+    """The public keys records are trusted from: this machine's own, and each one in the
+    files ``SHARPNESS_TRUSTED_KEYS`` lists (one hex key a line)."""
+    keys = set()
+    own = own_public_key(create=False)
+    if own:
+        keys.add(own)
+    for name in filter(None, os.environ.get(TRUST_ENV, "").split(os.pathsep)):
+        try:
+            text = Path(name).expanduser().read_text()
+        except OSError as exc:
+            raise SigningKeyRefused(f"{TRUST_ENV} names {name}, which cannot be read "
+                                    f"({exc})") from exc
+        keys.update(line.strip().lower() for line in text.splitlines()
+                    if line.strip() and not line.startswith("#"))
+    return keys
+
+
+def payload(record: dict[str, Any]) -> bytes:
+    """The bytes a record's signature covers: every field but the signature, as canonical
+    JSON of the record as its file holds it."""
+    body = json.loads(to_json({k: v for k, v in record.items() if k != FIELD}))
+    return json.dumps(body, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode()
+
+
+def sign(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with its ``signature`` field (set on the dict in place, and returned)."""
+    key = private_key()
+    record[FIELD] = {"scheme": SCHEME, "public_key": public_hex(key),
+                     "value": key.sign(payload(record)).hex()}
+    return record
+
+
+def signature_problem(record: Any, trust: bool = True) -> str | None:
+    """Why ``record``'s signature does not vouch for it (``None``: it is signed, every field
+    as signed, by a trusted key): unsigned, a mismatch (edited after signing), or a key that
+    is not trusted here (not checked when ``trust`` is false: whether the record is intact
+    as its signer wrote it, whoever that was)."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    block = record.get(FIELD) if isinstance(record, dict) else None
+    if not isinstance(block, dict) or block.get("scheme") != SCHEME:
+        return ("UNSIGNED: it carries no signature (written by hand, or by code older than "
+                "signed records: rebuild it)")
+    try:
+        public = Ed25519PublicKey.from_public_bytes(bytes.fromhex(str(block.get("public_key"))))
+        public.verify(bytes.fromhex(str(block.get("value"))), payload(record))
+    except (ValueError, TypeError, InvalidSignature):
+        return ("SIGNATURE MISMATCH: its content is not what was signed (edited after it "
+                "was written)")
+    key = str(block.get("public_key")).lower()
+    if trust and key not in trusted_keys():
+        return (f"UNKNOWN KEY: signed by public key {key[:16]}..., which is not trusted here "
+                f"(add its public key file to {TRUST_ENV} if you trust who made it)")
+    return None
