@@ -114,7 +114,8 @@ def test_a_malformed_entry_names_the_key(tmp_path):
     for text, says in (("adam:\n  label: A\n", "adam needs label and reference"),
                        ("adam: {label: A, reference: r, color: '#000000'}\n", "color"),
                        ("adam: {label: A, reference: r, hparams: {lr: 0.1}}\n", "hparams.lr"),
-                       ("Adam-W: {label: A, reference: r}\n", "module names")):
+                       ("Adam-W: {label: A, reference: r}\n", "module names"),
+                       ("adam:\n  reference: a: b\n", "not valid YAML")):
         bad.write_text(text)
         with pytest.raises(ValueError, match=re.escape(says)):
             read_catalog(bad)

@@ -164,7 +164,10 @@ def _spec(where: str, name: str, entry: Any) -> OptimizerSpec:
 def read_catalog(path: Path = CATALOG) -> dict[str, OptimizerSpec]:
     """Every optimizer's spec by name, in name order, from ``optimizers.yaml`` (or ``path``);
     a malformed entry raises ``ValueError`` naming the file and the key."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not valid YAML: {err}") from err
     if not isinstance(data, Mapping):
         raise ValueError(f"{path}: expected one entry per optimizer, got {type(data).__name__}")
     bad = [str(k) for k in data if not isinstance(k, str) or not re.fullmatch(r"[a-z]\w*", k)]
