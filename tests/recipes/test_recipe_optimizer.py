@@ -5,6 +5,7 @@ plans the workflow, hence the workflow tier."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -26,24 +27,25 @@ ENTRY = f"""
     bn_second_pass: {{default: freeze, source: "choice: as SAM (davda54/sam)"}}
   tiny_hparams: {{rho: 0.04}}
 """
-MODULE = '''
-"""Half-SAM: ``eps = rho g / (2 ||g||_2)``, a toy of the recipe test."""
+#: the module is the recipe's template, src/sharpness/optim/sam.py, with its own docstring,
+#: class and rule (half of SAM's step)
+TEMPLATE_EDITS = (
+    ('class SAM(SharpnessOptimizer, optimizer="sam"):',
+     f'class HalfSAM(SharpnessOptimizer, optimizer="{NAME}"):'),
+    ('    """l2-SAM (Foret et al., 2021): ``eps = rho g / ||g||_2``."""',
+     '    """Half of SAM\'s perturbation: ``eps = rho g / (2 ||g||_2)``."""'),
+    ('scale = self.hparams["rho"] /', 'scale = 0.5 * self.hparams["rho"] /'),
+)
 
-from __future__ import annotations
 
-import torch
-from torch import Tensor
+def _module_from_template(template: str) -> str:
+    body = template[template.index("\nfrom __future__"):]
+    for old, new in TEMPLATE_EDITS:
+        assert old in body, f"the template sam.py no longer has {old!r}"
+        body = body.replace(old, new)
+    return '"""Half-SAM: SAM\'s perturbation halved, a toy of the recipe test."""\n' + body
 
-from sharpness.optim.base import NORM_GUARD, SharpnessOptimizer
 
-
-class HalfSAM(SharpnessOptimizer, optimizer="halfsam"):
-    """Half of SAM's perturbation."""
-
-    def _perturbation(self, params: list[Tensor], grads: list[Tensor],
-                      grad_norm: Tensor) -> list[Tensor]:
-        return torch._foreach_mul(grads, 0.5 * self.hparams["rho"] / (grad_norm + NORM_GUARD))
-'''
 TEST = '''
 """Half-SAM moves by rho / 2 along the normalized gradient, then steps from theta."""
 
@@ -78,7 +80,8 @@ def test_the_new_optimizer_recipe_on_a_copy(tmp_path):
     colour = run(copy, sys.executable, "-c", "from sharpness.plots.methods import method; "
                  f"print(method({NAME!r}).colour)").strip()
     catalog.write_text(catalog.read_text().rstrip("\n") + f'\n  colour: "{colour}"\n')
-    (copy / f"src/sharpness/optim/{NAME}.py").write_text(textwrap.dedent(MODULE).lstrip())
+    template = (copy / "src/sharpness/optim/sam.py").read_text()
+    (copy / f"src/sharpness/optim/{NAME}.py").write_text(_module_from_template(template))
     # 2. the config entries: quick (run in the CIFAR-10 group) and paper (every value sourced)
     def quick(data: dict) -> None:
         data["lesam"]["optimizers"][NAME] = {"rho": 0.1}
@@ -103,3 +106,5 @@ def test_the_new_optimizer_recipe_on_a_copy(tmp_path):
     run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
         f"tests/optim/test_{NAME}.py", "tests/optim/test_spec.py")
     assert touched(copy) == recipe_files("A new optimizer", NAME)
+    if shutil.which("duplicates"):  # the repository's duplicate finder, where it is installed
+        assert run(copy, "duplicates", "--change").startswith("no duplicates")
