@@ -139,3 +139,31 @@ def test_each_value_is_checked_against_what_its_entry_accepts():
         with pytest.raises(ValueError, match=f"optimizer '{name}': {key} must be"):
             build_optimizer(name, model, total_steps=4, **bad)
     assert build_optimizer("lesam", model, total_steps=4, rho_max=None).hparams["rho_max"] is None
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_distributed_says_whether_a_step_is_one_clean_and_one_perturbed_call(name):
+    """A multi-process run splits a step into its clean and its perturbed closure call, so an
+    entry may say ``distributed`` only when a step makes exactly its declared passes."""
+    torch = pytest.importorskip("torch")
+    from sharpness.optim import BatchClosure
+
+    class Counting(BatchClosure):
+        """Counts the whole-batch loss Hessian products are taken from, as a forward pass."""
+
+        def loss(self):  # noqa: ANN202
+            self.calls += 1
+            return super().loss()
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    spec = optimizer_spec(name)
+    every = {spec.hvp_every[1]: 1} if spec.hvp_every else {}
+    opt = build_optimizer(name, model, total_steps=4, **{**spec.tiny_hparams, **every})
+    calls = []
+    for _ in range(3):
+        closure = Counting(model, x, y)
+        opt.step(closure)
+        calls.append(closure.calls)  # every forward pass of the batch
+    assert spec.distributed == (calls == [spec.passes_per_step] * 3), (name, calls)

@@ -93,7 +93,9 @@ class OptimizerSpec:
     (:func:`sharpness.plots.methods.method_colours`). ``aliases`` are other
     spellings (configs, the diagonal-network vocabulary). ``tiny_hparams`` are the settings with
     which the optimizer trains the mechanism tests' tiny CNN above chance in a few steps
-    (``tests/lesam/test_mechanism.py``)."""
+    (``tests/lesam/test_mechanism.py``). ``distributed`` is false when a step calls the closure
+    other than once clean and once perturbed, which a multi-process run cannot split into a
+    local and a synchronised pass (:data:`sharpness.train.distributed.DDP_OPTIMIZERS`)."""
 
     name: str
     label: str
@@ -105,6 +107,7 @@ class OptimizerSpec:
     colour: str | None = None
     aliases: tuple[str, ...] = ()
     tiny_hparams: Mapping[str, Any] = field(default_factory=dict)
+    distributed: bool = True
 
     def __post_init__(self) -> None:
         if not self.text:  # the table text is the figure label unless the label needs mathtext
@@ -131,7 +134,7 @@ class OptimizerSpec:
 
 #: the keys an entry of ``optimizers.yaml`` may hold, and those of one hyper-parameter
 ENTRY_KEYS = {"label", "text", "reference", "hparams", "passes_per_step", "hvp_every", "colour",
-              "aliases", "tiny_hparams"}
+              "aliases", "tiny_hparams", "distributed"}
 HPARAM_KEYS = {"default", "source", "accepts"}
 
 
