@@ -1,7 +1,7 @@
 """CONTRIBUTING.md is true of the tree: its one layout section names every package and module
 of ``src/sharpness/`` and every file of ``workflow/config/``, and the files, functions and
-config keys its recipes name exist (the optimizer recipe itself is followed on a copy of the
-package by ``tests/optim/test_spec.py``)."""
+config keys its recipes name exist, and every recipe has its "Files:" line and a test that
+follows it on a copy of the repository (``tests/recipes/``; ``pytest -k recipe`` selects them)."""
 
 from __future__ import annotations
 
@@ -122,3 +122,15 @@ def test_the_eos_setting_recipe_on_a_copy_of_the_config() -> None:
     for key, value in (eos.get("defaults") or {}).items():
         if key not in base:
             assert settings["recipe_new"][key] == value, key
+
+
+def test_every_recipe_lists_its_files_and_has_a_recipe_test() -> None:
+    headings = re.findall(r"^### (A new [a-z ]+?) \(", RECIPES, flags=re.MULTILINE)
+    assert len(headings) >= 5, headings
+    tests = " ".join(p.read_text() for p in (ROOT / "tests" / "recipes").glob("test_recipe_*.py"))
+    for heading in headings:
+        section = RECIPES[RECIPES.index(f"### {heading}"):]
+        section = section[:section.find("\n### ", 1) if "\n### " in section[1:] else None]
+        if heading != "A new claim":  # the claims ledger's recipe is checked with its own tests
+            assert "\nFiles: `" in section, f"{heading}: no 'Files:' line"
+            assert f'recipe_files("{heading}"' in tests, f"{heading}: no test follows it"

@@ -21,16 +21,8 @@ from sharpness.eos.figures import (
 )
 from sharpness.eos.figures.ablations import omitted_factors, varied_keys
 from sharpness.eos.figures.trajectories import MONOTONE_TOL, drop_after_eos
-from sharpness.eos.sweep import run_setting
 from sharpness.runs.seal import seal
 from tests.eos.test_sweep import TINY
-
-
-@pytest.fixture(scope="module")
-def sweep_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("eos_fig")
-    run_setting(TINY, out, threads=1)
-    return out / "sweep.json"
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

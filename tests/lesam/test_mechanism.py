@@ -22,7 +22,7 @@ torch.set_num_threads(1)
 TINY = {"dataset": "mnist_embedded", "model": "cnn", "model_kwargs": {"channels": 16},
         "train_size": 768, "test_size": 300, "epochs": 1, "batch_size": 32, "lr": 0.05,
         "device": "cpu", "checkpoint_every": 0}
-# Each optimizer's tiny-run settings are its module's SPEC.tiny_hparams: radii scaled to this
+# Each optimizer's tiny-run settings are its optimizers.yaml entry's tiny_hparams: radii scaled to this
 # 16-channel CNN (rho 0.05 stalls SAM on it: 11% after 24 steps). ESAM with its official data
 # selection (gamma 0.5: the ~15 examples of 32 whose loss rises most) stays at chance in these
 # 24 steps (0.07 measured), so it runs its weight perturbation alone here (gamma 1); SDS is

@@ -29,6 +29,7 @@ from torch.nn import functional as F
 
 from sharpness.optim import BatchClosure, EpochSigmaSchedule, build_optimizer
 from sharpness.optim.esam import ESAM
+from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
 RHO = 0.07
 
@@ -278,17 +279,29 @@ def test_lesam_alpha_subtracts_the_clean_gradient():
 
 # -- BatchNorm in the second pass --------------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "official", "passes"), [
-    ("sam", "freeze", 1), ("sam_linf", "freeze", 1), ("fsam", "freeze", 1),
-    ("eigensam", "freeze", 1), ("asam", "update", 2), ("lesam", "update", 2),
-    ("esam", "update", 3),  # clean, no-grad perturbed (for SDS), selected perturbed
-])
-def test_batchnorm_second_pass_follows_each_official_loop(name, official, passes):
+#: forward passes in train mode beyond the clean one and the perturbed one: ESAM's no-grad
+#: perturbed pass over the whole batch (for SDS) before its selected perturbed pass
+EXTRA_BN_PASSES = {"esam": 1}
+#: every two-pass optimizer, from the declarations, so a new one is checked too
+TWO_PASS = sorted(n for n, s in optimizer_specs().items() if s.passes_per_step > 1)
+
+
+def test_every_two_pass_optimizer_declares_its_batchnorm_second_pass():
+    for name in TWO_PASS:
+        spec = optimizer_spec(name)
+        assert "bn_second_pass" in spec.defaults, name
+        assert spec.sources["bn_second_pass"].startswith(("official:", "choice:")), name
+
+
+@pytest.mark.parametrize("name", TWO_PASS)
+def test_batchnorm_second_pass_follows_each_official_loop(name):
     model = _bn_net(1)
     x, y = torch.randn(12, 5), torch.randint(0, 3, (12,))
     opt = build_optimizer(name, model, lr=0.05, total_steps=4)
+    official = optimizer_spec(name).defaults["bn_second_pass"]
     assert opt.hparams["bn_second_pass"] == official
     opt.step(BatchClosure(model, x, y))
+    passes = {"freeze": 1, "update": 2}[official] + EXTRA_BN_PASSES.get(name, 0)
     assert int(model[1].num_batches_tracked) == passes
     with pytest.raises(ValueError, match="bn_second_pass"):
         build_optimizer(name, model, total_steps=4, bn_second_pass="sometimes")

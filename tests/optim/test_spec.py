@@ -1,55 +1,53 @@
-"""One module per optimizer: what each module's ``SPEC`` declares is what the registry, the
-planner, the methods table, the config schema and its reference use; and a new optimizer is
-picked up everywhere from its module alone (CONTRIBUTING.md's recipe, followed on a copy)."""
+"""One entry of ``optimizers.yaml`` and one module per optimizer: what the entry declares is
+what the registry, the planner, the methods table, the config schema and its reference use,
+and the optimizer checks every value against what its entry accepts. (CONTRIBUTING.md's recipe
+is followed on a copy of the repository by ``tests/recipes/test_recipe_optimizer.py``.)"""
 
 from __future__ import annotations
 
 import importlib
-import json
 import re
-import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 
 from sharpness.config.check import load_schema
 from sharpness.config.doc import render
 from sharpness.optim import OPTIMIZERS, build_optimizer
+from sharpness.optim.base import SharpnessOptimizer
 from sharpness.optim.spec import (
+    CATALOG,
     OPTIM_DIR,
+    HParam,
     OptimizerSpec,
     optimizer_spec,
     optimizer_specs,
     passes_per_step,
-    read_spec,
-    spec_modules,
+    read_catalog,
 )
-from sharpness.plots.methods import COLOURS, METHODS, method
+from sharpness.plots.methods import COLOURS, FIXED, METHODS, method, method_colours
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "config" / "config.schema.yaml"
 SOURCE = re.compile(r"^(official|paper|choice): .+")
 
 
-def test_the_source_reading_is_the_imported_spec():
-    assert set(spec_modules()) == set(OPTIMIZERS)
-    for name, stem in spec_modules().items():
-        module = importlib.import_module(f"sharpness.optim.{stem}")
-        assert optimizer_specs()[name] == module.SPEC, stem
-        cls = OPTIMIZERS[name]
-        assert cls.spec is module.SPEC
-        assert (cls.name, cls.hparam_defaults) == (name, module.SPEC.defaults)
-        assert cls.two_pass == (module.SPEC.passes_per_step > 1)
+def test_every_entry_is_the_one_class_of_its_module():
+    assert list(OPTIMIZERS) == list(optimizer_specs())
+    for name, cls in OPTIMIZERS.items():
+        assert cls.__module__ == f"sharpness.optim.{name}"
+        assert cls.spec is optimizer_spec(name)
+        assert (cls.name, cls.hparam_defaults) == (name, cls.spec.defaults)
+        assert cls.two_pass == (cls.spec.passes_per_step > 1)
 
 
-def test_modules_without_spec_are_not_optimizers():
-    declared = set(spec_modules().values())
+def test_every_optimizer_class_of_the_package_is_declared():
+    declared = set(optimizer_specs())
     for path in OPTIM_DIR.glob("*.py"):
-        assert (read_spec(path) is not None) == (path.stem in declared), path.name
+        module = importlib.import_module(f"sharpness.optim.{path.stem}")
+        for c in vars(module).values():
+            if isinstance(c, type) and issubclass(c, SharpnessOptimizer) and c.spec:
+                assert c.spec.name in declared and c.__module__.endswith(c.spec.name), c
     assert {"base", "spec", "registry", "closures", "schedules"}.isdisjoint(declared)
 
 
@@ -84,10 +82,22 @@ def test_the_methods_table_reads_label_text_and_colour_from_the_specs():
     for name, spec in optimizer_specs().items():
         m = method(name)
         assert (m.label, m.text, m.optimizer) == (spec.label, spec.text, name)
-        if spec.colour:
-            assert m.colour == spec.colour
+        assert spec.colour, f"pin {name}'s colour in {CATALOG.name}: colour: {m.colour!r}"
+        assert m.colour == spec.colour
         for alias in spec.aliases:
             assert method(alias) is m
+
+
+def test_an_unpinned_new_optimizer_recolours_no_existing_one():
+    specs = list(optimizer_specs().values())
+    before = method_colours(specs)
+    taken = {*FIXED.values(), *before.values()}
+    new = [OptimizerSpec(n, n.upper(), "choice: a test's") for n in ("samon", "aaa", "zzz_sam")]
+    for k in range(1, len(new) + 1):
+        after = method_colours(specs + new[:k])
+        assert {n: after[n] for n in before} == before
+        fresh = [after[s.name] for s in new[:k]]
+        assert len(set(fresh)) == k and not set(fresh) & taken
 
 
 def test_schema_enum_and_config_reference_name_every_optimizer():
@@ -99,129 +109,61 @@ def test_schema_enum_and_config_reference_name_every_optimizer():
             assert all(name in line for name in OPTIMIZERS), line
 
 
-def test_a_spec_holds_literals_only(tmp_path):
-    bad = tmp_path / "bad.py"
-    bad.write_text("from sharpness.optim.spec import OptimizerSpec\n"
-                   "SPEC = OptimizerSpec(name=make(), label='x', text='x', reference='x')\n")
-    with pytest.raises(ValueError, match="literals"):
-        read_spec(bad)
-    assert isinstance(read_spec(OPTIM_DIR / "sam.py"), OptimizerSpec)
+def test_a_malformed_entry_names_the_key(tmp_path):
+    bad = tmp_path / "optimizers.yaml"
+    for text, says in (("adam:\n  label: A\n", "adam needs label and reference"),
+                       ("adam: {label: A, reference: r, color: '#000000'}\n", "color"),
+                       ("adam: {label: A, reference: r, hparams: {lr: 0.1}}\n", "hparams.lr"),
+                       ("Adam-W: {label: A, reference: r}\n", "module names"),
+                       ("adam:\n  reference: a: b\n", "not valid YAML")):
+        bad.write_text(text)
+        with pytest.raises(ValueError, match=re.escape(says)):
+            read_catalog(bad)
+    assert read_catalog(CATALOG) == optimizer_specs()
 
 
-#: the recipe's new optimizer module (CONTRIBUTING.md, "A new optimizer")
-NEW_MODULE = '''
-"""Half-SAM: SAM with half the radius along the gradient (a recipe test's variant)."""
-
-from __future__ import annotations
-
-from typing import ClassVar
-
-import torch
-from torch import Tensor
-
-from sharpness.optim.base import NORM_GUARD, SharpnessOptimizer
-from sharpness.optim.spec import HParam, OptimizerSpec
-
-SPEC = OptimizerSpec(
-    name="halfsam",
-    label="half-SAM",
-    text="half-SAM",
-    reference="choice: a variant of the recipe test",
-    hparams=(HParam("rho", 0.1, "choice: twice SAM's"),
-             HParam("bn_second_pass", "freeze", "choice: as SAM")),
-    tiny_hparams={"rho": 0.02},
-)
+def test_each_value_is_checked_against_what_its_entry_accepts():
+    interval = HParam("beta", 0.6, "choice: x", "(0, 1]")
+    assert [interval.problem(v) is None for v in (0, 0.5, 1, 1.5, None, True)] == \
+        [False, True, True, False, False, False]
+    assert HParam("r", 0.3, "choice: x", "(0, inf] or None").problem(None) is None
+    assert "one of" in HParam("m", "a", "choice: x", ("a", "b")).problem("c")
+    with pytest.raises(ValueError, match="interval"):
+        HParam("x", 1, "choice: x", "0 to 1")
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Linear(3, 2)
+    for name, bad in (("esam", {"beta": 0.0}), ("fsam", {"lmbda": 1.0}), ("sam", {"rho": -1.0}),
+                      ("eigensam", {"power_iters": 0}), ("lesam", {"schedule": "daily"}),
+                      ("asam", {"bn_second_pass": "never"})):
+        key = next(iter(bad))
+        with pytest.raises(ValueError, match=f"optimizer '{name}': {key} must be"):
+            build_optimizer(name, model, total_steps=4, **bad)
+    assert build_optimizer("lesam", model, total_steps=4, rho_max=None).hparams["rho_max"] is None
 
 
-class HalfSAM(SharpnessOptimizer):
-    """``eps = rho g / (2 ||g||)``."""
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_distributed_says_whether_a_step_is_one_clean_and_one_perturbed_call(name):
+    """A multi-process run splits a step into its clean and its perturbed closure call, so an
+    entry may say ``distributed`` only when a step makes exactly its declared passes."""
+    torch = pytest.importorskip("torch")
+    from sharpness.optim import BatchClosure
 
-    spec: ClassVar[OptimizerSpec] = SPEC
+    class Counting(BatchClosure):
+        """Counts the whole-batch loss Hessian products are taken from, as a forward pass."""
 
-    def _perturbation(self, params: list[Tensor], grads: list[Tensor],
-                      grad_norm: Tensor) -> list[Tensor]:
-        return torch._foreach_mul(grads, 0.5 * self.hparams["rho"] / (grad_norm + NORM_GUARD))
-'''
+        def loss(self):  # noqa: ANN202
+            self.calls += 1
+            return super().loss()
 
-#: what the rest of the project derives, read in a fresh interpreter on the copy
-PROBE = '''
-import json, sys
-import torch, yaml
-from sharpness.config.check import check_config, load_schema
-from sharpness.errors import ConfigError
-from sharpness.config.doc import render
-from sharpness.cost import PASSES
-from sharpness.optim import OPTIMIZERS, build_optimizer
-from sharpness.optim.spec import passes_per_step
-from sharpness.plots.methods import METHODS, method
-
-opt = build_optimizer("halfsam", torch.nn.Linear(3, 1), lr=0.1)
-x, y = torch.randn(8, 3), torch.randn(8, 1)
-def closure():
-    loss = ((opt.model(x) - y) ** 2).mean()
-    loss.backward()
-    return loss
-opt.step(closure)
-schema = load_schema(sys.argv[1])
-config = yaml.safe_load(open(sys.argv[2]))
-try:
-    check_config(config, schema)
-    checked = "ok"
-except ConfigError as err:
-    checked = str(err)
-print(json.dumps({
-    "registry": sorted(OPTIMIZERS), "rho": opt.hparams["rho"],
-    "radius": opt.diagnostics["radius"], "passes": PASSES.get("halfsam"),
-    "planner": passes_per_step("halfsam"), "label": method("halfsam").label,
-    "colours": [m.colour for m in METHODS], "colour": method("halfsam").colour,
-    "enum": sorted(schema["$defs"]["optimizer"]["enum"]),
-    "reference": "halfsam" in render(schema), "config": checked,
-}))
-'''
-
-
-def _probe(src: Path, schema: Path, config: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", PROBE, str(schema), str(config)],
-                         capture_output=True,
-                         text=True, check=True, env={"PYTHONPATH": str(src), "PATH": ""},
-                         cwd=src).stdout
-    return json.loads(out.strip().splitlines()[-1])
-
-
-def test_a_new_optimizer_is_its_module_and_its_config_entry(tmp_path):
-    src = tmp_path / "src"
-    shutil.copytree(ROOT / "src" / "sharpness", src / "sharpness",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    schema = tmp_path / "config.schema.yaml"
-    shutil.copy(SCHEMA, schema)
-    before = {p.relative_to(src): p.read_bytes() for p in src.rglob("*.py")}
-    # step 1: the module
-    (src / "sharpness" / "optim" / "halfsam.py").write_text(textwrap.dedent(NEW_MODULE))
-    profile = tmp_path / "quick.yaml"
-    config = yaml.safe_load((ROOT / "workflow" / "config" / "quick.yaml").read_text())
-    profile.write_text(yaml.safe_dump(config))
-    found = _probe(src, schema, profile)
-    assert found["registry"] == sorted([*OPTIMIZERS, "halfsam"])
-    assert found["rho"] == 0.1 and found["radius"] == pytest.approx(0.05, rel=1e-5)
-    assert found["passes"] == found["planner"] == 2.0
-    assert found["label"] == "half-SAM"
-    assert found["colour"] not in [m.colour for m in METHODS]  # a free colour of its own
-    assert len(set(found["colours"])) == len(found["colours"]) == len(METHODS) + 1
-    # the schema and its reference name it already: their list is the registry's
-    assert found["enum"] == found["registry"] and found["reference"]
-    assert found["config"] == "ok"
-    # step 2: the config entry (its hyper-parameters in a profile), valid as written
-    config["lesam"]["optimizers"]["halfsam"] = {"rho": 0.1}
-    profile.write_text(yaml.safe_dump(config))
-    found = _probe(src, schema, profile)
-    assert found["config"] == "ok"
-    # a name no module declares is still refused, naming the key
-    config["lesam"]["optimizers"]["nosuchsam"] = {"rho": 0.1}
-    profile.write_text(yaml.safe_dump(config))
-    assert "lesam.optimizers" in _probe(src, schema, profile)["config"]
-    # the schema file itself was not edited
-    assert schema.read_bytes() == SCHEMA.read_bytes()
-    # nothing else of the package was edited
-    after = {p.relative_to(src): p.read_bytes() for p in src.rglob("*.py")}
-    assert set(after) - set(before) == {Path("sharpness/optim/halfsam.py")}
-    assert all(after[p] == before[p] for p in before)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3)
+    x, y = torch.randn(8, 4), torch.randint(0, 3, (8,))
+    spec = optimizer_spec(name)
+    every = {spec.hvp_every[1]: 1} if spec.hvp_every else {}
+    opt = build_optimizer(name, model, total_steps=4, **{**spec.tiny_hparams, **every})
+    calls = []
+    for _ in range(3):
+        closure = Counting(model, x, y)
+        opt.step(closure)
+        calls.append(closure.calls)  # every forward pass of the batch
+    assert spec.distributed == (calls == [spec.passes_per_step] * 3), (name, calls)

@@ -25,8 +25,8 @@ DATA_SHAPES: dict[str, tuple[int, int, int, int, int]] = {
     "imagenet": (1281167, 3, 224, 1000, 50000),
 }
 
-#: forward+backward passes of one optimizer step at its defaults, as each optimizer module's
-#: ``SPEC`` declares (:func:`sharpness.optim.spec.passes_per_step` adds Eigen-SAM's HVPs)
+#: forward+backward passes of one optimizer step at its defaults, as each optimizer's entry of
+#: ``optimizers.yaml`` declares (:func:`sharpness.optim.spec.passes_per_step` adds Eigen-SAM's HVPs)
 PASSES: dict[str, float] = {name: s.passes_per_step for name, s in optimizer_specs().items()}
 #: passes of one closure call (one loss and its backward) of a training method, times the
 #: optimizer's passes per step: GLMC's loss runs the network on two mixed batches (the MixUp
@@ -115,7 +115,7 @@ def passes_per_step(optimizer: str, hparams: dict[str, Any] | None = None) -> fl
 
 
 def _passes(optimizer: str, hparams: dict[str, Any]) -> float:
-    # the optimizer module's SPEC; an optimizer no module declares raises KeyError
+    # the optimizer's declaration; an optimizer optimizers.yaml does not declare raises KeyError
     return optimizer_spec(optimizer).passes(hparams)
 
 

@@ -167,10 +167,11 @@ def figure_sweeps(eos: dict[str, Any], figure: str, root: str = "results/eos") -
 
 
 def figure_targets(eos: dict[str, Any]) -> list[str]:
-    """Every `eos` figure the config asks for (fig_diagonal when a toy is configured)."""
+    """Every `eos` figure the config asks for (fig_diagonal when a toy is configured): each
+    network figure ``eos.figures`` gives settings (the schema names the figures it may hold)."""
     out = ["figures/eos/fig_diagonal.pdf"] if eos.get("toy") else []
-    for fig in ("fig_phase", "fig_test_vs_lr", "fig_trajectories", "fig_measures"):
-        if eos.get("figures", {}).get(fig):
+    for fig, settings in eos.get("figures", {}).items():
+        if settings:
             out.append(f"figures/eos/{fig}.pdf")
     if ablation_settings(eos):
         out.append("figures/eos/fig_ablations.pdf")

@@ -15,8 +15,8 @@
     opt.diagnostics                     # {'loss', 'grad_norm', 'radius', 'g_dot_eps', 'sigma', ...}
 
 One module per optimizer (``sgd``, ``sam`` (l2), ``sam_linf``, ``asam``, ``esam``, ``fsam``,
-``eigensam``, ``lesam``), each declaring its ``SPEC`` (:class:`OptimizerSpec`); the registry
-:data:`OPTIMIZERS` is built from those modules. :class:`BatchClosure` is a closure that also
+``eigensam``, ``lesam``), each declared in ``optimizers.yaml`` (:class:`OptimizerSpec`); the
+registry :data:`OPTIMIZERS` is built from those modules. :class:`BatchClosure` is a closure that also
 supports ESAM's data selection and exact HVPs for Eigen-SAM.
 
 The names below are loaded on first use (PEP 562): :mod:`sharpness.optim.spec` is read by the

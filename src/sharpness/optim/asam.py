@@ -12,46 +12,18 @@ by is the official ``rho / (||T g|| + 1e-16)``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
 from torch import Tensor
 
 from sharpness.optim.base import SharpnessOptimizer
-from sharpness.optim.spec import HParam, OptimizerSpec
 
 #: ASAM's guard on ``||T g||`` (SamsungLabs/ASAM ``asam.py``: ``norm + 1.e-16``)
 ASAM_NORM_GUARD = 1e-16
 
-SPEC = OptimizerSpec(
-    name="asam",
-    label="ASAM",
-    text="ASAM",
-    reference="Kwon et al., ICML 2021; official code SamsungLabs/ASAM",
-    hparams=(
-        HParam("rho", 0.5, "official: SamsungLabs/ASAM README (CIFAR-10)"),
-        HParam("eta", 0.01, "official: SamsungLabs/ASAM asam.py (class default)"),
-        HParam("bn_second_pass", "update", "official: SamsungLabs/ASAM example_cifar.py"),
-    ),
-    colour="#ca9161",
-    tiny_hparams={"rho": 0.2},
-)
-
-
-class ASAM(SharpnessOptimizer):
+class ASAM(SharpnessOptimizer, optimizer="asam"):
     """Adaptive SAM (Kwon et al., 2021): ``eps = rho T^2 g / ||T g||``, ``T = |w| + eta``."""
 
-    spec: ClassVar[OptimizerSpec] = SPEC
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _setup(self) -> None:
         self._is_weight = {id(p): "weight" in name for name, p in self.model.named_parameters()}
-
-    def _validate(self) -> None:
-        super()._validate()
-        if self.hparams["eta"] < 0:
-            raise ValueError(
-                f"optimizer 'asam': eta must be non-negative, got {self.hparams['eta']}"
-            )
 
     def scaling(self, param: Tensor) -> Tensor | float:
         """The diagonal of ``T`` for one parameter tensor (``1`` for non-weight tensors)."""

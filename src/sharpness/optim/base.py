@@ -46,15 +46,13 @@ from torch import Tensor, nn
 
 from sharpness.curvature.modes import frozen_bn_stats
 from sharpness.optim.eager import EagerOptimizerMixin
-from sharpness.optim.spec import OptimizerSpec
+from sharpness.optim.spec import OptimizerSpec, optimizer_spec
 
 Closure = Callable[..., Any]
 #: the guard added to a gradient norm before dividing by it, where the method's own code uses
 #: 1e-12 (davda54/sam, nblt/F-SAM, RitianLuo/EigenSAM, smithgun2005/LE-SAM-ICML2026); ESAM
 #: (1e-7) and ASAM (1e-16) define their own in their modules
 NORM_GUARD = 1e-12
-#: how the perturbed pass treats BatchNorm running statistics
-BN_SECOND_PASS = ("freeze", "update")
 
 
 def _to_float(value: Any) -> float:
@@ -69,25 +67,28 @@ class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
     Its ``zero_grad`` and ``add_param_group`` skip torch's dynamo wrappers
     (:mod:`sharpness.optim.eager`), so a training job never imports ``torch._dynamo``.
 
-    Subclasses set :attr:`spec` (their module's ``SPEC``, from which :attr:`name`,
-    :attr:`hparam_defaults` and :attr:`two_pass` follow) and implement :meth:`_perturbation`.
+    Subclasses name their entry of ``optimizers.yaml`` as a class keyword (``class
+    SAM(SharpnessOptimizer, optimizer="sam")``; :attr:`spec`, :attr:`name`,
+    :attr:`hparam_defaults` and :attr:`two_pass` follow from it) and implement
+    :meth:`_perturbation`; state of their own they build in :meth:`_setup`.
     Unknown hyper-parameters raise ``ValueError`` naming them.
     """
 
     name: ClassVar[str] = "base"
     hparam_defaults: ClassVar[dict[str, Any]] = {}
     two_pass: ClassVar[bool] = True
-    #: the declaration of the optimizer's module; sets the three attributes above
+    #: the optimizer's declaration (``optimizers.yaml``); sets the three attributes above
     spec: ClassVar[OptimizerSpec | None] = None
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """A subclass that sets ``spec`` takes its name, defaults and pass count from it."""
+    def __init_subclass__(cls, optimizer: str | None = None, **kwargs: Any) -> None:
+        """``class X(SharpnessOptimizer, optimizer="<name>")``: the class takes its spec, name,
+        defaults and pass count from the ``<name>`` entry of ``optimizers.yaml``."""
         super().__init_subclass__(**kwargs)
-        spec = cls.__dict__.get("spec")
-        if spec is not None:
-            cls.name = spec.name
-            cls.hparam_defaults = spec.defaults
-            cls.two_pass = spec.passes_per_step > 1
+        if optimizer is not None:
+            cls.spec = optimizer_spec(optimizer)
+            cls.name = cls.spec.name
+            cls.hparam_defaults = cls.spec.defaults
+            cls.two_pass = cls.spec.passes_per_step > 1
 
     def __init__(
         self,
@@ -126,17 +127,20 @@ class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
         self.last_eps: list[Tensor] = []
         self._last_eps_params: list[Tensor] = []
         self._validate()
+        self._setup()
 
     # -- to be specialised ---------------------------------------------------------------
     def _validate(self) -> None:
-        """Check hyper-parameter values (subclasses extend)."""
-        rho = self.hparams.get("rho")
-        if rho is not None and rho < 0:
-            raise ValueError(f"optimizer {self.name!r}: rho must be non-negative, got {rho}")
-        bn = self.hparams.get("bn_second_pass", "freeze")
-        if bn not in BN_SECOND_PASS:
-            raise ValueError(f"optimizer {self.name!r}: bn_second_pass must be 'freeze' or "
-                             f"'update', got {bn!r}")
+        """Check every hyper-parameter's value against what its ``HParam`` accepts."""
+        for h in self.spec.hparams if self.spec else ():
+            problem = h.problem(self.hparams[h.name])
+            if problem:
+                raise ValueError(f"optimizer {self.name!r}: {h.name} {problem}, "
+                                 f"got {self.hparams[h.name]!r}")
+
+    def _setup(self) -> None:
+        """Build the subclass's own state once the hyper-parameters are checked (EMA buffers,
+        eigenvector, schedules); ``self.model``, ``self.hparams`` and the step counters are set."""
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor

@@ -38,7 +38,7 @@ README command for CIFAR-100 (``--alpha 0.2 --freq 100``). Extra diagnostics: ``
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -46,55 +46,18 @@ from torch import Tensor
 from sharpness.curvature.hvp import flatten, hvp_from_loss, unflatten
 from sharpness.curvature.modes import model_mode
 from sharpness.optim.base import NORM_GUARD, Closure, SharpnessOptimizer
-from sharpness.optim.spec import HParam, OptimizerSpec
 
 #: the official power iteration's guard, inside the square root: ``v / sqrt(||v||^2 + 1e-12)``
 #: (RitianLuo/EigenSAM ``utils.py`` ``normalization``)
 POWER_GUARD = 1e-12
 
 
-SPEC = OptimizerSpec(
-    name="eigensam",
-    label="Eigen-SAM",
-    text="Eigen-SAM",
-    reference="Luo et al., NeurIPS 2024; official code RitianLuo/EigenSAM",
-    hparams=(
-        HParam("rho", 0.05, "choice: SAM's default radius"),
-        HParam("alpha", 0.2, "official: RitianLuo/EigenSAM README command (CIFAR-100)"),
-        HParam("eig_every", 100, "official: RitianLuo/EigenSAM README command (--freq 100)"),
-        HParam("power_iters", 5, "official: RitianLuo/EigenSAM train.py (steps=5)"),
-        HParam("fd_step", 1e-3, "choice: finite-difference step when the closure has no loss()"),
-        HParam("eig_mode", "eval", "official: RitianLuo/EigenSAM utils.py (model.eval())"),
-        HParam("eig_schedule", "epoch_step", "official: RitianLuo/EigenSAM train.py"),
-        HParam("direction", "official", "official: RitianLuo/EigenSAM train.py"),
-        HParam("bn_second_pass", "freeze", "official: RitianLuo/EigenSAM train.py"),
-    ),
-    hvp_every=("power_iters", "eig_every"),
-    colour="#ece133",
-    tiny_hparams={"rho": 0.02, "eig_every": 12},
-)
-
-
-class EigenSAM(SharpnessOptimizer):
+class EigenSAM(SharpnessOptimizer, optimizer="eigensam"):
     """SAM with the perturbation tilted toward the top Hessian eigenvector (official rule)."""
 
-    spec: ClassVar[OptimizerSpec] = SPEC
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _setup(self) -> None:
         self.eigenvector: Tensor | None = None  # flat, unit norm, over all parameters
         self.eigenvalue: float | None = None
-
-    def _validate(self) -> None:
-        super()._validate()
-        if self.hparams["eig_every"] < 1 or self.hparams["power_iters"] < 1:
-            raise ValueError("optimizer 'eigensam': eig_every and power_iters must be >= 1")
-        for key, allowed in (("eig_mode", ("eval", "train")),
-                             ("eig_schedule", ("epoch_step", "global")),
-                             ("direction", ("official", "normalized"))):
-            if self.hparams[key] not in allowed:
-                raise ValueError(f"optimizer 'eigensam': {key} must be one of "
-                                 f"{', '.join(allowed)}, got {self.hparams[key]!r}")
 
     # -- eigenvector estimate ------------------------------------------------------------
     def _hvp(self, closure: Closure) -> Any:

@@ -30,59 +30,26 @@ full gradient is still computed, then masked). BatchNorm statistics are updated 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from sharpness.optim.base import Closure, SharpnessOptimizer
 from sharpness.optim.closures import supports_selection
-from sharpness.optim.spec import HParam, OptimizerSpec
 
 #: ESAM's guard on the gradient norm (dydjw9/Efficient_SAM ``utils/Esam.py``:
 #: ``rho / (grad_norm + 1e-7) / beta``)
 ESAM_NORM_GUARD = 1e-7
 
 
-SPEC = OptimizerSpec(
-    name="esam",
-    label="ESAM",
-    text="ESAM",
-    reference="Du et al., ICLR 2022; official code dydjw9/Efficient_SAM",
-    hparams=(
-        HParam("rho", 0.05, "choice: SAM's default radius (davda54/sam)"),
-        HParam("beta", 0.6, "official: dydjw9/Efficient_SAM run.sh (ResNet-18, CIFAR)"),
-        HParam("gamma", 0.5, "official: dydjw9/Efficient_SAM run.sh (ResNet-18, CIFAR)"),
-        HParam("swp", "tensor", "official: dydjw9/Efficient_SAM utils/Esam.py (whole tensors)"),
-        HParam("bn_second_pass", "update", "official: dydjw9/Efficient_SAM train loop"),
-    ),
-    colour="#fbafe4",
-    tiny_hparams={"rho": 0.02, "gamma": 1.0},
-)
-
-
-class ESAM(SharpnessOptimizer):
+class ESAM(SharpnessOptimizer, optimizer="esam"):
     """Efficient SAM: random coordinate subset of the perturbation + loss-rise data selection."""
 
-    spec: ClassVar[OptimizerSpec] = SPEC
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _setup(self) -> None:
         self._clean_losses: Tensor | None = None
         self.last_masks: list[Tensor] = []
         self.last_selection: Tensor | None = None
-
-    def _validate(self) -> None:
-        super()._validate()
-        for key in ("beta", "gamma"):
-            if not 0 < self.hparams[key] <= 1:
-                raise ValueError(
-                    f"optimizer 'esam': {key} must be in (0, 1], got {self.hparams[key]}"
-                )
-        if self.hparams["swp"] not in ("tensor", "coordinate"):
-            raise ValueError(
-                f"optimizer 'esam': swp must be 'tensor' or 'coordinate', got {self.hparams['swp']!r}"
-            )
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor

@@ -16,45 +16,19 @@ in the perturbed pass (``bn_second_pass = "freeze"``), as the official ``train.p
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from sharpness.optim.base import NORM_GUARD, SharpnessOptimizer
-from sharpness.optim.spec import HParam, OptimizerSpec
-
-SPEC = OptimizerSpec(
-    name="fsam",
-    label="F-SAM",
-    text="F-SAM",
-    reference="Li et al., CVPR 2024; official code nblt/F-SAM",
-    hparams=(
-        HParam("rho", 0.05, "choice: SAM's default radius (run.sh uses 0.2 on CIFAR-100)"),
-        HParam("sigma", 1.0, "official: nblt/F-SAM FriendlySAM class default"),
-        HParam("lmbda", 0.9, "official: nblt/F-SAM FriendlySAM class default"),
-        HParam("bn_second_pass", "freeze", "official: nblt/F-SAM train.py"),
-    ),
-    colour="#949494",
-    tiny_hparams={"rho": 0.02},
-)
 
 
-class FriendlySAM(SharpnessOptimizer):
+class FriendlySAM(SharpnessOptimizer, optimizer="fsam"):
     """F-SAM: perturb along the batch gradient minus its running average (EMA)."""
 
-    spec: ClassVar[OptimizerSpec] = SPEC
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _setup(self) -> None:
         self._ema: dict[int, Tensor] = {}  # index into the flat parameter list -> m
-
-    def _validate(self) -> None:
-        super()._validate()
-        if not 0 <= self.hparams["lmbda"] < 1:
-            raise ValueError(
-                f"optimizer 'fsam': lmbda must be in [0, 1), got {self.hparams['lmbda']}"
-            )
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor

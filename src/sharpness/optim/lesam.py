@@ -39,15 +39,14 @@ Extra diagnostics: ``sigma`` (the budget of this step), ``rho_t`` and ``clipped`
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from sharpness.optim.base import Closure, SharpnessOptimizer
-from sharpness.optim.radius import LESAM_RHO_MAX, LESAM_SIGMA, LESAM_VARRHO, lesam_radius
+from sharpness.optim.radius import lesam_radius
 from sharpness.optim.schedules import EpochSigmaSchedule, SigmaSchedule
-from sharpness.optim.spec import HParam, OptimizerSpec
 
 
 def top_fraction(losses: Tensor, fraction: float) -> Tensor:
@@ -56,42 +55,10 @@ def top_fraction(losses: Tensor, fraction: float) -> Tensor:
     return torch.topk(losses.detach(), k).indices
 
 
-SPEC = OptimizerSpec(
-    name="lesam",
-    label="LE-SAM",
-    text="LE-SAM",
-    reference="Wang et al., ICML 2026; official code smithgun2005/LE-SAM-ICML2026",
-    hparams=(
-        HParam("sigma", LESAM_SIGMA, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("rho_max", LESAM_RHO_MAX, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("varrho", LESAM_VARRHO, "official: smithgun2005/LE-SAM-ICML2026 --lesam_eps"),
-        HParam("schedule", "epochs", "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("warmup_epochs", 10, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("warmup_start", 0.0, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("decay", "cosine", "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("decay_start", 160, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("sigma_min", 0.0, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("warmup_frac", 0.1, "choice: the per-step schedule of full-batch runs"),
-        HParam("anneal_frac", 0.2, "choice: the per-step schedule of full-batch runs"),
-        HParam("adaptive", False, "official: smithgun2005/LE-SAM-ICML2026 lesam.py (off)"),
-        HParam("topk", 1.0, "official: smithgun2005/LE-SAM-ICML2026 lesam.py (off)"),
-        HParam("topk_share_indices", False, "official: smithgun2005/LE-SAM-ICML2026 lesam.py"),
-        HParam("alpha", 0.0, "official: smithgun2005/LE-SAM-ICML2026 lesam.py (off)"),
-        HParam("bn_second_pass", "update", "official: smithgun2005/LE-SAM-ICML2026 train loop"),
-    ),
-    colour="#cc78bc",
-    aliases=("le_sam",),
-    tiny_hparams={"sigma": 0.01, "rho_max": 0.05, "warmup_epochs": 0},
-)
-
-
-class LESAM(SharpnessOptimizer):
+class LESAM(SharpnessOptimizer, optimizer="lesam"):
     """Loss-equated SAM with the official options; needs ``total_steps`` for its schedule."""
 
-    spec: ClassVar[OptimizerSpec] = SPEC
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def _setup(self) -> None:
         if self.total_steps is None:
             raise ValueError("optimizer 'lesam' needs total_steps for its sigma schedule")
         hp = self.hparams
@@ -109,20 +76,6 @@ class LESAM(SharpnessOptimizer):
                 decay=hp["decay"], decay_start=hp["decay_start"], sigma_min=hp["sigma_min"])
         self._clean_grads: list[Tensor | None] | None = None
         self._top_indices: Tensor | None = None
-
-    def _validate(self) -> None:
-        super()._validate()
-        hp = self.hparams
-        rho_max, varrho = hp["rho_max"], hp["varrho"]
-        if rho_max is not None and rho_max <= 0:
-            raise ValueError(f"optimizer 'lesam': rho_max must be positive or None, got {rho_max}")
-        if varrho < 0:
-            raise ValueError(f"optimizer 'lesam': varrho must be non-negative, got {varrho}")
-        if hp["schedule"] not in ("epochs", "fractions"):
-            raise ValueError(f"optimizer 'lesam': schedule must be 'epochs' or 'fractions', "
-                             f"got {hp['schedule']!r}")
-        if not 0 < hp["topk"] <= 1:
-            raise ValueError(f"optimizer 'lesam': topk must be in (0, 1], got {hp['topk']}")
 
     def current_sigma(self) -> float:
         """``sigma_t`` of the current step."""

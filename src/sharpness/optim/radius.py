@@ -2,8 +2,8 @@
 
 The torch optimizers (:mod:`sharpness.optim`), the numpy diagonal-network model
 (:mod:`sharpness.bridges.lesam_flow`) and the stability edges of the ``bridges/sam_eos`` figure
-all need LE-SAM's radius and its defaults; they read them here. This module imports numpy only
-(no torch), so a figure job can use it without paying torch's start-up.
+all need LE-SAM's radius and its defaults; they read them here. This module imports numpy and the
+torch-free declarations only (no torch), so a figure job can use it without paying torch's start-up.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 
-#: l2-SAM's default radius (Foret et al. 2021; davda54/sam).
-SAM_RHO = 0.05
-#: LE-SAM's default budget ``sigma``, clip ``rho_max`` and denominator guard ``varrho``
-#: (smithgun2005/LE-SAM-ICML2026 ``lesam.py``).
-LESAM_SIGMA = 0.35
-LESAM_RHO_MAX = 0.3
-LESAM_VARRHO = 1e-12
+from sharpness.optim.spec import optimizer_spec
+
+#: l2-SAM's default radius (Foret et al. 2021; davda54/sam) and LE-SAM's default budget
+#: ``sigma`` and clip ``rho_max`` (smithgun2005/LE-SAM-ICML2026 ``lesam.py``), as
+#: ``optimizers.yaml`` declares them
+SAM_RHO = optimizer_spec("sam").defaults["rho"]
+LESAM_SIGMA = optimizer_spec("lesam").defaults["sigma"]
+LESAM_RHO_MAX = optimizer_spec("lesam").defaults["rho_max"]
 
 
 def lesam_radius(

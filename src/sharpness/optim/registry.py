@@ -10,21 +10,23 @@ from torch import nn
 
 from sharpness.optim import eager
 from sharpness.optim.base import SharpnessOptimizer
-from sharpness.optim.spec import spec_modules
+from sharpness.optim.spec import optimizer_specs
 
 
 def discover() -> dict[str, type[SharpnessOptimizer]]:
-    """Every optimizer class of the package by name: the class of each module that declares
-    a ``SPEC`` (the subclass of :class:`SharpnessOptimizer` whose ``spec`` is that ``SPEC``),
-    so that a new optimizer is its module and nothing here."""
+    """Every optimizer class of the package by name: for each entry of ``optimizers.yaml``, the
+    class of module ``sharpness.optim.<name>`` declared with ``optimizer="<name>"``, so that a
+    new optimizer is its entry and its module and nothing here."""
     found: dict[str, type[SharpnessOptimizer]] = {}
-    for name, stem in spec_modules().items():
-        module = importlib.import_module(f"sharpness.optim.{stem}")
+    for name in optimizer_specs():
+        module = importlib.import_module(f"sharpness.optim.{name}")
         classes = [c for c in vars(module).values() if isinstance(c, type)
-                   and issubclass(c, SharpnessOptimizer) and c.__dict__.get("spec") is module.SPEC]
+                   and issubclass(c, SharpnessOptimizer)
+                   and getattr(c.__dict__.get("spec"), "name", None) == name]
         if len(classes) != 1:
-            raise TypeError(f"sharpness.optim.{stem}: SPEC must be the spec of exactly one "
-                            f"SharpnessOptimizer subclass defined there, found {len(classes)}")
+            raise TypeError(f"sharpness.optim.{name}: optimizers.yaml declares {name!r}, so the "
+                            f"module defines exactly one SharpnessOptimizer subclass with "
+                            f"optimizer={name!r}; found {len(classes)}")
         found[name] = classes[0]
     return found
 

@@ -8,27 +8,14 @@ is no norm guard.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import torch
 from torch import Tensor
 
 from sharpness.optim.sam import SAM
-from sharpness.optim.sam import SPEC as SAM_SPEC
-from sharpness.optim.spec import OptimizerSpec
-
-#: l2-SAM's hyper-parameters and defaults (no official l_inf code chooses others)
-SPEC = OptimizerSpec(name="sam_linf", label=r"$\ell_\infty$-SAM", text="SAM (L_inf)",
-                     reference="the l_inf ball of Foret et al., ICLR 2021 (the minorfirst "
-                               "paper's l_inf-SAM); no official code",
-                     hparams=SAM_SPEC.hparams, colour="#d55e00", aliases=("linf", "linf_sam"),
-                     tiny_hparams={"rho": 0.0005})
 
 
-class LinfSAM(SAM):
+class LinfSAM(SAM, optimizer="sam_linf"):
     """l_inf-SAM: ``eps = rho sign(g)`` (each coordinate moved by ``rho``)."""
-
-    spec: ClassVar[OptimizerSpec] = SPEC
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor

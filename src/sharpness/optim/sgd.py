@@ -6,29 +6,14 @@ that training code, logs and checkpoints are identical across optimizers.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 import torch
 from torch import Tensor
 
 from sharpness.optim.base import SharpnessOptimizer
-from sharpness.optim.spec import OptimizerSpec
-
-SPEC = OptimizerSpec(
-    name="sgd",
-    label="SGD",
-    text="SGD",
-    reference="the base optimizer's step (torch.optim.SGD)",
-    passes_per_step=1.0,
-    colour="#de8f05",
-    tiny_hparams={},
-)
 
 
-class GradientDescent(SharpnessOptimizer):
+class GradientDescent(SharpnessOptimizer, optimizer="sgd"):
     """Plain GD/SGD (the base optimizer's step) behind the common interface; ``eps = 0``."""
-
-    spec: ClassVar[OptimizerSpec] = SPEC
 
     def _perturbation(
         self, params: list[Tensor], grads: list[Tensor], grad_norm: Tensor

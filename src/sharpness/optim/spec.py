@@ -1,46 +1,84 @@
-"""What an optimizer module declares, and the torch-free reading of those declarations.
+"""The optimizers' declarations (``optimizers.yaml``) and their torch-free reading.
 
-Each optimizer of :mod:`sharpness.optim` lives in one module that defines ``SPEC =
-OptimizerSpec(...)``: its registry name, its hyper-parameters (default and where the default
-comes from), the forward+backward passes one step makes, its figure label, table text and
-colour. Everything else derives from the specs: the registry
-(:data:`sharpness.optim.OPTIMIZERS`), the config schema's optimizer enum and the generated config
-reference (checked by ``tests/optim/test_spec.py``), the cost planner's passes per step
-(:func:`passes_per_step`), the methods table of the figures (:mod:`sharpness.plots.methods`)
-and the mechanism tests' tiny-run settings (:attr:`OptimizerSpec.tiny_hparams`).
+Each optimizer of :mod:`sharpness.optim` is one entry of ``optimizers.yaml`` (its registry
+name, hyper-parameters with default, source and accepted values, the forward+backward passes
+one step makes, its figure label, table text and colour) and one module of the same name that
+holds its class (``class X(SharpnessOptimizer, optimizer="<name>")``: the update rule only).
+Everything else derives from the declarations: the registry (:data:`sharpness.optim.OPTIMIZERS`),
+the config schema's optimizer enum and the generated config reference (checked by
+``tests/optim/test_spec.py``), the cost planner's passes per step (:func:`passes_per_step`), the
+methods table of the figures (:mod:`sharpness.plots.methods`) and the mechanism tests'
+tiny-run settings (:attr:`OptimizerSpec.tiny_hparams`).
 
-The planner and the figure jobs must not pay torch's import (several CPU-seconds a process),
-so :func:`optimizer_specs` reads the ``SPEC`` assignments from the modules' source with
-:mod:`ast` instead of importing them: a spec is written with literals, :class:`HParam` calls,
-constants imported from :mod:`sharpness.optim.radius` (numpy only) and the fields of another
-optimizer module's ``SPEC`` (``from sharpness.optim.sam import SPEC as SAM_SPEC``). The registry imports the
-modules and ``tests/optim/test_spec.py`` checks that both readings agree.
+The planner and the figure jobs must not pay torch's import (several CPU-seconds a process), so
+the declarations are data, read with :mod:`yaml`; the registry imports the modules. Keeping them
+in one file keeps each optimizer module to its update rule, with no declaration block repeated
+from module to module.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
-import importlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 #: the folder of the optimizer modules (this package)
 OPTIM_DIR = Path(__file__).resolve().parent
-#: modules whose constants a ``SPEC`` may name (imported by the torch-free reader)
-CONSTANT_MODULES = ("sharpness.optim.radius",)
+#: the declarations of every optimizer
+CATALOG = OPTIM_DIR / "optimizers.yaml"
+
+#: an interval an :class:`HParam` accepts: ``"[0, inf)"``, ``"(0, 1]"``, ``"(0, inf) or None"``
+INTERVAL = re.compile(r"^([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])( or None)?$")
 
 
 @dataclass(frozen=True)
 class HParam:
     """One hyper-parameter: its name, default and where the default comes from
-    (``"official: <repo> <file>"``, ``"paper: <where>"`` or ``"choice: <why>"``)."""
+    (``"official: <repo> <file>"``, ``"paper: <where>"`` or ``"choice: <why>"``), and the
+    values it accepts: a tuple of choices, an interval (:data:`INTERVAL`) or ``()`` for any.
+    The optimizer checks every value it is given against ``accepts``
+    (:meth:`sharpness.optim.base.SharpnessOptimizer._validate`), so a module states its
+    constraints here instead of coding a check."""
 
     name: str
     default: Any
     source: str
+    accepts: tuple[Any, ...] | str = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.accepts, str) and not INTERVAL.match(self.accepts):
+            raise ValueError(f"hyper-parameter {self.name!r}: accepts {self.accepts!r} is not "
+                             "an interval such as '[0, inf)' or '(0, 1] or None'")
+
+    def problem(self, value: Any) -> str | None:
+        """Why ``value`` is refused (``"must be in (0, 1]"``), or ``None`` when accepted."""
+        if not self.accepts:
+            return None
+        if isinstance(self.accepts, tuple):
+            if value in self.accepts:
+                return None
+            return "must be one of " + ", ".join(repr(c) for c in self.accepts)
+        match = INTERVAL.match(self.accepts)
+        assert match is not None  # checked in __post_init__
+        left, low, high, right, none_ok = match.groups()
+        if value is None and none_ok:
+            return None
+        inside = (isinstance(value, int | float) and not isinstance(value, bool)
+                  and (value >= float(low) if left == "[" else value > float(low))
+                  and (value <= float(high) if right == "]" else value < float(high)))
+        return None if inside else f"must be in {self.accepts}"
+
+
+#: what the hyper-parameters several optimizers share accept, unless an entry says otherwise:
+#: the radius, and how the perturbed pass treats BatchNorm's running statistics ("freeze":
+#: davda54/sam's ``disable_running_stats``; "update": train mode in both passes)
+SHARED_ACCEPTS: dict[str, tuple[Any, ...] | str] = {"rho": "[0, inf)",
+                                                   "bn_second_pass": ("freeze", "update")}
 
 
 @dataclass(frozen=True)
@@ -51,21 +89,29 @@ class OptimizerSpec:
     family); ``hvp_every`` names two hyper-parameters ``(iterations, every)`` when the
     optimizer also runs ``iterations`` Hessian-vector products (about 2 passes each) every
     ``every`` steps (Eigen-SAM's power iteration). ``colour`` is a ``#rrggbb`` code; ``None``
-    takes the next free colour of :data:`sharpness.plots.methods.COLOURS`. ``aliases`` are other
+    takes one of :data:`sharpness.plots.methods.COLOURS` that no spec pins, chosen by the name
+    (:func:`sharpness.plots.methods.method_colours`). ``aliases`` are other
     spellings (configs, the diagonal-network vocabulary). ``tiny_hparams`` are the settings with
     which the optimizer trains the mechanism tests' tiny CNN above chance in a few steps
-    (``tests/lesam/test_mechanism.py``)."""
+    (``tests/lesam/test_mechanism.py``). ``distributed`` is false when a step calls the closure
+    other than once clean and once perturbed, which a multi-process run cannot split into a
+    local and a synchronised pass (:data:`sharpness.train.distributed.DDP_OPTIMIZERS`)."""
 
     name: str
     label: str
-    text: str
     reference: str
     hparams: tuple[HParam, ...] = ()
+    text: str = ""
     passes_per_step: float = 2.0
     hvp_every: tuple[str, str] | None = None
     colour: str | None = None
     aliases: tuple[str, ...] = ()
     tiny_hparams: Mapping[str, Any] = field(default_factory=dict)
+    distributed: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.text:  # the table text is the figure label unless the label needs mathtext
+            object.__setattr__(self, "text", self.label)
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -86,90 +132,61 @@ class OptimizerSpec:
         return self.passes_per_step + 2.0 * iterations / (every or self.defaults[self.hvp_every[1]])
 
 
-class _SpecReader:
-    """Evaluates the ``SPEC = OptimizerSpec(...)`` expression of one module's syntax tree."""
-
-    CALLS = {"OptimizerSpec": OptimizerSpec, "HParam": HParam}
-
-    def __init__(self, tree: ast.Module, path: Path) -> None:
-        self.path = path
-        self.names: dict[str, Any] = {}
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom) and node.module in CONSTANT_MODULES:
-                module = importlib.import_module(node.module)
-                for alias in node.names:
-                    self.names[alias.asname or alias.name] = getattr(module, alias.name)
-            elif (isinstance(node, ast.ImportFrom) and node.module
-                  and node.module.startswith("sharpness.optim.")):
-                # another optimizer's SPEC (a variant reuses its hyper-parameters), read the same way
-                for alias in node.names:
-                    if alias.name == "SPEC":
-                        other = OPTIM_DIR / f"{node.module.rsplit('.', 1)[1]}.py"
-                        self.names[alias.asname or alias.name] = read_spec(other)
-
-    def value(self, node: ast.expr) -> Any:
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Tuple | ast.List):
-            items = [self.value(e) for e in node.elts]
-            return tuple(items) if isinstance(node, ast.Tuple) else items
-        if isinstance(node, ast.Dict):
-            return {self.value(k): self.value(v)  # type: ignore[arg-type]
-                    for k, v in zip(node.keys, node.values, strict=True)}
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -self.value(node.operand)
-        if isinstance(node, ast.Name) and node.id in self.names:
-            return self.names[node.id]
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-                and isinstance(self.names.get(node.value.id), OptimizerSpec)):
-            return getattr(self.names[node.value.id], node.attr)
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                and node.func.id in self.CALLS):
-            args = [self.value(a) for a in node.args]
-            kwargs = {k.arg: self.value(k.value) for k in node.keywords if k.arg}
-            return self.CALLS[node.func.id](*args, **kwargs)
-        raise ValueError(f"{self.path.name}:{node.lineno}: a SPEC holds literals, HParam(...), "
-                         f"constants of {', '.join(CONSTANT_MODULES)} and fields of another "
-                         f"optimizer's SPEC; got {ast.unparse(node)!r}")
+#: the keys an entry of ``optimizers.yaml`` may hold, and those of one hyper-parameter
+ENTRY_KEYS = {"label", "text", "reference", "hparams", "passes_per_step", "hvp_every", "colour",
+              "aliases", "tiny_hparams", "distributed"}
+HPARAM_KEYS = {"default", "source", "accepts"}
 
 
-def read_spec(path: Path) -> OptimizerSpec | None:
-    """The ``SPEC`` a module's source declares at top level (``None`` when it has none)."""
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
-    for node in tree.body:
-        if (isinstance(node, ast.Assign | ast.AnnAssign)
-                and any(isinstance(t, ast.Name) and t.id == "SPEC"
-                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
-                and node.value is not None):
-            spec = _SpecReader(tree, Path(path)).value(node.value)
-            if not isinstance(spec, OptimizerSpec):
-                raise ValueError(f"{Path(path).name}: SPEC is not an OptimizerSpec")
-            return spec
-    return None
+def _hparam(where: str, name: str, entry: Any) -> HParam:
+    if not isinstance(entry, Mapping) or not {"default", "source"} <= set(entry) \
+            or set(entry) - HPARAM_KEYS:
+        raise ValueError(f"{where}: hparams.{name} needs default and source (and may give "
+                         f"accepts), got {entry!r}")
+    accepts = entry.get("accepts", SHARED_ACCEPTS.get(name, ()))
+    return HParam(name, entry["default"], str(entry["source"]),
+                  tuple(accepts) if isinstance(accepts, list) else accepts)
+
+
+def _spec(where: str, name: str, entry: Any) -> OptimizerSpec:
+    if not isinstance(entry, Mapping) or not {"label", "reference"} <= set(entry):
+        raise ValueError(f"{where}: {name} needs label and reference, got {entry!r}")
+    unknown = set(entry) - ENTRY_KEYS
+    if unknown:
+        raise ValueError(f"{where}: {name}: unknown key(s) {', '.join(sorted(unknown))} "
+                         f"(known: {', '.join(sorted(ENTRY_KEYS))})")
+    hparams = tuple(_hparam(f"{where}: {name}", k, v)
+                    for k, v in (entry.get("hparams") or {}).items())
+    fields = {k: v for k, v in entry.items() if k != "hparams"}
+    for key in ("hvp_every", "aliases"):
+        if key in fields:
+            fields[key] = tuple(fields[key])
+    return OptimizerSpec(name=name, hparams=hparams, **fields)
+
+
+def read_catalog(path: Path = CATALOG) -> dict[str, OptimizerSpec]:
+    """Every optimizer's spec by name, in name order, from ``optimizers.yaml`` (or ``path``);
+    a malformed entry raises ``ValueError`` naming the file and the key."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ValueError(f"{path}: not valid YAML: {err}") from err
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{path}: expected one entry per optimizer, got {type(data).__name__}")
+    bad = [str(k) for k in data if not isinstance(k, str) or not re.fullmatch(r"[a-z]\w*", k)]
+    if bad:
+        raise ValueError(f"{path}: optimizer names are module names, not {', '.join(bad)}")
+    return {name: _spec(str(path), name, data[name]) for name in sorted(data)}
 
 
 @functools.cache
-def _declarations() -> tuple[tuple[str, OptimizerSpec], ...]:
-    """``(module stem, spec)`` of every module of this package that declares a ``SPEC``."""
-    found: list[tuple[str, OptimizerSpec]] = []
-    for path in sorted(OPTIM_DIR.glob("*.py")):
-        spec = read_spec(path)
-        if spec is None:
-            continue
-        if spec.name in {s.name for _, s in found}:
-            raise ValueError(f"two optimizer modules declare the name {spec.name!r}")
-        found.append((path.stem, spec))
-    return tuple(found)
+def _catalog() -> dict[str, OptimizerSpec]:
+    return read_catalog()
 
 
 def optimizer_specs() -> dict[str, OptimizerSpec]:
-    """Every optimizer's spec by name, read from the modules of this package (no torch)."""
-    return {spec.name: spec for _, spec in _declarations()}
-
-
-def spec_modules() -> dict[str, str]:
-    """``{optimizer name: module stem}``: where each optimizer is declared."""
-    return {spec.name: stem for stem, spec in _declarations()}
+    """Every optimizer's spec by name (no torch); its class is in ``sharpness.optim.<name>``."""
+    return dict(_catalog())
 
 
 def optimizer_spec(name: str) -> OptimizerSpec:
@@ -178,7 +195,7 @@ def optimizer_spec(name: str) -> OptimizerSpec:
     for spec in specs.values():
         if name == spec.name or name in spec.aliases:
             return spec
-    raise KeyError(f"unknown optimizer {name!r}; the optimizer modules declare "
+    raise KeyError(f"unknown optimizer {name!r}; {CATALOG.name} declares "
                    f"{', '.join(specs)}")
 
 

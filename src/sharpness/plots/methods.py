@@ -9,20 +9,23 @@ both resolve here:
 * the diagonal-network methods of :mod:`sharpness.diagonal` (``gd``, ``l2``, ``linf``), used
   by the minorfirst theory figures; ``l2`` is l2-SAM and ``linf`` is l_inf-SAM.
 
-Each optimizer's entry comes from its module's ``SPEC`` (:mod:`sharpness.optim.spec`: label,
-table text, colour, aliases), so a new optimizer module is in the table without an edit here;
-the table adds the two methods no optimizer runs (``gd`` of the diagonal figures, gradient flow
-``gf``). Colours are the seaborn "colorblind" palette (colour-blind safe) followed by Paul
-Tol's "muted" one (:data:`COLOURS`); a spec without a colour takes the first one no other
-method uses. This module imports neither matplotlib nor torch (the specs are read from the
-modules' source), so tables and the claims ledger may use it.
+Each optimizer's entry comes from its declaration (``optimizers.yaml``, read by
+:mod:`sharpness.optim.spec`: label, table text, colour, aliases), so a new optimizer is in the
+table without an edit here; the table adds the two methods no optimizer runs (``gd`` of the
+diagonal figures, gradient flow ``gf``). Colours are the seaborn "colorblind" palette
+(colour-blind safe) followed by Paul Tol's "muted" one (:data:`COLOURS`); a spec without a
+colour takes one no spec pins, chosen by its name (:func:`method_colours`), so adding an
+optimizer recolours no other. This module imports neither matplotlib nor torch (the specs are
+data), so tables and the claims ledger may use it.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sharpness.optim.spec import optimizer_specs
+from sharpness.optim.spec import OptimizerSpec, optimizer_specs
 
 #: seaborn's "colorblind" palette, in its order (hex)
 COLORBLIND: tuple[str, ...] = ("#0173b2", "#de8f05", "#029e73", "#d55e00", "#cc78bc",
@@ -65,26 +68,38 @@ class Method:
         return hex_to_rgb(self.colour)
 
 
+#: the colours of the two methods no optimizer runs: diagonal GD and gradient flow
+FIXED = {"gd": COLORBLIND[0], "gf": COLORBLIND[9]}
+
+
+def method_colours(specs: Iterable[OptimizerSpec]) -> dict[str, str]:
+    """Each optimizer's colour: its spec's ``colour``, or for a spec that pins none a colour of
+    the pool no spec pins and no fixed method uses, picked by a hash of its name (the next free
+    one of the pool on a clash, names in order). An unpinned optimizer thus never moves a pinned
+    one, and its own colour depends on its name and the pinned colours only (unless two
+    unpinned names clash), so adding a module never recolours the figures of another."""
+    specs = list(specs)
+    pinned = {s.name: s.colour for s in specs if s.colour}
+    pool = [c for c in COLOURS if c not in {*FIXED.values(), *pinned.values()}]
+    colours = dict(pinned)
+    for name in sorted(s.name for s in specs if not s.colour):
+        free = [c for c in pool if c not in colours.values()]
+        if not free:
+            raise ValueError(f"optimizer {name!r}: every colour of COLOURS is taken; pin a "
+                             "colour in its entry of optimizers.yaml")
+        start = int(hashlib.sha256(name.encode()).hexdigest(), 16) % len(pool)
+        colours[name] = next(c for c in pool[start:] + pool[:start] if c in free)
+    return colours
+
+
 def _methods() -> tuple[Method, ...]:
     """The diagonal GD, one method per optimizer spec, then gradient flow; colours assigned."""
     specs = optimizer_specs().values()
-    fixed = {"gd": COLORBLIND[0], "gf": COLORBLIND[9]}
-    taken = set(fixed.values()) | {s.colour for s in specs if s.colour}
-    free = iter(c for c in COLOURS if c not in taken)
-    colours: dict[str, str] = {}
-    for spec in specs:
-        if spec.colour is None:
-            try:
-                colours[spec.name] = next(free)
-            except StopIteration:
-                raise ValueError(f"optimizer {spec.name!r}: every colour of COLOURS is taken; "
-                                 "set its SPEC's colour") from None
-        else:
-            colours[spec.name] = spec.colour
+    colours = method_colours(specs)
     by_optimizer = tuple(Method(s.name, s.label, s.text, colours[s.name], s.name, s.aliases)
                          for s in specs)
-    return (Method("gd", "GD", "GD", fixed["gd"], "sgd"), *by_optimizer,
-            Method("gf", "gradient flow", "gradient flow", fixed["gf"], None))
+    return (Method("gd", "GD", "GD", FIXED["gd"], "sgd"), *by_optimizer,
+            Method("gf", "gradient flow", "gradient flow", FIXED["gf"], None))
 
 
 METHODS: tuple[Method, ...] = _methods()

@@ -50,11 +50,12 @@ from torch import nn
 
 from sharpness.device import resolve_device
 from sharpness.errors import ConfigError
+from sharpness.optim.spec import optimizer_specs
 from sharpness.train.device_data import Shard
 
 #: optimizers whose step is exactly one clean and one perturbed closure call (or one pass),
-#: which is what the no_sync / synchronised split above needs
-DDP_OPTIMIZERS = ("sgd", "sam", "sam_linf", "asam", "lesam", "fsam")
+#: which is what the no_sync / synchronised split above needs (their declarations say so)
+DDP_OPTIMIZERS = tuple(name for name, spec in optimizer_specs().items() if spec.distributed)
 RNG_STRIDE = 7919
 
 

@@ -1,0 +1,110 @@
+"""CONTRIBUTING.md's "A new optimizer" recipe, followed on a copy of the repository with a toy
+optimizer (half of SAM's step): every step it names, the commands it says to run, and the files
+it touched equal the recipe's "Files:" line. The refresh of the paper profile's priced blocks
+plans the workflow, hence the workflow tier."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.recipes.repo_copy import copy_repo, recipe_files, run, sharpness, touched
+
+pytestmark = pytest.mark.workflow
+
+NAME = "halfsam"
+ENTRY = f"""
+{NAME}:
+  label: half-SAM
+  reference: a toy of the recipe test (half of SAM's step)
+  hparams:
+    rho: {{default: 0.1, source: "choice: twice SAM's radius, halved by the rule"}}
+    bn_second_pass: {{default: freeze, source: "choice: as SAM (davda54/sam)"}}
+  tiny_hparams: {{rho: 0.04}}
+"""
+#: the module is the recipe's template, src/sharpness/optim/sam.py, with its own docstring,
+#: class and rule (half of SAM's step)
+TEMPLATE_EDITS = (
+    ('class SAM(SharpnessOptimizer, optimizer="sam"):',
+     f'class HalfSAM(SharpnessOptimizer, optimizer="{NAME}"):'),
+    ('    """l2-SAM (Foret et al., 2021): ``eps = rho g / ||g||_2``."""',
+     '    """Half of SAM\'s perturbation: ``eps = rho g / (2 ||g||_2)``."""'),
+    ('scale = self.hparams["rho"] /', 'scale = 0.5 * self.hparams["rho"] /'),
+)
+
+
+def _module_from_template(template: str) -> str:
+    body = template[template.index("\nfrom __future__"):]
+    for old, new in TEMPLATE_EDITS:
+        assert old in body, f"the template sam.py no longer has {old!r}"
+        body = body.replace(old, new)
+    return '"""Half-SAM: SAM\'s perturbation halved, a toy of the recipe test."""\n' + body
+
+
+TEST = '''
+"""Half-SAM moves by rho / 2 along the normalized gradient, then steps from theta."""
+
+import torch
+
+from sharpness.optim import BatchClosure, build_optimizer
+
+
+def test_halfsam_moves_half_the_radius():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 3).double()
+    x, y = torch.randn(8, 4, dtype=torch.float64), torch.randint(0, 3, (8,))
+    opt = build_optimizer("halfsam", model, lr=0.1, weight_decay=0.0, rho=0.2)
+    opt.step(BatchClosure(model, x, y))
+    assert abs(opt.diagnostics["radius"] - 0.1) < 1e-9
+'''
+
+
+def _edit_yaml(path: Path, change) -> None:  # noqa: ANN001
+    data = yaml.safe_load(path.read_text())
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def test_the_new_optimizer_recipe_on_a_copy(tmp_path):
+    copy = copy_repo(tmp_path, "src", "tests/conftest.py", "tests/__init__.py",
+                     "tests/optim/test_spec.py", "workflow", "Snakefile", "docs", "README.md",
+                     "benchmarks/measured", "data/embedded", ".gitignore")
+    # 1. the entry (its colour pinned: the one it takes unpinned) and the module
+    catalog = copy / "src/sharpness/optim/optimizers.yaml"
+    catalog.write_text(catalog.read_text() + ENTRY)
+    colour = run(copy, sys.executable, "-c", "from sharpness.plots.methods import method; "
+                 f"print(method({NAME!r}).colour)").strip()
+    catalog.write_text(catalog.read_text().rstrip("\n") + f'\n  colour: "{colour}"\n')
+    template = (copy / "src/sharpness/optim/sam.py").read_text()
+    (copy / f"src/sharpness/optim/{NAME}.py").write_text(_module_from_template(template))
+    # 2. the config entries: quick (run in the CIFAR-10 group) and paper (every value sourced)
+    def quick(data: dict) -> None:
+        data["lesam"]["optimizers"][NAME] = {"rho": 0.1}
+        data["lesam"]["groups"]["cifar10_resnet18"]["optimizers"].append(
+            {"label": NAME, "optimizer": NAME, "seeds": [0]})
+
+    def paper(data: dict) -> None:
+        data["lesam"]["optimizers"][NAME] = {
+            "rho": 0.1, "bn_second_pass": "freeze",
+            "source": {"rho": "choice: the toy's default", "bn_second_pass": "choice: as SAM"}}
+        data["lesam"]["groups"]["cifar10_resnet18"]["optimizers"].append(NAME)
+
+    _edit_yaml(copy / "workflow/config/quick.yaml", quick)
+    _edit_yaml(copy / "workflow/config/paper.yaml", paper)
+    # 3. its test
+    (copy / f"tests/optim/test_{NAME}.py").write_text(textwrap.dedent(TEST).lstrip())
+    # 4. what the recipe says to run
+    sharpness(copy, "config-doc")
+    sharpness(copy, "readme", "refresh", "--only", "optimizers", "--only", "cost",
+              "--only", "plan", "--only", "profiles")
+    sharpness(copy, "readme", "refresh", "--only", "counts", "--check")  # unchanged, as it says
+    run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        f"tests/optim/test_{NAME}.py", "tests/optim/test_spec.py")
+    assert touched(copy) == recipe_files("A new optimizer", NAME)
+    if shutil.which("duplicates"):  # the repository's duplicate finder, where it is installed
+        assert run(copy, "duplicates", "--change").startswith("no duplicates")
