@@ -28,8 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "each claim pointing to the files its verdict reads. A file that no "
                     "longer has the hash its record holds stops it, named.",
         func=_run, repo_root=True)
-    parser.add_argument("--out", default="build.crate.zip",
-                        help="the zip to write (default: build.crate.zip)")
+    parser.add_argument("--out", default="results/build.crate.zip",
+                        help="the zip to write (default: results/build.crate.zip)")
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -138,7 +138,8 @@ def _record_checks(crate: Crate, ident: str, data: bytes, sha: str,
     for entry in record.get("inputs") or []:
         held = next((e for e in crate.entities.values()
                      if e.get("identifier") == entry.get("id") and entry.get("id")), None)
-        lines.append(f"  input:    {entry.get('path')} record {entry.get('id')} "
+        where = crate.get(held.get("result")).get("@id") if held else None
+        lines.append(f"  input:    {where or entry.get('path')} record {entry.get('id')} "
                      f"({'in the crate' if held else 'not in the crate'})")
         sub = crate.record(crate.get(held.get("subjectOf")).get("@id", "")) if held else None
         if sub is not None and (why := record_edited(sub)) is not None:
