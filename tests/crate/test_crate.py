@@ -81,6 +81,7 @@ def test_every_job_is_an_action_read_from_its_record(crate, build):
         assert (job["startTime"], job["endTime"]) == (record["started"], record["ended"])
         assert job["actionStatus"] == "http://schema.org/CompletedActionStatus"
         assert job["description"].startswith("command: ")
+        assert f"torch {record['packages']['torch']}" in job["description"]  # where it ran
         tool = graph[job["instrument"]["@id"]]
         pins = {graph[p["@id"]]["name"]: graph[p["@id"]]["version"]
                 for p in tool["softwareRequirements"]}

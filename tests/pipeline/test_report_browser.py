@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sharpness.planning.claims_plan import plan_id
+from tests.crate.validation import required_issues, seed_cache
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 
 pytestmark = pytest.mark.workflow  # runs the workflow
@@ -40,6 +41,14 @@ def built(tmp_path_factory, repo, bin_dir):
     return work, proc.stdout + proc.stderr
 
 
+def test_the_crate_the_rule_wrote_passes_the_validator(built, tmp_path):
+    work, _ = built
+    issues, checked = required_issues(work / "results/build.crate.zip",
+                                      "provenance-run-crate-0.5",
+                                      seed_cache(tmp_path / "validator-cache"))
+    assert issues == [] and "workflow-ro-crate-1.0" in checked, issues
+
+
 def test_the_run_ends_with_what_it_made(built):
     work, printed = built
     screen = printed[printed.index("The build is done."):]
@@ -58,8 +67,8 @@ def _chromium() -> str:
     """Debian's Chromium, installed when missing (root with apt), else the test is skipped."""
     found = shutil.which("chromium")
     if found is None and shutil.which("apt-get") and os.geteuid() == 0:
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True,
-                       timeout=600)
+        for step in (["apt-get", "update", "-q"], ["apt-get", "install", "-y", "-q", "chromium"]):
+            subprocess.run(step, capture_output=True, timeout=900)
         found = shutil.which("chromium")
     if found is None:
         pytest.skip("no Chromium: `apt-get install chromium` (Debian) needs root and the "

@@ -142,7 +142,7 @@ class _Writer:
         code = job.record.get("code") or {}
         props: dict[str, Any] = {
             "name": f"{job.kind} {job.subject}",
-            "description": "command: " + shlex.join(job.command),
+            "description": "command: " + shlex.join(job.command) + _device(job.record),
             "actionStatus": "http://schema.org/" + STATUS.get(str(job.record.get("status")),
                                                               "FailedActionStatus"),
             "identifier": job.id, "subjectOf": record,
@@ -155,6 +155,18 @@ class _Writer:
             self.tool(job), identifier=f"#job-{_slug(job.record_path)}",
             object=_one([self.input(e) for e in job.inputs]), result=_one(results),
             properties=props)
+
+
+def _device(record: dict[str, Any]) -> str:
+    """Where the job ran, as its record says: host, CUDA device or CPU, Python, torch."""
+    device = record.get("device") if isinstance(record.get("device"), dict) else {}
+    torch = (record.get("packages") or {}).get("torch")
+    parts = [f"host {device['host']}" if device.get("host") else "",
+             f"CUDA {device['cuda']}" if device.get("cuda") else
+             f"CPU {device['cpu']}" if device.get("cpu") else "",
+             f"python {device['python']}" if device.get("python") else "",
+             f"torch {torch}" if torch else ""]
+    return "; ran on " + ", ".join(p for p in parts if p) if any(parts) else ""
 
 
 def _workflow(crate: ROCrate, root: Path, snakemake: str | None, commit: str | None) -> Any:
@@ -229,7 +241,9 @@ def crate_of(root: str | os.PathLike[str], name: str | None = None) -> ROCrate:
                          "claims ledger, each job's provenance record and what ran.")
     crate.license = crate.add(ContextEntity(crate, LICENSE, properties={
         "@type": "CreativeWork", "name": "MIT License", "identifier": "MIT"}))
-    crate.datePublished = max((a.get("endTime") or "" for a in actions), default="") or None
+    ended = max((a.get("endTime") or "" for a in actions), default="")
+    if ended:
+        crate.datePublished = ended
     for ident, label in PROFILES.items():
         if "workflow-ro-crate" not in ident:
             crate.root_dataset.append_to("conformsTo", crate.add(ContextEntity(
