@@ -36,7 +36,7 @@ def make_build(repo: Path, root: Path) -> Path:
     return root
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def build(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished small build (see :func:`make_build`), shared by a module's tests."""
+    """A finished small build (see :func:`make_build`), shared by the package's tests."""
     return make_build(repo, tmp_path_factory.mktemp("build"))

@@ -115,3 +115,17 @@ def test_a_file_edited_after_its_record_stops_the_crate(build, tmp_path):
     finally:
         csv.write_bytes(saved)
     assert not (tmp_path / "x.zip").exists()
+
+
+def test_a_large_run_output_is_named_by_its_hash_not_copied(build, tmp_path):
+    out = write_crate(build, tmp_path / "small.zip", max_bytes=0)
+    graph = _graph(out)
+    npz = "results/minorfirst/l1_maxmargin/data.npz"
+    record = json.loads((build / "results/minorfirst/l1_maxmargin/provenance.json").read_text())
+    named = next(e for e in graph.values() if e.get("name") == npz)
+    assert named["@type"] == "CreativeWork" and named["sha256"] == record["output_sha256"][
+        "data.npz"]
+    with zipfile.ZipFile(out) as archive:
+        names = archive.namelist()
+    assert npz not in names and FIGURE in names  # a figure is always copied
+

@@ -13,6 +13,7 @@ import argparse
 from pathlib import Path
 
 from sharpness.commands import add_command
+from sharpness.errors import SharpnessError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -30,12 +31,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         func=_run, repo_root=True)
     parser.add_argument("--out", default="results/build.crate.zip",
                         help="the zip to write (default: results/build.crate.zip)")
+    parser.add_argument("--max-file-mb", type=float, default=2.0, metavar="MB",
+                        help="a run's output file larger than this (a checkpoint) is named "
+                             "with its SHA-256 but not copied (default 2); figures, tables, "
+                             "the ledger and every record are always copied")
 
 
 def _run(args: argparse.Namespace) -> int:
     from sharpness.crate.build import write_crate
 
-    out = write_crate(Path(args.root), args.out)
+    if not args.max_file_mb >= 0:
+        raise SharpnessError(f"--max-file-mb {args.max_file_mb}: must be 0 or more")
+    out = write_crate(Path(args.root), args.out, max_bytes=int(args.max_file_mb * 2**20))
     print(f"{out}: RO-Crate of the build in {args.root} ({out.stat().st_size} bytes); check a "
           f"figure with `sharpness audit --crate {out} FIGURE`")
     return 0

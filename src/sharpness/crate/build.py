@@ -39,7 +39,7 @@ PROFILES = {"https://w3id.org/ro/wfrun/process/0.5": "Process Run Crate",
 WORKFLOW_FILES = ("workflow/rules/*.smk", "workflow/config/*.yaml", "workflow/report/**/*.rst",
                   "profiles/*/config.yaml", "envs/requirements.txt", "envs/environment.yaml")
 #: a run's output larger than this is named with its SHA-256 but not copied (checkpoints)
-MAX_COPIED_BYTES = 20 * 2**20
+MAX_COPIED_BYTES = 2 * 2**20
 #: the terms the crate uses beyond the RO-Crate 1.1 context (the later contexts define them)
 TERMS = {"sha256": "http://schema.org/sha256"}
 STATUS = {"ok": "CompletedActionStatus", "running": "ActiveActionStatus"}
@@ -76,8 +76,8 @@ def _named(crate: ROCrate, rel: str, sha: str | None, why: str) -> ContextEntity
 class _Writer:
     """Builds one crate from one build; holds the entity of every file and job added."""
 
-    def __init__(self, build: Build, crate: ROCrate) -> None:
-        self.build, self.crate, self.root = build, crate, build.root
+    def __init__(self, build: Build, crate: ROCrate, max_bytes: int) -> None:
+        self.build, self.crate, self.root, self.max_bytes = build, crate, build.root, max_bytes
         self.tools: dict[str, ContextEntity] = {}
         self.packages: dict[str, ContextEntity] = {}
 
@@ -85,7 +85,7 @@ class _Writer:
         path = self.root / rel
         if not path.is_file():
             return _named(self.crate, rel, sha, "written by the build, no longer on its disk")
-        if path.stat().st_size > MAX_COPIED_BYTES:
+        if job.folder and path.stat().st_size > self.max_bytes:
             return _named(self.crate, rel, sha, f"not copied ({path.stat().st_size} bytes); "
                                                 "the SHA-256 its record holds")
         entity = _file(self.crate, self.root, rel)
@@ -220,14 +220,16 @@ def _environment(build: Build) -> tuple[str | None, str | None]:
     return commit, (sorted(snakemake)[-1] if snakemake else None)
 
 
-def crate_of(root: str | os.PathLike[str], name: str | None = None) -> ROCrate:
-    """The RO-Crate of the build at ``root`` (not written)."""
+def crate_of(root: str | os.PathLike[str], name: str | None = None,
+             max_bytes: int = MAX_COPIED_BYTES) -> ROCrate:
+    """The RO-Crate of the build at ``root`` (not written); a run's output over ``max_bytes``
+    is named with its SHA-256, not copied (a figure's or table's files always are)."""
     build = read_build(root)
     crate = ROCrate(version="1.1", gen_preview=False)
     crate.metadata.extra_terms.update(TERMS)
     commit, snakemake = _environment(build)
     workflow = _workflow(crate, build.root, snakemake, commit)
-    writer = _Writer(build, crate)
+    writer = _Writer(build, crate, max_bytes)
     actions = [writer.job(job) for job in build.jobs]
     if build.registration_file and (build.root / build.registration_file).is_file():
         registration = _file(crate, build.root, build.registration_file,
@@ -293,9 +295,10 @@ def _one(values: list[Any]) -> Any:
     return values[0] if len(values) == 1 else values
 
 
-def write_crate(root: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+def write_crate(root: str | os.PathLike[str], out: str | os.PathLike[str],
+                max_bytes: int = MAX_COPIED_BYTES) -> Path:
     """Write the build's crate to the zip ``out`` (replaced whole, never left half written)."""
-    crate = crate_of(root)
+    crate = crate_of(root, max_bytes=max_bytes)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".crate-") as tmp:
