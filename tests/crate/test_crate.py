@@ -91,6 +91,10 @@ def test_every_job_is_an_action_read_from_its_record(crate, build):
         (build / FIGURE.replace(".pdf", ".provenance.json")).read_text())["output_sha256"][
         str(build / FIGURE)]
     assert graph["figures/CLAIMS.md"]["isBasedOn"]["@id"] == "docs/registration/quick.json"
+    # an input another job made is that job's entity in the crate, whatever the order
+    read = {j["name"]: j.get("object") for j in jobs}
+    assert read[f"figure {FIGURE}"] == {"@id": "results/minorfirst/l1_maxmargin/"}
+    assert read["ledger figures/CLAIMS.md"] == {"@id": "figures/minorfirst/l1_maxmargin.csv"}
 
 
 def test_each_claim_points_to_the_files_its_verdict_reads(crate, build):

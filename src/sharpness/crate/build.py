@@ -128,17 +128,22 @@ class _Writer:
                 tool.append_to("softwareRequirements", self.package(pkg, version))
         return tool
 
-    def job(self, job: Job) -> ContextEntity:
-        """The job's record in the crate, its outputs, and its ``CreateAction``."""
-        if job.folder:
-            folder = self.crate.add_dataset(dest_path=job.folder + "/",
-                                            properties={"name": f"run {job.folder}"})
+    def outputs(self, job: Job) -> list[Any]:
+        """The job's record and the files it wrote, in the crate (a run: its folder)."""
         results = [self.output(job, rel, sha) for rel, sha in sorted(job.outputs.items())]
         record = _file(self.crate, self.root, job.record_path,
                        description=f"provenance record {job.id} ({job.kind})")
-        if job.folder:
-            folder.append_to("hasPart", [record, *[r for r in results if isinstance(r, File)]])
-            results = [folder]
+        if not job.folder:
+            return results
+        folder = self.crate.add_dataset(dest_path=job.folder + "/",
+                                        properties={"name": f"run {job.folder}"})
+        folder.append_to("hasPart", [record, *[r for r in results if isinstance(r, File)]])
+        return [folder]
+
+    def job(self, job: Job, results: list[Any]) -> ContextEntity:
+        """The job's ``CreateAction`` (every job's outputs already in the crate, so that an
+        input made by another job is that job's entity)."""
+        record = self.crate.dereference(job.record_path)
         code = job.record.get("code") or {}
         props: dict[str, Any] = {
             "name": f"{job.kind} {job.subject}",
@@ -230,7 +235,8 @@ def crate_of(root: str | os.PathLike[str], name: str | None = None,
     commit, snakemake = _environment(build)
     workflow = _workflow(crate, build.root, snakemake, commit)
     writer = _Writer(build, crate, max_bytes)
-    actions = [writer.job(job) for job in build.jobs]
+    made = [writer.outputs(job) for job in build.jobs]
+    actions = [writer.job(job, results) for job, results in zip(build.jobs, made, strict=True)]
     if build.registration_file and (build.root / build.registration_file).is_file():
         registration = _file(crate, build.root, build.registration_file,
                              description="the registration the ledger was built under")
