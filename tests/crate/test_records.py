@@ -65,3 +65,22 @@ def test_jobs_read_paths_relative_to_the_build_and_skip_hidden_folders(tmp_path)
     assert jobs["figures/p/fig.provenance.json"].subject == "figures/p/fig.pdf"
     assert build.ledger is None and build.claims is None and build.registration_file is None
     assert run.is_file() and figure.is_file()
+
+
+def test_a_record_naming_files_outside_the_build_does_not_bring_them_in(tmp_path):
+    """An output a record names by `..` or through a link out of the build is named by its
+    hash in the crate, never copied into it."""
+    from sharpness.crate.build import crate_of
+
+    root = tmp_path / "build"
+    (tmp_path / "secret.txt").write_text("not the build's")
+    _record(root / "results/run/provenance.json",
+            output_sha256={"../../../secret.txt": "00", "link.txt": "11"})
+    (root / "results/run/link.txt").symlink_to(tmp_path / "secret.txt")
+    (root / "Snakefile").write_text("rule all:\n    input: []\n")
+    crate = crate_of(root)
+    held = {e.id for e in crate.data_entities}
+    assert not any("secret" in i or i.endswith("link.txt") for i in held), held
+    named = {e["name"] for e in crate.contextual_entities if e.id.startswith("#not-included")}
+    assert named == {"results/run/../../../secret.txt", "results/run/link.txt"}
+

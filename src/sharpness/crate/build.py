@@ -62,6 +62,14 @@ def _file(crate: ROCrate, root: Path, rel: str, **props: Any) -> File:
     return crate.add_file(path, dest_path=rel, properties=props)
 
 
+def _inside(root: Path, rel: str) -> bool:
+    """Whether the build's file ``rel`` (a path a record names: untrusted) lies inside the
+    build, links followed: only such a file is copied into the crate, under its own name."""
+    if os.path.isabs(rel) or ".." in Path(rel).parts:
+        return False
+    return (root / rel).resolve().is_relative_to(root.resolve())
+
+
 def _named(crate: ROCrate, rel: str, sha: str | None, why: str) -> ContextEntity:
     """A file the crate names by its SHA-256 without holding it."""
     ident = f"#not-included/{_slug(rel)}"
@@ -83,6 +91,8 @@ class _Writer:
 
     def output(self, job: Job, rel: str, sha: str) -> Any:
         path = self.root / rel
+        if not _inside(self.root, rel):
+            return _named(self.crate, rel, sha, "written outside the build (not copied)")
         if not path.is_file():
             return _named(self.crate, rel, sha, "written by the build, no longer on its disk")
         if job.folder and path.stat().st_size > self.max_bytes:
@@ -237,7 +247,8 @@ def crate_of(root: str | os.PathLike[str], name: str | None = None,
     writer = _Writer(build, crate, max_bytes)
     made = [writer.outputs(job) for job in build.jobs]
     actions = [writer.job(job, results) for job, results in zip(build.jobs, made, strict=True)]
-    if build.registration_file and (build.root / build.registration_file).is_file():
+    if (build.registration_file and _inside(build.root, build.registration_file)
+            and (build.root / build.registration_file).is_file()):
         registration = _file(crate, build.root, build.registration_file,
                              description="the registration the ledger was built under")
         crate.dereference(build.ledger.subject)["isBasedOn"] = registration
