@@ -87,6 +87,25 @@ include: "workflow/rules/lesam.smk"
 include: "workflow/rules/eos.smk"
 include: "workflow/rules/bridges.smk"
 include: "workflow/rules/claims.smk"
+include: "workflow/rules/crate.smk"
+
+
+# The last screen: what the build made and what to do next, or which job failed and how to
+# resume (sharpness.crate.screen).
+onsuccess:
+    import sys
+
+    from sharpness.crate.screen import finished
+
+    print(finished(".", sys.argv))
+
+
+onerror:
+    import sys
+
+    from sharpness.crate.screen import failed
+
+    print(failed(log, sys.argv))
 
 
 rule all:

@@ -116,7 +116,7 @@ def test_every_job_says_what_it_makes(dry_run, commands):
     messages = re.findall(r"^Job \d+: (\w+)(?: \w+)?: .+\((\S+)[,)]", dry_run, flags=re.M)
     assert len(messages) == len(commands)
     assert {paper for paper, _ in messages} == {"data", "minorfirst", "lesam", "eos", "bridges",
-                                                "claims"}
+                                                "claims", "crate"}
     assert all(out.startswith(("results/", "figures/")) for _, out in messages)
     assert re.findall(r"^(?:local)?rule (\w+):", dry_run, flags=re.M) == ["all"]
 

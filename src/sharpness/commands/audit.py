@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="treat the paths as folders and check every record under them, "
                              "one line each (edited records, orphaned records, replaced "
                              "files, changed inputs, interrupted, stalled or unknown runs)")
+    parser.add_argument("--crate", metavar="ZIP", default=None,
+                        help="check each figure or table against this build crate (`sharpness "
+                             "crate`) alone: hashes, stamp, records, commit, registration")
     parser.add_argument("--settings", action="store_true",
                         help="print only the resolved settings each path's record used "
                              "(its params and seed), as YAML")
@@ -62,6 +65,12 @@ def _need(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the chain (or the settings) for every path; fail if one has no provenance;
     exit 1 when a check on the disk fails (the failures are listed again at the end)."""
+    if args.crate:
+        from sharpness.crate.check import audit_crate
+
+        lines, found = audit_crate(args.crate, args.paths)
+        print("\n".join(lines))
+        return _verdict(found)
     if args.scan:
         missing = [p for p in args.paths if not os.path.isdir(p)]
         if missing:

@@ -1,0 +1,327 @@
+"""A build's Workflow Run RO-Crate (Provenance Run Crate 0.5 over RO-Crate 1.1).
+
+The crate holds the workflow (the ``Snakefile`` as the Workflow RO-Crate main entity, language
+Snakemake with the version that ran, its rule files, configs, profile and pinned environment),
+the figures, tables and ledger with their SHA-256, each job's record, the registration the
+ledger was built under, and each claim as a ``Claim`` that points to the files its verdict
+reads. Every job is a ``CreateAction`` (command, start, end, status, the files it read and
+wrote) of a tool (the ``sharpness`` subcommand it ran), orchestrated by Snakemake as the
+profile asks: a ``ControlAction`` per job, one ``OrganizeAction`` for the engine, one
+``CreateAction`` for the whole run. Everything is read from the build's records
+(:mod:`sharpness.crate.records`), none of it from the config. A record's command is kept as
+text, never run.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import re
+import shlex
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rocrate.model import ContextEntity, File
+from rocrate.rocrate import ROCrate
+
+from sharpness.crate.records import Build, Job, read_build
+from sharpness.errors import SharpnessError
+from sharpness.runs.provenance import file_sha256
+
+#: the profiles the crate declares on its root (the Workflow RO-Crate's goes on its descriptor)
+PROFILES = {"https://w3id.org/ro/wfrun/process/0.5": "Process Run Crate",
+            "https://w3id.org/ro/wfrun/workflow/0.5": "Workflow Run Crate",
+            "https://w3id.org/ro/wfrun/provenance/0.5": "Provenance Run Crate",
+            "https://w3id.org/workflowhub/workflow-ro-crate/1.0": "Workflow RO-Crate"}
+#: the workflow's own files, relative to the build (globs), copied as they are now
+WORKFLOW_FILES = ("workflow/rules/*.smk", "workflow/config/*.yaml", "workflow/report/**/*.rst",
+                  "profiles/*/config.yaml", "envs/requirements.txt", "envs/environment.yaml")
+#: a run's output larger than this is named with its SHA-256 but not copied (checkpoints)
+MAX_COPIED_BYTES = 2 * 2**20
+#: the terms the crate uses beyond the RO-Crate 1.1 context (the later contexts define them)
+TERMS = {"sha256": "http://schema.org/sha256"}
+STATUS = {"ok": "CompletedActionStatus", "running": "ActiveActionStatus"}
+LICENSE = "https://spdx.org/licenses/MIT"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
+
+
+def _file(crate: ROCrate, root: Path, rel: str, **props: Any) -> File:
+    """The crate's entity of the build's file ``rel`` (added once, with its SHA-256)."""
+    found = crate.dereference(rel)
+    if found is not None:
+        return found
+    path = root / rel
+    kind, _ = mimetypes.guess_type(path.name)
+    props = {"name": rel, "sha256": file_sha256(path), "contentSize": path.stat().st_size,
+             **({"encodingFormat": kind} if kind else {}), **props}
+    return crate.add_file(path, dest_path=rel, properties=props)
+
+
+def _inside(root: Path, rel: str) -> bool:
+    """Whether the build's file ``rel`` (a path a record names: untrusted) lies inside the
+    build, links followed: only such a file is copied into the crate, under its own name."""
+    if os.path.isabs(rel) or ".." in Path(rel).parts:
+        return False
+    return (root / rel).resolve().is_relative_to(root.resolve())
+
+
+def _named(crate: ROCrate, rel: str, sha: str | None, why: str) -> ContextEntity:
+    """A file the crate names by its SHA-256 without holding it."""
+    ident = f"#not-included/{_slug(rel)}"
+    found = crate.dereference(ident)
+    if found is not None:
+        return found
+    return crate.add(ContextEntity(crate, ident, properties={
+        "@type": "CreativeWork", "name": rel, "description": why,
+        **({"sha256": sha} if sha else {})}))
+
+
+class _Writer:
+    """Builds one crate from one build; holds the entity of every file and job added."""
+
+    def __init__(self, build: Build, crate: ROCrate, max_bytes: int) -> None:
+        self.build, self.crate, self.root, self.max_bytes = build, crate, build.root, max_bytes
+        self.tools: dict[str, ContextEntity] = {}
+        self.packages: dict[str, ContextEntity] = {}
+
+    def output(self, job: Job, rel: str, sha: str) -> Any:
+        path = self.root / rel
+        if not _inside(self.root, rel):
+            return _named(self.crate, rel, sha, "written outside the build (not copied)")
+        if not path.is_file():
+            return _named(self.crate, rel, sha, "written by the build, no longer on its disk")
+        if job.folder and path.stat().st_size > self.max_bytes:
+            return _named(self.crate, rel, sha, f"not copied ({path.stat().st_size} bytes); "
+                                                "the SHA-256 its record holds")
+        entity = _file(self.crate, self.root, rel)
+        if entity["sha256"] != sha:
+            raise SharpnessError(
+                f"{rel}: its SHA-256 {entity['sha256'][:12]} is not the {sha[:12]} that "
+                f"{job.record_path} recorded (edited or rebuilt after its record); "
+                f"`sharpness audit {rel}` shows the chain, rebuild before packing a crate")
+        return entity
+
+    def input(self, entry: dict[str, Any]) -> Any:
+        rel = entry["path"]
+        if entry.get("folder") and self.crate.dereference(rel.rstrip("/") + "/") is not None:
+            return self.crate.dereference(rel.rstrip("/") + "/")
+        if self.crate.dereference(rel) is not None:
+            return self.crate.dereference(rel)
+        return _named(self.crate, rel, entry.get("sha256"), "read by a job, outside the build")
+
+    def package(self, name: str, version: Any) -> ContextEntity:
+        ident = f"#package-{_slug(name)}-{_slug(str(version))}"
+        if ident not in self.packages:
+            self.packages[ident] = self.crate.add(ContextEntity(self.crate, ident, properties={
+                "@type": "SoftwareApplication", "name": name, "version": str(version)}))
+        return self.packages[ident]
+
+    def tool(self, job: Job) -> ContextEntity:
+        """The ``sharpness`` subcommand (or program) the job ran, with the packages its
+        record pins."""
+        words = job.command
+        name = os.path.basename(words[0]) if words else job.kind
+        if name == "sharpness":
+            name = " ".join(["sharpness", *[w for w in words[1:3] if not w.startswith("-")]])
+        ident = f"#tool-{_slug(name)}"
+        if ident not in self.tools:
+            self.tools[ident] = self.crate.add(ContextEntity(self.crate, ident, properties={
+                "@type": "SoftwareApplication", "name": name}))
+        tool = self.tools[ident]
+        for pkg, version in sorted((job.record.get("packages") or {}).items()):
+            if version and self.package(pkg, version) not in tool.get("softwareRequirements", []):
+                tool.append_to("softwareRequirements", self.package(pkg, version))
+        return tool
+
+    def outputs(self, job: Job) -> list[Any]:
+        """The job's record and the files it wrote, in the crate (a run: its folder)."""
+        results = [self.output(job, rel, sha) for rel, sha in sorted(job.outputs.items())]
+        record = _file(self.crate, self.root, job.record_path,
+                       description=f"provenance record {job.id} ({job.kind})")
+        if not job.folder:
+            return results
+        folder = self.crate.add_dataset(dest_path=job.folder + "/",
+                                        properties={"name": f"run {job.folder}"})
+        folder.append_to("hasPart", [record, *[r for r in results if isinstance(r, File)]])
+        return [folder]
+
+    def job(self, job: Job, results: list[Any]) -> ContextEntity:
+        """The job's ``CreateAction`` (every job's outputs already in the crate, so that an
+        input made by another job is that job's entity)."""
+        record = self.crate.dereference(job.record_path)
+        code = job.record.get("code") or {}
+        props: dict[str, Any] = {
+            "name": f"{job.kind} {job.subject}",
+            "description": "command: " + shlex.join(job.command) + _device(job.record),
+            "actionStatus": "http://schema.org/" + STATUS.get(str(job.record.get("status")),
+                                                              "FailedActionStatus"),
+            "identifier": job.id, "subjectOf": record,
+            **({"startTime": job.record["started"]} if job.record.get("started") else {}),
+            **({"endTime": job.record["ended"]} if job.record.get("ended") else {}),
+            **({"error": f"status {job.record.get('status')}"}
+               if job.record.get("status") not in STATUS else {}),
+            **({"version": code["git_commit"]} if code.get("git_commit") else {})}
+        return self.crate.add_action(
+            self.tool(job), identifier=f"#job-{_slug(job.record_path)}",
+            object=_one([self.input(e) for e in job.inputs]), result=_one(results),
+            properties=props)
+
+
+def _device(record: dict[str, Any]) -> str:
+    """Where the job ran, as its record says: host, CUDA device or CPU, Python, torch."""
+    device = record.get("device") if isinstance(record.get("device"), dict) else {}
+    torch = (record.get("packages") or {}).get("torch")
+    parts = [f"host {device['host']}" if device.get("host") else "",
+             f"CUDA {device['cuda']}" if device.get("cuda") else
+             f"CPU {device['cpu']}" if device.get("cpu") else "",
+             f"python {device['python']}" if device.get("python") else "",
+             f"torch {torch}" if torch else ""]
+    return "; ran on " + ", ".join(p for p in parts if p) if any(parts) else ""
+
+
+def _workflow(crate: ROCrate, root: Path, snakemake: str | None, commit: str | None) -> Any:
+    """The Snakefile as the main entity, its rule files, configs and environment as parts."""
+    if not (root / "Snakefile").is_file():
+        raise SharpnessError(f"{root}/Snakefile: not found; --root is the folder the build "
+                             "ran in (the one holding the Snakefile, figures/ and results/)")
+    workflow = crate.add_workflow(
+        root / "Snakefile", dest_path="Snakefile", main=True, lang="snakemake",
+        lang_version=snakemake, properties={
+            "@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow", "HowTo"],
+            "name": "sharpness replication workflow", "sha256": file_sha256(root / "Snakefile"),
+            **({"version": commit} if commit else {})})
+    for pattern in WORKFLOW_FILES:
+        for path in sorted(root.glob(pattern)):
+            rel = path.relative_to(root).as_posix()
+            _file(crate, root, rel, **({"@type": ["File", "SoftwareSourceCode"],
+                                        "isPartOf": workflow} if rel.endswith(".smk") else {}))
+    return workflow
+
+
+def _claims(crate: ROCrate, build: Build) -> None:
+    """Each row of the ledger as a ``Claim``: its verdict, and the files its verdict read."""
+    if not build.claims or not build.claims_path:
+        return
+    ledger = crate.dereference(build.claims_path.rsplit("/", 1)[0] + "/CLAIMS.md")
+    for row in build.claims.get("claims") or []:
+        if not isinstance(row, dict) or not row.get("id"):
+            raise SharpnessError(f"{build.claims_path}: a claim without an id: {row!r}")
+        reads = []
+        for item in filter(None, str(row.get("items") or "").split(";")):
+            for suffix in (".csv", ".pdf", ".md", ".provenance.json"):
+                found = crate.dereference(f"figures/{item}{suffix}")
+                if found is not None:
+                    reads.append(found)
+        crate.add(ContextEntity(crate, f"#claim-{_slug(str(row['id']))}", properties={
+            "@type": "Claim", "name": str(row["id"]), "text": str(row.get("claim") or ""),
+            "creativeWorkStatus": str(row.get("verdict") or ""),
+            "description": f"{row.get('paper')}: {row.get('predicate')}; value: "
+                           f"{row.get('value')}; level: {row.get('level')}",
+            "isBasedOn": _one(reads), **({"appearance": ledger} if ledger is not None else {})}))
+
+
+def _environment(build: Build) -> tuple[str | None, str | None]:
+    """The commit the jobs ran (the one most records name) and the Snakemake version."""
+    commits = [str((j.record.get("code") or {}).get("git_commit")) for j in build.jobs
+               if (j.record.get("code") or {}).get("git_commit")]
+    snakemake = {str((j.record.get("packages") or {}).get("snakemake")) for j in build.jobs
+                 if (j.record.get("packages") or {}).get("snakemake")}
+    commit = max(set(commits), key=commits.count) if commits else None
+    return commit, (sorted(snakemake)[-1] if snakemake else None)
+
+
+def crate_of(root: str | os.PathLike[str], name: str | None = None,
+             max_bytes: int = MAX_COPIED_BYTES) -> ROCrate:
+    """The RO-Crate of the build at ``root`` (not written); a run's output over ``max_bytes``
+    is named with its SHA-256, not copied (a figure's or table's files always are)."""
+    build = read_build(root)
+    crate = ROCrate(version="1.1", gen_preview=False)
+    crate.metadata.extra_terms.update(TERMS)
+    commit, snakemake = _environment(build)
+    workflow = _workflow(crate, build.root, snakemake, commit)
+    writer = _Writer(build, crate, max_bytes)
+    made = [writer.outputs(job) for job in build.jobs]
+    actions = [writer.job(job, results) for job, results in zip(build.jobs, made, strict=True)]
+    if (build.registration_file and _inside(build.root, build.registration_file)
+            and (build.root / build.registration_file).is_file()):
+        registration = _file(crate, build.root, build.registration_file,
+                             description="the registration the ledger was built under")
+        crate.dereference(build.ledger.subject)["isBasedOn"] = registration
+    _claims(crate, build)
+    workflow["hasPart"] = _one(list(writer.tools.values()))
+    _orchestration(crate, workflow, actions, writer, snakemake)
+    crate.name = name or f"sharpness build {build.root.resolve().name}"
+    crate.description = ("A build of the sharpness replication workflow: its figures, tables, "
+                         "claims ledger, each job's provenance record and what ran.")
+    crate.license = crate.add(ContextEntity(crate, LICENSE, properties={
+        "@type": "CreativeWork", "name": "MIT License", "identifier": "MIT"}))
+    ended = max((a.get("endTime") or "" for a in actions), default="")
+    if ended:
+        crate.datePublished = ended
+    for ident, label in PROFILES.items():
+        if "workflow-ro-crate" not in ident:
+            crate.root_dataset.append_to("conformsTo", crate.add(ContextEntity(
+                crate, ident, properties={"@type": "CreativeWork", "name": label,
+                                          "version": ident.rsplit("/", 1)[-1]})))
+    return crate
+
+
+def _orchestration(crate: ROCrate, workflow: Any, actions: list[ContextEntity],
+                   writer: _Writer, snakemake: str | None) -> None:
+    """A step per tool, a ``ControlAction`` per job, the engine's ``OrganizeAction`` and the
+    run's ``CreateAction`` (its result: every figure, table and ledger file)."""
+    steps = {}
+    for position, (ident, tool) in enumerate(sorted(writer.tools.items())):
+        steps[ident] = crate.add(ContextEntity(crate, f"#step-{ident[len('#tool-'):]}",
+                                               properties={"@type": "HowToStep",
+                                                           "position": str(position),
+                                                           "name": tool["name"]}))
+        steps[ident]["workExample"] = tool
+    workflow["step"] = _one(list(steps.values()))
+    controls = [crate.add(ContextEntity(crate, f"#control-{a.id.lstrip('#')}", properties={
+        "@type": "ControlAction", "name": f"orchestrate {a['name']}",
+        "instrument": steps[a["instrument"].id], "object": a})) for a in actions]
+    made = [e for a in actions for e in _as_list(a.get("result"))
+            if isinstance(e, File) and e.id.startswith("figures/")]
+    times = [a.get(k) for a in actions for k in ("startTime", "endTime") if a.get(k)]
+    ok = all("Completed" in str(a["actionStatus"]) for a in actions)
+    run = crate.add_action(workflow, identifier="#workflow-run", result=_one(made), properties={
+        "name": "the build's run of the workflow",
+        "actionStatus": "http://schema.org/" + ("CompletedActionStatus" if ok
+                                                else "FailedActionStatus"),
+        **({"startTime": min(times), "endTime": max(times)} if times else {})})
+    engine = crate.add(ContextEntity(crate, "#snakemake", properties={
+        "@type": "SoftwareApplication", "name": "Snakemake",
+        "url": "https://snakemake.readthedocs.io", **({"version": snakemake} if snakemake else {})}))
+    crate.add(ContextEntity(crate, "#orchestration", properties={
+        "@type": "OrganizeAction", "name": "Snakemake's run of the jobs",
+        "instrument": engine, "result": run, "object": _one(controls)}))
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
+def _one(values: list[Any]) -> Any:
+    """A list of one as its single value (RO-Crate 1.1's compact form); others as they are."""
+    return values[0] if len(values) == 1 else values
+
+
+def write_crate(root: str | os.PathLike[str], out: str | os.PathLike[str],
+                max_bytes: int = MAX_COPIED_BYTES) -> Path:
+    """Write the build's crate to the zip ``out`` (replaced whole, never left half written)."""
+    crate = crate_of(root, max_bytes=max_bytes)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".crate-") as tmp:
+        crate.write(Path(tmp) / "crate")
+        # zipped from the folder so that each run folder is an entry of its own (a Dataset
+        # the crate names must be in its payload)
+        Path(shutil.make_archive(str(Path(tmp) / "crate"), "zip", Path(tmp) / "crate")
+             ).replace(out)
+    return out

@@ -1,0 +1,86 @@
+"""The crate reads a build's records as untrusted input: a folder without records, without a
+Snakefile, or with a record that is not a record stops it with the file named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sharpness.cli import main
+from sharpness.crate.records import read_build
+from sharpness.errors import SharpnessError
+
+
+def _record(path, **fields):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"id": "0123456789abcdef", "kind": "run", "status": "ok",
+                                "cwd": str(path.parent.parent), **fields}))
+    return path
+
+
+def test_a_folder_without_records_is_refused_with_what_to_do(tmp_path, capsys):
+    assert main(["crate", "--root", str(tmp_path), "--out", str(tmp_path / "c.zip")]) == 2
+    err = capsys.readouterr().err
+    assert "no provenance records under" in err and "build first" in err
+    assert not (tmp_path / "c.zip").exists()
+
+
+def test_a_build_without_its_snakefile_is_refused(tmp_path, capsys):
+    _record(tmp_path / "results/run/provenance.json")
+    assert main(["crate", "--root", str(tmp_path), "--out", str(tmp_path / "c.zip")]) == 2
+    assert "Snakefile: not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text,message", [
+    ("{not json", "not a readable provenance record"),
+    ("[1, 2]", "a provenance record is a JSON object, this is a list"),
+    ('{"output_sha256": [1]}', "key 'output_sha256' is a list"),
+    ('{"inputs": [{"sha256": "x"}]}', "an entry of 'inputs' has no 'path'"),
+])
+def test_a_damaged_record_is_named(tmp_path, text, message):
+    bad = tmp_path / "figures/minorfirst/fig.provenance.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(text)
+    with pytest.raises(SharpnessError, match=message) as caught:
+        read_build(tmp_path)
+    assert str(bad) in str(caught.value)
+
+
+def test_jobs_read_paths_relative_to_the_build_and_skip_hidden_folders(tmp_path):
+    run = _record(tmp_path / "results/run/provenance.json", output_sha256={"a.npz": "00"},
+                  inputs=[{"path": "data/mnist.json", "sha256": "11"}], command=["sharpness"])
+    _record(tmp_path / "results/.crate-tmp/provenance.json")  # a crate being written
+    figure = _record(tmp_path / "figures/p/fig.provenance.json", kind="figure",
+                     artifact=str(tmp_path / "figures/p/fig.pdf"),
+                     output_sha256={str(tmp_path / "figures/p/fig.pdf"): "22"},
+                     inputs=[{"path": str(tmp_path / "results/run"), "folder": True}])
+    build = read_build(tmp_path)
+    jobs = {j.record_path: j for j in build.jobs}
+    assert set(jobs) == {"figures/p/fig.provenance.json", "results/run/provenance.json"}
+    assert jobs["results/run/provenance.json"].outputs == {"results/run/a.npz": "00"}
+    assert jobs["results/run/provenance.json"].folder == "results/run"
+    assert jobs["figures/p/fig.provenance.json"].outputs == {"figures/p/fig.pdf": "22"}
+    assert jobs["figures/p/fig.provenance.json"].inputs[0]["path"] == "results/run"
+    assert jobs["figures/p/fig.provenance.json"].subject == "figures/p/fig.pdf"
+    assert build.ledger is None and build.claims is None and build.registration_file is None
+    assert run.is_file() and figure.is_file()
+
+
+def test_a_record_naming_files_outside_the_build_does_not_bring_them_in(tmp_path):
+    """An output a record names by `..` or through a link out of the build is named by its
+    hash in the crate, never copied into it."""
+    from sharpness.crate.build import crate_of
+
+    root = tmp_path / "build"
+    (tmp_path / "secret.txt").write_text("not the build's")
+    _record(root / "results/run/provenance.json",
+            output_sha256={"../../../secret.txt": "00", "link.txt": "11"})
+    (root / "results/run/link.txt").symlink_to(tmp_path / "secret.txt")
+    (root / "Snakefile").write_text("rule all:\n    input: []\n")
+    crate = crate_of(root)
+    held = {e.id for e in crate.data_entities}
+    assert not any("secret" in i or i.endswith("link.txt") for i in held), held
+    named = {e["name"] for e in crate.contextual_entities if e.id.startswith("#not-included")}
+    assert named == {"results/run/../../../secret.txt", "results/run/link.txt"}
+
