@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from sharpness.claims.model import Claim
 
 DEFAULT_OUT = "plans/plan.yaml"
-#: the evidence ledger: its paired intervals give the per-seed spread of the power estimate
-DEFAULT_EVIDENCE = "docs/claims_evidence.csv"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,10 +68,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--results", default="results",
                    help="the workflow's results folder: a finished CUDA run there with the "
                         "planned settings is priced at its recorded wall time")
-    p.add_argument("--ledger", default=DEFAULT_EVIDENCE, metavar="CSV",
-                   help=f"an earlier claims.csv whose paired intervals give the per-seed "
-                        f"spread of each comparison (default {DEFAULT_EVIDENCE}, the evidence "
-                        f"ledger; 'none': no spread, no power)")
+    p.add_argument("--ledger", default="none", metavar="CSV",
+                   help="a pilot's claims.csv built by the paper profile: its paired "
+                        "intervals give each comparison's seed spread at paper scale (a "
+                        "ledger of another profile is not used for spreads); default none: "
+                        "the cited spreads of src/sharpness/planning/spreads.yaml")
     p.add_argument("--power", type=float, default=DEFAULT_POWER,
                    help=f"the power each seeded claim's seeds are chosen to reach at the "
                         f"paper's reported effect (default {DEFAULT_POWER:g}); a claim "
@@ -135,20 +134,27 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, 
     return prices, sources, pricing
 
 
-def _ledger_rows(path: str | None) -> dict | None:
-    """The rows of the ledger whose intervals give the seed spreads (None: none given, or the
-    default evidence ledger absent from this folder, which the printout then says)."""
+def _ledger_rows(path: str | None) -> tuple[dict | None, str | None]:
+    """The rows of a pilot ledger and the profile that built it (its ``.record.json``): only a
+    paper-profile ledger gives a seed spread (:mod:`sharpness.planning.spread`); a ledger of
+    another profile is read and said to be ignored for spreads."""
     if path is None or path == "none":
-        return None
+        return None, None
+    import json
+
     from sharpness.claims.readme import read_ledger_csv
 
     if not Path(path).is_file():
-        if path == DEFAULT_EVIDENCE:
-            print(f"sharpness plan: no {DEFAULT_EVIDENCE} here: no measured seed spread, so no "
-                  "seeded claim has a known power (give --ledger)", file=sys.stderr)
-            return None
         raise ConfigError(f"--ledger {path}: no such file")
-    return {str(r["id"]): r for r in read_ledger_csv(Path(path))}
+    record = Path(path).with_suffix(".record.json")
+    try:
+        profile = json.loads(record.read_text()).get("profile") if record.is_file() else None
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"--ledger {path}: its record {record} is not JSON: {err}") from err
+    if profile != "paper":
+        print(f"sharpness plan: --ledger {path} was built by the {profile or 'unknown'} profile: "
+              "its seed spreads are not at paper scale and are not used", file=sys.stderr)
+    return {str(r["id"]): r for r in read_ledger_csv(Path(path))}, profile
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,9 +173,10 @@ def run(args: argparse.Namespace) -> int:
         claims = [c for c in claims if c.id == args.sequential] or [_claim(args.sequential)]
         prices, sources, pricing = _prices(args, config, cp.claim_runs(claims, config))
         return _sequential(args, config, claims, prices, sources, pricing)
+    rows, ledger_profile = _ledger_rows(args.ledger)
     designed = cp.designed_needs([c for c in claims if c.kind != "check"], config,
-                                 alpha=args.alpha, power=args.power,
-                                 ledger=_ledger_rows(args.ledger))
+                                 alpha=args.alpha, power=args.power, ledger=rows,
+                                 ledger_profile=ledger_profile)
     prices, sources, pricing = _prices(args, designed[2], designed[0])
     plan = cp.make_plan(claims, config, args.gpu_hours, prices, sources, pricing=pricing,
                         alpha=args.alpha, power=args.power, designed=designed)
