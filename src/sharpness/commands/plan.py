@@ -65,6 +65,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         f"precision (fp32=20,bf16=40) or one number, the bf16 rate "
                         f"(default {DEFAULT_TFLOPS:g}, fp32 half of it); the rate of each "
                         f"run's precision is the one printed beside its price")
+    p.add_argument("--measured", default=None, metavar="YAML",
+                   help="step times to price from (written by `sharpness cost measure` on "
+                        "the GPU; default src/sharpness/cost/measured.yaml)")
     p.add_argument("--results", default="results",
                    help="the workflow's results folder: a finished CUDA run there with the "
                         "planned settings is priced at its recorded wall time")
@@ -126,7 +129,7 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, 
         method = "measured" if device.type == "cuda" else "analytic"
     needed = frozenset().union(*(n.runs for n in needs.values()))
     prices, sources = run_prices(config, method=method, device=device, rates=rates,
-                                 results=args.results, only=needed)
+                                 results=args.results, only=needed, measured=args.measured)
     used = sorted({s for s in sources.values()})
     pricing = ("step times measured on this device" if method == "measured" else
                f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU")

@@ -52,6 +52,7 @@ from sharpness.cost.plan import (
     plan_jobs,
 )
 from sharpness.cost.price import (
+    MEASURED,
     Priced,
     Row,
     default_rates,
@@ -67,7 +68,7 @@ from sharpness.cost.price import (
     table,
 )
 
-__all__ = ["BACKWARD_FACTOR", "DATA_SHAPES", "DEFAULT_TFLOPS", "FP32_FRACTION", "FP32_SOURCE",
+__all__ = ["MEASURED", "BACKWARD_FACTOR", "DATA_SHAPES", "DEFAULT_TFLOPS", "FP32_FRACTION", "FP32_SOURCE",
            "LANCZOS_ITERS", "METHOD_PASSES", "PASSES",
            "TFLOPS_SOURCE", "Job", "Priced", "Row", "bridges_jobs", "default_rates", "eos_jobs",
            "forward_flops", "gradcam_jobs", "iter_items", "lesam_jobs", "measure_pass_seconds",

@@ -166,7 +166,8 @@ def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -
 def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
                device: Any = None, results: str | Path = "results",
                only: frozenset[RunKey] | None = None,
-               rates: Mapping[str, float] | None = None) -> tuple[dict[RunKey, float],
+               rates: Mapping[str, float] | None = None,
+               measured: str | None = None) -> tuple[dict[RunKey, float],
                                                                  dict[RunKey, str]]:
     """GPU-hours of every run (or of the runs ``only`` names) and what each rests on: its
     recorded time on this machine, step times measured (on which GPU and when), or the
@@ -185,7 +186,8 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
                 took, "recorded on this machine"
         else:
             todo.append(job)
-    for p in price(todo, method=method, tflops=tflops, device=device, rates=rates):
+    for p in price(todo, method=method, tflops=tflops, device=device, rates=rates,
+                   measured=measured):
         key = (p.job.paper, p.job.run)
         hours[key], source[key] = p.gpu_hours, p.basis
     return hours, source
