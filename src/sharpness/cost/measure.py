@@ -16,6 +16,7 @@ per-device batch its price uses (a full-batch step is that many such passes).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import subprocess
 import tempfile
@@ -83,11 +84,9 @@ def time_steps(cfg: dict[str, Any], *, warmup: int, steps: int) -> tuple[float, 
     cuda = str(cfg["device"]).startswith("cuda")
     if cuda:
         torch.cuda.reset_peak_memory_stats()
-    with tempfile.TemporaryDirectory(prefix="sharpness-measure-") as tmp:
-        try:
-            train(cfg, tmp, hooks=TrainHooks(on_step_end=on_step), progress=False)
-        except _Enough:
-            pass
+    with tempfile.TemporaryDirectory(prefix="sharpness-measure-") as tmp, \
+            contextlib.suppress(_Enough):
+        train(cfg, tmp, hooks=TrainHooks(on_step_end=on_step), progress=False)
     if len(stamps) < need:
         raise ConfigError(f"sharpness cost measure: {cfg['model']} on {cfg['dataset']} ran "
                           f"{len(stamps)} of {need} steps (a training set smaller than "
