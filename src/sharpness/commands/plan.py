@@ -137,6 +137,34 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, 
     return prices, sources, pricing
 
 
+def _totals(args: argparse.Namespace, config: dict, designed: tuple, plan: object
+            ) -> list[tuple[str, float, bool]]:
+    """The totals printed together, each with what it includes, all by
+    :func:`sharpness.cost.total_row` (each run once) at the plan's prices: the whole profile
+    as configured (the README's profile price), every claim at its planned seeds, the plan."""
+    from sharpness import cost
+    from sharpness.device import resolve_device
+    from sharpness.planning import PROFILE_TOTAL
+
+    device = resolve_device("auto")
+    method = args.method if args.method != "auto" else \
+        ("measured" if device.type == "cuda" else "analytic")
+
+    def priced(cfg: dict, only: frozenset | None = None) -> list:
+        jobs = [j for j in cost.plan_jobs(cfg) if only is None or (j.paper, j.run) in only]
+        return cost.price(jobs, method=method, device=device, rates=rates_of(args.tflops),
+                          measured=args.measured)
+
+    whole = cost.total_row(priced(config))
+    read = frozenset().union(*(n.runs for n in designed[0].values()))
+    claims = cost.total_row(priced(designed[2], read))
+    return [(f"the whole profile as configured ({PROFILE_TOTAL}; the README's "
+             f"profile price), {whole.runs:,} runs", whole.gpu_hours, whole.bound),
+            (f"every claim at its planned seeds (the runs the claims' predicates read, each "
+             f"once), {claims.runs:,} runs", claims.gpu_hours, claims.bound),
+            (f"this plan ({len(plan.runs):,} runs, each once)", plan.hours, plan.bound)]
+
+
 def _ledger_rows(path: str | None) -> tuple[dict | None, str | None]:
     """The rows of a pilot ledger and the profile that built it (its ``.record.json``): only a
     paper-profile ledger gives a seed spread (:mod:`sharpness.planning.spread`); a ledger of
@@ -185,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
                         alpha=args.alpha, power=args.power, designed=designed)
     record = plan.record(args.configfile or [args.base])
     out, rec = plan_output.write_plan(record, args.out)
-    print(plan_output.render(plan))
+    print(plan_output.render(plan, totals=_totals(args, config, designed, plan)))
     print(f"\nPlan {record['id']} written to {out} (config overlay) and {rec} (record). "
           f"Run it with:\n\n    snakemake --cores all --configfile "
           f"{' '.join(args.configfile or [args.base])} {out}")

@@ -261,10 +261,14 @@ def table(priced: list[Priced], item: str | None = None) -> tuple[list[Row], Row
             row.steps += p.job.steps
             row.gpu_hours += p.gpu_hours
             row.bound |= p.job.bound
-    chosen = [p for p in priced if item is None or item in p.job.items]
-    total = Row("all", "total (each run once)", len(chosen), sum(p.job.steps for p in chosen),
-                sum(p.gpu_hours for p in chosen), any(p.job.bound for p in chosen))
-    return list(rows.values()), total
+    return list(rows.values()), total_row([p for p in priced if item is None or item in p.job.items])
+
+
+def total_row(priced: list[Priced]) -> Row:
+    """The total of priced runs, each once: the one sum the cost table, the README's profile
+    price and the planner's totals use."""
+    return Row("all", "total (each run once)", len(priced), sum(p.job.steps for p in priced),
+               sum(p.gpu_hours for p in priced), any(p.job.bound for p in priced))
 
 
 def render(rows: list[Row], total: Row, header: str) -> str:

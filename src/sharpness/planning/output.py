@@ -47,7 +47,8 @@ def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
     return out, record_path
 
 
-def render(plan: Plan, limit_left_out: int | None = None) -> str:
+def render(plan: Plan, limit_left_out: int | None = None,
+           totals: list[tuple[str, float, bool]] | None = None) -> str:
     """The plan as Markdown: per claim its runs, seeds, price with its basis (``≤``: an
     upper limit), effect size with its source and power; totals, targets, what the rest
     would add."""
@@ -88,5 +89,9 @@ def render(plan: Plan, limit_left_out: int | None = None) -> str:
                   "", head.format(added="would add"), rule]
         for ln in left[:limit_left_out]:
             lines.append(row(ln, hours(ln.added_hours, ln.bound)))
+    if totals:
+        lines += ["", "Totals, in GPU-hours at the prices above (`≤`: full-batch runs priced at "
+                      "their step caps):", ""]
+        lines += [f"* {what}: {hours(h, bound)}" for what, h, bound in totals]
     lines += ["", "Targets:", "", *(f"    {t}" for t in plan.targets)]
     return "\n".join(lines)
