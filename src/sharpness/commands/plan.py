@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"the Snakefile's default config (default {DEFAULT_PROFILE}); 'none' to "
                         "read --configfile alone")
     p.add_argument("--claims", default=None, metavar="ID,...",
-                   help="plan only these claims (comma-separated ledger ids)")
+                   help="plan only these claims (comma-separated ledger ids; the totals of "
+                        "the whole profile and of every claim are then not printed)")
     p.add_argument("--out", default=DEFAULT_OUT,
                    help=f"config overlay to write (default {DEFAULT_OUT}); its record goes "
                         "beside it as .json")
@@ -213,7 +214,9 @@ def run(args: argparse.Namespace) -> int:
                         alpha=args.alpha, power=args.power, designed=designed)
     record = plan.record(args.configfile or [args.base])
     out, rec = plan_output.write_plan(record, args.out)
-    print(plan_output.render(plan, totals=_totals(args, config, designed, plan)))
+    # the totals price the whole profile: a plan of chosen claims (--claims) leaves them out
+    totals = None if args.claims else _totals(args, config, designed, plan)
+    print(plan_output.render(plan, totals=totals))
     print(f"\nPlan {record['id']} written to {out} (config overlay) and {rec} (record). "
           f"Run it with:\n\n    snakemake --cores all --configfile "
           f"{' '.join(args.configfile or [args.base])} {out}")

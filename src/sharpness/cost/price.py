@@ -164,6 +164,10 @@ def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int =
     return (time.perf_counter() - t0) / steps
 
 
+#: forward FLOPs of one example per (data set, shape): a pure function of the shape, kept
+FORWARD_FLOPS: dict[tuple[Any, ...], float] = {}
+
+
 @dataclass
 class Priced:
     """A job with its price."""
@@ -207,10 +211,10 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
             out.append(Priced(job, _passes_at_batch(job) * recorded[0] / 3600.0, None,
                               recorded[1]))
         elif method == "analytic":
-            key = job.shape_key
-            if key not in cache:
-                cache[key] = forward_flops(job)
-            fwd = cache[key]
+            key = (job.dataset, *job.shape_key)
+            if key not in FORWARD_FLOPS:  # counted once per process (the plan prices thrice)
+                FORWARD_FLOPS[key] = forward_flops(job)
+            fwd = FORWARD_FLOPS[key]
             flops = fwd * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
                                               + job.extra_passes * job.n_train)
                            + job.eval_examples)
