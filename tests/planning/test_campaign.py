@@ -108,17 +108,21 @@ def test_tiny_campaign_runs_the_whole_path_on_the_cpu(repo, bin_dir, tmp_path):
                                     "steps: 400, record_every: 4}\n")
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     proc = subprocess.run([str(bin_dir / "sharpness"), "campaign", "--tiny", "--gpu-hours", "1",
-                           "--claims", "mf-l1", "--cores", "2", "--configfile",
+                           "--claims", "mf-l1,ls-cost", "--cores", "2", "--configfile",
                            "workflow/config/quick.yaml", "--configfile", "tiny.yaml"],
                           cwd=work, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = work / "plans/campaign"
     record = json.loads((out / "campaign.json").read_text())
-    assert record["ended"] == "completed" and record["bought"]
+    # ls-cost's timed runs (a GPU-priced stage), then the CPU-only claim and the ledger
+    assert record["ended"] == "completed" and record["bought"][0] == "ls-cost"
     assert 0 < record["spent_gpu_hours"] < 1
     assert any("training step" in line for line in record["extra"]["preflight"])
     measured = yaml.safe_load((out / "measured.yaml").read_text())
     assert len(measured) == 1 and measured[0]["device"] == "cpu"
     assert (out / "profile/config.yaml").is_file() and (out / "plan.json").is_file()
     assert (work / "figures/minorfirst/l1_maxmargin.csv").is_file()
+    assert (work / "figures/lesam/table_cost.csv").is_file()
+    plan = json.loads((out / "plan.json").read_text())
+    assert "measured fp32 on cpu" in plan["pricing"]  # the plan priced from the measurement
     assert (work / "figures/CLAIMS.md").is_file()

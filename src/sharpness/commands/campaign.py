@@ -101,17 +101,43 @@ def snakemake_stage(configfiles: list[str], overlay: Path, profile: Path, cores:
     return run_stage
 
 
-def run(args: argparse.Namespace) -> int:
-    """Preflight, measure, plan, run, record."""
+def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path | None
+          ) -> tuple[dict, list]:
+    """``sharpness plan`` over the profile (priced from ``measured`` where it has the shape),
+    its record, and the jobs it builds (those of its targets, in the profile with its
+    overlay)."""
     import json
 
     from sharpness.cli import main as cli_main
     from sharpness.config.profiles import load_profile
-    from sharpness.cost import MEASURED, plan_jobs
+    from sharpness.cost import plan_jobs
+    from sharpness.planning.claims_plan import ITEM_ALIASES
+
+    argv = ["plan", "--gpu-hours", str(args.gpu_hours), "--base", "none", "--out",
+            str(out / "plan.yaml"), "--method", "analytic", "--results", args.results]
+    argv += ["--measured", str(measured)] if measured is not None else []
+    for f in files:
+        argv += ["--configfile", f]
+    argv += ["--claims", args.claims] if args.claims else []
+    if cli_main(argv) != 0:
+        raise ConfigError("sharpness campaign: the plan failed")
+    record = json.loads((out / "plan.json").read_text())
+    targets = set(record["targets"])
+    alias = {v: k for k, v in ITEM_ALIASES.items()}
+    jobs = [j for j in plan_jobs(load_profile([*files, str(out / "plan.yaml")], None))
+            if any(f"figures/{alias.get(f'{j.paper}/{it}', f'{j.paper}/{it}')}.csv" in targets
+                   for it in j.items)]
+    return record, jobs
+
+
+def run(args: argparse.Namespace) -> int:
+    """Preflight, measure, plan, run, record."""
+    from sharpness.config.profiles import load_profile
+    from sharpness.cost import MEASURED
     from sharpness.cost import measure as meas
     from sharpness.cost.measure import job_key
     from sharpness.planning import campaign as camp
-    from sharpness.planning.preflight import device_check, preflight
+    from sharpness.planning.preflight import check_data, device_check, preflight
 
     if not args.gpu_hours > 0:
         raise ConfigError(f"--gpu-hours {args.gpu_hours}: must be > 0")
@@ -119,12 +145,13 @@ def run(args: argparse.Namespace) -> int:
     report, gpus = device_check(args.tiny)  # first: nothing else is worth doing without it
     files = _configfiles(args)
     config = load_profile(files, None)
-    jobs = plan_jobs(config)
-    preflight(report, datasets={j.dataset for j in jobs}, config=config, results=args.results,
+    preflight(report, config=config, results=args.results,
               min_free_gb=0.1 if args.tiny else args.min_free_gb)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    # step times of the run shapes (the GPU's go where the planner reads them by default)
+    # a first plan (analytic prices) names the runs: their data, then their step times
+    _, jobs = _plan(args, files, out, None)
+    check_data(report, {j.dataset for j in jobs}, config)
     limit = args.measure_limit if args.measure_limit is not None else (1 if args.tiny else None)
     device = "cpu" if args.tiny else "cuda"
     unique = list({job_key(j, "fp32"): j for j in jobs}.values())[:limit]
@@ -135,17 +162,9 @@ def run(args: argparse.Namespace) -> int:
     measured = out / "measured.yaml" if args.tiny else \
         Path(__file__).resolve().parents[1] / "cost" / MEASURED
     meas.write(entries, measured, note=f"written by `sharpness campaign` ({device})")
-    # the plan, priced from those step times
-    plan_args = ["plan", "--gpu-hours", str(args.gpu_hours), "--base", "none",
-                 "--out", str(out / "plan.yaml"), "--measured", str(measured),
-                 "--method", "analytic", "--results", args.results]
-    for f in files:
-        plan_args += ["--configfile", f]
-    if args.claims:
-        plan_args += ["--claims", args.claims]
-    if cli_main(plan_args) != 0:
-        raise ConfigError("sharpness campaign: the plan failed")
-    record = json.loads((out / "plan.json").read_text())
+    # the plan priced from those step times (its data checked again: it may buy others)
+    record, jobs = _plan(args, files, out, measured)
+    check_data(report, {j.dataset for j in jobs}, config)
     # Snakemake with GPU packing, stage by stage while the budget lasts
     shapes: dict[str, set] = {}
     for j in jobs:

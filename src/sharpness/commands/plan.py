@@ -132,8 +132,10 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, 
     prices, sources = run_prices(config, method=method, device=device, rates=rates,
                                  results=args.results, only=needed, measured=args.measured)
     used = sorted({s for s in sources.values()})
+    estimated = any(s.startswith("analytic") for s in used)
     pricing = ("step times measured on this device" if method == "measured" else
-               f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU")
+               f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU" if estimated
+               else "step times measured by `sharpness cost measure`")
     pricing += f"; prices rest on: {'; '.join(used) or 'nothing'}"
     return prices, sources, pricing
 

@@ -5,7 +5,8 @@ is wrong and what to do, before anything is measured, planned or launched.
 * the driver and torch agree: the GPU's compute capability is one this torch build carries
   kernels for, and the driver (``nvidia-smi``) and torch's CUDA version are reported;
 * one real training step through the engine on the device (:func:`sharpness.cost.measure.time_steps`);
-* the data sets the planned runs read are present, or fetchable from their official source;
+* the data sets the planned runs read are present, or fetchable from their official source
+  (checked for the plan's runs only: a plan without ImageNet needs no ImageNet);
 * the results folder's disk has room for the checkpoints (``min_free_gb``).
 """
 
@@ -136,10 +137,10 @@ def device_check(tiny: bool) -> tuple[Report, int]:
     return report, check_gpu(report)
 
 
-def preflight(report: Report, *, datasets: Iterable[str], config: dict[str, Any],
-              results: str | Path = "results", min_free_gb: float = 20.0) -> Report:
-    """The checks after :func:`device_check`: a real step, the data, the disk."""
+def preflight(report: Report, *, config: dict[str, Any], results: str | Path = "results",
+              min_free_gb: float = 20.0) -> Report:
+    """The checks after :func:`device_check` that need no plan: a real step, the disk (the
+    data the plan reads is checked once the plan is known, :func:`check_data`)."""
     check_step(report, report.device, str((config.get("data") or {}).get("root") or "data"))
-    check_data(report, datasets, config)
     check_disk(report, results, min_free_gb)
     return report
