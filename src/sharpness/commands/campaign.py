@@ -165,6 +165,11 @@ def run(args: argparse.Namespace) -> int:
     # the plan priced from those step times (its data checked again: it may buy others)
     record, jobs = _plan(args, files, out, measured)
     check_data(report, {j.dataset for j in jobs}, config)
+    wide = sorted({j.run for j in jobs if j.gpus > max(gpus, 1)})
+    if wide and not args.tiny:
+        raise ConfigError(f"sharpness campaign: the plan buys runs that train on more GPUs than "
+                          f"the {gpus} visible ({', '.join(wide[:5])}): give --claims without "
+                          "them, or run on a machine with that many GPUs")
     # Snakemake with GPU packing, stage by stage while the budget lasts
     shapes: dict[str, set] = {}
     for j in jobs:
