@@ -17,7 +17,7 @@ CORES  ?= all
 CONFIG ?=
 STAMP  := $(VENV)/.installed
 
-.PHONY: all run test test-workflow test-slow test-paper lint clean-results
+.PHONY: all run test test-workflow test-slow test-paper lint clean-results gpu-campaign
 
 all: run
 
@@ -49,6 +49,14 @@ test-slow: $(STAMP)
 # the paper profile's whole DAG on synthetic data, every training capped at 2 steps
 test-paper: $(STAMP)
 	$(BIN)/python -m pytest -m paper -q -s
+
+# A GPU budget in one command (sharpness campaign): preflight, step times measured on the GPU,
+# the plan, Snakemake with GPU packing and a watchdog at the budget. TINY=1: the same path on
+# the CPU with the quick profile (a check, not a price).
+GPU_HOURS ?=
+gpu-campaign: $(STAMP)
+	@test -n "$(GPU_HOURS)" || { echo "make gpu-campaign: give GPU_HOURS=N (the budget)"; exit 2; }
+	$(BIN)/sharpness campaign --gpu-hours $(GPU_HOURS) --cores $(CORES) $(if $(TINY),--tiny,)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

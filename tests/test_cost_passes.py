@@ -131,7 +131,7 @@ def test_rates_per_precision_and_the_basis_of_each_price(paper_jobs, monkeypatch
     entry = {"gpu": "Test GPU", "commit": "abc1234", "model": jobs[0].model,
              "dataset": jobs[0].dataset, "width": jobs[0].width, "batch": jobs[0].shape_key[-1],
              "precision": "fp32", "step_seconds": 0.5}
-    monkeypatch.setattr(price_mod, "measured_throughputs", lambda: (entry,))
+    monkeypatch.setattr(price_mod, "measured_throughputs", lambda path=None: (entry,))
     measured = cost.price(jobs, method="analytic")
     assert measured[0].basis == "measured fp32 on Test GPU at abc1234"
     want = 0.5 * (jobs[0].steps * jobs[0].passes + jobs[0].eval_examples / jobs[0].batch / 3)

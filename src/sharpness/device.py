@@ -29,8 +29,11 @@ def resolve_device(name: str | None) -> torch.device:
         raise DeviceUnavailableError(f"device {name!r} is not a device name ({exc})") from exc
     if device.type == "cuda":
         if not torch.cuda.is_available():
-            raise DeviceUnavailableError(f"device {name!r} asked for but CUDA is not available "
-                                         "on this machine (use 'auto' or 'cpu')")
+            raise DeviceUnavailableError(
+                f"device {name!r} asked for but CUDA is not available on this machine (no GPU "
+                "visible to torch): refusing to train on the CPU instead. The paper profile "
+                "asks for CUDA; run it where a GPU is visible (`make gpu-campaign` checks "
+                "first), or set device: cpu (or auto) to run on the CPU on purpose")
         if device.index is not None and device.index >= torch.cuda.device_count():
             raise DeviceUnavailableError(f"device {name!r} asked for but this machine has "
                                          f"{torch.cuda.device_count()} CUDA device(s)")

@@ -21,12 +21,13 @@ def config(repo):
 
 
 def test_overlay_runs_equal_the_planned_runs(config):
-    # a spread that asks ls-robust (SAM and LE-SAM, +2.47 points) for more seeds than
-    # ls-flatness (SGD too, no reported effect: the profile's 3 seeds)
-    row = {"id": "ls-cifar10-sam", "value": "+1.0 [-1.0, +3.0] (95% CI, n=5 seeds) points",
+    # a paper-scale pilot's spread that asks ls-robust (SAM and LE-SAM, +2.47 points) for more
+    # seeds than ls-flatness (SGD too, no reported effect: the profile's 3 seeds)
+    row = {"id": "ls-robust", "value": "+1.0 [-1.0, +3.0] (95% CI, n=5 seeds) points",
            "estimate": 1.0, "low": -1.0, "high": 3.0}
     claims = [c for c in all_claims() if c.id in ("ls-robust", "ls-flatness", "ls-ablation")]
-    designed = cp.designed_needs(claims, config, ledger={"ls-cifar10-sam": row})
+    designed = cp.designed_needs(claims, config, ledger={"ls-robust": row},
+                                 ledger_profile="paper")
     n = designed[1]["ls-robust"].seeds
     assert n is not None and n > 3
     prices = {r: 1.0 for need in designed[0].values() for r in need.runs}

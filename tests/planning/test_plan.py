@@ -106,27 +106,23 @@ def test_single_stochastic_runs_say_what_the_standard_would_cost(paper):
         plan.lines[0].basis
 
 
-def test_seeds_reach_the_power_at_the_reported_effect_and_measured_spread(paper):
-    from sharpness.claims.stats import seeds_to_settle
-
+def test_seeds_reach_the_claim_level_power_at_a_paper_scale_pilot(paper):
     config, needs = paper
-    # a measured paired interval: +1.0 [0.0, 2.0] over 5 seeds -> sd = se * sqrt(5)
-    row = {"id": "ls-cifar10-sam", "value": "+1.0 [+0.0, +2.0] (95% CI, n=5 seeds) points",
+    # a paper-scale pilot's paired interval: +1.0 [0.0, 2.0] over 5 seeds
+    row = {"id": "ls-imagenet-r101", "value": "+1.0 [+0.0, +2.0] (95% CI, n=5 seeds) points",
            "estimate": 1.0, "low": 0.0, "high": 2.0}
-    from scipy import stats
-
-    sd = 1.0 / float(stats.t.ppf(0.975, 4)) * 5 ** 0.5
-    d = cp.claim_design(needs["ls-imagenet-r101"], config, ledger={"ls-cifar10-sam": row})
-    assert d.seeds == seeds_to_settle(0.77, sd, 0.05, 0.8) and d.settled and d.power >= 0.8
+    pilot = {"ledger": {"ls-imagenet-r101": row}, "ledger_profile": "paper"}
+    d = cp.claim_design(needs["ls-imagenet-r101"], config, **pilot)
+    assert d.settled and d.power >= 0.8 and "pilot at paper scale" in d.spread
     assert "+0.77 over SAM" in d.effect and "paper 002" in d.effect
-    weak = cp.claim_design(needs["ls-imagenet-r101"], config, power=0.95,
-                           ledger={"ls-cifar10-sam": row})
-    assert weak.seeds > d.seeds  # more power, more seeds
-    unknown = cp.claim_design(needs["ls-imagenet-r101"], config)
-    assert not unknown.settled and "power unknown" in unknown.basis
+    assert cp.claim_design(needs["ls-imagenet-r101"], config, power=0.95, **pilot).seeds > d.seeds
+    # the same interval from the evidence profile is not carried to paper scale
+    cpu = cp.claim_design(needs["ls-imagenet-r101"], config, ledger={"ls-imagenet-r101": row},
+                          ledger_profile="evidence")
+    assert not cpu.settled and cpu.seeds is None and "sequential" in cpu.basis
+    assert "not carried" in cpu.spread
     designed, designs, union = cp.designed_needs(
-        [c for c in all_claims() if c.id == "ls-imagenet-r101"], config,
-        ledger={"ls-cifar10-sam": row})
+        [c for c in all_claims() if c.id == "ls-imagenet-r101"], config, **pilot)
     runs = designed["ls-imagenet-r101"].runs
     assert len(runs) == 2 * d.seeds  # SAM and LE-SAM, each at the designed seeds
     assert len(cp.get_path(union, ("lesam", "groups", "imagenet_resnet101", "seeds"))) == d.seeds

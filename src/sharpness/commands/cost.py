@@ -42,7 +42,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="sustained fp32 TFLOP/s of one GPU for the analytic estimate "
                              "(the same as --tflops fp32=N)")
     parser.add_argument("--out", default=None, help="also write the table to this file")
+    parser.add_argument("--measured", default=None, metavar="YAML",
+                        help="step times to price from (written by `sharpness cost measure`; "
+                             "default src/sharpness/cost/measured.yaml)")
     parser.set_defaults(func=run)
+    sub = parser.add_subparsers(dest="action", metavar="measure")
+    measure = add_command(
+        sub, "measure", "time the real training step of every run shape a profile uses",
+        description="Time the engine's own training step (data pipeline, determinism, each "
+        "optimizer's passes; warm-up excluded) for every (model, data set, width, batch, "
+        "optimizer, precision) the profile's runs use, on the device present, and write the "
+        "step times with the device, the commit and the date.", profile=DEFAULT_PROFILE,
+        func=run_measure)
+    measure.add_argument("--out", default=None,
+                         help="file to write (default src/sharpness/cost/measured.yaml)")
+    measure.add_argument("--precision", default="fp32,bf16",
+                         help="precisions to time, comma-separated (default fp32,bf16)")
+    measure.add_argument("--paper", default=None, help="only this paper's runs (e.g. lesam)")
+    measure.add_argument("--warmup", type=int, default=3, help="untimed steps first (3)")
+    measure.add_argument("--steps", type=int, default=10, help="timed steps (10)")
+    measure.add_argument("--device", default="auto", help="auto (CUDA if present), cpu, cuda")
+    measure.add_argument("--tiny", action="store_true",
+                         help="a CPU check of the path: 1 warm-up and 2 timed steps, fp32 only")
+    measure.add_argument("--note", default="", help="a line for the file's head")
 
 
 def _stand_in_warning(config: dict[str, Any]) -> str | None:
@@ -74,6 +96,36 @@ def rates_of(tflops: str | float, tflops_fp32: float | None = None) -> dict[str,
     return rates
 
 
+def run_measure(args: argparse.Namespace) -> int:
+    """Measure every run shape of the profile, write the step times."""
+    from importlib import resources
+
+    from sharpness import cost
+    from sharpness.cost import measure as meas
+    from sharpness.device import resolve_device
+
+    config = load_profile(args.configfile, None if args.base == "none" else args.base)
+    jobs = [j for j in cost.plan_jobs(config) if args.paper in (None, j.paper)]
+    if not jobs:
+        raise ConfigError(f"sharpness cost measure: no run of {args.paper or 'any paper'} in "
+                          "this profile")
+    precisions = ["fp32"] if args.tiny else [p.strip() for p in args.precision.split(",")]
+    unknown = set(precisions) - {"fp32", "bf16"}
+    if unknown:
+        raise ConfigError(f"--precision: unknown {sorted(unknown)} (fp32, bf16)")
+    device = str(resolve_device(args.device))
+    warmup, steps = (1, 2) if args.tiny else (args.warmup, args.steps)
+    root = (config.get("data") or {}).get("root")
+    entries = meas.measure(jobs, device=device, precisions=precisions, warmup=warmup,
+                           steps=steps, data_root=root, log=lambda t: print(t, flush=True))
+    out = args.out or str(resources.files("sharpness.cost").joinpath(cost.MEASURED))
+    note = args.note or (f"profile {config.get('profile', '?')}, {warmup} warm-up and {steps} "
+                         f"timed steps per shape")
+    path = meas.write(entries, out, note=note)
+    print(f"{len(entries)} step times measured on {entries[0]['device']} written to {path}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Plan, price, print."""
     import torch
@@ -96,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         method = "measured" if device.type == "cuda" else "analytic"
     rates = rates_of(args.tflops, args.tflops_fp32)
     tables = {mode: cost.table(cost.price(jobs, method=method, device=device, precision=mode,
-                                          rates=rates), args.item)
+                                          rates=rates, measured=args.measured), args.item)
               for mode in ("fp32", "bf16")}
     profile = config.get("profile", "?")
     fp32 = rates["fp32"]
@@ -113,9 +165,10 @@ def run(args: argparse.Namespace) -> int:
                   f"({cost.TFLOPS_SOURCE}) and {fp32:g} TFLOP/s in fp32 ("
                   f"{'given' if given_fp32 else cost.FP32_SOURCE}). No GPU was "
                   f"used. Training runs only.")
-    if cost.measured_throughputs():
-        header += (" Shapes a GPU measured (sharpness/cost/measured.yaml) are priced from "
-                   "that measurement, which names the GPU and the commit.")
+    if cost.measured_throughputs(args.measured):
+        header += (f" Shapes measured by `sharpness cost measure` "
+                   f"({args.measured or 'sharpness/cost/measured.yaml'}) are priced from "
+                   "that measurement, which names the device and the commit.")
     configured = sorted({job.precision for job in jobs})
     header += (f" As configured the runs train in {' and '.join(configured) or 'fp32'} (fp32 "
                "as the official codes train; `bf16: true` is the speed option). `≤`: "

@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from sharpness.claims.model import Claim
 
 DEFAULT_OUT = "plans/plan.yaml"
-#: the evidence ledger: its paired intervals give the per-seed spread of the power estimate
-DEFAULT_EVIDENCE = "docs/claims_evidence.csv"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help=f"the Snakefile's default config (default {DEFAULT_PROFILE}); 'none' to "
                         "read --configfile alone")
     p.add_argument("--claims", default=None, metavar="ID,...",
-                   help="plan only these claims (comma-separated ledger ids)")
+                   help="plan only these claims (comma-separated ledger ids; the totals of "
+                        "the whole profile and of every claim are then not printed)")
     p.add_argument("--out", default=DEFAULT_OUT,
                    help=f"config overlay to write (default {DEFAULT_OUT}); its record goes "
                         "beside it as .json")
@@ -67,13 +66,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         f"precision (fp32=20,bf16=40) or one number, the bf16 rate "
                         f"(default {DEFAULT_TFLOPS:g}, fp32 half of it); the rate of each "
                         f"run's precision is the one printed beside its price")
+    p.add_argument("--measured", default=None, metavar="YAML",
+                   help="step times to price from (written by `sharpness cost measure` on "
+                        "the GPU; default src/sharpness/cost/measured.yaml)")
     p.add_argument("--results", default="results",
                    help="the workflow's results folder: a finished CUDA run there with the "
                         "planned settings is priced at its recorded wall time")
-    p.add_argument("--ledger", default=DEFAULT_EVIDENCE, metavar="CSV",
-                   help=f"an earlier claims.csv whose paired intervals give the per-seed "
-                        f"spread of each comparison (default {DEFAULT_EVIDENCE}, the evidence "
-                        f"ledger; 'none': no spread, no power)")
+    p.add_argument("--ledger", default="none", metavar="CSV",
+                   help="a pilot's claims.csv built by the paper profile: its paired "
+                        "intervals give each comparison's seed spread at paper scale (a "
+                        "ledger of another profile is not used for spreads); default none: "
+                        "the cited spreads of src/sharpness/planning/spreads.yaml")
     p.add_argument("--power", type=float, default=DEFAULT_POWER,
                    help=f"the power each seeded claim's seeds are chosen to reach at the "
                         f"paper's reported effect (default {DEFAULT_POWER:g}); a claim "
@@ -127,28 +130,65 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, 
         method = "measured" if device.type == "cuda" else "analytic"
     needed = frozenset().union(*(n.runs for n in needs.values()))
     prices, sources = run_prices(config, method=method, device=device, rates=rates,
-                                 results=args.results, only=needed)
+                                 results=args.results, only=needed, measured=args.measured)
     used = sorted({s for s in sources.values()})
+    estimated = any(s.startswith("analytic") for s in used)
     pricing = ("step times measured on this device" if method == "measured" else
-               f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU")
+               f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU" if estimated
+               else "step times measured by `sharpness cost measure`")
     pricing += f"; prices rest on: {'; '.join(used) or 'nothing'}"
     return prices, sources, pricing
 
 
-def _ledger_rows(path: str | None) -> dict | None:
-    """The rows of the ledger whose intervals give the seed spreads (None: none given, or the
-    default evidence ledger absent from this folder, which the printout then says)."""
+def _totals(args: argparse.Namespace, config: dict, designed: tuple, plan: object
+            ) -> list[tuple[str, float, bool]]:
+    """The totals printed together, each with what it includes, all by
+    :func:`sharpness.cost.total_row` (each run once) at the plan's prices: the whole profile
+    as configured (the README's profile price), every claim at its planned seeds, the plan."""
+    from sharpness import cost
+    from sharpness.device import resolve_device
+    from sharpness.planning import PROFILE_TOTAL
+
+    device = resolve_device("auto")
+    method = args.method if args.method != "auto" else \
+        ("measured" if device.type == "cuda" else "analytic")
+
+    def priced(cfg: dict, only: frozenset | None = None) -> list:
+        jobs = [j for j in cost.plan_jobs(cfg) if only is None or (j.paper, j.run) in only]
+        return cost.price(jobs, method=method, device=device, rates=rates_of(args.tflops),
+                          measured=args.measured)
+
+    whole = cost.total_row(priced(config))
+    read = frozenset().union(*(n.runs for n in designed[0].values()))
+    claims = cost.total_row(priced(designed[2], read))
+    return [(f"the whole profile as configured ({PROFILE_TOTAL}; the README's "
+             f"profile price), {whole.runs:,} runs", whole.gpu_hours, whole.bound),
+            (f"every claim at its planned seeds (the runs the claims' predicates read, each "
+             f"once), {claims.runs:,} runs", claims.gpu_hours, claims.bound),
+            (f"this plan ({len(plan.runs):,} runs, each once)", plan.hours, plan.bound)]
+
+
+def _ledger_rows(path: str | None) -> tuple[dict | None, str | None]:
+    """The rows of a pilot ledger and the profile that built it (its ``.record.json``): only a
+    paper-profile ledger gives a seed spread (:mod:`sharpness.planning.spread`); a ledger of
+    another profile is read and said to be ignored for spreads."""
     if path is None or path == "none":
-        return None
+        return None, None
+    import json
+
     from sharpness.claims.readme import read_ledger_csv
 
     if not Path(path).is_file():
-        if path == DEFAULT_EVIDENCE:
-            print(f"sharpness plan: no {DEFAULT_EVIDENCE} here: no measured seed spread, so no "
-                  "seeded claim has a known power (give --ledger)", file=sys.stderr)
-            return None
         raise ConfigError(f"--ledger {path}: no such file")
-    return {str(r["id"]): r for r in read_ledger_csv(Path(path))}
+    record = Path(path).with_suffix(".record.json")
+    try:
+        profile = json.loads(record.read_text()).get("profile") if record.is_file() else None
+    except (OSError, ValueError) as err:
+        raise ConfigError(f"--ledger {path}: its record {record} is not JSON: {err}") from err
+    if profile != "paper":
+        print(f"sharpness plan: --ledger {path} was built by the {profile or 'unknown'} profile: "
+              "its seed spreads are not at paper scale and are not used", file=sys.stderr)
+    return {str(r["id"]): r for r in read_ledger_csv(Path(path))}, profile
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,15 +207,18 @@ def run(args: argparse.Namespace) -> int:
         claims = [c for c in claims if c.id == args.sequential] or [_claim(args.sequential)]
         prices, sources, pricing = _prices(args, config, cp.claim_runs(claims, config))
         return _sequential(args, config, claims, prices, sources, pricing)
+    rows, ledger_profile = _ledger_rows(args.ledger)
     designed = cp.designed_needs([c for c in claims if c.kind != "check"], config,
-                                 alpha=args.alpha, power=args.power,
-                                 ledger=_ledger_rows(args.ledger))
+                                 alpha=args.alpha, power=args.power, ledger=rows,
+                                 ledger_profile=ledger_profile)
     prices, sources, pricing = _prices(args, designed[2], designed[0])
     plan = cp.make_plan(claims, config, args.gpu_hours, prices, sources, pricing=pricing,
                         alpha=args.alpha, power=args.power, designed=designed)
     record = plan.record(args.configfile or [args.base])
     out, rec = plan_output.write_plan(record, args.out)
-    print(plan_output.render(plan))
+    # the totals price the whole profile: a plan of chosen claims (--claims) leaves them out
+    totals = None if args.claims else _totals(args, config, designed, plan)
+    print(plan_output.render(plan, totals=totals))
     print(f"\nPlan {record['id']} written to {out} (config overlay) and {rec} (record). "
           f"Run it with:\n\n    snakemake --cores all --configfile "
           f"{' '.join(args.configfile or [args.base])} {out}")

@@ -52,6 +52,7 @@ from sharpness.cost.plan import (
     plan_jobs,
 )
 from sharpness.cost.price import (
+    MEASURED,
     Priced,
     Row,
     default_rates,
@@ -65,11 +66,13 @@ from sharpness.cost.price import (
     render,
     render_precisions,
     table,
+    total_row,
 )
 
 __all__ = ["BACKWARD_FACTOR", "DATA_SHAPES", "DEFAULT_TFLOPS", "FP32_FRACTION", "FP32_SOURCE",
+           "MEASURED",
            "LANCZOS_ITERS", "METHOD_PASSES", "PASSES",
            "TFLOPS_SOURCE", "Job", "Priced", "Row", "bridges_jobs", "default_rates", "eos_jobs",
            "forward_flops", "gradcam_jobs", "iter_items", "lesam_jobs", "measure_pass_seconds",
            "measured_throughputs", "parse_tflops", "passes_per_step", "plan_jobs", "price",
-           "rates_text", "render", "render_precisions", "table"]
+           "rates_text", "render", "render_precisions", "table", "total_row"]

@@ -74,6 +74,8 @@ class Job:
     bound: bool = False  # full-batch: stops at its loss goal, steps are an upper bound
     precision: str = "fp32"  # as configured: "bf16" (autocast, `bf16: true`) or "fp32"
     notes: list[str] = field(default_factory=list)
+    optimizer: str = "sgd"  # the method of its steps (what `sharpness cost measure` times)
+    config: dict[str, Any] = field(default_factory=dict, repr=False)  # its train config
 
     @property
     def shape_key(self) -> tuple[Any, ...]:
@@ -132,7 +134,8 @@ def _train_job(paper: str, items: list[str], run: str, cfg: dict[str, Any],
                {k: v for k, v in cfg.get("model_kwargs", {}).items() if k != "pretrained"},
                n, bs, steps, _passes(cfg.get("optimizer", "sgd"), cfg.get("opt_hparams", {})),
                (epochs // evals if evals else 1) * n_test, gpus=int(cfg.get("gpus", 1)),
-               precision="bf16" if cfg.get("bf16") else "fp32")
+               precision="bf16" if cfg.get("bf16") else "fp32",
+               optimizer=str(cfg.get("optimizer", "sgd")), config=dict(cfg))
 
 
 def _longtail_size(n_per_class: int, classes: int, factor: float) -> int:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -52,33 +53,55 @@ def rates_text(rates: Mapping[str, float]) -> str:
     return ", ".join(f"{p} {rates[p]:g} TFLOP/s" for p in PRECISIONS if p in rates)
 
 
-@functools.lru_cache(maxsize=1)
-def measured_throughputs() -> tuple[dict[str, Any], ...]:
-    """Step times measured on a GPU and recorded in ``measured.yaml`` (beside this module):
-    each entry names the GPU, the commit, the model, the data set, the per-device batch, the
-    precision and the seconds of one SGD step. Empty until a GPU has measured one; an entry
-    that matches a job prices it without any change of code."""
+#: the step times the planner prices from by default (a GPU's; see sharpness.cost.measure)
+MEASURED = "measured.yaml"
 
-    text = resources.files("sharpness.cost").joinpath("measured.yaml").read_text("utf-8")
+
+@functools.lru_cache(maxsize=8)
+def measured_throughputs(path: str | None = None) -> tuple[dict[str, Any], ...]:
+    """Step times recorded by ``sharpness cost measure`` (``path``; default ``measured.yaml``
+    beside this module): each entry names the device, the commit, the model, the data set,
+    the per-device batch, the optimizer and its passes, the precision and the seconds of one
+    step. An entry that matches a job prices it without any change of code."""
+
+    if path is None:
+        where = "sharpness/cost/measured.yaml"
+        text = resources.files("sharpness.cost").joinpath(MEASURED).read_text("utf-8")
+    else:
+        where = path
+        try:
+            text = Path(path).read_text("utf-8")
+        except OSError as err:
+            raise ValueError(f"--measured {path}: cannot read it ({err})") from err
     entries = yaml.safe_load(text) or []
-    need = {"gpu", "commit", "model", "dataset", "batch", "precision", "step_seconds"}
+    need = {"commit", "model", "dataset", "batch", "precision", "step_seconds"}
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: a list of entries expected")
     for k, entry in enumerate(entries):
         missing = need - set(entry)
-        if missing:
-            raise ValueError(f"sharpness/cost/measured.yaml: entry {k} lacks {sorted(missing)}")
+        if missing or not ({"device", "gpu"} & set(entry)):
+            raise ValueError(f"{where}: entry {k} lacks "
+                             f"{sorted(missing | ({'device'} - set(entry)))}")
     return tuple(entries)
 
 
-def recorded_step(job: Job, precision: str) -> tuple[float, str] | None:
-    """(seconds of one SGD step at the job's per-device batch, its basis) from
-    :func:`measured_throughputs`, or None when no GPU measured this shape."""
+def recorded_step(job: Job, precision: str, path: str | None = None
+                  ) -> tuple[float, str] | None:
+    """(seconds of one forward+backward pass at the job's per-device batch, its basis) from
+    :func:`measured_throughputs`: an entry of the job's shape and precision, of its own
+    optimizer if one was measured (its step divided by the optimizer's passes), else of any
+    optimizer; None when none was measured."""
     width = float(job.width)
-    for e in measured_throughputs():
-        if (e["model"], e["dataset"], int(e["batch"]), e["precision"]) == \
-                (job.model, job.dataset, job.shape_key[-1], precision) and \
-                float(e.get("width", 1.0)) == width:
-            return float(e["step_seconds"]), f"measured {precision} on {e['gpu']} at {e['commit']}"
-    return None
+    matches = [e for e in measured_throughputs(path)
+               if (e["model"], e["dataset"], int(e["batch"]), e["precision"]) ==
+               (job.model, job.dataset, job.shape_key[-1], precision)
+               and float(e.get("width", 1.0)) == width]
+    if not matches:
+        return None
+    e = next((e for e in matches if e.get("optimizer", "sgd") == job.optimizer), matches[0])
+    where = e.get("device") or e["gpu"]
+    return (float(e["step_seconds"]) / float(e.get("passes", 1.0)),
+            f"measured {precision} on {where} at {e['commit']}")
 
 
 def forward_flops(job: Job) -> float:
@@ -141,6 +164,10 @@ def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int =
     return (time.perf_counter() - t0) / steps
 
 
+#: forward FLOPs of one example per (data set, shape): a pure function of the shape, kept
+FORWARD_FLOPS: dict[tuple[Any, ...], float] = {}
+
+
 @dataclass
 class Priced:
     """A job with its price."""
@@ -162,13 +189,15 @@ def _passes_at_batch(job: Job) -> float:
 def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
           device: Any = None, precision: str | None = None,
           tflops_fp32: float | None = None,
-          rates: Mapping[str, float] | None = None) -> list[Priced]:
+          rates: Mapping[str, float] | None = None,
+          measured: str | None = None) -> list[Priced]:
     """GPU-hours of each job, ``method`` = ``analytic`` or ``measured`` (on ``device``).
 
     ``precision``: price every job in ``"fp32"`` or ``"bf16"`` (default: each job as
     configured). The analytic estimate runs at ``rates`` (TFLOP/s per precision; default
-    :func:`default_rates` of ``tflops`` and ``tflops_fp32``). A shape a GPU measured
-    (:func:`measured_throughputs`) is priced from that measurement in either method. Each
+    :func:`default_rates` of ``tflops`` and ``tflops_fp32``). A shape measured by
+    ``sharpness cost measure`` (:func:`measured_throughputs` of ``measured``, default the
+    packaged ``measured.yaml``) is priced from that measurement in either method. Each
     price names its basis."""
     if precision is not None and precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
@@ -177,15 +206,15 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
     out = []
     for job in jobs:
         mode = precision or job.precision
-        recorded = recorded_step(job, mode)
+        recorded = recorded_step(job, mode, measured)
         if recorded is not None:
             out.append(Priced(job, _passes_at_batch(job) * recorded[0] / 3600.0, None,
                               recorded[1]))
         elif method == "analytic":
-            key = job.shape_key
-            if key not in cache:
-                cache[key] = forward_flops(job)
-            fwd = cache[key]
+            key = (job.dataset, *job.shape_key)
+            if key not in FORWARD_FLOPS:  # counted once per process (the plan prices thrice)
+                FORWARD_FLOPS[key] = forward_flops(job)
+            fwd = FORWARD_FLOPS[key]
             flops = fwd * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
                                               + job.extra_passes * job.n_train)
                            + job.eval_examples)
@@ -236,10 +265,14 @@ def table(priced: list[Priced], item: str | None = None) -> tuple[list[Row], Row
             row.steps += p.job.steps
             row.gpu_hours += p.gpu_hours
             row.bound |= p.job.bound
-    chosen = [p for p in priced if item is None or item in p.job.items]
-    total = Row("all", "total (each run once)", len(chosen), sum(p.job.steps for p in chosen),
-                sum(p.gpu_hours for p in chosen), any(p.job.bound for p in chosen))
-    return list(rows.values()), total
+    return list(rows.values()), total_row([p for p in priced if item is None or item in p.job.items])
+
+
+def total_row(priced: list[Priced]) -> Row:
+    """The total of priced runs, each once: the one sum the cost table, the README's profile
+    price and the planner's totals use."""
+    return Row("all", "total (each run once)", len(priced), sum(p.job.steps for p in priced),
+               sum(p.gpu_hours for p in priced), any(p.job.bound for p in priced))
 
 
 def render(rows: list[Row], total: Row, header: str) -> str:

@@ -19,3 +19,8 @@ SPENDING = ("obf", "pocock")
 #: the default power a claim is planned for (here, not in :mod:`.power`: the CLI's parser
 #: shows it, and importing :mod:`.power` imports scipy.stats, about 0.5 CPU-s a process)
 DEFAULT_POWER = 0.8
+#: what a profile's total includes, in words: the README's profile price and the planner's
+#: whole-profile total (both :func:`sharpness.cost.total_row`, each run once) say it beside
+#: the number (here, not in :mod:`sharpness.cost`: the README generator imports no torch)
+PROFILE_TOTAL = ("every training run of the profile once, at its configured seeds; "
+                 "post-hoc analyses not included")

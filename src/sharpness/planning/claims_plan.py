@@ -30,7 +30,8 @@ from sharpness.claims.model import Claim
 from sharpness.claims.rules import rules_for
 from sharpness.cost import plan_jobs, price
 from sharpness.lesam.experiments import RUNS_DIR, training_runs
-from sharpness.planning.power import DEFAULT_POWER, Design, design, reads_run
+from sharpness.planning.power import DEFAULT_POWER, Design, design, holm_family
+from sharpness.planning.reads import comparison_parts, reads_run, run_labels, selector_group
 from sharpness.planning.restrict import RunKey, lesam_restriction
 from sharpness.planning.select import Candidate, Pick, greedy
 
@@ -77,6 +78,7 @@ class ClaimNeeds:
     targets: tuple[str, ...]
     bound: frozenset[RunKey] = frozenset()
     replicates: str = "none"
+    parts: int = 1  # paired comparisons its rule needs (see reads.comparison_parts)
 
 
 def _replicates(jobs: Sequence[Any], paths: set[SeedPath]) -> str:
@@ -97,6 +99,7 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
 
     jobs = plan_jobs(dict(config))
     lesam_runs = training_runs(config["lesam"]) if config.get("lesam") else {}
+    labels = run_labels(config)
     by_item: dict[str, list[Any]] = {}
     for job in jobs:
         for item in job.items:
@@ -104,11 +107,14 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
     out = {}
     for claim in claims:
         mine: dict[RunKey, Any] = {}
+        read: set[tuple[str, str]] = set()
         for item in claim.items:
             for job in by_item.get(ITEM_ALIASES.get(item, item), []):
-                r = lesam_runs.get(job.run) if job.paper == "lesam" else None
-                if r is None or reads_run(claim.id, r["group"], r["label"]):
+                r = labels.get(job.run) if job.paper == "lesam" else None
+                if r is None or reads_run(claim.id, selector_group(r[0]), r[1], claim.params):
                     mine[(job.paper, job.run)] = job
+                    if r is not None:
+                        read.add(r)
         todo = [k for k in mine if k[0] == "lesam" and k[1] in lesam_runs]
         while todo:  # the runs they fine-tune from
             for dep in lesam_runs[todo.pop()[1]]["depends"]:
@@ -121,7 +127,7 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
             claim, frozenset(mine), tuple(sorted(paths)),
             tuple(f"figures/{item}.csv" for item in claim.items),
             frozenset(k for k, j in mine.items() if j.bound),
-            _replicates(list(mine.values()), paths))
+            _replicates(list(mine.values()), paths), comparison_parts(read))
     return out
 
 
@@ -160,7 +166,8 @@ def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -
 def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
                device: Any = None, results: str | Path = "results",
                only: frozenset[RunKey] | None = None,
-               rates: Mapping[str, float] | None = None) -> tuple[dict[RunKey, float],
+               rates: Mapping[str, float] | None = None,
+               measured: str | None = None) -> tuple[dict[RunKey, float],
                                                                  dict[RunKey, str]]:
     """GPU-hours of every run (or of the runs ``only`` names) and what each rests on: its
     recorded time on this machine, step times measured (on which GPU and when), or the
@@ -179,7 +186,8 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
                 took, "recorded on this machine"
         else:
             todo.append(job)
-    for p in price(todo, method=method, tflops=tflops, device=device, rates=rates):
+    for p in price(todo, method=method, tflops=tflops, device=device, rates=rates,
+                   measured=measured):
         key = (p.job.paper, p.job.run)
         hours[key], source[key] = p.gpu_hours, p.basis
     return hours, source
@@ -201,7 +209,7 @@ def with_seeds(config: Mapping[str, Any], seeds: Mapping[SeedPath, int]) -> dict
 def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float = 0.05,
                  power: float = DEFAULT_POWER,
                  ledger: Mapping[str, Mapping[str, Any]] | None = None,
-                 min_seeds: int = 3) -> Design:
+                 min_seeds: int = 3, ledger_profile: str | None = None) -> Design:
     """The seeds and expected power of a claim's verdict (see :mod:`sharpness.planning.power`).
 
     Runs without seed replicates decide only when their quantity is deterministic (full-batch
@@ -225,17 +233,21 @@ def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float =
         return Design(None, 0.0, False, "one run of a stochastic quantity (minibatch "
                       "training): no interval; the ledger's standard needs independent runs")
     now = min(len(get_path(config, p)) for p in needs.seed_paths)
-    return design(needs.claim.id, now, ledger, alpha=alpha, power=power, min_seeds=min_seeds)
+    return design(needs.claim.id, now, ledger, alpha=alpha, power=power, min_seeds=min_seeds,
+                  parts=needs.parts, family=holm_family(), ledger_profile=ledger_profile)
 
 
 def designed_needs(claims: Sequence[Claim], config: Mapping[str, Any], *, alpha: float = 0.05,
                    power: float = DEFAULT_POWER,
-                   ledger: Mapping[str, Mapping[str, Any]] | None = None
+                   ledger: Mapping[str, Mapping[str, Any]] | None = None,
+                   ledger_profile: str | None = None
                    ) -> tuple[dict[str, ClaimNeeds], dict[str, Design], dict[str, Any]]:
     """Each claim's runs at its designed seeds, its design, and the profile with the most
-    seeds any claim asks of each seed list (every run a plan may buy)."""
+    seeds any claim asks of each seed list (every run a plan may buy); ``ledger_profile``:
+    the profile that built ``ledger`` (only a paper-scale ledger gives a spread)."""
     base = claim_runs(claims, config)
-    designs = {cid: claim_design(n, config, alpha=alpha, power=power, ledger=ledger)
+    designs = {cid: claim_design(n, config, alpha=alpha, power=power, ledger=ledger,
+                                 ledger_profile=ledger_profile)
                for cid, n in base.items()}
     needs = dict(base)
     most: dict[SeedPath, int] = {}
@@ -269,6 +281,7 @@ class ClaimLine:
     settled: bool = False     # reaches the stated power (or is deterministic)
     effect: str = ""          # the effect size planned for, with its source
     reads: dict[str, int] = field(default_factory=dict)  # runs per group/optimizer (runs_read)
+    spread: str = ""          # the seed spread planned with, with its source (or why none)
 
 
 @dataclass
@@ -367,7 +380,7 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                _source(n.runs, sources), d.power, d.basis,
                                planned, claim_seeds[cid], list(n.claim.items),
                                bool(n.bound), d.settled, d.effect,
-                               runs_read(n.runs, union)))
+                               runs_read(n.runs, union), d.spread))
     order = {cid: i for i, cid in enumerate(added)}  # pick order: cheapest information first
     lines.sort(key=lambda ln: (not ln.planned, order.get(ln.claim, 0)))
     planned_needs = [needs[ln.claim] for ln in lines if ln.planned]

@@ -47,7 +47,8 @@ def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
     return out, record_path
 
 
-def render(plan: Plan, limit_left_out: int | None = None) -> str:
+def render(plan: Plan, limit_left_out: int | None = None,
+           totals: list[tuple[str, float, bool]] | None = None) -> str:
     """The plan as Markdown: per claim its runs, seeds, price with its basis (``≤``: an
     upper limit), effect size with its source and power; totals, targets, what the rest
     would add."""
@@ -60,18 +61,24 @@ def render(plan: Plan, limit_left_out: int | None = None) -> str:
         return "/".join(map(str, counts)) if counts else "–"
 
     def row(ln: ClaimLine, added: str) -> str:
-        return (f"| {ln.claim} | {ln.runs} | {seeds(ln)} | {hours(ln.gpu_hours, ln.bound)} "
-                f"({ln.hours_source}) | {added} | {ln.effect or '–'} | {ln.power:.2f} "
-                f"({ln.basis}) |")
+        return (f"| {ln.claim} | {ln.runs} | {seeds(ln)} | {ln.spread or '–'} | "
+                f"{hours(ln.gpu_hours, ln.bound)} ({ln.hours_source}) | {added} | "
+                f"{ln.effect or '–'} | {ln.power:.2f} ({ln.basis}) |")
 
+    head = ("| claim | runs | seeds | seed spread (source) | GPU-hours (its runs; basis) | "
+            "{added} | effect size (source) | claim-level power |")
+    rule = "|---|---:|---:|---|---:|---:|---|---|"
     planned = [ln for ln in plan.lines if ln.planned]
-    settled = [ln for ln in planned if ln.settled]
+    on_gpu = [ln for ln in planned if ln.settled and ln.runs]
+    cpu_only = [ln for ln in planned if ln.settled and not ln.runs]
+    sequential = [ln for ln in planned if "sequential" in ln.basis]
     lines = [f"Plan for {plan.budget:g} GPU-hours, profile `{plan.profile}` ({plan.pricing}).",
              f"Buys the runs of {len(planned)} of {len(plan.lines)} claims: {len(plan.runs)} "
-             f"runs, {hours(plan.hours, plan.bound)} GPU-hours (each run paid once); "
-             f"{len(settled)} of them reach their stated power and count as settled.", "",
-             "| claim | runs | seeds | GPU-hours (its runs; basis) | added by it | effect size "
-             "(source) | power |", "|---|---:|---:|---:|---:|---|---|"]
+             f"runs, {hours(plan.hours, plan.bound)} GPU-hours (each run paid once). Settled "
+             f"at their stated power by this GPU budget: {len(on_gpu)} claims; CPU-only "
+             f"claims (no GPU run, free): {len(cpu_only)}; bought at the standard's minimum, "
+             f"seeds to follow a pilot (sequential): {len(sequential)}.", "",
+             head.format(added="added by it"), rule]
     for ln in planned:
         lines.append(row(ln, hours(ln.added_hours, ln.bound)))
     left = sorted((ln for ln in plan.lines if not ln.planned), key=lambda ln: ln.added_hours)
@@ -79,9 +86,12 @@ def render(plan: Plan, limit_left_out: int | None = None) -> str:
         lines += ["", f"Unspent: {hours(plan.budget - plan.hours)} GPU-hours; the cheapest "
                       f"claim left out would add {hours(left[0].added_hours, left[0].bound)}."]
         lines += ["", "Left out (the runs it reads that the plan does not hold, at its seeds):",
-                  "", "| claim | runs | seeds | GPU-hours (its runs; basis) | would add | "
-                  "effect size (source) | power |", "|---|---:|---:|---:|---:|---|---|"]
+                  "", head.format(added="would add"), rule]
         for ln in left[:limit_left_out]:
             lines.append(row(ln, hours(ln.added_hours, ln.bound)))
+    if totals:
+        lines += ["", "Totals, in GPU-hours at the prices above (`≤`: full-batch runs priced at "
+                      "their step caps):", ""]
+        lines += [f"* {what}: {hours(h, bound)}" for what, h, bound in totals]
     lines += ["", "Targets:", "", *(f"    {t}" for t in plan.targets)]
     return "\n".join(lines)

@@ -1,55 +1,40 @@
-"""How many seeds a claim needs, and which runs its predicate reads.
+"""How many seeds a claim needs, and the probability that its whole rule decides.
 
-A claim is planned for a stated power (80 % by default) at an effect size the paper reports
-(:mod:`sharpness.claims.reported`) and a per-seed spread measured by an earlier ledger (the
-evidence ledger's paired interval of the claim, or of the row ``reads.yaml`` names): the seeds
-are :func:`sharpness.claims.stats.seeds_to_settle` of that effect and spread, never an assumed
-standardised effect. Without a reported effect or a measured spread the power is unknown, and
-the claim is not counted as settled. ``reads.yaml`` (beside this module) holds, per claim, the
-runs its predicate reads, the effect and the row whose spread it borrows.
+A seeded claim is planned at an effect size the paper reports (:mod:`sharpness.claims.reported`,
+named in ``reads.yaml``) and a seed spread of its own scale (:mod:`sharpness.planning.spread`:
+a paper-scale pilot or a cited spread of the same recipe; never a CPU profile's). Its power is
+the **claim-level** probability that the ledger's rule decides it: every part the claim needs
+(one paired comparison per network, data set, domain or variant it reads) must show its
+interval on the claim's side, and the row's p-value (that of its weakest part) must stay
+below alpha after Holm's correction over the family of interval-decided paper claims
+(:func:`sharpness.claims.ledger.adjust_multiplicity`). That probability is simulated
+(:func:`claim_power`: numpy, seeded). Without a reported effect or a spread at the claim's
+scale the power is unknown: the plan buys the standard's minimum and marks the claim
+sequential (:mod:`sharpness.planning.sequential` adds seeds after that pilot).
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-import yaml
+import numpy as np
 from scipy import stats as st
 
 from sharpness.claims.reported import reported
-from sharpness.claims.stats import MAX_SEEDS, paired_t_power, seeds_to_settle
+from sharpness.claims.stats import MAX_SEEDS
 from sharpness.planning import DEFAULT_POWER
-from sharpness.planning.sequential import CI_TEXT
+from sharpness.planning.reads import reads, reads_run
+from sharpness.planning.spread import Spread, claim_spread, spread_keys
 
+__all__ = ["SEQUENTIAL", "Design", "claim_power", "design", "holm_family", "reads",
+           "reads_run", "reported_effect"]
 
-@functools.lru_cache(maxsize=1)
-def reads() -> dict[str, dict[str, Any]]:
-    """``reads.yaml``: claim id -> {runs, effect, sd_from}."""
-
-    text = resources.files("sharpness.planning").joinpath("reads.yaml").read_text("utf-8")
-    data = yaml.safe_load(text) or {}
-    for cid, spec in data.items():
-        unknown = set(spec) - {"runs", "effect", "sd_from"}
-        if unknown:
-            raise ValueError(f"sharpness/planning/reads.yaml: {cid}: unknown keys "
-                             f"{sorted(unknown)}")
-    return data
-
-
-def reads_run(claim_id: str, group: str, label: str) -> bool:
-    """Whether the claim's predicate reads the lesam training run of ``group``/``label``
-    (a selector names its ``labels`` or the labels it ``exclude``s; a claim ``reads.yaml``
-    does not restrict reads every run of its items)."""
-    selectors = reads().get(claim_id, {}).get("runs")
-    if selectors is None:
-        return True
-    return any(s["group"] == group and ("labels" not in s or label in s["labels"])
-               and label not in s.get("exclude", ()) for s in selectors)
+#: how a claim without a spread at its scale is marked
+SEQUENTIAL = "sequential: add seeds after the pilot"
+#: simulated comparisons per power estimate (Monte-Carlo standard error <= 0.011)
+SIMULATIONS = 2000
 
 
 def reported_effect(claim_id: str) -> tuple[float, str] | None:
@@ -66,68 +51,94 @@ def reported_effect(claim_id: str) -> tuple[float, str] | None:
     return float(entry["value"]), f"paper: {entry['text']} ({entry['source']}{why})"
 
 
-def measured_sd(claim_id: str, ledger: Mapping[str, Mapping[str, Any]] | None
-                ) -> tuple[float, str] | None:
-    """Per-seed standard deviation of the paired difference, from the ledger row of the
-    claim (or of its ``sd_from``): ``se · √n`` of its t interval. None without one."""
+def holm_family() -> int:
+    """Rows of Holm's family in the ledger: the paper's claims (kind ``claim``) about trained
+    networks, the rows decided by paired intervals."""
+    from sharpness.claims.ledger import all_claims  # lazy: the whole claims registry
 
-    if not ledger:
-        return None
-    row_id = reads().get(claim_id, {}).get("sd_from", claim_id)
-    row = ledger.get(row_id)
-    if row is None:
-        return None
-    match = CI_TEXT.search(str(row.get("value", "")))
-    try:
-        low, high = float(row["low"]), float(row["high"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    if match is None or not (math.isfinite(low) and math.isfinite(high)):
-        return None
-    level, n = float(match.group(1)) / 100, int(match.group(2))
-    if n < 2:
-        return None
-    se = (high - low) / 2 / float(st.t.ppf(0.5 + level / 2, n - 1))
-    return se * math.sqrt(n), f"sd {se * math.sqrt(n):.2f} measured over {n} seeds ({row_id}, " \
-                              f"evidence ledger, at that profile's scale)"
+    return max(1, sum(1 for c in all_claims() if c.kind == "claim" and c.trained))
+
+
+def claim_power(effect: float, sd: float, seeds: int, *, parts: int = 1, family: int = 1,
+                alpha: float = 0.05, sims: int = SIMULATIONS, seed: int = 0) -> float:
+    """Probability that a claim of ``parts`` paired comparisons, each of true mean difference
+    ``effect`` and per-seed spread ``sd`` over ``seeds`` seeds, is decided: every part's
+    two-sided t test on the claim's side, and the row's p-value (the largest of its parts')
+    below ``alpha`` after Holm's correction over ``family`` rows (the other rows drawn as
+    nulls, uniform p-values: the claim is not credited with the others' power)."""
+    if seeds < 2:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    shape = (sims, parts)
+    mean = effect + sd / np.sqrt(seeds) * rng.standard_normal(shape)
+    s = sd * np.sqrt(rng.chisquare(seeds - 1, shape) / (seeds - 1))
+    t = mean / (s / np.sqrt(seeds))
+    p = 2 * st.t.sf(np.abs(t), seeds - 1)
+    right_side = np.all(t > 0, axis=1)
+    row = p.max(axis=1)
+    if family > 1:
+        others = rng.uniform(size=(sims, family - 1))
+        allp = np.concatenate([row[:, None], others], axis=1)
+        order = np.argsort(allp, axis=1)
+        ranked = np.take_along_axis(allp, order, axis=1) * (family - np.arange(family))
+        adjusted = np.minimum(np.maximum.accumulate(ranked, axis=1), 1.0)
+        rank = np.argmax(order == 0, axis=1)
+        row = adjusted[np.arange(sims), rank]
+    return float(np.mean(right_side & (row < alpha)))
 
 
 @dataclass
 class Design:
     """The seeds a claim is planned with and the power they give."""
 
-    seeds: int | None        # seeds per arm (None: as the profile has them, power unknown)
-    power: float             # expected power at ``seeds`` (0 when unknown)
+    seeds: int | None        # seeds per arm (None: as the profile has them)
+    power: float             # claim-level power at ``seeds`` (0 when unknown)
     settled: bool            # reaches the stated power
     basis: str               # how the power was found, in words
     effect: str = ""         # the effect size and its source
+    spread: str = ""         # the seed spread and its source (or why there is none)
+    sequential: bool = False  # bought at the minimum; seeds follow the pilot
 
 
 def design(claim_id: str, profile_seeds: int, ledger: Mapping[str, Mapping[str, Any]] | None,
            *, alpha: float = 0.05, power: float = DEFAULT_POWER, min_seeds: int = 3,
-           max_seeds: int = MAX_SEEDS) -> Design:
-    """Seeds for a seeded comparison to reach ``power`` at the reported effect and the
-    measured spread (see the module); ``profile_seeds``: the seeds the profile runs now."""
+           max_seeds: int = MAX_SEEDS, parts: int = 1, family: int = 1,
+           ledger_profile: str | None = None) -> Design:
+    """Seeds for a seeded claim to reach ``power`` (claim-level, :func:`claim_power`) at the
+    reported effect and the spread at its scale; ``profile_seeds``: the seeds the profile runs
+    now; ``ledger``/``ledger_profile``: a ledger and the profile that built it (a pilot)."""
     effect = reported_effect(claim_id)
-    sd = measured_sd(claim_id, ledger)
-    if effect is None:  # at least the independent runs the ledger's standard asks for
-        seeds = max(profile_seeds, min_seeds)
-        return Design(seeds if seeds > profile_seeds else None, 0.0, False,
-                      f"{seeds} seeds (the standard's minimum {min_seeds}); no effect size "
-                      "reported by the paper for this claim: power unknown, not counted as "
-                      "settled")
-    if sd is None:
-        return Design(None, 0.0, False, f"{profile_seeds} seeds; no measured seed spread "
-                      "(no paired interval in the --ledger rows): power unknown",
-                      f"{effect[0]:g} points, {effect[1]}")
-    n = seeds_to_settle(effect[0], sd[0], alpha, power, min_seeds, max_seeds)
-    what = f"{effect[0]:g} points, {effect[1]}"
-    if n is None:
-        crit = float(st.t.ppf(1 - alpha / 2, max_seeds - 1))
-        got = paired_t_power(effect[0] / sd[0], max_seeds, crit)
-        return Design(max_seeds, got, False, f"t test: more than {max_seeds} seeds for "
-                      f"{power:.0%} power at d = {effect[0] / sd[0]:.2f} ({sd[1]})", what)
-    crit = float(st.t.ppf(1 - alpha / 2, n - 1))
-    got = paired_t_power(effect[0] / sd[0], n, crit)
-    return Design(n, got, got >= power - 1e-9, f"t test, {n} seeds for {power:.0%} power at "
-                  f"d = {effect[0] / sd[0]:.2f} ({sd[1]})", what)
+    spread: Spread | None = claim_spread(claim_id, ledger, ledger_profile)
+    seeds = max(profile_seeds, min_seeds)
+    minimum = Design(seeds if seeds > profile_seeds else None, 0.0, False, "", sequential=True)
+    what = f"{effect[0]:g} points, {effect[1]}" if effect else ""
+    if effect is None:
+        minimum.basis = (f"{seeds} seeds (the standard's minimum {min_seeds}); no effect size "
+                         f"reported by the paper for this claim: power unknown; {SEQUENTIAL}")
+        minimum.spread = "–"
+        return minimum
+    if spread is None:
+        minimum.basis = (f"{seeds} seeds (the standard's minimum {min_seeds}); no seed spread "
+                         f"at paper scale: power unknown; {SEQUENTIAL}")
+        minimum.effect = what
+        keys = ", ".join(spread_keys(claim_id)) or "none named"
+        minimum.spread = (f"none at paper scale: no paper-scale pilot ledger, no entry in "
+                          f"planning/spreads.yaml for {keys}; a CPU profile's spread is not "
+                          "carried to paper scale")
+        return minimum
+
+    def at(n: int) -> float:
+        return claim_power(effect[0], spread.sd, n, parts=parts, family=family, alpha=alpha)
+
+    how = (f"simulated: all {parts} part(s) at Holm over {family} claims, "
+           f"d = {effect[0] / spread.sd:.2f}")
+    if at(max_seeds) < power:
+        return Design(max_seeds, at(max_seeds), False, f"{how}: more than {max_seeds} seeds "
+                      f"for {power:.0%}", what, spread.source)
+    low, high = max(seeds, 2), max_seeds
+    while low < high:  # the power rises with the seeds (common random numbers per count)
+        mid = (low + high) // 2
+        low, high = (low, mid) if at(mid) >= power else (mid + 1, high)
+    got = at(low)
+    return Design(low, got, got >= power,
+                  f"{how}: {low} seeds for {power:.0%}", what, spread.source)

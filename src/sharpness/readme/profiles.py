@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from sharpness.planning import PROFILE_TOTAL
 from sharpness.readme.blocks import MEASURED_DIR, blocks_in, documents
 
 ALL_ROW = re.compile(r"^\| \*\*all\*\* \| \*\*(?P<wall>[\d:]+)\*\* \| (?P<cpu>\d+) \| "
@@ -43,7 +44,9 @@ def _paper(root: Path) -> str:
     parts = []
     if total:
         parts.append(f"{total['hours'].strip()} GPU-hours for {total['runs']} training runs "
-                     "(an estimate: [docs/gpus.md](docs/gpus.md#the-price-before-it-starts))")
+                     f"({PROFILE_TOTAL}; an estimate: [docs/gpus.md]"
+                     "(docs/gpus.md#the-price-before-it-starts); `sharpness plan` prints the "
+                     "same total beside the plan's)")
     if timed and stamp:
         parts.append(f"its whole DAG on synthetic data (`make test-paper`): {timed['time']} "
                      f"on 2 CPU cores (measured {stamp['date']} at `{stamp['commit']}`)")

@@ -1,0 +1,162 @@
+"""Step times from the real training step: ``sharpness cost measure``.
+
+For each distinct (model, data set, width, per-device batch, optimizer, precision) a profile's
+runs use, one short training run through the engine itself (:func:`sharpness.train.engine.train`:
+its data pipeline, augmentation, determinism settings, channels-last and autocast choices, and
+the optimizer's own passes per step), timed from the end of the ``warmup``-th step to the end
+of ``warmup + steps`` (each step ends with the loss read back to the host, so the device has
+finished it). On CUDA the peak memory of the run is recorded too (the campaign packs jobs on
+a GPU by it). The entries go to a YAML file (default ``sharpness/cost/measured.yaml``) with
+the device, the commit and the date; :func:`sharpness.cost.price` prices a matching job from
+it, per forward+backward pass (``step_seconds / passes``), in any method.
+
+A full-batch run (eos, the SAM bridge) is timed as a mini-batch SGD step of its network at the
+per-device batch its price uses (a full-batch step is that many such passes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sharpness.cost.plan import Job, passes_per_step
+from sharpness.errors import ConfigError
+
+#: keys of a measured entry that identify what it prices
+KEY_FIELDS = ("model", "dataset", "width", "batch", "optimizer", "precision")
+#: train-config keys a measurement keeps from a run's config (the rest is the run's schedule,
+#: logging and study keys, which do not change what one step costs)
+KEPT = ("dataset", "data_root", "model", "width", "model_kwargs", "optimizer", "opt_hparams",
+        "loss", "label_smoothing", "augment", "normalize", "momentum", "weight_decay",
+        "nesterov", "lr", "deterministic", "channels_last", "data_on_device", "loader_workers",
+        "freeze_bn", "drop_last")
+
+
+class _Enough(Exception):  # noqa: N818 - control flow: the timed steps are done
+    """Raised by the step hook once the timed steps are done."""
+
+
+def job_key(job: Job, precision: str) -> tuple[Any, ...]:
+    """What a measurement of ``job`` in ``precision`` is filed under."""
+    return (job.model, job.dataset, float(job.width), job.shape_key[-1], job.optimizer,
+            precision)
+
+
+def measure_config(job: Job, *, precision: str, device: str, data_root: str | None
+                   ) -> dict[str, Any]:
+    """The train config one measurement of ``job`` runs: the job's own settings (or, for a
+    full-batch job, its network under mini-batch SGD), one process at the per-device batch,
+    one epoch, no checkpoints."""
+    batch = job.shape_key[-1]
+    base = {k: v for k, v in job.config.items() if k in KEPT} if job.config else {
+        "dataset": job.dataset, "model": job.model, "width": job.width,
+        "model_kwargs": dict(job.model_kwargs), "optimizer": "sgd", "lr": 0.01}
+    if data_root is not None:
+        base["data_root"] = data_root
+    return {**base, "batch_size": batch, "epochs": 1, "gpus": 1, "device": device,
+            "bf16": precision == "bf16", "checkpoint_every": 0, "eval_every": 0,
+            "test_size": min(batch, 64), "seed": 0}
+
+
+def time_steps(cfg: dict[str, Any], *, warmup: int, steps: int) -> tuple[float, float | None]:
+    """(seconds per step after ``warmup`` steps, peak CUDA memory in MB or None) of the engine
+    training ``cfg`` (its ``train_size`` set to the batches needed)."""
+    import torch  # lazy: torch
+
+    from sharpness.train.engine import train  # lazy: torch
+    from sharpness.train.hooks import TrainHooks  # lazy: torch
+
+    need = warmup + steps
+    cfg = {**cfg, "train_size": need * int(cfg["batch_size"]), "drop_last": True}
+    stamps: list[float] = []
+
+    def on_step(_info: Any) -> None:
+        stamps.append(time.perf_counter())
+        if len(stamps) >= need:
+            raise _Enough
+
+    cuda = str(cfg["device"]).startswith("cuda")
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    with tempfile.TemporaryDirectory(prefix="sharpness-measure-") as tmp, \
+            contextlib.suppress(_Enough):
+        train(cfg, tmp, hooks=TrainHooks(on_step_end=on_step), progress=False)
+    if len(stamps) < need:
+        raise ConfigError(f"sharpness cost measure: {cfg['model']} on {cfg['dataset']} ran "
+                          f"{len(stamps)} of {need} steps (a training set smaller than "
+                          f"{need} batches of {cfg['batch_size']}?)")
+    seconds = (stamps[-1] - stamps[warmup - 1]) / steps if warmup else \
+        (stamps[-1] - stamps[0]) / max(steps - 1, 1)
+    peak = torch.cuda.max_memory_allocated() / 2**20 if cuda else None
+    return seconds, peak
+
+
+def device_name(device: str) -> str:
+    """The GPU's name, or ``cpu``."""
+    if device.startswith("cuda"):
+        import torch  # lazy: torch
+
+        return str(torch.cuda.get_device_name(torch.device(device)))
+    return "cpu"
+
+
+def commit() -> str:
+    """The repository's commit (``unknown`` outside a git checkout)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True, timeout=10)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def measure(jobs: Iterable[Job], *, device: str, precisions: Sequence[str] = ("fp32",),
+            warmup: int = 3, steps: int = 10, data_root: str | None = None,
+            log: Any = None) -> list[dict[str, Any]]:
+    """One entry per distinct (model, data set, width, batch, optimizer, precision) of
+    ``jobs`` (see the module); ``log(text)`` reports each as it is measured."""
+    if warmup < 1 or steps < 1:
+        raise ConfigError("sharpness cost measure: --warmup and --steps must be >= 1")
+    name, rev = device_name(device), commit()
+    today = dt.date.today().isoformat()
+    done: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for job in jobs:
+        for precision in precisions:
+            key = job_key(job, precision)
+            if key in done:
+                continue
+            cfg = measure_config(job, precision=precision, device=device, data_root=data_root)
+            seconds, peak = time_steps(cfg, warmup=warmup, steps=steps)
+            passes = passes_per_step(cfg["optimizer"], cfg.get("opt_hparams") or {})
+            entry = {"device": name, "commit": rev, "date": today,
+                     **dict(zip(KEY_FIELDS, key, strict=True)),
+                     "model_kwargs": dict(job.model_kwargs), "passes": passes,
+                     "step_seconds": round(seconds, 6), "warmup": warmup, "steps": steps}
+            if peak is not None:
+                entry["gpu_mem_mb"] = round(peak)
+            done[key] = entry
+            if log is not None:
+                log(f"{key}: {seconds * 1e3:.2f} ms/step")
+    return list(done.values())
+
+
+def write(entries: list[dict[str, Any]], path: str | Path, *, note: str = "") -> Path:
+    """Write the entries as ``measured.yaml`` (a comment head saying what they are)."""
+    import yaml
+
+    from sharpness.io import atomic_write_text
+
+    devices = sorted({e["device"] for e in entries}) or ["none"]
+    head = (f"# Step times measured by `sharpness cost measure` on {', '.join(devices)} "
+            f"(the engine's own training step; see sharpness.cost.measure).\n")
+    if note:
+        head += "".join(f"# {line}\n" for line in note.splitlines())
+    path = Path(path)
+    atomic_write_text(path, head + yaml.safe_dump(entries, sort_keys=False))
+    return path

@@ -1,0 +1,181 @@
+"""Spending a GPU budget in one go (``sharpness campaign``): packing jobs on the GPUs and a
+watchdog that stops launching when the budget is spent.
+
+**Packing.** Snakemake's default profile lets one GPU job run at a time (``gpu=1``). The
+campaign writes its own workflow profile (:func:`write_profile`): a global ``gpu_mem_mb`` pool
+(the GPUs' memory), each GPU rule's ``gpu_mem_mb`` set through ``set-resources`` from the peak
+memory ``sharpness cost measure`` recorded for its paper's run shapes (a stated default where
+none was measured), and the global ``gpu`` count raised to ``jobs_per_gpu`` per GPU, so that
+several small jobs share a GPU while their memory fits. The GPU rules are found in the rule
+files (every rule that declares a ``gpu=`` resource); nothing in them changes.
+
+**Watchdog.** The plan's claims are built in stages, in the order the plan bought them (the
+cheapest information first), one ``snakemake`` call each (:func:`run_stages`). Before each
+stage the GPU-hours spent so far (wall time x GPUs held) are compared with the budget: when
+it is spent, no further stage starts; a stage still running when it runs out is stopped (its
+runs resume from their checkpoints on the next call). The record says what was bought.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sharpness.io import atomic_write_text
+
+#: a rule header, and a resource line asking for GPUs, in a Snakemake rule file
+RULE = re.compile(r"^\s*rule (\w+):")
+GPU_RESOURCE = re.compile(r"^\s+gpu\s*=")
+#: GPU memory a job is given when none of its paper's shapes was measured (MB)
+DEFAULT_JOB_MB = 8000
+#: measured peak memory x this + the CUDA context (MB): what a job is given
+MEM_SLACK, CONTEXT_MB = 1.25, 600
+
+
+def gpu_rules(rules_dir: str | Path) -> dict[str, str]:
+    """Rule name -> paper (its rule file's stem) for every rule that declares ``gpu=``."""
+    out: dict[str, str] = {}
+    for path in sorted(Path(rules_dir).glob("*.smk")):
+        rule = None
+        for line in path.read_text().splitlines():
+            if (m := RULE.match(line)) is not None:
+                rule = m.group(1)
+            elif rule is not None and GPU_RESOURCE.match(line):
+                out[rule] = path.stem
+    return out
+
+
+def rule_memory(rules: Mapping[str, str], measured: Iterable[Mapping[str, Any]],
+                shapes_by_paper: Mapping[str, set[tuple[Any, ...]]],
+                default_mb: int = DEFAULT_JOB_MB) -> dict[str, int]:
+    """GPU memory (MB) each GPU rule's jobs are given: the largest measured peak of its
+    paper's run shapes (``shapes_by_paper``: paper -> measurement keys) with slack, else
+    ``default_mb``."""
+    from sharpness.cost.measure import KEY_FIELDS
+
+    peaks: dict[str, float] = {}
+    for entry in measured:
+        if entry.get("gpu_mem_mb") is None:
+            continue
+        key = tuple(entry[k] for k in KEY_FIELDS)
+        for paper, shapes in shapes_by_paper.items():
+            if key in shapes:
+                peaks[paper] = max(peaks.get(paper, 0.0), float(entry["gpu_mem_mb"]))
+    paper_of = {"lesam": "lesam", "eos": "eos", "gradcam": "minorfirst", "bridges": "bridges"}
+    return {rule: int(peaks[paper_of.get(stem, stem)] * MEM_SLACK + CONTEXT_MB)
+            if paper_of.get(stem, stem) in peaks else default_mb
+            for rule, stem in rules.items()}
+
+
+def write_profile(folder: str | Path, *, cores: str, gpus: int, gpu_mem_mb: int,
+                  per_rule_mb: Mapping[str, int], jobs_per_gpu: int) -> Path:
+    """The campaign's workflow profile (``<folder>/config.yaml``) with GPU packing."""
+    folder = Path(folder)
+    body = {
+        "cores": cores,
+        "resources": [f"gpu={max(gpus, 1) * jobs_per_gpu}", f"gpu_mem_mb={gpu_mem_mb}"],
+        "default-resources": ["mem_mb=2000", "runtime=60", "gpu=0", "gpu_mem_mb=0"],
+        "set-resources": [f"{rule}:gpu_mem_mb={mb}" for rule, mb in sorted(per_rule_mb.items())],
+        "printshellcmds": True,
+        "show-failed-logs": True,
+    }
+    head = ("# Written by `sharpness campaign` (sharpness.planning.campaign): several GPU jobs "
+            "share a GPU while\n# their gpu_mem_mb (measured peak + slack) fits the pool.\n")
+    atomic_write_text(folder / "config.yaml", head + yaml.safe_dump(body, sort_keys=False))
+    return folder
+
+
+@dataclass
+class Stage:
+    """One ``snakemake`` call: the targets of one planned claim (or the ledger)."""
+
+    name: str
+    targets: list[str]
+
+
+@dataclass
+class StageResult:
+    """What one stage did."""
+
+    name: str
+    returncode: int
+    wall_s: float
+    stopped: bool = False  # stopped by the watchdog when the budget ran out
+
+
+@dataclass
+class Campaign:
+    """The record of a campaign: budget, what was bought, what was spent, why it ended."""
+
+    budget_gpu_hours: float
+    gpus: int
+    stages: list[StageResult] = field(default_factory=list)
+    spent_gpu_hours: float = 0.0
+    bought: list[str] = field(default_factory=list)
+    not_started: list[str] = field(default_factory=list)
+    ended: str = "completed"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def write(self, path: str | Path) -> Path:
+        """The record as JSON."""
+        atomic_write_text(Path(path), json.dumps(asdict(self), indent=1, default=str) + "\n")
+        return Path(path)
+
+
+def stages_of(record: Mapping[str, Any]) -> list[Stage]:
+    """The plan's planned claims with runs, in the order it bought them, then one stage for
+    the CPU-only claims and the ledger (``figures/CLAIMS.md``)."""
+    out, seen = [], set()
+    claims = record.get("claims", {})
+    for cid, line in claims.items():
+        if not line.get("planned") or not line.get("runs"):
+            continue
+        targets = [t for t in (f"figures/{i}.csv" for i in line.get("items", []))
+                   if t not in seen]
+        seen.update(targets)
+        if targets:
+            out.append(Stage(cid, targets))
+    rest = [t for t in record.get("targets", []) if t not in seen]
+    out.append(Stage("ledger and CPU-only claims", rest or ["figures/CLAIMS.md"]))
+    return out
+
+
+def run_stages(stages: list[Stage], run: Callable[[Stage, float], StageResult], *,
+               budget_gpu_hours: float, gpus: int, spent_before: float = 0.0,
+               clock: Callable[[], float] = time.monotonic) -> Campaign:
+    """Run the stages in turn while the budget lasts (see the module). ``run(stage, seconds)``
+    runs one stage, stopping it after ``seconds``; a GPU-hour is an hour of the ``gpus`` held
+    (at least one: tiny mode charges the CPU's hours); ``spent_before``: GPU-hours the
+    campaign spent before (preflight and measurement)."""
+    held = max(gpus, 1)
+    out = Campaign(budget_gpu_hours, gpus)
+    start = clock() - spent_before * 3600 / held
+    for k, stage in enumerate(stages):
+        spent = (clock() - start) * held / 3600
+        if spent >= budget_gpu_hours:
+            out.ended = f"budget spent ({spent:.3g} of {budget_gpu_hours:g} GPU-hours) " \
+                        f"before stage {stage.name!r}: no further job launched"
+            out.not_started = [s.name for s in stages[k:]]
+            break
+        result = run(stage, (budget_gpu_hours - spent) * 3600 / held)
+        out.stages.append(result)
+        if result.returncode == 0 and not result.stopped:
+            out.bought.append(stage.name)
+        elif result.stopped:
+            out.ended = f"budget spent during stage {stage.name!r}: stopped (its runs resume " \
+                        "from their checkpoints on the next call)"
+            out.not_started = [s.name for s in stages[k + 1:]]
+            break
+        else:
+            out.ended = f"stage {stage.name!r} failed (snakemake exit {result.returncode})"
+            out.not_started = [s.name for s in stages[k + 1:]]
+            break
+    out.spent_gpu_hours = (clock() - start) * held / 3600
+    return out

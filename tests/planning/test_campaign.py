@@ -1,0 +1,128 @@
+"""`sharpness campaign`: a loud refusal without a GPU in paper mode, GPU packing by memory, a
+watchdog that stops launching at the budget, and the whole path on the CPU in tiny mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+import yaml
+
+from sharpness.planning import campaign as camp
+
+
+def test_paper_mode_refuses_without_a_gpu(repo, capsys):
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible here")
+    from sharpness.cli import main
+
+    assert main(["campaign", "--gpu-hours", "1", "--out-dir", "unused"]) != 0
+    err = capsys.readouterr().err
+    assert "no GPU is visible to torch" in err and "refuses to fall back to the CPU" in err
+
+
+def test_the_paper_profile_asks_for_cuda_not_auto(repo):
+    text = (repo / "workflow/config/paper.yaml").read_text()
+    assert "device: auto" not in text and text.count("device: cuda") >= 4
+    from sharpness.device import DeviceUnavailableError, resolve_device
+
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        with pytest.raises(DeviceUnavailableError, match="refusing to train on the CPU"):
+            resolve_device("cuda")
+
+
+def test_packing_profile_gives_each_gpu_rule_its_measured_memory(repo, tmp_path):
+    rules = camp.gpu_rules(repo / "workflow/rules")
+    assert {"lesam_train", "eos_setting", "gradcam_train"} <= set(rules)
+    assert rules["lesam_train"] == "lesam" and "claims" not in rules
+    key = ("resnet18", "cifar10", 1.0, 128, "sam", "fp32")
+    entry = dict(zip(("model", "dataset", "width", "batch", "optimizer", "precision"), key,
+                     strict=True), gpu_mem_mb=1000)
+    mem = camp.rule_memory(rules, [entry], {"lesam": {key}})
+    assert mem["lesam_train"] == int(1000 * camp.MEM_SLACK + camp.CONTEXT_MB)
+    assert mem["eos_setting"] == camp.DEFAULT_JOB_MB  # nothing measured for eos
+    folder = camp.write_profile(tmp_path / "p", cores="all", gpus=1, gpu_mem_mb=120000,
+                                per_rule_mb=mem, jobs_per_gpu=8)
+    body = yaml.safe_load((folder / "config.yaml").read_text())
+    assert body["resources"] == ["gpu=8", "gpu_mem_mb=120000"]
+    assert "lesam_train:gpu_mem_mb=1850" in body["set-resources"]
+    assert "gpu_mem_mb=0" in body["default-resources"]
+
+
+def _runner(seconds_each, log):
+    def run(stage, allowed):
+        log.append((stage.name, allowed))
+        clock.t += min(seconds_each, allowed)
+        return camp.StageResult(stage.name, 0, min(seconds_each, allowed),
+                                stopped=seconds_each > allowed)
+    return run
+
+
+class clock:  # noqa: N801 - a fake monotonic clock
+    t = 0.0
+
+    def __call__(self):
+        return clock.t
+
+
+def test_the_watchdog_stops_launching_when_the_budget_is_spent():
+    stages = [camp.Stage(f"c{i}", [f"figures/c{i}.csv"]) for i in range(4)]
+    log: list = []
+    clock.t = 0.0
+    # 2 GPUs, 1 GPU-hour: each stage takes 20 minutes of wall time (0.67 GPU-hours)
+    out = camp.run_stages(stages, _runner(1200, log), budget_gpu_hours=1.0, gpus=2,
+                          clock=clock())
+    assert out.bought == ["c0"] and out.stages[1].stopped
+    assert out.not_started == ["c2", "c3"] and "budget spent during stage 'c1'" in out.ended
+    assert log[1][1] == pytest.approx(600)  # the second stage may run the 10 minutes left
+    clock.t = 0.0
+    spent = camp.run_stages(stages, _runner(10, []), budget_gpu_hours=1.0, gpus=1,
+                            spent_before=1.5, clock=clock())
+    assert not spent.stages and spent.not_started == [s.name for s in stages]
+
+
+def test_stages_follow_the_plans_order_and_end_with_the_ledger():
+    record = {"claims": {"a": {"planned": True, "runs": 2, "items": ["lesam/t1"]},
+                         "b": {"planned": True, "runs": 0, "items": ["minorfirst/x"]},
+                         "c": {"planned": False, "runs": 3, "items": ["lesam/t2"]},
+                         "d": {"planned": True, "runs": 4, "items": ["lesam/t1", "lesam/t3"]}},
+              "targets": ["figures/lesam/t1.csv", "figures/lesam/t3.csv",
+                          "figures/minorfirst/x.csv", "figures/CLAIMS.md"]}
+    stages = camp.stages_of(record)
+    assert [(s.name, s.targets) for s in stages] == [
+        ("a", ["figures/lesam/t1.csv"]), ("d", ["figures/lesam/t3.csv"]),
+        ("ledger and CPU-only claims", ["figures/minorfirst/x.csv", "figures/CLAIMS.md"])]
+
+
+@pytest.mark.workflow  # runs snakemake
+def test_tiny_campaign_runs_the_whole_path_on_the_cpu(repo, bin_dir, tmp_path):
+    from tests.pipeline.helpers import copy_workflow
+
+    work = copy_workflow(repo, tmp_path)
+    (work / "data").symlink_to(repo / "data")
+    (work / "tiny.yaml").write_text("minorfirst:\n  l1_maxmargin: {alphas: [1.0], rhos: [0.1], "
+                                    "steps: 400, record_every: 4}\n")
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    proc = subprocess.run([str(bin_dir / "sharpness"), "campaign", "--tiny", "--gpu-hours", "1",
+                           "--claims", "mf-l1,ls-cost", "--cores", "2", "--configfile",
+                           "workflow/config/quick.yaml", "--configfile", "tiny.yaml"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = work / "plans/campaign"
+    record = json.loads((out / "campaign.json").read_text())
+    # ls-cost's timed runs (a GPU-priced stage), then the CPU-only claim and the ledger
+    assert record["ended"] == "completed" and record["bought"][0] == "ls-cost"
+    assert 0 < record["spent_gpu_hours"] < 1
+    assert any("training step" in line for line in record["extra"]["preflight"])
+    measured = yaml.safe_load((out / "measured.yaml").read_text())
+    assert len(measured) == 1 and measured[0]["device"] == "cpu"
+    assert (out / "profile/config.yaml").is_file() and (out / "plan.json").is_file()
+    assert (work / "figures/minorfirst/l1_maxmargin.csv").is_file()
+    assert (work / "figures/lesam/table_cost.csv").is_file()
+    plan = json.loads((out / "plan.json").read_text())
+    assert "measured fp32 on cpu" in plan["pricing"]  # the plan priced from the measurement
+    assert (work / "figures/CLAIMS.md").is_file()
