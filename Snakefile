@@ -42,8 +42,8 @@ check_command_line(dict(workflow.config_settings.config or {}))
 check_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
 
 # A second look with fresh seeds: the top-level `seed_offset` moves every seed the profile
-# names, once, before any rule reads the config (sharpness.config.seeds).
-from sharpness.config.seeds import offset_seeds
+# names, once, before any rule reads the config (sharpness.mappings).
+from sharpness.mappings import offset_seeds
 
 offset_seeds(config)
 

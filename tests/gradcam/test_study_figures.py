@@ -162,7 +162,7 @@ def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
     # each model's training record rides along for the claims ledger's sanity check
     import csv
 
-    from sharpness.claims.records import parse_train_records
+    from sharpness.evidence.records import parse_train_records
 
     with (tmp_path / "gradcam_table.csv").open() as handle:
         table = list(csv.DictReader(handle))

@@ -102,7 +102,7 @@ def test_table_cifar_mean_std_and_paper_only_row(root):
     lesam = next(r for r in rows if r["optimizer"] == "LE-SAM")
     assert lesam["seeds"] == "2" and float(lesam["mean"]) > 20
     # each run's training record rides along for the claims ledger's sanity check
-    from sharpness.claims.records import parse_train_records
+    from sharpness.evidence.records import parse_train_records
 
     records = parse_train_records(lesam["per_seed_train"])
     assert records is not None and len(records) == 2

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from sharpness.claims.ledger import all_claims
-from sharpness.claims.stats import INCONCLUSIVE, SUPPORTED
 from sharpness.errors import SharpnessError
+from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED
 from sharpness.planning import claims_plan as cp
 from sharpness.planning import output as plan_output
 from sharpness.planning.ledger import annotate, load_plan
@@ -107,7 +107,7 @@ def test_single_stochastic_runs_say_what_the_standard_would_cost(paper):
 
 
 def test_seeds_reach_the_power_at_the_reported_effect_and_measured_spread(paper):
-    from sharpness.claims.stats import seeds_to_settle
+    from sharpness.evidence.stats import seeds_to_settle
 
     config, needs = paper
     # a measured paired interval: +1.0 [0.0, 2.0] over 5 seeds -> sd = se * sqrt(5)
@@ -190,8 +190,8 @@ def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, cap
     the row inconclusive even where the plain 95 % interval would decide."""
     import numpy as np
 
-    from sharpness.claims.stats import decide, t_interval
     from sharpness.cli import main
+    from sharpness.evidence.stats import decide, t_interval
     from sharpness.planning import driver
 
     diffs = np.random.default_rng(4).standard_normal(5)

@@ -28,7 +28,8 @@ from sharpness.claims.model import (
     load_item,
 )
 from sharpness.claims.rules import SeedRules, rules_for
-from sharpness.claims.stats import (
+from sharpness.errors import SharpnessError
+from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     NOT_RUN,
@@ -36,7 +37,6 @@ from sharpness.claims.stats import (
     VERDICTS,
     holm,
 )
-from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 
 PAPERS = ("minorfirst", "lesam", "eos")

@@ -1,9 +1,9 @@
 """How many seeds a claim needs, and which runs its predicate reads.
 
 A claim is planned for a stated power (80 % by default) at an effect size the paper reports
-(:mod:`sharpness.claims.reported`) and a per-seed spread measured by an earlier ledger (the
+(:mod:`sharpness.evidence.reported`) and a per-seed spread measured by an earlier ledger (the
 evidence ledger's paired interval of the claim, or of the row ``reads.yaml`` names): the seeds
-are :func:`sharpness.claims.stats.seeds_to_settle` of that effect and spread, never an assumed
+are :func:`sharpness.evidence.stats.seeds_to_settle` of that effect and spread, never an assumed
 standardised effect. Without a reported effect or a measured spread the power is unknown, and
 the claim is not counted as settled. ``reads.yaml`` (beside this module) holds, per claim, the
 runs its predicate reads, the effect and the row whose spread it borrows.
@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 from scipy import stats as st
 
-from sharpness.claims.reported import reported
-from sharpness.claims.stats import MAX_SEEDS, paired_t_power, seeds_to_settle
+from sharpness.evidence.reported import reported
+from sharpness.evidence.stats import MAX_SEEDS, paired_t_power, seeds_to_settle
 from sharpness.planning import DEFAULT_POWER
 from sharpness.planning.sequential import CI_TEXT
 
