@@ -66,6 +66,7 @@ ALL_TARGETS = []
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/inputs.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/minorfirst.smk"
 include: "workflow/rules/gradcam.smk"
