@@ -248,7 +248,7 @@ def test_quick_profile_runs_only_the_plan(tmp_path, repo, bin_dir):
 
 @pytest.mark.slow
 def test_paper_plan_for_100_gpu_hours_is_a_valid_dry_run(tmp_path, repo, bin_dir):
-    """The issue's check: the printed plan, and `snakemake -n` accepts its config (no
+    """The check: the printed plan, and `snakemake -n` accepts its config (no
     data.imagenet needed: 100 GPU-hours buy no ImageNet run)."""
     from sharpness.data.folders import DOMAINS
 
