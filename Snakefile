@@ -48,8 +48,8 @@ check_command_line(dict(workflow.config_settings.config or {}))
 check_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
 
 # A second look with fresh seeds: the top-level `seed_offset` moves every seed the profile
-# names, once, before any rule reads the config (sharpness.config.seeds).
-from sharpness.config.seeds import offset_seeds
+# names, once, before any rule reads the config (sharpness.mappings).
+from sharpness.mappings import offset_seeds
 
 offset_seeds(config)
 
@@ -80,6 +80,7 @@ ALL_TARGETS = []
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/inputs.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/minorfirst.smk"
 include: "workflow/rules/gradcam.smk"

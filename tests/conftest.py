@@ -41,7 +41,7 @@ def bin_dir() -> Path:
 @pytest.fixture(scope="session")
 def imports_torch() -> Callable[[str], bool]:
     """``imports_torch(code)``: run ``code`` in a fresh interpreter and say whether it
-    imported torch (a figure job should not: about 1.6 s of start-up each, issue 17)."""
+    imported torch (a figure job should not: about 1.6 s of start-up each)."""
     import subprocess
 
     def run(code: str) -> bool:

@@ -142,7 +142,7 @@ class _Payload:  # any object beyond tensors and plain containers
 
 @pytest.mark.parametrize("resealed", [False, True])
 def test_a_checkpoint_holding_a_pickled_object_is_never_loaded(tmp_path, caplog, resealed):
-    """Not the file its record hashed: never unpickled, the run starts over (issue 25). Even
+    """Not the file its record hashed: never unpickled, the run starts over. Even
     with its hash recorded again, ``weights_only`` refuses it and the run starts over."""
     from sharpness.runs.seal import seal
     from sharpness.train.checkpoint import safe_load

@@ -1,4 +1,4 @@
-"""A damaged cached file is recomputed, never used and never a dead end (issue 25).
+"""A damaged cached file is recomputed, never used and never a dead end.
 
 Each kind (a checkpoint, a finished run's final.json and model.pt, a flow's flow.json, a
 sweep's sweep.json) is truncated as a full disk or a copy cut short would leave it; the next

@@ -47,10 +47,16 @@ def test_every_dependency_is_pinned():
 
 
 def test_every_rule_uses_the_environment_that_installs_the_package():
-    directives = []
+    """Each declared rule names the one environment (`conda: ENV`, set once in common.smk);
+    a rule declared with `use rule ... with:` inherits it from its base."""
+    rules = conda = 0
     for path in (REPO / "workflow/rules").glob("*.smk"):
-        directives += re.findall(r"conda:\s*\n\s*\"([^\"]+)\"", path.read_text())
-    assert len(directives) >= 22 and set(directives) == {"../../envs/environment.yaml"}
+        text = path.read_text()
+        rules += len(re.findall(r"^\s*rule(?: \w+)?:", text, re.M))
+        conda += len(re.findall(r"^\s*conda: ENV$", text, re.M))
+    assert rules >= 20 and conda == rules
+    env = re.search(r'^ENV = "([^"]+)"', (REPO / "workflow/rules/common.smk").read_text(), re.M)
+    assert env and env.group(1) == "../../envs/environment.yaml"
     deploy = ENVS / "environment.post-deploy.sh"
     assert deploy.stat().st_mode & 0o111
     assert "pip install --no-deps -e ." in deploy.read_text()

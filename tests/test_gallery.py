@@ -135,7 +135,7 @@ def test_committed_gallery_is_small_and_complete() -> None:
 
 def test_an_edited_caption_or_picture_never_reaches_the_gallery(tmp_path: Path) -> None:
     """The gallery reads a run's figures like every reader of result files: a caption or PNG
-    changed after the build stops it, naming the file (issue 33)."""
+    changed after the build stops it, naming the file."""
     from sharpness.runs.seal import UnverifiedResult
 
     figures, out = tmp_path / "figures", tmp_path / "gallery"

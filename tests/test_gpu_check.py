@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.workflow  # a prepared command run end to end (it prices the paper profile too)
 def test_gpu_check_tiny_mode_runs_on_the_cpu(tmp_path):
     env = {**os.environ, "OUT": str(tmp_path), "PYTHON": sys.executable}
     proc = subprocess.run(["bash", "benchmarks/gpu_check.sh", "--tiny"], cwd=REPO, env=env,

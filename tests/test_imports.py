@@ -108,3 +108,38 @@ def test_no_import_cycle_in_the_package():
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_every_module_imports(name):
     importlib.import_module(name)
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+#: the commands whose jobs draw figures and tables (each rule's `sharpness <paper> ...`)
+DRAWING_COMMANDS = [f"sharpness.commands.{name}"
+                    for name in ("minorfirst", "eos", "lesam", "gradcam", "bridges")]
+
+
+def test_no_figure_or_table_producer_reaches_the_claims_package():
+    """The claims job computes every predicate once: a module that draws a figure or a table
+    (it imports sharpness.plots), and every command a figure job runs, never imports
+    sharpness.claims, not even through another module or inside a function."""
+    graph = import_graph()
+    drawers = sorted({m for m, deps in graph.items()
+                      if m.startswith("sharpness.plots") or any(
+                          d.startswith("sharpness.plots") for d in deps)})
+    assert "sharpness.minorfirst.fig_margin" in drawers and "sharpness.lesam.tables" in drawers
+    found = {m: sorted(d for d in _reach(graph, m) if d.startswith("sharpness.claims"))
+             for m in [*drawers, *DRAWING_COMMANDS]}
+    assert not {m: d for m, d in found.items() if d}
+
+
+def test_the_claims_check_sees_a_planted_import():
+    graph = {"sharpness.lesam.tables": {"sharpness.runs.seal"},
+             "sharpness.runs.seal": {"sharpness.claims.ledger"}}
+    assert "sharpness.claims.ledger" in _reach(graph, "sharpness.lesam.tables")

@@ -18,8 +18,9 @@ from sharpness.readme.sources import SOURCES, source
 ROOT = Path(__file__).resolve().parents[1]
 LOCATED = [(doc.relative_to(ROOT).as_posix(), b.name, b.body)
            for doc in documents(ROOT) for b in blocks_in(doc.read_text())]
-#: blocks whose source plans the whole workflow (`snakemake -n`): the `workflow` tier
-PLANS_THE_WORKFLOW = {"counts"}
+#: blocks whose source plans the whole workflow (`snakemake -n`) or prices every job of the
+#: paper profile (`sharpness cost`, `sharpness plan`: tens of seconds each): the `workflow` tier
+PLANS_THE_WORKFLOW = {"counts", "cost", "plan"}
 
 
 def test_every_block_has_a_source_and_the_readme_has_the_main_ones() -> None:

@@ -1,4 +1,4 @@
-"""Result files cannot be edited quietly (issue 33): every reader checks a file against the
+"""Result files cannot be edited quietly: every reader checks a file against the
 hash its producer recorded and stops naming the file and the command that rebuilds it; a run
 record's id is recomputed from its content, so an edited setting or status is flagged; a
 figure's caption is an output with a hash too."""
@@ -45,7 +45,7 @@ def _ledger_row(figures: Path, claim: str) -> dict[str, str]:
 
 
 def test_an_edited_figure_csv_stops_the_claims_build_naming_it(l1_built, capsys):
-    """The issue's `mf-l1` case: the CSV of l1_maxmargin edited after the build (its final
+    """The `mf-l1` case: the CSV of l1_maxmargin edited after the build (its final
     1 - cos made large for one curve, which flipped the verdict) stops `claims build` with the
     file's name and the command that rebuilds it; the ledger is not rewritten."""
     _, figures = l1_built
@@ -73,7 +73,7 @@ def test_an_edited_figure_csv_stops_the_claims_build_naming_it(l1_built, capsys)
 
 
 def test_an_edited_run_setting_with_its_id_kept_is_flagged_and_not_drawn(l1_built, capsys):
-    """The issue's case: a run's `provenance.json` params edited, its id kept. `sharpness
+    """The case: a run's `provenance.json` params edited, its id kept. `sharpness
     audit` flags the run and the figure made from it, and redrawing the figure refuses the
     record instead of writing a caption that states the edited settings."""
     run, figures = l1_built

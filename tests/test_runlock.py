@@ -1,4 +1,4 @@
-"""One writer per run folder (issue 25): a second writer waits or stops naming the holder, a
+"""One writer per run folder: a second writer waits or stops naming the holder, a
 killed holder's lock is taken over, and two `sharpness train` into one folder never
 interleave their rows."""
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from sharpness.config.seeds import offset_seeds
+from sharpness.mappings import offset_seeds
 
 
 def test_offset_moves_every_seed_and_nothing_else() -> None:

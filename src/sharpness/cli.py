@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import sharpness
 import sharpness.commands
 from sharpness.errors import SharpnessError
+from sharpness.evidence.level import LEVELS, use_profile
 from sharpness.runs.provenance import discard_artifact_record
 from sharpness.runs.state import install_signal_handlers
 
@@ -28,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replication pipeline for three papers on sharpness (minorfirst, lesam, "
                     "eos). The workflow rules call these subcommands; so can you.")
     parser.add_argument("--version", action="version", version=sharpness.__version__)
+    parser.add_argument("--profile", dest="drawn_under", choices=sorted(LEVELS), default=None,
+                        help="the profile whose figures and tables this command draws: they "
+                             "state its evidence level (the workflow gives it to every job)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(sharpness.commands.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"sharpness.commands.{info.name}")
@@ -46,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     install_signal_handlers()  # SIGTERM: records say "interrupted" (sharpness.runs.state)
+    use_profile(args.drawn_under)  # the evidence level its figures state (sharpness.evidence)
     try:
         code = int(func(args) or 0)
     except SharpnessError as exc:

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from sharpness.claims.model import ItemData
-from sharpness.claims.stats import CONTRADICTED, SUPPORTED
+from sharpness.evidence.stats import CONTRADICTED, SUPPORTED
 
 Rows = list[dict[str, Any]]
 

@@ -10,7 +10,7 @@ import pytest
 
 from sharpness.claims.ledger import all_claims, counts, evaluate_claim
 from sharpness.claims.rules import rules_for
-from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from tests.claims import fixtures as fx
 
 CLAIMS = {c.id: c for c in all_claims()}
@@ -230,7 +230,7 @@ def test_checks_are_counted_apart_from_the_papers_claims() -> None:
 def test_sota_numbers_are_not_attributed_to_the_summary(cid: str) -> None:
     """97.63 / 85.91 / 79.31 / 58.65 / 63.67 are not in the paper 002 summary: they come from
     an aggregator's copy of the tables, and 79.31 has no backbone."""
-    from sharpness.claims.reported import entries
+    from sharpness.evidence.reported import entries
 
     for e in entries():
         if e.get("value") in (97.63, 85.91, 79.31, 58.65, 63.67):

@@ -125,7 +125,7 @@ def test_figures_readme_is_committed_and_defines_every_level() -> None:
     import subprocess
 
     from sharpness.claims.model import LEVELS
-    from sharpness.claims.stats import VERDICTS
+    from sharpness.evidence.stats import VERDICTS
 
     path = ROOT / "figures" / "README.md"
     text = path.read_text()

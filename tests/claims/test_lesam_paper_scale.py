@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sharpness.claims.ledger import all_claims, evaluate_claim
-from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from tests.claims.fixtures import acc_rows, cifar_groups, item, sota
 
 CLAIMS = {c.id: c for c in all_claims()}

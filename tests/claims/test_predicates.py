@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sharpness.claims.ledger import all_claims, evaluate_claim
-from sharpness.claims.stats import NOT_RUN
+from sharpness.evidence.stats import NOT_RUN
 from tests.claims.fixtures import CASES
 
 CLAIMS = {c.id: c for c in all_claims()}

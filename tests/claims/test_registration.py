@@ -19,8 +19,8 @@ from sharpness.claims.registration import (
     registration,
 )
 from sharpness.claims.rules import rules_for
-from sharpness.claims.stats import CONTRADICTED, SUPPORTED
 from sharpness.errors import SharpnessError
+from sharpness.evidence.stats import CONTRADICTED, SUPPORTED
 from tests.claims import fixtures as fx
 
 CONFIG = {"profile": "evidence", "lesam": {"groups": {"g": {"seeds": [0, 1, 2]}}},

@@ -14,7 +14,7 @@ from sharpness.claims.compare import compare_ledgers, compare_text
 from sharpness.claims.ledger import adjust_multiplicity, all_claims, evaluate_claim, to_csv
 from sharpness.claims.readme import read_ledger_csv
 from sharpness.claims.rules import rules_for
-from sharpness.claims.stats import (
+from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
@@ -118,7 +118,7 @@ def test_inconclusive_rows_say_what_would_settle_them() -> None:
 def test_every_unsettled_row_says_how() -> None:
     """A null observed effect falls back on the paper's; a row not run names the runs it needs;
     a deterministic row says that more runs cannot settle it."""
-    from sharpness.claims.stats import NOT_RUN
+    from sharpness.evidence.stats import NOT_RUN
 
     rules = rules_for("evidence")
     rows = [{"id": "ls-cifar10-sam", "verdict": INCONCLUSIVE, "estimate": 1e-15,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sharpness.claims.stats import (
+from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
@@ -73,7 +73,7 @@ def test_paired_differences_use_common_seeds() -> None:
 
 
 def test_observed_effect_feeds_seeds_to_settle() -> None:
-    from sharpness.claims.stats import observed_effect, seeds_to_settle
+    from sharpness.evidence.stats import observed_effect, seeds_to_settle
 
     mean, sd, n = observed_effect([1.0, 1.1, float("nan")])
     assert (mean, n) == (pytest.approx(1.05), 2) and sd == pytest.approx(0.0707, abs=1e-4)
@@ -86,7 +86,7 @@ def test_observed_effect_feeds_seeds_to_settle() -> None:
 def test_seeds_to_settle_matches_the_paired_t_test_table(effect: float, n: int) -> None:
     """Cohen's paired-t sample sizes (two-sided 5 %, 80 % power): d=1 → 10, 0.5 → 34,
     0.8 → 15; checked here against the achieved power at n and n − 1."""
-    from sharpness.claims.stats import seeds_to_settle
+    from sharpness.evidence.stats import seeds_to_settle
 
     got = seeds_to_settle(effect, 1.0)
     assert got == n
@@ -100,7 +100,7 @@ def test_seeds_to_settle_matches_the_paired_t_test_table(effect: float, n: int) 
 
 
 def test_seeds_to_settle_edges() -> None:
-    from sharpness.claims.stats import seeds_to_settle
+    from sharpness.evidence.stats import seeds_to_settle
 
     assert seeds_to_settle(1.0, 0.0) == 3 and seeds_to_settle(1.0, 0.0, minimum=5) == 5
     assert seeds_to_settle(0.0, 1.0) is None and seeds_to_settle(1e-3, 1.0) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from sharpness.claims.ledger import all_claims, evaluate_claim
-from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from tests.claims import fixtures as fx
 
 CLAIMS = {c.id: c for c in all_claims()}

@@ -1,4 +1,4 @@
-"""Data caches are checked, never trusted (issue 33): every fetched file is pinned by SHA-256,
+"""Data caches are checked, never trusted: every fetched file is pinned by SHA-256,
 the ``.sharpness-verified.json`` stamp is a record that verification never reads, and
 preparing a data set never deletes a file tracked by git."""
 
@@ -53,7 +53,7 @@ def _fake_cifar(root: Path) -> Path:
 
 
 def test_a_fake_cifar_copy_with_a_hand_written_stamp_is_not_called_verified(tmp_path, capsys):
-    """The issue's case: fake CIFAR-10 files with a hand-written `.sharpness-verified.json`
+    """The case: fake CIFAR-10 files with a hand-written `.sharpness-verified.json`
     are not a verified copy, whatever the stamp says; `data prepare` says so and writes no
     record of a verified copy."""
     folder = _fake_cifar(tmp_path / "data")
@@ -139,7 +139,7 @@ def _git(repo: Path, *args: str) -> None:
 
 
 def test_preparing_a_damaged_embedded_file_never_deletes_it(tmp_path, capsys):
-    """The issue's case: `sharpness data prepare mnist_embedded` on a damaged committed file
+    """The case: `sharpness data prepare mnist_embedded` on a damaged committed file
     (tracked by git) stops with an error that says how to restore it, and the file is still
     there, untouched."""
     repo = tmp_path / "checkout"

@@ -163,7 +163,7 @@ def test_verified_copy_is_used_without_mirror(tmp_path, toy_spec):
 def test_unpacked_files_are_reused_only_while_their_content_is_the_verified_one(
         tmp_path, monkeypatch):
     """An archive with only an archive checksum (like CIFAR's): every file it unpacked is
-    keyed by its SHA-256 in the stamp, so an edited member is not reused (issue 14)."""
+    keyed by its SHA-256 in the stamp, so an edited member is not reused."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         for name, data in (("toy/meta.txt", b"meta"), ("toy/batch.bin", PAYLOAD)):

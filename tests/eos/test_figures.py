@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from sharpness.claims.stats import separated_minimum, wilson_interval
 from sharpness.eos.figures import (
     fig_ablations,
     fig_measures,
@@ -21,6 +20,7 @@ from sharpness.eos.figures import (
 )
 from sharpness.eos.figures.ablations import omitted_factors, varied_keys
 from sharpness.eos.figures.trajectories import MONOTONE_TOL, drop_after_eos
+from sharpness.evidence.stats import separated_minimum, wilson_interval
 from sharpness.runs.seal import seal
 from tests.eos.test_sweep import TINY
 

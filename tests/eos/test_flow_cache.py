@@ -1,4 +1,4 @@
-"""A setting's gradient flow is reused only for the same settings and code (issue 14).
+"""A setting's gradient flow is reused only for the same settings and code.
 
 Before the cache key, `run_flow` returned any `flow.json` already in the folder: a setting
 with another model in the same output folder got the first setting's eta_c.

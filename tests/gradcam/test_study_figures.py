@@ -162,7 +162,7 @@ def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
     # each model's training record rides along for the claims ledger's sanity check
     import csv
 
-    from sharpness.claims.records import parse_train_records
+    from sharpness.evidence.records import parse_train_records
 
     with (tmp_path / "gradcam_table.csv").open() as handle:
         table = list(csv.DictReader(handle))
@@ -171,7 +171,7 @@ def test_tiny_study_on_the_stand_in_end_to_end(tmp_path: Path) -> None:
 
 
 def test_one_seed_caption_claims_no_interval(tmp_path: Path) -> None:
-    """With one seed the captions say so and print no t-interval (issue 19)."""
+    """With one seed the captions say so and print no t-interval."""
     from sharpness.gradcam.figures import load_maps
 
     folder = _fake_maps(tmp_path / "a", 0.1)
@@ -192,7 +192,7 @@ def test_one_seed_caption_claims_no_interval(tmp_path: Path) -> None:
 
 
 def test_figure_job_does_not_import_torch(tmp_path: Path, imports_torch) -> None:
-    """``sharpness gradcam figure`` reads numpy arrays only: no torch import (issue 17)."""
+    """``sharpness gradcam figure`` reads numpy arrays only: no torch import."""
     folder = _fake_maps(tmp_path / "a", 0.1)
     assert not imports_torch(
         "from sharpness.cli import main\n"

@@ -102,7 +102,7 @@ def test_table_cifar_mean_std_and_paper_only_row(root):
     lesam = next(r for r in rows if r["optimizer"] == "LE-SAM")
     assert lesam["seeds"] == "2" and float(lesam["mean"]) > 20
     # each run's training record rides along for the claims ledger's sanity check
-    from sharpness.claims.records import parse_train_records
+    from sharpness.evidence.records import parse_train_records
 
     records = parse_train_records(lesam["per_seed_train"])
     assert records is not None and len(records) == 2
@@ -170,7 +170,7 @@ def test_figures_build_with_csv(root, item):
 
 
 def test_captions_read_sizes_and_seeds_from_the_runs(root):
-    """Issue 19: the caption's sizes, epochs and seed counts come from the runs' records."""
+    """The caption's sizes, epochs and seed counts come from the runs' records."""
     _build(root, "table_cifar", "md")
     caption = (root / "figures" / "table_cifar.caption.txt").read_text()
     assert ("Read from the 6 runs' records: seeds 0, 1; 256 train / 120 test images; 2 epochs; "
@@ -200,7 +200,7 @@ def test_runs_sentence_spans_and_one_run():
 
 @pytest.mark.parametrize("item", ["fig_dynamics", "table_cifar"])
 def test_build_jobs_do_not_import_torch(root, item, imports_torch):
-    """A lesam figure or table job reads JSON records only: no torch import (issue 17)."""
+    """A lesam figure or table job reads JSON records only: no torch import."""
     out = root / "nt" / f"{item}.{'pdf' if item.startswith('fig') else 'md'}"
     assert not imports_torch(
         "from sharpness.cli import main\n"

@@ -1,4 +1,4 @@
-"""GLMC and signal runs report status as the training engine does, and resume (issue 14).
+"""GLMC and signal runs report status as the training engine does, and resume.
 
 Before: both always wrote status ``ok`` (a NaN loss trained on silently) and restarted from
 scratch after a kill; their device fell back to the CPU without saying so.
@@ -52,7 +52,7 @@ class Killed(RuntimeError):
 
 
 def test_glmc_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch):
-    """GLMC runs on the engine's loop (issue 18): killed in epoch 2, it resumes from epoch 1's
+    """GLMC runs on the engine's loop: killed in epoch 2, it resumes from epoch 1's
     checkpoint (with its NumPy generator for MixUp/CutMix) and ends as an unkilled run."""
     ref = run_glmc(GLMC, tmp_path / "ref")
     steps_per_epoch = ref["steps"] // 2
@@ -106,7 +106,7 @@ def test_means_carry_the_seed_count_and_what_was_left_out():
 
 
 def test_signal_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch):
-    """The signal study runs on the engine's loop (issue 18): a kill in epoch 2 resumes from
+    """The signal study runs on the engine's loop: a kill in epoch 2 resumes from
     epoch 1's checkpoint and ends with the rows of an uninterrupted run."""
     from sharpness.lesam import signal as signal_module
 

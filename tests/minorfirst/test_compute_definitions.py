@@ -104,7 +104,7 @@ def test_l2_sequential_minor_first_under_l2_sam_major_throughout_under_gd():
     assert np.all(np.diff(dom) >= 0) and len(set(dom.tolist())) >= 3
     gd = a["c0_gd_share"]
     assert np.all(gd[1:].argmax(1) == 4) and runs["gd"]["sequence"] == [4]
-    # the isolating run (issue 24): the same init and rho with the unnormalised perturbation
+    # the isolating run: the same init and rho with the unnormalised perturbation
     # eps = rho grad L amplifies the major coordinate first, as GD does: the normalisation
     # is what makes l2-SAM minor-first
     assert runs["unnormalised"]["sequence"][0] == 4 and seq[0] < 4

@@ -142,7 +142,7 @@ def test_linf_init_sensitive_decides_on_the_computed_rows(drawn):
     """With the figure's GD rows the claim's GD half is tested: no longer inconclusive."""
     from sharpness.claims.ledger import all_claims, evaluate_claim
     from sharpness.claims.model import ItemData
-    from sharpness.claims.stats import INCONCLUSIVE
+    from sharpness.evidence.stats import INCONCLUSIVE
 
     df, _ = drawn["linf_depth"]
     claim = next(c for c in all_claims() if c.id == "mf-linf-init")

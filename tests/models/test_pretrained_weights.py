@@ -1,4 +1,4 @@
-"""Pretrained weights from the torch hub cache are never unpickled unchecked (issue 33): a file
+"""Pretrained weights from the torch hub cache are never unpickled unchecked: a file
 whose whole SHA-256 is not the pinned one is refused before it is read, and even a pinned
 file is read with ``weights_only=True``."""
 
@@ -38,7 +38,7 @@ def _plant(folder: Path, name: str, marker: Path) -> Path:
 ])
 def test_a_pickle_in_the_hub_cache_is_refused_and_nothing_runs(tmp_path, monkeypatch, model,
                                                                 file_name, size):
-    """The issue's case: a pickle placed in TORCH_HOME/hub/checkpoints/ under ResNet-50's (or
+    """The case: a pickle placed in TORCH_HOME/hub/checkpoints/ under ResNet-50's (or
     ViT-B/16's) ImageNet file name. Building the pretrained model refuses it with what to do;
     the code in it never runs and the file is left where it is."""
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "torch"))

@@ -1,4 +1,4 @@
-"""The claims rule lists every file the ledger reads (issue 33): each item's CSV is an input
+"""The claims rule lists every file the ledger reads: each item's CSV is an input
 beside its PDF or table, so a rebuilt CSV reruns the ledger."""
 
 from __future__ import annotations

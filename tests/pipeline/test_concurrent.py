@@ -1,4 +1,4 @@
-"""Concurrent `snakemake` invocations on one folder lose nothing (issue 25).
+"""Concurrent `snakemake` invocations on one folder lose nothing.
 
 Reproduced on b81c16d: invocation A runs a job (an eos setting); B, on another target,
 finishes, and Snakemake 9.27 removes the whole `.snakemake/locks/` folder, A's lock included;

@@ -109,6 +109,23 @@ def commands(dry_run):
     return [shlex.split(line) for line in lines]
 
 
+def _action(words: list[str]) -> list[str]:
+    """The subcommand of a `sharpness` command line, past the global `--profile P`."""
+    rest = words[3:] if words[1:2] == ["--profile"] else words[1:]
+    return rest[:2]
+
+
+@pytest.mark.workflow  # reads a dry run of the whole quick profile
+def test_every_drawing_job_is_given_its_profile(commands):
+    """Each figure and table job states its profile's evidence level: the rule gives it the
+    profile as the command's first option (`sharpness --profile quick ...`)."""
+    drawing = [w for w in commands if _action(w) in (
+        ["minorfirst", "plot"], ["eos", "figure"], ["lesam", "build"], ["gradcam", "figure"])
+        or (_action(w)[:1] == ["bridges"] and "plot" in w)]
+    assert len(drawing) >= 20
+    assert all(w[1:3] == ["--profile", "quick"] for w in drawing), drawing
+
+
 @pytest.mark.workflow  # reads a dry run of the whole quick profile
 def test_every_job_says_what_it_makes(dry_run, commands):
     """Each job that runs a command prints its rule's message (`paper: what (output)`) instead
@@ -156,9 +173,9 @@ def test_data_folders_stay_one_argument(commands):
 @pytest.mark.workflow  # reads a dry run of the whole quick profile
 def test_list_params_quote_each_item(commands):
     """A list param (gradcam's KEY=DIR maps, eos figure inputs) becomes one word per item."""
-    figure = next(w for w in commands if w[1:3] == ["gradcam", "figure"])
+    figure = next(w for w in commands if _action(w) == ["gradcam", "figure"])
     maps = figure[figure.index("--maps") + 1:figure.index("--out")]
     assert [m.split("=")[0] for m in maps] == ["mnist", "svhn", "cifar10"]
-    phase = next(w for w in commands if w[1:3] == ["eos", "figure"] and "fig_phase" in w)
+    phase = next(w for w in commands if _action(w) == ["eos", "figure"] and "fig_phase" in w)
     inputs = phase[phase.index("--inputs") + 1:phase.index("--out")]
     assert len(inputs) > 1 and all(i.endswith("/sweep.json") for i in inputs)

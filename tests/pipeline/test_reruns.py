@@ -1,4 +1,4 @@
-"""Snakemake sees the code and the settings, and nothing else (issue 14).
+"""Snakemake sees the code and the settings, and nothing else.
 
 A tiny eos setting and the slice figure are built in a copy of the workflow whose `sharpness`
 sources are a copy too (PYTHONPATH), so the test can edit a source file and ask

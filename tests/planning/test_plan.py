@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from sharpness.claims.ledger import all_claims
-from sharpness.claims.stats import INCONCLUSIVE, SUPPORTED
 from sharpness.errors import SharpnessError
+from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED
 from sharpness.planning import claims_plan as cp
 from sharpness.planning import output as plan_output
 from sharpness.planning.ledger import annotate, load_plan
@@ -186,8 +186,8 @@ def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, cap
     the row inconclusive even where the plain 95 % interval would decide."""
     import numpy as np
 
-    from sharpness.claims.stats import decide, t_interval
     from sharpness.cli import main
+    from sharpness.evidence.stats import decide, t_interval
     from sharpness.planning import driver
 
     diffs = np.random.default_rng(4).standard_normal(5)
@@ -244,7 +244,7 @@ def test_quick_profile_runs_only_the_plan(tmp_path, repo, bin_dir):
 
 @pytest.mark.slow
 def test_paper_plan_for_100_gpu_hours_is_a_valid_dry_run(tmp_path, repo, bin_dir):
-    """The issue's check: the printed plan, and `snakemake -n` accepts its config (no
+    """The check: the printed plan, and `snakemake -n` accepts its config (no
     data.imagenet needed: 100 GPU-hours buy no ImageNet run)."""
     from sharpness.data.folders import DOMAINS
 

@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy import stats
 
-from sharpness.claims.stats import paired_t_power
+from sharpness.evidence.stats import paired_t_power
 from sharpness.planning import spread as spread_mod
 from sharpness.planning.power import claim_power, design
 

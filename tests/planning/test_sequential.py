@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from sharpness.claims.stats import INCONCLUSIVE, SUPPORTED, decide, t_interval
+from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED, decide, t_interval
 from sharpness.planning.driver import final_verdict, run_sequential, seed_overlay, seeds_for
 from sharpness.planning.sequential import Design, t_from_row, type1_rate
 

@@ -1,4 +1,4 @@
-"""Plausible bounds and clear messages (issue 33, item 5).
+"""Plausible bounds and clear messages.
 
 A value that would run for years is refused while the workflow plans (the schema's upper
 bounds); a nested ``--config`` value, which Snakemake reads as text, is refused with the
@@ -48,7 +48,7 @@ def _set(config: dict, dotted: str, value) -> dict:
 # --- upper bounds -------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("key", "value", "message"), [
-    # the issue's row: accepted, and would have trained for ever
+    # a case that was accepted, and would have trained for ever
     ("gradcam.train.epochs", YEARS,
      f"config key gradcam.train.epochs: {YEARS} is greater than the maximum of 10000"),
     ("lesam.base.epochs", 10001, "config key lesam.base.epochs: 10001 is greater than"),
@@ -165,7 +165,7 @@ def workdir(tmp_path_factory, repo):
 
 @pytest.mark.workflow
 def test_snakemake_with_a_nested_config_value_names_the_key_and_the_overlay(workdir, bin_dir):
-    """The issue's row: `--config gradcam={train: {epochs: 3}}` used to stop with "'3' is
+    """A case: `--config gradcam={train: {epochs: 3}}` used to stop with "'3' is
     not of type 'integer'", blaming the value."""
     proc = snakemake(bin_dir, workdir, "-n", "--config", "gradcam={train: {epochs: 3}}",
                      check=False)
@@ -278,7 +278,7 @@ def _mark_incomplete(workdir: Path, output: str) -> None:
 @pytest.mark.workflow
 def test_a_refusal_for_a_running_job_names_the_folder_and_the_process(tmp_path, repo, bin_dir,
                                                                       holder):
-    """The issue's last row: a second invocation while a job runs stops with Snakemake's
+    """A case: a second invocation while a job runs stops with Snakemake's
     IncompleteFilesException, whose text says to rerun with --rerun-incomplete (which would
     delete the running job's outputs). Its message now ends with the run folder, the live
     process and to wait; once that process has ended, that --rerun-incomplete is safe."""

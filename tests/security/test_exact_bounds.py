@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from sharpness.config.check import check_config, load_schema
-from sharpness.config.seeds import offset_seeds
+from sharpness.mappings import offset_seeds
 from sharpness.errors import ConfigError
 from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake

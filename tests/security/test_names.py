@@ -1,10 +1,10 @@
-"""Names are data, never code or paths (issue 33, item 1).
+"""Names are data, never code or paths.
 
 Every name a config chooses (a Grad-CAM data-set key, an eos setting or ablation factor, a
 lesam group or optimizer label, the names that refer to them) becomes a path component, a job
 wildcard or a command word. Each must match the schema's one ``$defs/name`` pattern, checked
 while the workflow plans, with the key named; nothing runs and nothing is written first. The
-rows of the issue's table reproduced here each ran or planned on the code before this check:
+cases reproduced here each ran or planned on the code before this check:
 the Grad-CAM key was run by the shell, ``../../../../x`` planned ``--out`` outside
 ``results/``, and a ``/`` in a group name crashed planning with a ``KeyError``.
 """
@@ -122,7 +122,7 @@ def _plan(workdir, bin_dir, overrides: dict, *args: str):
 
 @pytest.mark.workflow
 def test_a_gradcam_key_holding_shell_words_is_refused_and_nothing_runs(workdir, bin_dir):
-    """The issue's first row, as a real invocation (not a dry run): the key `& touch FILE &`
+    """The first case, as a real invocation (not a dry run): the key `& touch FILE &`
     used to reach the shell unquoted in the Grad-CAM train and maps rules, which ran
     `touch FILE`. Now planning stops, naming the key; no job starts, nothing is written."""
     target = f"results/minorfirst/gradcam/runs/{SHELL}/sgd"

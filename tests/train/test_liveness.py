@@ -1,4 +1,4 @@
-"""A run that stops making progress is not `running` (issue 33): a run's heartbeat comes from
+"""A run that stops making progress is not `running`: a run's heartbeat comes from
 its own loop's progress, never from a thread that beats while the loop hangs; a record with no
 heartbeat or an impossible one (from the future) is `unknown`, and `sharpness audit` says so."""
 
@@ -89,7 +89,7 @@ def test_audit_says_unknown_and_why(tmp_path, ahead_s, why):
 
 @pytest.mark.workflow  # hangs, then kills, a training process
 def test_a_training_process_whose_loop_hangs_is_stalled_not_running(tmp_path):
-    """The issue's case: a training process whose main thread hangs (here: in a metrics hook,
+    """The case: a training process whose main thread hangs (here: in a metrics hook,
     at its first logged row). Its record's heartbeat stops moving, so it reads `stalled` (its
     owner still lives) and `audit` says so; killed, it reads `interrupted`."""
     from tests.train.test_run_states import SLOW, _start, _wait_for

@@ -99,7 +99,7 @@ def _agree(run_dir: Path) -> dict:
 
 # every run kind blows up the same way --------------------------------------------------------
 def test_blow_up_train_at_lr_30_is_diverged(tmp_path):
-    """The issue's `sharpness train` at lr 30 (it ended ok at train loss 16 from 2.3)."""
+    """A `sharpness train` at lr 30 (it ended ok at train loss 16 from 2.3)."""
     from sharpness.cli import main
 
     assert main(["train", "--config", json.dumps({**MINI, "lr": 30.0}), "--out",
@@ -134,7 +134,7 @@ def test_blow_up_fullbatch_eos_run_row_matches_its_records(tmp_path):
 
 
 def test_blow_up_glmc_at_lr_1e4_is_diverged(tmp_path):
-    """The issue's GLMC at lr 1e4 (it ended ok at loss 1.5e18)."""
+    """A GLMC at lr 1e4 (it ended ok at loss 1.5e18)."""
     from sharpness.lesam.glmc import run_glmc
 
     final = run_glmc({**MINI, "lr": 1e4, "glmc": {"imbalance_factor": 4, "proj_dim": 8}},

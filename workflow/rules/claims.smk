@@ -40,16 +40,10 @@ rule claims:
         json="figures/claims.json",
     message:
         "claims: the claims ledger from every figure and table ({output.md})"
-    log:
-        "logs/claims.log",
-    benchmark:
-        "benchmarks/results/claims.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/environment.yaml"
+    log: "logs/claims.log"
+    benchmark: "benchmarks/results/claims.tsv"
+    resources: **DRAWING
+    conda: ENV
     params:
         code=code("claims", "sharpness.claims.ledger"),
         profile=config.get("profile", "quick"),

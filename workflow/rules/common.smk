@@ -1,8 +1,10 @@
 # Helpers shared by all rule files (settings as JSON for the `sharpness` CLI, data options,
-# code fingerprints).
+# code fingerprints) and what the rules share, named once: the environment a job runs in, a
+# drawing job's resources, a figure's and a table's outputs.
 import functools
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -19,6 +21,21 @@ from sharpness.runs.cache import code_fingerprint
 if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _bin = shlex.quote(os.path.dirname(sys.executable)).replace("{", "{{").replace("}", "}}")
     shell.prefix(f'export PATH={_bin}:"$PATH"; ')
+
+
+#: every job's conda environment (the pinned stack with this package; used with --use-conda)
+ENV = "../../envs/environment.yaml"
+#: the profile every figure and table job draws under: each states its evidence level
+#: (`sharpness --profile P ...`, sharpness.evidence.level)
+PROFILE = config.get("profile", "quick")
+#: the resources of a job that draws one figure or table from finished numbers
+DRAWING = {"mem_mb": 1000, "runtime": 10}
+
+
+def one_of(names):
+    """A wildcard constraint that matches exactly these names ("NONE" when there are none,
+    so an empty list matches nothing)."""
+    return "|".join(map(re.escape, names)) or "NONE"
 
 
 def as_json(obj):
@@ -85,6 +102,20 @@ def paper_report(path, paper, item):
         category=paper,
         labels=provenance_labels(path),
     )
+
+
+def drawn(paper, item):
+    """A figure's outputs: the PDF (marked for the report), its PNG and its CSV."""
+    stem = f"figures/{paper}/{item}"
+    return {"pdf": paper_report(f"{stem}.pdf", paper, item), "png": f"{stem}.png",
+            "csv": f"{stem}.csv"}
+
+
+def tabled(paper, item):
+    """A table's outputs: the Markdown (marked for the report), its LaTeX and its CSV."""
+    stem = f"figures/{paper}/{item}"
+    return {"md": paper_report(f"{stem}.md", paper, item), "tex": f"{stem}.tex",
+            "csv": f"{stem}.csv"}
 
 
 def caption_text(paper, wildcard):

@@ -8,16 +8,10 @@ rule data_prepare:
         "results/data/{dataset}.json",
     message:
         "data: verify or fetch data set {wildcards.dataset} ({output})"
-    log:
-        "logs/data/{dataset}.log",
-    benchmark:
-        "benchmarks/results/data/{dataset}.tsv"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime=60,
-    conda:
-        "../../envs/environment.yaml"
+    log: "logs/data/{dataset}.log"
+    benchmark: "benchmarks/results/data/{dataset}.tsv"
+    resources: mem_mb=2000, runtime=60
+    conda: ENV
     params:
         code=code("data"),
         data_args=DATA_ARGS,

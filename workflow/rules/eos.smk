@@ -9,7 +9,6 @@
 # a GPU (gpu=1) unless the setting is pinned to the CPU (the quick profile).
 
 import os
-import re
 
 from sharpness.eos.config import (
     dropped_settings,
@@ -30,22 +29,22 @@ if EOS:
     # settings one job each (eos_setting)
     EOS_TOGETHER = one_job_ablations(EOS)
     EOS_ALONE = [name for name in EOS_SETTINGS if name not in EOS_TOGETHER]
+    EOS_FIGURES = ["fig_diagonal", "fig_phase", "fig_test_vs_lr", "fig_trajectories",
+                   "fig_measures", "fig_ablations"]
+
+    # {setting} is only eos_setting's: the settings that run one job each
+    wildcard_constraints:
+        setting=one_of(EOS_ALONE),
 
     rule eos_toy:
         output:
             f"{EOS_RES}/toy/toy.json",
         message:
             "eos: diagonal toy, closed forms, flow and GD over the learning rates ({output})"
-        log:
-            "logs/eos/toy.log",
-        benchmark:
-            "benchmarks/results/eos/toy.tsv"
-        threads: 1
-        resources:
-            mem_mb=500,
-            runtime=10,
-        conda:
-            "../../envs/environment.yaml"
+        log: "logs/eos/toy.log"
+        benchmark: "benchmarks/results/eos/toy.tsv"
+        resources: mem_mb=500, runtime=10
+        conda: ENV
         params:
             code=code("eos", "sharpness.eos.toy"),
             settings=as_json(section("eos", "toy")),
@@ -55,7 +54,7 @@ if EOS:
 
     rule eos_setting:
         input:
-            lambda w: setting_data_inputs(EOS_SETTINGS[w.setting]),
+            eos_setting_data,
         output:
             # the run folders are outputs: --forcerun/-R deletes them, so a rerun starts over
             sweep=f"{EOS_RES}/settings/{{setting}}/sweep.json",
@@ -63,22 +62,13 @@ if EOS:
             runs=directory(f"{EOS_RES}/settings/{{setting}}/runs"),
         message:
             "eos: gradient flow and learning-rate sweep of setting {wildcards.setting} ({output.sweep})"
-        log:
-            "logs/eos/setting_{setting}.log",
-        benchmark:
-            "benchmarks/results/eos/setting_{setting}.tsv"
-        wildcard_constraints:
-            setting="|".join(map(re.escape, EOS_ALONE)) or "NONE",
-        threads: 1
-        resources:
-            mem_mb=4000,
-            runtime=240,
-            gpu=lambda w: setting_gpu(EOS_SETTINGS[w.setting]),
-        conda:
-            "../../envs/environment.yaml"
+        log: "logs/eos/setting_{setting}.log"
+        benchmark: "benchmarks/results/eos/setting_{setting}.tsv"
+        resources: mem_mb=4000, runtime=240, gpu=eos_setting_gpu
+        conda: ENV
         params:
             code=code("eos", "sharpness.eos.sweep"),
-            settings=lambda w: as_json(EOS_SETTINGS[w.setting]),
+            settings=eos_setting_json,
             outdir=subpath(output.sweep, parent=True),
             root=config["data"]["root"],
         shell:
@@ -97,17 +87,13 @@ if EOS:
             message:
                 f"eos: gradient flow and learning-rate sweep of the {len(EOS_TOGETHER)} ablation "
                 f"variants, one after the other ({EOS_RES}/settings/abl_*/sweep.json)"
-            log:
-                "logs/eos/setting_ablations.log",
-            benchmark:
-                "benchmarks/results/eos/setting_ablations.tsv"
-            threads: 1
+            log: "logs/eos/setting_ablations.log"
+            benchmark: "benchmarks/results/eos/setting_ablations.tsv"
             resources:
                 mem_mb=4000,
                 runtime=240,
                 gpu=max(setting_gpu(EOS_SETTINGS[name]) for name in EOS_TOGETHER),
-            conda:
-                "../../envs/environment.yaml"
+            conda: ENV
             params:
                 code=code("eos", "sharpness.eos.sweep"),
                 settings=as_json({name: EOS_SETTINGS[name] for name in EOS_TOGETHER}),
@@ -117,57 +103,26 @@ if EOS:
                 "sharpness eos run-many --params {params.settings:q} --out {params.outdir:q}"
                 " --data-root {params.root:q} --threads {threads:q} > {log:q} 2>&1"
 
-    rule eos_figure_diagonal:
-        input:
-            rules.eos_toy.output,
-        output:
-            pdf=paper_report("figures/eos/fig_diagonal.pdf", "eos", "fig_diagonal"),
-            png="figures/eos/fig_diagonal.png",
-            csv="figures/eos/fig_diagonal.csv",
-        message:
-            "eos: draw figure fig_diagonal ({output.pdf})"
-        log:
-            "logs/eos/fig_diagonal.log",
-        benchmark:
-            "benchmarks/results/eos/fig_diagonal.tsv"
-        threads: 1
-        resources:
-            mem_mb=1000,
-            runtime=10,
-        conda:
-            "../../envs/environment.yaml"
-        params:
-            code=code("eos", "sharpness.eos.figures"),
-        shell:
-            "sharpness eos figure --id fig_diagonal --inputs {input:q} --out {output.pdf:q} > {log:q} 2>&1"
-
     rule eos_figure:
         input:
-            lambda w: figure_sweeps(EOS, w.fig, EOS_RES),
+            eos_figure_inputs,
         output:
-            pdf=paper_report("figures/eos/{fig}.pdf", "eos", "{fig}"),
-            png="figures/eos/{fig}.png",
-            csv="figures/eos/{fig}.csv",
+            **drawn("eos", "{fig}"),
         message:
             "eos: draw figure {wildcards.fig} ({output.pdf})"
-        log:
-            "logs/eos/{fig}.log",
-        benchmark:
-            "benchmarks/results/eos/{fig}.tsv"
+        log: "logs/eos/{fig}.log"
+        benchmark: "benchmarks/results/eos/{fig}.tsv"
         wildcard_constraints:
-            fig="fig_phase|fig_test_vs_lr|fig_trajectories|fig_measures|fig_ablations",
-        threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=10,
-        conda:
-            "../../envs/environment.yaml"
+            fig=one_of(EOS_FIGURES),
+        resources: mem_mb=2000, runtime=10
+        conda: ENV
         params:
             code=code("eos", "sharpness.eos.figures"),
             caption=caption_text("eos", "fig"),
-            dropped=as_json(dropped_settings(EOS)),
+            profile=PROFILE,
+            dropped=eos_dropped,
         shell:
-            "sharpness eos figure --id {wildcards.fig:q} --inputs {input:q} --out {output.pdf:q}"
-            " --dropped {params.dropped:q} > {log:q} 2>&1"
+            "sharpness --profile {params.profile:q} eos figure --id {wildcards.fig:q}"
+            " --inputs {input:q} --out {output.pdf:q} --dropped {params.dropped:q} > {log:q} 2>&1"
 
     ALL_TARGETS.extend(figure_targets(EOS))

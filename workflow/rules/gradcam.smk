@@ -8,7 +8,6 @@
 # the quick profile), so the quick profile's jobs are not serialised on the global gpu=1.
 
 import os
-import re
 
 from sharpness.data.registry import preparation_inputs
 
@@ -28,7 +27,7 @@ if GRADCAM:
 
     rule gradcam_train:
         input:
-            lambda w: GRADCAM_DATA[w.dataset],
+            gradcam_data,
         output:
             # every optimizer's group folder (runs.json and one folder a run) is an output, so
             # --forcerun/-R starts its runs over
@@ -36,19 +35,15 @@ if GRADCAM:
         message:
             "minorfirst gradcam: train the models of every optimizer on {wildcards.dataset}"
             " (results/minorfirst/gradcam/runs/{wildcards.dataset}/*)"
-        log:
-            "logs/minorfirst/gradcam/train_{dataset}.log",
-        benchmark:
-            "benchmarks/results/minorfirst/gradcam/train_{dataset}.tsv"
+        log: "logs/minorfirst/gradcam/train_{dataset}.log"
+        benchmark: "benchmarks/results/minorfirst/gradcam/train_{dataset}.tsv"
         wildcard_constraints:
-            dataset="|".join(map(re.escape, GRADCAM_DATASETS)),
-        threads: 1
+            dataset=one_of(GRADCAM_DATASETS),
         resources:
             mem_mb=3000,
             runtime=240 * len(GRADCAM_OPTIMIZERS),
             gpu=GRADCAM_GPU,
-        conda:
-            "../../envs/environment.yaml"
+        conda: ENV
         params:
             code=code("gradcam", "sharpness.gradcam.study"),
             settings=as_json(GRADCAM),
@@ -67,18 +62,12 @@ if GRADCAM:
             maps=f"{GRADCAM_ROOT}/maps/{{dataset}}/maps.npz",
         message:
             "minorfirst gradcam: Grad-CAM maps of every {wildcards.dataset} model ({output.maps})"
-        log:
-            "logs/minorfirst/gradcam/maps_{dataset}.log",
-        benchmark:
-            "benchmarks/results/minorfirst/gradcam/maps_{dataset}.tsv"
+        log: "logs/minorfirst/gradcam/maps_{dataset}.log"
+        benchmark: "benchmarks/results/minorfirst/gradcam/maps_{dataset}.tsv"
         wildcard_constraints:
-            dataset="|".join(map(re.escape, GRADCAM_DATASETS)),
-        threads: 1
-        resources:
-            mem_mb=3000,
-            runtime=30,
-        conda:
-            "../../envs/environment.yaml"
+            dataset=one_of(GRADCAM_DATASETS),
+        resources: mem_mb=3000, runtime=30
+        conda: ENV
         params:
             code=code("gradcam", "sharpness.gradcam.study"),
             settings=as_json(GRADCAM),
@@ -94,34 +83,24 @@ if GRADCAM:
         input:
             maps=expand(f"{GRADCAM_ROOT}/maps/{{dataset}}/maps.npz", dataset=GRADCAM_DATASETS),
         output:
-            pdf=paper_report("figures/minorfirst/gradcam.pdf", "minorfirst", "gradcam"),
-            png="figures/minorfirst/gradcam.png",
-            csv="figures/minorfirst/gradcam.csv",
+            **drawn("minorfirst", "gradcam"),
             table=paper_report(
                 "figures/minorfirst/gradcam_table.md", "minorfirst", "gradcam_table"
             ),
             table_csv="figures/minorfirst/gradcam_table.csv",
         message:
             "minorfirst gradcam: draw the Grad-CAM grid and table ({output.pdf}, {output.table})"
-        log:
-            "logs/minorfirst/gradcam/figure.log",
-        benchmark:
-            "benchmarks/results/minorfirst/gradcam/figure.tsv"
-        threads: 1
-        resources:
-            mem_mb=2000,
-            runtime=10,
-        conda:
-            "../../envs/environment.yaml"
+        log: "logs/minorfirst/gradcam/figure.log"
+        benchmark: "benchmarks/results/minorfirst/gradcam/figure.tsv"
+        resources: mem_mb=2000, runtime=10
+        conda: ENV
         params:
             code=code("gradcam", "sharpness.gradcam.figures"),
             settings=as_json(GRADCAM),
-            maps=lambda w, input: [
-                f"{key}={os.path.dirname(path)}"
-                for key, path in zip(GRADCAM_DATASETS, input.maps)
-            ],
+            profile=PROFILE,
+            maps=gradcam_maps_args,
         shell:
-            "sharpness gradcam figure --params {params.settings:q} --maps {params.maps:q}"
+            "sharpness --profile {params.profile:q} gradcam figure --params {params.settings:q} --maps {params.maps:q}"
             " --out {output.pdf:q} --table {output.table:q} > {log:q} 2>&1"
 
     ALL_TARGETS.extend(

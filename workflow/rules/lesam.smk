@@ -17,7 +17,6 @@
 # config; others: lesam_steps.step_section), so a setting change reruns only what reads it.
 
 import os
-import re
 
 from sharpness.launch import cpus as launch_cpus
 from sharpness.launch import launch_words
@@ -47,21 +46,19 @@ if LESAM:
     ]
     LESAM_FIGURES = ["fig_flatness", "fig_dynamics", "fig_signal", "fig_ablation"]
 
+    # {what} is only lesam_eval's: the evaluations some items read
+    wildcard_constraints:
+        what=one_of(lesam_steps.EVAL_ITEMS),
+
     rule lesam_check_imagenet:
         output:
             f"{LESAM_RES}/imagenet_check.json",
         message:
             "lesam: check the ImageNet folders ({output})"
-        log:
-            "logs/lesam/imagenet_check.log",
-        benchmark:
-            "benchmarks/results/lesam/imagenet_check.tsv"
-        threads: 1
-        resources:
-            mem_mb=500,
-            runtime=5,
-        conda:
-            "../../envs/environment.yaml"
+        log: "logs/lesam/imagenet_check.log"
+        benchmark: "benchmarks/results/lesam/imagenet_check.tsv"
+        resources: mem_mb=500, runtime=5
+        conda: ENV
         params:
             code=code("lesam"),
             path=config["data"].get("imagenet") or "",
@@ -70,36 +67,36 @@ if LESAM:
 
     rule lesam_train:
         input:
-            lambda w: lesam_steps.run_inputs(LESAM, w.run, config["data"]),
+            lesam_run_inputs,
         output:
             final=f"{LESAM_RES}/runs/{{run}}/final.json",
             model=f"{LESAM_RES}/runs/{{run}}/model.pt",
         message:
             "lesam: train run {wildcards.run} ({output.final})"
-        log:
-            "logs/lesam/train_{run}.log",
-        benchmark:
-            "benchmarks/results/lesam/train_{run}.tsv"
+        log: "logs/lesam/train_{run}.log"
+        benchmark: "benchmarks/results/lesam/train_{run}.tsv"
         wildcard_constraints:
-            run="|".join(map(re.escape, LESAM_ALONE)) or "NONE",
-        threads: lambda w: launch_cpus(LESAM_RUNS[w.run]["config"])
+            run=one_of(LESAM_ALONE),
+        threads: lambda w: launch_cpus(lesam_run(w))
         resources:
-            mem_mb=lambda w: launch_mem_mb(LESAM_RUNS[w.run]["config"]),
-            runtime=lambda w: 60 * 24 if LESAM_RUNS[w.run]["config"].get("device") != "cpu" else 30,
-            gpu=lambda w: lesam_steps.gpu(LESAM_RUNS[w.run]["config"]),
-        conda:
-            "../../envs/environment.yaml"
+            mem_mb=lambda w: launch_mem_mb(lesam_run(w)),
+            runtime=lambda w: 60 * 24 if lesam_run(w).get("device") != "cpu" else 30,
+            gpu=lambda w: lesam_steps.gpu(lesam_run(w)),
+        conda: ENV
         params:
             code=code("train", "sharpness.train"),
-            cfg=lambda w: as_json(LESAM_RUNS[w.run]["config"]),
+            cfg=lambda w: as_json(lesam_run(w)),
             outdir=subpath(output.final, parent=True),
-            root=lambda w: lesam_exp.data_root(config["data"], LESAM_RUNS[w.run]["config"]),
-            launch=lambda w: launch_words(LESAM_RUNS[w.run]["config"]),
+            root=lambda w: lesam_exp.data_root(config["data"], lesam_run(w)),
+            launch=lambda w: launch_words(lesam_run(w)),
         shell:
             "{params.launch:q} sharpness train --config {params.cfg:q}"
             " --set data_root={params.root:q} --out {params.outdir:q}"
             " --threads {threads:q} > {log:q} 2>&1"
 
+    # A group's runs in one process (`lesam.one_job_per_group`): the rule's outputs are the
+    # group's run files, which only a rule per group can list (a wildcard rule has one
+    # pattern per output), so one rule is declared for each such group, named after it.
     for _group, _runs in LESAM_TOGETHER.items():
         _ids = [os.path.basename(d) for d in _runs]
 
@@ -121,169 +118,103 @@ if LESAM:
             message:
                 f"lesam: train the {len(_runs)} runs of group {_group}, one after the other "
                 f"({LESAM_RES}/runs/{_group}-*/final.json)"
-            log:
-                f"logs/lesam/train_group_{_group}.log",
-            benchmark:
-                f"benchmarks/results/lesam/train_group_{_group}.tsv"
-            threads: 1
+            log: f"logs/lesam/train_group_{_group}.log"
+            benchmark: f"benchmarks/results/lesam/train_group_{_group}.tsv"
             resources:
                 mem_mb=max(launch_mem_mb(cfg) for cfg in _runs.values()),
                 runtime=30 * len(_runs),
                 gpu=max(lesam_steps.gpu(cfg) for cfg in _runs.values()),
-            conda:
-                "../../envs/environment.yaml"
+            conda: ENV
             params:
                 code=code("train", "sharpness.train"),
                 runs=as_json(_runs),
             shell:
                 "sharpness train-many --runs {params.runs:q} --threads {threads:q} > {log:q} 2>&1"
 
+    # the GLMC long-tail runs and the signal probes: one job a run, `sharpness lesam <step>`
     rule lesam_glmc:
         input:
-            lambda w: lesam_steps.data_inputs(LESAM_GLMC[w.run]["config"]),
+            lesam_probe_data,
         output:
-            final=f"{LESAM_RES}/glmc/{{run}}/final.json",
+            f"{LESAM_RES}/glmc/{{run}}/final.json",
         message:
-            "lesam: GLMC long-tail run {wildcards.run} ({output.final})"
-        log:
-            "logs/lesam/glmc_{run}.log",
-        benchmark:
-            "benchmarks/results/lesam/glmc_{run}.tsv"
+            "lesam: {params.step} run {wildcards.run} ({output})"
+        log: "logs/lesam/glmc_{run}.log"
+        benchmark: "benchmarks/results/lesam/glmc_{run}.tsv"
         wildcard_constraints:
-            run="|".join(map(re.escape, LESAM_GLMC)) or "NONE",
-        threads: 1
-        resources:
-            mem_mb=4000,
-            runtime=30,
-            gpu=lambda w: lesam_steps.gpu(LESAM_GLMC[w.run]["config"]),
-        conda:
-            "../../envs/environment.yaml"
+            run=one_of(LESAM_GLMC),
+        resources: mem_mb=4000, runtime=30, gpu=lesam_probe_gpu
+        conda: ENV
         params:
+            step="glmc",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.glmc"),
             settings=as_json(lesam_steps.step_section(LESAM, "glmc")),
-            outdir=subpath(output.final, parent=True),
+            outdir=subpath(output[0], parent=True),
         shell:
-            "sharpness lesam glmc --params {params.settings:q} --run {wildcards.run:q}"
+            "sharpness lesam {params.step:q} --params {params.settings:q} --run {wildcards.run:q}"
             " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
 
-    rule lesam_signal:
-        input:
-            lambda w: lesam_steps.data_inputs(LESAM_SIGNAL[w.run]["config"]),
+    use rule lesam_glmc as lesam_signal with:
         output:
-            rows=f"{LESAM_RES}/signal/{{run}}/signal.jsonl",
-        message:
-            "lesam: signal probe run {wildcards.run} ({output.rows})"
-        log:
-            "logs/lesam/signal_{run}.log",
-        benchmark:
-            "benchmarks/results/lesam/signal_{run}.tsv"
+            f"{LESAM_RES}/signal/{{run}}/signal.jsonl",
+        log: "logs/lesam/signal_{run}.log"
+        benchmark: "benchmarks/results/lesam/signal_{run}.tsv"
         wildcard_constraints:
-            run="|".join(map(re.escape, LESAM_SIGNAL)) or "NONE",
-        threads: 1
-        resources:
-            mem_mb=4000,
-            runtime=30,
-            gpu=lambda w: lesam_steps.gpu(LESAM_SIGNAL[w.run]["config"]),
-        conda:
-            "../../envs/environment.yaml"
+            run=one_of(LESAM_SIGNAL),
         params:
+            step="signal",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.signal"),
             settings=as_json(lesam_steps.step_section(LESAM, "signal")),
-            outdir=subpath(output.rows, parent=True),
-        shell:
-            "sharpness lesam signal --params {params.settings:q} --run {wildcards.run:q}"
-            " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
+            outdir=subpath(output[0], parent=True),
 
     rule lesam_eval:
         input:
-            lambda w: lesam_steps.runs_of(
-                LESAM, lesam_steps.item_groups(LESAM, lesam_steps.EVAL_ITEMS[w.what])
-            ),
+            lesam_eval_runs,
         output:
             f"{LESAM_RES}/eval/{{what}}.json",
         message:
             "lesam: evaluate {wildcards.what} of the trained models ({output})"
-        log:
-            "logs/lesam/eval_{what}.log",
-        benchmark:
-            "benchmarks/results/lesam/eval_{what}.tsv"
-        wildcard_constraints:
-            what="robustness|domain_gen|flatness|cost",
-        threads: 1
-        resources:
-            mem_mb=4000,
-            runtime=60,
-            gpu=lambda w: lesam_steps.gpu(LESAM["base"])
-            if w.what in ("cost", "domain_gen")
-            else 0,
-        conda:
-            "../../envs/environment.yaml"
+        log: "logs/lesam/eval_{what}.log"
+        benchmark: "benchmarks/results/lesam/eval_{what}.tsv"
+        resources: mem_mb=4000, runtime=60, gpu=lesam_eval_gpu
+        conda: ENV
         params:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.evaluate"),
-            settings=lambda w: as_json(
-                lesam_steps.step_section(LESAM, "eval", lesam_steps.EVAL_ITEMS[w.what])
-            ),
+            settings=lesam_eval_settings,
         shell:
             "sharpness lesam eval {wildcards.what:q} --params {params.settings:q} --out {output:q}"
             " --threads {threads:q} > {log:q} 2>&1"
 
+    # a table and a figure are built by one command (`sharpness lesam build`); they differ
+    # only in what they write
     rule lesam_table:
         input:
-            lambda w: lesam_steps.build_inputs(LESAM, w.item),
+            lesam_build_inputs,
         output:
-            md=paper_report("figures/lesam/{item}.md", "lesam", "{item}"),
-            tex="figures/lesam/{item}.tex",
-            csv="figures/lesam/{item}.csv",
+            **tabled("lesam", "{item}"),
         message:
-            "lesam: build table {wildcards.item} ({output.md})"
-        log:
-            "logs/lesam/build_{item}.log",
-        benchmark:
-            "benchmarks/results/lesam/build_{item}.tsv"
+            "lesam: build {wildcards.item} ({output[0]})"
+        log: "logs/lesam/build_{item}.log"
+        benchmark: "benchmarks/results/lesam/build_{item}.tsv"
         wildcard_constraints:
-            item="|".join(map(re.escape, LESAM_TABLES)),
-        threads: 1
-        resources:
-            mem_mb=1000,
-            runtime=10,
-        conda:
-            "../../envs/environment.yaml"
+            item=one_of(LESAM_TABLES),
+        resources: **DRAWING
+        conda: ENV
         params:
             code=code("lesam", "sharpness.lesam.figures", "sharpness.lesam.tables"),
-            settings=lambda w: as_json(lesam_steps.step_section(LESAM, "build", w.item)),
+            settings=lesam_build_settings,
             caption=caption_text("lesam", "item"),
+            profile=PROFILE,
+            out=lambda w, output: output[0],  # the .md of a table, the .pdf of a figure
         shell:
-            "sharpness lesam build {wildcards.item:q} --params {params.settings:q}"
-            " --out {output.md:q} > {log:q} 2>&1"
+            "sharpness --profile {params.profile:q} lesam build {wildcards.item:q}"
+            " --params {params.settings:q} --out {params.out:q} > {log:q} 2>&1"
 
-    rule lesam_figure:
-        input:
-            lambda w: lesam_steps.build_inputs(LESAM, w.item),
+    use rule lesam_table as lesam_figure with:
         output:
-            pdf=paper_report("figures/lesam/{item}.pdf", "lesam", "{item}"),
-            png="figures/lesam/{item}.png",
-            csv="figures/lesam/{item}.csv",
-        message:
-            "lesam: draw figure {wildcards.item} ({output.pdf})"
-        log:
-            "logs/lesam/build_{item}.log",
-        benchmark:
-            "benchmarks/results/lesam/build_{item}.tsv"
+            **drawn("lesam", "{item}"),
         wildcard_constraints:
-            item="|".join(map(re.escape, LESAM_FIGURES)),
-        threads: 1
-        resources:
-            mem_mb=1000,
-            runtime=10,
-        conda:
-            "../../envs/environment.yaml"
-        params:
-            code=code("lesam", "sharpness.lesam.figures", "sharpness.lesam.tables"),
-            settings=lambda w: as_json(lesam_steps.step_section(LESAM, "build", w.item)),
-            caption=caption_text("lesam", "item"),
-        shell:
-            "sharpness lesam build {wildcards.item:q} --params {params.settings:q}"
-            " --out {output.pdf:q} > {log:q} 2>&1"
+            item=one_of(LESAM_FIGURES),
 
     ALL_TARGETS.extend(expand("figures/lesam/{item}.md", item=LESAM_TABLES))
     ALL_TARGETS.extend(expand("figures/lesam/{item}.pdf", item=LESAM_FIGURES))

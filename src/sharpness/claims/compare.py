@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sharpness.claims.stats import CONTRADICTED, SUPPORTED
+from sharpness.evidence.stats import CONTRADICTED, SUPPORTED
 
 DECIDED = (SUPPORTED, CONTRADICTED)
 

@@ -18,9 +18,9 @@ from sharpness.claims.common import fmt
 from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
 from sharpness.claims.eos_common import converged
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.reported import reported
 from sharpness.claims.rules import SeedRules
-from sharpness.claims.stats import (
+from sharpness.evidence.reported import reported
+from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,

@@ -14,7 +14,7 @@ import pandas as pd
 from sharpness.claims.eos_common import converged
 from sharpness.claims.model import ItemData, Result
 from sharpness.claims.rules import SeedRules
-from sharpness.claims.stats import INCONCLUSIVE, SUPPORTED, count_rule
+from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED, count_rule
 
 D = Mapping[str, ItemData]
 Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)

@@ -1,5 +1,5 @@
 """What the eos claims share: which runs converged (a verdict from counting settings is
-:func:`sharpness.claims.stats.count_rule`)."""
+:func:`sharpness.evidence.stats.count_rule`)."""
 
 from __future__ import annotations
 

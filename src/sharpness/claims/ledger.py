@@ -29,7 +29,8 @@ from sharpness.claims.model import (
     load_item,
 )
 from sharpness.claims.rules import SeedRules, rules_for
-from sharpness.claims.stats import (
+from sharpness.errors import SharpnessError
+from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     NOT_RUN,
@@ -37,7 +38,6 @@ from sharpness.claims.stats import (
     VERDICTS,
     holm,
 )
-from sharpness.errors import SharpnessError
 from sharpness.io import atomic_write_text
 
 PAPERS = ("minorfirst", "lesam", "eos")

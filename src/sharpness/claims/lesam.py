@@ -25,9 +25,9 @@ from sharpness.claims.lesam_signal import (
     signal_sam,
 )
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.records import TrainRecord, parse_train_records, record_of_row
 from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict
-from sharpness.claims.stats import (
+from sharpness.evidence.records import TrainRecord, parse_train_records, record_of_row
+from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,

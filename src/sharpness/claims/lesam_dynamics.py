@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.records import TrainRecord
 from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict
-from sharpness.claims.stats import INCONCLUSIVE
+from sharpness.evidence.records import TrainRecord
+from sharpness.evidence.stats import INCONCLUSIVE
 
 D = Mapping[str, ItemData]
 Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)

@@ -4,7 +4,7 @@ PyramidNet gain, the absolute numbers the paper reports and ImageNet with ResNet
 Gains are paired over seeds (:func:`sharpness.claims.lesam.compare`) in each group the
 claim names and combined (supported when every group is); a group the profile did not run
 keeps the row from ``supported`` and is named. The absolute numbers are compared with the
-reported ones (:mod:`sharpness.claims.reported`) within a tolerance that lives beside the
+reported ones (:mod:`sharpness.evidence.reported`) within a tolerance that lives beside the
 claim in ``claims.yaml`` (its registered ``params``), not in code.
 """
 
@@ -17,9 +17,9 @@ import pandas as pd
 
 from sharpness.claims.lesam import D, accuracy_claim, arm, compare
 from sharpness.claims.model import Predicate, Result
-from sharpness.claims.reported import reported
 from sharpness.claims.rules import SeedRules, combine_results
-from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, combine, t_interval
+from sharpness.evidence.reported import reported
+from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, combine, t_interval
 
 
 def gain_in_groups(groups: tuple[str, ...], item: str = "table_cifar") -> Predicate:

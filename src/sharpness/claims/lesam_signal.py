@@ -14,9 +14,9 @@ import pandas as pd
 
 from sharpness.claims.common import fmt
 from sharpness.claims.model import ItemData, Result
-from sharpness.claims.records import record_of_row
 from sharpness.claims.rules import SeedRules
-from sharpness.claims.stats import INCONCLUSIVE, combine, threshold
+from sharpness.evidence.records import record_of_row
+from sharpness.evidence.stats import INCONCLUSIVE, combine, threshold
 
 D = Mapping[str, ItemData]
 Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)

@@ -24,7 +24,7 @@ from sharpness.claims.common import (
     share_matrix,
 )
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.stats import (
+from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,

@@ -12,9 +12,9 @@ import pandas as pd
 
 from sharpness.claims.common import fmt
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.records import parse_train_records
 from sharpness.claims.rules import Arm, SeedRules, paired_verdict
-from sharpness.claims.stats import count_rule
+from sharpness.evidence.records import parse_train_records
+from sharpness.evidence.stats import count_rule
 
 D = Mapping[str, ItemData]
 Params = Mapping[str, Any]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, NOT_RUN, SUPPORTED
+from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, NOT_RUN, SUPPORTED
 from sharpness.runs.seal import read_verified, verify_result
 
 #: what a row is: the paper's claim, this project's extension, or a check of the pipeline

@@ -12,9 +12,10 @@ or parameters changed since, :func:`deviation_rows` evaluates such a claim both 
 
 The code hash is of the predicate function's own source, parsed and dumped without comments,
 docstrings or layout (:func:`code_hash`), with the values a factory bound into it (e.g. the
-data set of a Grad-CAM claim); :func:`helpers_hash` covers the functions of the claims package
-it calls, directly or through each other (readers, intervals, count rules), so a change there is
-a deviation too (registrations written before that hash existed are not compared on it).
+data set of a Grad-CAM claim); :func:`helpers_hash` covers the functions of the claims and
+evidence packages it calls, directly or through each other (readers, intervals, count rules),
+so a change there is a deviation too (registrations written before that hash existed are not
+compared on it).
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ import yaml
 from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
 from sharpness.claims.model import Claim, ItemData, Predicate
 from sharpness.claims.rules import SeedRules, rules_for
-from sharpness.config.seeds import offset_seeds
 from sharpness.errors import SharpnessError
+from sharpness.mappings import offset_seeds
 from sharpness.runs.environment import code_version, now_iso
 
 #: keys of a profile config that hold seeds, and those that size its runs (recorded by path)
@@ -67,7 +68,8 @@ def code_hash(test: Predicate) -> str:
 
 
 #: helpers are hashed when they live in these packages: the claims code and what it decides with
-HELPER_PACKAGES = ("sharpness.claims",)
+#: (the statistics, train records and reported numbers it shares with the figures)
+HELPER_PACKAGES = ("sharpness.claims", "sharpness.evidence")
 
 
 def _called_functions(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
@@ -87,7 +89,8 @@ def _called_functions(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
 
 def helpers_hash(test: Predicate) -> str:
     """SHA-256 over every helper the predicate calls, directly or through another helper, in
-    the claims package (:data:`HELPER_PACKAGES`), each normalised as :func:`code_hash` does:
+    the claims and evidence packages (:data:`HELPER_PACKAGES`), each normalised as
+    :func:`code_hash` does:
     a change in a shared helper (a reader, an interval, a count rule) is a deviation too."""
     seen: dict[str, tuple[str, str]] = {}  # by module and name; hashed by name and code
     todo = list(_called_functions(test))

@@ -13,7 +13,7 @@ default) run with the same seeds. :func:`paired_verdict` decides it under the pr
    ``inconclusive``: what is left is a selection, not a sample.
 3. **Seeds.** ``supported`` / ``contradicted`` need at least ``min_seeds`` paired seeds and a
    Student-t interval (at ``level``) that excludes 0; with fewer the row is ``inconclusive``
-   and says how many seeds :func:`~sharpness.claims.stats.seeds_to_settle` estimates would
+   and says how many seeds :func:`~sharpness.evidence.stats.seeds_to_settle` estimates would
    settle a difference of the observed size and spread.
 4. **Smoke.** In a smoke profile (``smoke: true``, the quick profile) no trained-network row
    decides: its level is ``smoke`` and its verdict ``inconclusive``, whatever the interval.
@@ -37,8 +37,9 @@ import numpy as np
 import yaml
 
 from sharpness.claims.model import EVIDENCE, SMOKE, WEAK, Result
-from sharpness.claims.records import TrainRecord
-from sharpness.claims.stats import (
+from sharpness.errors import SharpnessError
+from sharpness.evidence.records import TrainRecord
+from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     combine,
@@ -49,7 +50,6 @@ from sharpness.claims.stats import (
     t_interval,
     t_pvalue,
 )
-from sharpness.errors import SharpnessError
 
 #: what a run must show to count as trained: its train loss and accuracy (the default), or its
 #: train accuracy alone (a method whose reported loss is not the plain cross-entropy on the

@@ -21,7 +21,7 @@ from typing import Any
 def add_flags(parser: argparse.ArgumentParser, *, params: str | None = None,
               config: str | None = None, out: str | None = None, root: str | None = None,
               repo_root: bool = False, threads: bool | str = False,
-              profile: str | None = None) -> argparse.ArgumentParser:
+              profile: str | None = None, readme: str | None = None) -> argparse.ArgumentParser:
     """Register the flags several commands share, each only when its keyword is given, so
     that a flag means the same in every command:
 
@@ -32,7 +32,9 @@ def add_flags(parser: argparse.ArgumentParser, *, params: str | None = None,
     * ``repo_root``: ``--root``, the repository root (default ``.``);
     * ``threads``: ``--threads`` (torch CPU threads; a string is its help);
     * ``profile``: ``--configfile`` (repeatable) merged over ``--base`` (default ``profile``),
-      as ``snakemake --configfile`` does.
+      as ``snakemake --configfile`` does;
+    * ``readme``: ``--readme``, the file whose generated block is written (default
+      ``README.md``), with this help.
     """
     if params is not None:
         parser.add_argument("--params", required=True, help=params)
@@ -53,6 +55,8 @@ def add_flags(parser: argparse.ArgumentParser, *, params: str | None = None,
         parser.add_argument("--base", default=profile,
                             help=f"the Snakefile's default config (default {profile}); "
                                  f"'none' for --configfile alone")
+    if readme is not None:
+        parser.add_argument("--readme", default="README.md", help=readme)
     return parser
 
 

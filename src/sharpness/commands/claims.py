@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from sharpness.commands import add_flags
 from sharpness.errors import SharpnessError
 
 
@@ -69,8 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     readme = sub.add_parser("readme", help="write the README findings block from a ledger")
     readme.add_argument("--ledger", default="figures/claims.csv",
                         help="claims.csv of a run (or a committed snapshot of one)")
-    readme.add_argument("--readme", default="README.md",
-                        help="the file whose findings block is written (default: README.md)")
+    add_flags(readme, readme="the file whose findings block is written (default: README.md)")
     readme.add_argument("--snapshot", default=None,
                         help="also copy the ledger CSV here (the file the README test reads), "
                              "with its run's profile, commit and date beside it (<snapshot>.record.json)")
@@ -211,28 +211,22 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _readme(args: argparse.Namespace) -> int:
-    from sharpness.claims.readme import (
-        read_ledger_csv,
-        read_record,
-        readme_block,
-        record_path,
-        replace_block,
-        snapshot_record,
-    )
+    from sharpness.claims import readme as findings
     from sharpness.io import atomic_write_text
 
     ledger = Path(args.ledger)
     if not ledger.is_file():
         raise SharpnessError(f"--ledger {ledger}: no such file (build the ledger first)")
-    if not record_path(ledger).is_file():  # a run's ledger, not a committed snapshot: checked
+    if not findings.record_path(ledger).is_file():  # a run's ledger, not a snapshot: checked
         ledger = _run_ledger(args.ledger)
-    rows = read_ledger_csv(ledger)
+    rows = findings.read_ledger_csv(ledger)
     readme = Path(args.readme)
     text = readme.read_text()
     # a committed snapshot carries its record beside it; a run's ledger has its files
-    record = (None if args.snapshot else read_record(ledger)) or snapshot_record(ledger)
-    new = replace_block(text, readme_block(rows, source=str(args.snapshot or ledger),
-                                           record=record))
+    record = ((None if args.snapshot else findings.read_record(ledger))
+              or findings.snapshot_record(ledger))
+    new = findings.replace_block(text, findings.readme_block(
+        rows, source=str(args.snapshot or ledger), record=record))
     if args.check:
         if new != text:
             print(f"{readme}: the findings block differs from {ledger}; rerun "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from sharpness.commands import add_command
+from sharpness.commands import add_command, add_flags
 from sharpness.io import atomic_write_text
 
 
@@ -28,8 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="largest width of a picture in pixels (default: 1200)")
     parser.add_argument("--max-kb", type=int, default=150,
                         help="largest size of a picture in KB (default: 150)")
-    parser.add_argument("--readme", default="README.md",
-                        help="the file whose gallery block is refreshed ('none': no file)")
+    add_flags(parser, readme="the file whose gallery block is refreshed ('none': no file)")
     parser.add_argument("--profile", default=None,
                         help="the profile of the run that drew the figures (default: the "
                              "profile its claims ledger recorded, FIGURES/claims.json)")

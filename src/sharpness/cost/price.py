@@ -105,15 +105,26 @@ def recorded_step(job: Job, precision: str, path: str | None = None
 
 
 def forward_flops(job: Job) -> float:
-    """Forward FLOPs of one example, counted on a meta-device copy of the model."""
+    """Forward FLOPs of one example, counted on a meta-device copy of the model (once per
+    model shape in a process: they depend on the architecture and the input, not on the
+    batch or the precision a job is priced in)."""
+    return model_flops(job.model, float(job.width), tuple(sorted(job.model_kwargs.items())),
+                       job.dataset)
+
+
+@functools.cache
+def model_flops(model_name: str, width: float, model_kwargs: tuple[tuple[str, Any], ...],
+                dataset: str) -> float:
+    """Forward FLOPs of one ``dataset`` example through ``model_name`` (see
+    :func:`forward_flops`)."""
     import torch  # lazy: torch; analytic pricing runs without it
     from torch.utils.flop_counter import FlopCounterMode  # lazy: torch
 
     from sharpness.models import build_model  # lazy: torch
 
-    _, ch, side, classes, _ = data_shape(job.dataset)
+    _, ch, side, classes, _ = data_shape(dataset)
     with torch.device("meta"):
-        model = build_model(job.model, classes, ch, side, width=job.width, **job.model_kwargs)
+        model = build_model(model_name, classes, ch, side, width=width, **dict(model_kwargs))
         x = torch.zeros(2, ch, side, side)
         counter = FlopCounterMode(display=False)
         with counter, torch.no_grad():
@@ -164,10 +175,6 @@ def measure_pass_seconds(job: Job, device: Any, *, warmup: int = 3, steps: int =
     return (time.perf_counter() - t0) / steps
 
 
-#: forward FLOPs of one example per (data set, shape): a pure function of the shape, kept
-FORWARD_FLOPS: dict[tuple[Any, ...], float] = {}
-
-
 @dataclass
 class Priced:
     """A job with its price."""
@@ -211,11 +218,7 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
             out.append(Priced(job, _passes_at_batch(job) * recorded[0] / 3600.0, None,
                               recorded[1]))
         elif method == "analytic":
-            key = (job.dataset, *job.shape_key)
-            if key not in FORWARD_FLOPS:  # counted once per process (the plan prices thrice)
-                FORWARD_FLOPS[key] = forward_flops(job)
-            fwd = FORWARD_FLOPS[key]
-            flops = fwd * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
+            flops = forward_flops(job) * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
                                               + job.extra_passes * job.n_train)
                            + job.eval_examples)
             out.append(Priced(job, flops / (rates[mode] * 1e12) / 3600.0, flops,

@@ -131,34 +131,33 @@ _add(DatasetSpec(
     files=_mnist_files(), urls=_MNIST_BASE, loader=_LOADERS + "load_mnist",
     mirror_layouts=("MNIST/raw/{remote}", "mnist/MNIST/raw/{remote}", "{remote}"),
     licence="CC BY-SA 3.0", citation="LeCun, Cortes, Burges. The MNIST database (1998)."))
-def _cifar_members(folder: str, archive: str, sha256: str, md5: str, size: int,
-                   members: dict[str, str]) -> tuple[FileSpec, ...]:
-    """Every file a CIFAR archive unpacks that the loader reads, each with the MD5 torchvision
-    publishes for it, and the archive pinned by SHA-256, MD5 and size."""
-    return tuple(FileSpec(f"{folder}/{name}", md5=member_md5, remote=archive, unpack="untar",
-                          remote_sha256=sha256, remote_md5=md5, remote_size=size)
-                 for name, member_md5 in members.items())
+def _cifar(name: str, title: str, source: str, folder: str, archive: str, sha256: str,
+           md5: str, size: int, members: dict[str, str], citation: str) -> DatasetSpec:
+    """A CIFAR data set: every file its archive unpacks that the loader reads, each with the
+    MD5 torchvision publishes for it, and the archive pinned by SHA-256, MD5 and size (its
+    notes say so)."""
+    files = tuple(FileSpec(f"{folder}/{member}", md5=member_md5, remote=archive, unpack="untar",
+                           remote_sha256=sha256, remote_md5=md5, remote_size=size)
+                  for member, member_md5 in members.items())
+    return DatasetSpec(name=name, title=title, source=source, loader=_LOADERS + "load_torchvision",
+                       files=files, urls=("https://www.cs.toronto.edu/~kriz/",),
+                       licence="research use", citation=citation,
+                       notes=f"archive sha256 {sha256} ({size:,} bytes; md5 {md5})")
 
 
-_add(DatasetSpec(
-    name="cifar10", title="CIFAR-10 (50k train / 10k test)", source="torchvision.datasets.CIFAR10",
-    loader=_LOADERS + "load_torchvision",
-    files=_cifar_members(
-        "cifar-10-batches-py", "cifar-10-python.tar.gz",
-        "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
-        "c58f30108f718f92721af3b95e74349a", 170_498_071,
-        {"data_batch_1": "c99cafc152244af753f735de768cd75f",
-         "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
-         "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
-         "data_batch_4": "634d18415352ddfa80567beed471001a",
-         "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
-         "test_batch": "40351d587109b95175f43aff81a1287e",
-         "batches.meta": "5ff9c542aee3614f3951f8cda6e48888"}),
-    urls=("https://www.cs.toronto.edu/~kriz/",),
-    licence="research use", citation="Krizhevsky. Learning multiple layers of features from "
-    "tiny images (2009).",
-    notes="archive sha256 6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce "
-    "(170,498,071 bytes; md5 c58f30108f718f92721af3b95e74349a)"))
+_add(_cifar(
+    "cifar10", "CIFAR-10 (50k train / 10k test)", "torchvision.datasets.CIFAR10",
+    "cifar-10-batches-py", "cifar-10-python.tar.gz",
+    "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
+    "c58f30108f718f92721af3b95e74349a", 170_498_071,
+    {"data_batch_1": "c99cafc152244af753f735de768cd75f",
+     "data_batch_2": "d4bba439e000b95fd0a9bffe97cbabec",
+     "data_batch_3": "54ebc095f3ab1f0389bbae665268c751",
+     "data_batch_4": "634d18415352ddfa80567beed471001a",
+     "data_batch_5": "482c414d41f54cd18b22e5b47cb7c3cb",
+     "test_batch": "40351d587109b95175f43aff81a1287e",
+     "batches.meta": "5ff9c542aee3614f3951f8cda6e48888"},
+    "Krizhevsky. Learning multiple layers of features from tiny images (2009)."))
 _add(DatasetSpec(
     name="cifar10_jpeg", title="CIFAR-10 as JPEG q75 image folders (lossy copy)",
     source="torchvision.datasets.ImageFolder",
@@ -169,21 +168,15 @@ _add(DatasetSpec(
     licence="research use", citation="Krizhevsky (2009); JPEG-recompressed copy",
     notes="lossy (about 30 dB PSNR): never a substitute for CIFAR-10 in the paper profile",
     stand_in="CIFAR-10 JPEG q75 (lossy) for CIFAR-10"))
-_add(DatasetSpec(
-    name="cifar100", title="CIFAR-100 (50k train / 10k test)",
-    source="torchvision.datasets.CIFAR100",
-    loader=_LOADERS + "load_torchvision",
-    files=_cifar_members(
-        "cifar-100-python", "cifar-100-python.tar.gz",
-        "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7",
-        "eb9058c3a382ffc7106e4002c42a8d85", 169_001_437,
-        {"train": "16019d7e3df5f24257cddd939b257f8d",
-         "test": "f0ef6b0ae62326f3e7ffdfab6717acfc",
-         "meta": "7973b15100ade9c7d40fb424638fde48"}),
-    urls=("https://www.cs.toronto.edu/~kriz/",), licence="research use",
-    citation="Krizhevsky (2009).",
-    notes="archive sha256 85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7 "
-    "(169,001,437 bytes; md5 eb9058c3a382ffc7106e4002c42a8d85)"))
+_add(_cifar(
+    "cifar100", "CIFAR-100 (50k train / 10k test)", "torchvision.datasets.CIFAR100",
+    "cifar-100-python", "cifar-100-python.tar.gz",
+    "85cd44d02ba6437773c5bbd22e183051d648de2e7d6b014e1ef29b855ba677a7",
+    "eb9058c3a382ffc7106e4002c42a8d85", 169_001_437,
+    {"train": "16019d7e3df5f24257cddd939b257f8d",
+     "test": "f0ef6b0ae62326f3e7ffdfab6717acfc",
+     "meta": "7973b15100ade9c7d40fb424638fde48"},
+    "Krizhevsky (2009)."))
 _add(DatasetSpec(
     name="svhn", title="SVHN cropped digits (73k train / 26k test)",
     source="torchvision.datasets.SVHN",

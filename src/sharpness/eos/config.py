@@ -17,6 +17,7 @@ from typing import Any
 
 from sharpness.data.registry import preparation_inputs
 from sharpness.errors import ConfigError
+from sharpness.mappings import deep_merge
 
 
 def _set_dotted(target: dict[str, Any], key: str, value: Any) -> None:
@@ -30,16 +31,12 @@ def _set_dotted(target: dict[str, Any], key: str, value: Any) -> None:
 
 
 def main_settings(eos: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``eos.settings`` with ``eos.defaults`` merged under each (nested dicts merged too)."""
+    """``eos.settings`` with ``eos.defaults`` merged under each (nested dicts merged key by
+    key, as every config merge is: :func:`sharpness.mappings.deep_merge`)."""
     defaults = eos.get("defaults", {})
     out = {}
     for name, entry in eos.get("settings", {}).items():
-        merged = copy.deepcopy(defaults)
-        for key, value in entry.items():
-            if isinstance(value, dict) and isinstance(merged.get(key), dict):
-                merged[key] = {**merged[key], **value}
-            else:
-                merged[key] = copy.deepcopy(value)
+        merged = deep_merge(defaults, entry)
         merged.setdefault("label", name)
         out[name] = merged
     return out

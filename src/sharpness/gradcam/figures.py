@@ -12,7 +12,7 @@ Statistics:
   initial weights and data order) trained by SAM and by GD. The images of one seed share one
   trained model, so they are not independent: the differences are averaged within each seed
   and the interval is a Student-t interval over the per-seed means (seed level,
-  :func:`sharpness.claims.stats.seed_level_interval`). "Exceeds" means that interval lies
+  :func:`sharpness.evidence.stats.seed_level_interval`). "Exceeds" means that interval lies
   above 0; the caption says which of exceeds / higher but not significant / does not exceed
   the data show, and how many massless maps were dropped.
 
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.claims.records import train_records_text
-from sharpness.claims.stats import seed_level_interval
+from sharpness.evidence.records import train_records_text
+from sharpness.evidence.stats import seed_level_interval
 from sharpness.gradcam.background import mean_ci
 from sharpness.plots import method_color, new_figure, save_table
 from sharpness.runs.seal import read_verified

@@ -26,7 +26,6 @@ import torch
 import torch.nn.functional as F
 
 from sharpness.attacks import robust_accuracy
-from sharpness.claims.records import train_record
 from sharpness.curvature import (
     HessianOperator,
     hutchinson_trace,
@@ -34,6 +33,7 @@ from sharpness.curvature import (
     top_eigenvalues,
 )
 from sharpness.device import resolve_device
+from sharpness.evidence.records import train_record
 from sharpness.optim import BatchClosure, build_optimizer
 from sharpness.runs.seal import read_verified
 from sharpness.train import load_trained_model, per_example_loss, validate_config

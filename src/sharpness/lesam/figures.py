@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.claims.records import train_record, train_records_text
+from sharpness.evidence.records import train_record, train_records_text
 from sharpness.io import read_jsonl
 from sharpness.lesam import report
 from sharpness.lesam.experiments import RUNS_DIR, signal_runs, signal_seeds, training_runs

@@ -8,13 +8,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sharpness.claims.reported import entries
+from sharpness.evidence.reported import entries
 from sharpness.io import read_jsonl
 from sharpness.plots.methods import method_text
 from sharpness.runs.seal import read_verified
 
 #: LE-SAM numbers the summary of paper 002 reports, keyed by (item, key): the text of
-#: ``sharpness/claims/paper_reported.yaml`` (numbers and their sources live there)
+#: ``sharpness/evidence/paper_reported.yaml`` (numbers and their sources live there)
 PAPER_REPORTED: dict[tuple[str, str], str] = {
     (e["item"], str(e["key"])): e["text"] for e in entries() if e["item"].startswith("table_")}
 

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sharpness.claims.records import train_records_text
-from sharpness.claims.reported import comparable_setting, paper_column
+from sharpness.evidence.records import train_records_text
+from sharpness.evidence.reported import comparable_setting, paper_column
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
 from sharpness.lesam.report import (
     group_by,

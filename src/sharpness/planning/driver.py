@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 
 from sharpness.claims.ledger import all_claims, evaluate
-from sharpness.claims.stats import INCONCLUSIVE
 from sharpness.errors import SharpnessError
+from sharpness.evidence.stats import INCONCLUSIVE
 from sharpness.io import atomic_write_text
 from sharpness.planning.sequential import Design, Look, t_from_row
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sharpness.claims.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from sharpness.errors import SharpnessError
+from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from sharpness.planning.claims_plan import plan_id
 
 

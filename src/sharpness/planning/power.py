@@ -1,6 +1,6 @@
 """How many seeds a claim needs, and the probability that its whole rule decides.
 
-A seeded claim is planned at an effect size the paper reports (:mod:`sharpness.claims.reported`,
+A seeded claim is planned at an effect size the paper reports (:mod:`sharpness.evidence.reported`,
 named in ``reads.yaml``) and a seed spread of its own scale (:mod:`sharpness.planning.spread`:
 a paper-scale pilot or a cited spread of the same recipe; never a CPU profile's). Its power is
 the **claim-level** probability that the ledger's rule decides it: every part the claim needs
@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 from scipy import stats as st
 
-from sharpness.claims.reported import reported
-from sharpness.claims.stats import MAX_SEEDS
+from sharpness.evidence.reported import reported
+from sharpness.evidence.stats import MAX_SEEDS
 from sharpness.planning import DEFAULT_POWER
 from sharpness.planning.reads import reads, reads_run
 from sharpness.planning.spread import Spread, claim_spread, spread_keys

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from sharpness.claims.stats import INCONCLUSIVE, paired_t_power
+from sharpness.evidence.stats import INCONCLUSIVE, paired_t_power
 from sharpness.planning import SPENDING
 
 #: simulated comparisons behind each boundary (Monte-Carlo error of the spent alpha ~ 5e-4)
@@ -125,7 +125,7 @@ CI_TEXT = re.compile(r"\((\d+(?:\.\d+)?)% CI, n=(\d+) seeds?\)")
 def t_from_row(row: Mapping[str, Any]) -> tuple[float, int]:
     """``(T, n)`` recovered from a ledger row's t interval over seeds: the row's estimate over
     the standard error implied by its ``low``/``high`` at the level and ``n`` its value text
-    states (``... (95% CI, n=5 seeds)``, as :meth:`sharpness.claims.stats.Interval.text`)."""
+    states (``... (95% CI, n=5 seeds)``, as :meth:`sharpness.evidence.stats.Interval.text`)."""
     match = CI_TEXT.search(str(row.get("value", "")))
     try:
         est, low, high = float(row["estimate"]), float(row["low"]), float(row["high"])

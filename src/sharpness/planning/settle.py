@@ -4,7 +4,7 @@ Every inconclusive row of the ledger, and every row not run in its profile, gets
 ``to_settle`` cell (:func:`to_settle`):
 
 * a row decided by a paired t interval: the paired seeds
-  :func:`~sharpness.claims.stats.seeds_to_settle` finds for the observed effect and spread
+  :func:`~sharpness.evidence.stats.seeds_to_settle` finds for the observed effect and spread
   (the spread read back from the interval); without an observed effect, or with one too
   small to settle at any count, the paper's reported effect
   (:func:`sharpness.planning.power.reported_effect`) at the observed spread;
@@ -35,7 +35,7 @@ from scipy import stats as st
 
 from sharpness.claims.model import Claim
 from sharpness.claims.rules import SeedRules
-from sharpness.claims.stats import (
+from sharpness.evidence.stats import (
     INCONCLUSIVE,
     MAX_SEEDS,
     NOT_RUN,

@@ -17,12 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib.pyplot as plt
-import pandas as pd
 from matplotlib.figure import Figure
 
 from sharpness import escape
-from sharpness.claims.ledger import evidence_level
-from sharpness.claims.model import ItemData
+from sharpness.evidence.level import profile_level
 from sharpness.io import atomic_open, atomic_write_text
 from sharpness.runs.provenance import artifact_record, commit_artifact_record
 
@@ -53,21 +51,9 @@ def _stand_in_caption(caption: str, stand_ins: Sequence[str]) -> str:
     return caption if note in caption else f"{caption} [Stand-in data: {note}.]"
 
 
-def evidence_of(out: str | os.PathLike[str], rows: Rows,
-                params: Mapping[str, Any] | None) -> tuple[str, str]:
-    """``(level, reason)`` of the item written to ``out`` (``figures/<paper>/<id>.*``), from
-    the claims of the ledger that read it, evaluated on the same rows its CSV will hold."""
-
-    stem = Path(out).with_suffix("")
-    item = f"{stem.parent.name}/{stem.name}"
-    text = _rows_to_csv(rows)
-    frame = pd.read_csv(io.StringIO(text)) if rows else pd.DataFrame()
-    return evidence_level(item, ItemData(item, frame, dict(params or {})))
-
-
 def _evidence_caption(caption: str, level: str, reason: str) -> str:
     return (f"{caption} Evidence level: {level} ({reason}; levels are defined in "
-            "figures/README.md).")
+            "figures/README.md, each claim's verdict is in figures/CLAIMS.md).")
 
 
 def _evidence_title(fig: Figure, level: str) -> None:
@@ -85,9 +71,9 @@ def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption
                 data: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """Save ``fig`` as ``<stem>.pdf`` and ``<stem>.png`` with its CSV, caption and provenance.
 
-    ``out`` may name either format; both are always written. The item's evidence level
-    (:func:`evidence_of`, computed by the claims ledger from these rows) is appended to the
-    title and the caption. ``rows`` are the plotted numbers
+    ``out`` may name either format; both are always written. The evidence level of the
+    profile it is drawn under (:func:`sharpness.evidence.level.profile_level`) is appended to
+    the title and the caption. ``rows`` are the plotted numbers
     (tidy). ``stand_ins`` names every substituted data set; it is appended to the caption and
     recorded in the provenance (the caller also puts it in the figure title).
     Returns the provenance record.
@@ -96,7 +82,7 @@ def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption
     stem = out.with_suffix("")
     pdf, png, csv_path = (stem.with_suffix(s) for s in (".pdf", ".png", ".csv"))
     caption = _stand_in_caption(caption, stand_ins)
-    level, reason = evidence_of(out, rows, params)
+    level, reason = profile_level()
     caption = _evidence_caption(caption, level, reason)
     _evidence_title(fig, level)
     write_csv(csv_path, rows)
@@ -153,9 +139,10 @@ def save_table(out: str | os.PathLike[str], *, rows: Rows, columns: Sequence[str
     """Write a table as ``<stem>.md``, ``<stem>.tex`` and ``<stem>.csv`` with provenance."""
     stem = Path(out).with_suffix("")
     caption = _stand_in_caption(caption, stand_ins)
-    level, reason = evidence_of(out, rows, params)
-    caption = (f"[Evidence level: {level}] {caption} (Evidence level from {reason}; levels "
-               "are defined in figures/README.md.)")
+    level, reason = profile_level()
+    caption = (f"[Evidence level: {level}] {caption} (Evidence level of the {reason}; levels "
+               "are defined in figures/README.md, each claim's verdict is in "
+               "figures/CLAIMS.md.)")
     md, tex, csv_path = (stem.with_suffix(s) for s in (".md", ".tex", ".csv"))
     write_csv(csv_path, rows)
     caption_path = stem.with_suffix(".caption.txt")

@@ -2,7 +2,7 @@
 of the final models vs eta, one panel per setting.
 
 A "best eta" is starred only where it is separated: its interval lies below the intervals of the
-smallest and the largest finite eta (:func:`sharpness.claims.stats.separated_minimum`, the rule
+smallest and the largest finite eta (:func:`sharpness.evidence.stats.separated_minimum`, the rule
 the claims ledger uses for the paper's U-shape claim), so a noise-level dip is not called best.
 """
 
@@ -22,7 +22,7 @@ from sharpness.eos.figures.common import (
     sweep_figure,
     tidy_rows,
 )
-from sharpness.claims.stats import separated_minimum, wilson_interval
+from sharpness.evidence.stats import separated_minimum, wilson_interval
 
 
 def n_test(sweep: dict[str, Any]) -> int:
