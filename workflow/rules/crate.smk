@@ -14,16 +14,10 @@ rule crate:
         "results/build.crate.zip",
     message:
         "crate: the build as a Workflow Run RO-Crate ({output})"
-    log:
-        "logs/crate.log",
-    benchmark:
-        "benchmarks/results/crate.tsv"
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    conda:
-        "../../envs/environment.yaml"
+    log: "logs/crate.log"
+    benchmark: "benchmarks/results/crate.tsv"
+    resources: **DRAWING
+    conda: ENV
     params:
         code=code("crate", "sharpness.crate.build"),
     shell:
