@@ -32,7 +32,10 @@ from sharpness.io import atomic_write_text
 
 #: a rule header, and a resource line asking for GPUs, in a Snakemake rule file
 RULE = re.compile(r"^\s*rule (\w+):")
-GPU_RESOURCE = re.compile(r"^\s+gpu\s*=")
+#: ``use rule PARENT as CHILD with:`` (the child inherits the parent's resources)
+USE_RULE = re.compile(r"^\s*use rule (\w+) as (\w+)")
+#: ``gpu=`` on a line of its own or inside a one-line ``resources:`` block
+GPU_RESOURCE = re.compile(r"^\s+(?:resources:.*[\s,])?gpu\s*=")
 #: GPU memory a job is given when none of its paper's shapes was measured (MB)
 DEFAULT_JOB_MB = 8000
 #: measured peak memory x this + the CUDA context (MB): what a job is given
@@ -42,13 +45,20 @@ MEM_SLACK, CONTEXT_MB = 1.25, 600
 def gpu_rules(rules_dir: str | Path) -> dict[str, str]:
     """Rule name -> paper (its rule file's stem) for every rule that declares ``gpu=``."""
     out: dict[str, str] = {}
+    uses: list[tuple[str, str, str]] = []
     for path in sorted(Path(rules_dir).glob("*.smk")):
         rule = None
         for line in path.read_text().splitlines():
             if (m := RULE.match(line)) is not None:
                 rule = m.group(1)
+            elif (m := USE_RULE.match(line)) is not None:
+                rule = m.group(2)
+                uses.append((m.group(1), rule, path.stem))
             elif rule is not None and GPU_RESOURCE.match(line):
                 out[rule] = path.stem
+    for parent, child, stem in uses:
+        if parent in out:
+            out.setdefault(child, stem)
     return out
 
 
