@@ -19,15 +19,17 @@ from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
 from sharpness.claims.eos_common import converged
 from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.reported import reported
-from sharpness.claims.rules import SeedRules
+from sharpness.claims.rules import SeedRules, row_pvalue
 from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
+    CountTest,
     combine,
     count_rule,
     separated_minimum,
     threshold,
+    wilson_interval,
 )
 
 P = "eos"
@@ -139,8 +141,9 @@ def band(d: D, params: Params) -> Result:
         traj_med = float(np.median(tvals)) if tvals else float("nan")
         ok_final = final_med < width
         ok_traj = traj_med < width if tvals else None
-        verdicts[loss] = (SUPPORTED if ok_final and ok_traj is not False else
-                          CONTRADICTED if not ok_final and ok_traj is not True else INCONCLUSIVE)
+        # both halves of the rule decide: a missing trajectory leaves the row undecided
+        verdicts[loss] = (SUPPORTED if ok_final and ok_traj is True else
+                          CONTRADICTED if not ok_final and ok_traj is False else INCONCLUSIVE)
         parts.append(f"{loss.upper()}: final median |ηS/2 − 1| = {fmt(final_med)}, "
                      f"{inside}/{len(dev)} runs inside ±{width:g}; along the trajectories "
                      f"after entering EoS median {fmt(traj_med)} over {len(tvals)} runs "
@@ -148,7 +151,8 @@ def band(d: D, params: Params) -> Result:
     if not verdicts:
         return Result(INCONCLUSIVE, f"no converged run above {factor:g} η_c")
     return Result(combine(list(verdicts.values())), "; ".join(parts), n=len(settings),
-                  note="every loss decides (MSE and cross-entropy): "
+                  note="every loss decides (MSE and cross-entropy), each on its final point and "
+                       "its trajectories (no trajectory: the rule's second half is not met): "
                        + ", ".join(f"{k.upper()} {v}" for k, v in verdicts.items()))
 
 
@@ -161,25 +165,33 @@ def _converged_settings(d: D, item: str = "eos/fig_phase"
 
 def _count_result(ok: int, bad: int, params: Params, rules: SeedRules, text: str,
                   n: int, note: str = "") -> Result:
-    """A "many settings" row: the registered count rule (:func:`count_rule`, the Wilson
-    interval of ``ok / (ok + bad)`` against ``params["share"]``) with its interval stated."""
+    """A "many settings" row: the registered count rule (:func:`count_rule`, the exact
+    binomial test of ``ok / (ok + bad)`` against ``params["share"]``) with its interval and
+    p-value stated."""
     share = float(params["share"])
-    verdict, low, high = count_rule(ok, bad, share, rules.level)
-    return Result(verdict, f"{text}; {ok}/{ok + bad} (Wilson {rules.level:.0%} "
-                  f"[{fmt(low)}, {fmt(high)}] against the registered share {share:g})",
-                  estimate=ok / max(ok + bad, 1), low=None if ok + bad == 0 else low,
-                  high=None if ok + bad == 0 else high, n=n, note=note)
+    test = count_rule(ok, bad, share, rules.level)
+    p_text = f", p = {test.p_value:.2g}" if test.p_value is not None else ""
+    return Result(test.verdict, f"{text}; {ok}/{ok + bad} (exact {rules.level:.0%} "
+                  f"[{fmt(test.low)}, {fmt(test.high)}] against the registered share "
+                  f"{share:g}{p_text})",
+                  estimate=ok / max(ok + bad, 1), low=None if ok + bad == 0 else test.low,
+                  high=None if ok + bad == 0 else test.high, n=n, note=note,
+                  p_value=test.p_value)
 
 
 def flat_below(d: D, params: Params, rules: SeedRules) -> Result:
     """Below η_c both the final sharpness and the final ℓ2 norm stay about constant: per
     setting, the relative spread (max ÷ min − 1) of each over the converged η < η_c below the
     registered ``spread``; settings counted by the registered count rule."""
-    ok, bad, thin = [], [], []
+    ok, bad, thin, missing = [], [], [], []
     for setting, part, eta_c in _converged_settings(d):
         below = part[part["eta"].astype(float) < eta_c]
         if len(below) < 2:
             thin.append(setting)
+            continue
+        values = below[[q for q in ("sharpness", "l2") if q in below.columns]]
+        if not np.isfinite(values.apply(pd.to_numeric, errors="coerce").to_numpy(float)).all():
+            missing.append(setting)  # a missing value is not evidence either way
             continue
         spreads = {q: float(below[q].astype(float).max() / below[q].astype(float).min() - 1)
                    for q in ("sharpness", "l2") if q in below.columns}
@@ -190,8 +202,11 @@ def flat_below(d: D, params: Params, rules: SeedRules) -> Result:
                          f"relative spread of final sharpness and ℓ2 norm over converged "
                          f"η < η_c below {params['spread']:g}: {len(ok)} flat, {len(bad)} not"
                          + (f" ({'; '.join(bad)})" if bad else ""), len(ok) + len(bad),
-                         note=(f"{len(thin)} settings have fewer than two converged η below "
-                               "η_c, so flatness cannot be read there" if thin else ""))
+                         note="; ".join(x for x in (
+                             f"undetermined, a sharpness or norm missing (NaN): "
+                             f"{', '.join(missing)}" if missing else "",
+                             f"{len(thin)} settings have fewer than two converged η below "
+                             "η_c, so flatness cannot be read there" if thin else "") if x))
 
 
 def norm_grows(d: D, params: Params, rules: SeedRules) -> Result:
@@ -225,29 +240,62 @@ def norm_grows(d: D, params: Params, rules: SeedRules) -> Result:
                          if thin else "")
 
 
+def _u_class(err: np.ndarray, n: int, level: float) -> str:
+    """One setting's test-error curve (sorted by η, finite) read at test-set size ``n``:
+    ``u`` (the best η interior and its Wilson interval below both ends'), ``not u`` (the best
+    η is an end and its interval lies below the worst point's: the curve is separated and
+    not U-shaped), or ``unseparated`` (the test set cannot tell)."""
+    if separated_minimum(list(err), n, level) is not None:
+        return "u"
+    k, worst = int(np.argmin(err)), int(np.argmax(err))
+    best_hi = wilson_interval(err[k] * n, n, level)[1]
+    worst_lo = wilson_interval(err[worst] * n, n, level)[0]
+    return "not u" if k in (0, len(err) - 1) and best_hi < worst_lo else "unseparated"
+
+
 def u_shape(d: D, params: Params, rules: SeedRules) -> Result:
-    """"Test error is U-shaped in η in many settings": per setting with ≥ 3 finite runs, the
-    lowest error an interior η whose Wilson interval lies below both ends'; settings counted
-    by the registered count rule (the paper's "many" as a share)."""
+    """"Test error is U-shaped in η in many settings": per setting with ≥ 3 runs, U-shaped
+    when the lowest error is an interior η whose Wilson interval lies below both ends', not
+    U-shaped when the curve is separated with its best η at an end. Only those two count
+    (the registered count rule, exact); a setting whose test set cannot separate its points,
+    one with a missing (NaN) error, and the cross-entropy settings the paper itself sets apart
+    ("with cross-entropy the relation may be more complex") are counted apart and named."""
     df = d["eos/fig_test_vs_lr"].rows
-    ok, flat, thin = [], [], []
+    if "n_test" not in df.columns:
+        raise ValueError("fig_test_vs_lr.csv has no n_test column (the test-set size)")
+    ok, flat, thin, apart, missing, excluded = [], [], [], [], [], []
+    losses = _loss_of(df)
     for setting, part in df[df["status"] != "diverged"].groupby("setting", sort=False):
         part = part.sort_values("eta")
-        if len(part) < 3:
-            thin.append(setting)
+        if (losses[part.index] == "ce").all():
+            excluded.append(str(setting))
             continue
-        if "n_test" not in part.columns:
-            raise ValueError("fig_test_vs_lr.csv has no n_test column (the test-set size)")
+        if len(part) < 3:
+            thin.append(str(setting))
+            continue
+        err = pd.to_numeric(part["test_error"], errors="coerce").to_numpy(float)
+        if not np.isfinite(err).all():
+            missing.append(str(setting))
+            continue
         n = int(part["n_test"].iloc[0])
-        err = part["test_error"].astype(float).to_numpy()
-        separated = separated_minimum(list(err), n, rules.level) is not None
-        (ok if separated else flat).append(setting)
-    return _count_result(len(ok), len(flat), params, rules,
-                         "U-shape with the best η separated from both ends (Wilson) in "
-                         f"{len(ok)}/{len(ok) + len(flat)} settings"
-                         + (f": {', '.join(map(str, ok))}" if ok else ""),
-                         len(ok) + len(flat),
-                         note=f"{len(thin)} settings with < 3 finite runs" if thin else "")
+        kind = _u_class(err, n, rules.level)
+        {"u": ok, "not u": flat, "unseparated": apart}[kind].append(f"{setting} (n={n})")
+    notes = [x for x in (
+        f"undetermined, a test error missing: {', '.join(missing)}" if missing else "",
+        f"the test set cannot separate the points (not counted): {', '.join(apart)}"
+        if apart else "",
+        f"cross-entropy settings the paper itself excludes from the U-shape: "
+        f"{', '.join(excluded)}" if excluded else "",
+        f"{len(thin)} settings with < 3 finite runs" if thin else "") if x]
+    out = _count_result(len(ok), len(flat), params, rules,
+                        "U-shape with the best η separated from both ends (Wilson) in "
+                        f"{len(ok)}/{len(ok) + len(flat)} settings that separate"
+                        + (f": {', '.join(ok)}" if ok else "")
+                        + (f"; not U-shaped: {', '.join(flat)}" if flat else ""),
+                        len(ok) + len(flat), note="; ".join(notes))
+    if not ok and not flat:
+        out.note = "; ".join(["no setting can decide: inconclusive", out.note])
+    return out
 
 
 def traj_monotone(d: D, params: Params, rules: SeedRules) -> Result:
@@ -290,6 +338,7 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
     df = d["eos/fig_measures"].rows
     parts, verdicts, against, settings = [], [], [], set()
     shares: list[float] = []
+    tests: list[CountTest] = []
     for q in MEASURES + NORMS:
         if q not in df.columns:
             continue
@@ -310,7 +359,9 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
                 worse.append(f"{setting} ×{fmt(ratio)}")
         if ok + bad == 0:
             continue
-        verdicts.append(count_rule(ok, bad, float(params["share"]), rules.level)[0])
+        test = count_rule(ok, bad, float(params["share"]), rules.level)
+        verdicts.append(test.verdict)
+        tests.append(test)
         shares.append(ok / (ok + bad))
         parts.append(f"{q} {'lower' if q in MEASURES else 'higher'} above η_c in {ok}/{ok + bad}")
         if worse:
@@ -321,8 +372,9 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
     head = next((sh for sh, v in zip(shares, verdicts, strict=True) if v != SUPPORTED),
                 min(shares))
     return Result(combine(verdicts), "median above vs below η_c per setting: "
-                  + "; ".join(parts) + f" (each quantity: Wilson {rules.level:.0%} interval of "
+                  + "; ".join(parts) + f" (each quantity: exact {rules.level:.0%} interval of "
                   f"its share against {params['share']:g})", n=len(settings), estimate=head,
+                  p_value=row_pvalue([Result(t.verdict, "", p_value=t.p_value) for t in tests]),
                   note=("against the claim (above ÷ below): " + "; ".join(against))
                   if against else "")
 

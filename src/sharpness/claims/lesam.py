@@ -10,6 +10,8 @@ training (dynamics, late gain) are in :mod:`sharpness.claims.lesam_dynamics`.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -266,11 +268,15 @@ def cost(d: D, params: Params, rules: SeedRules) -> Result:
     by = {str(r["raw_optimizer"]): r for _, r in df.iterrows()}
     col = {"sam ÷ sgd": ("sam", "raw_round_ratios_vs_sgd"),
            "lesam ÷ sam": ("lesam", "raw_round_ratios_vs_sam")}
-    parts, verdicts, counts = [], [], []
+    parts, verdicts, counts, missing = [], [], [], []
     for name, (opt, column) in col.items():
         lo, hi = (float(x) for x in ranges[name])
         text = by[opt].get(column) if opt in by else None
-        rounds = [float(x) for x in str(text).split()] if isinstance(text, str) else []
+        timed = [float(x) for x in str(text).split()] if isinstance(text, str) else []
+        rounds = [x for x in timed if math.isfinite(x) and x > 0]  # a missing round is not one
+        if len(rounds) < len(timed):
+            missing.append(f"{name}: {len(timed) - len(rounds)} of {len(timed)} rounds not "
+                           "finite (undetermined, not counted)")
         counts.append(len(rounds))
         if len(rounds) < 2:
             parts.append(f"{name}: {len(rounds)} timed round(s), no interval")
@@ -283,8 +289,11 @@ def cost(d: D, params: Params, rules: SeedRules) -> Result:
         parts.append(f"{name} = {est:.2f} [{low:.2f}, {high:.2f}] ({level:.0%} CI over "
                      f"{iv.n} interleaved rounds; expected {lo}–{hi})")
     return Result(combine(verdicts), "; ".join(parts), level=None,
-                  note="geometric mean of per-round ratios; a verdict needs the whole "
-                       "interval inside (or outside) the expected range", n=min(counts))
+                  note="; ".join(missing + [
+                      "geometric mean of per-round ratios; a verdict needs the whole interval "
+                      "inside (or outside) the expected range; the replicates are timing "
+                      f"rounds of one process, registered as such: {params['replicates']}"]),
+                  n=min(counts))
 
 
 def ablation(d: D, rules: SeedRules, params: Params) -> Result:

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from sharpness.claims.common import fmt
+from sharpness.claims.independence import distinct_frames
 from sharpness.claims.model import ItemData, Result
 from sharpness.claims.records import record_of_row
 from sharpness.claims.rules import SeedRules
@@ -32,9 +33,13 @@ def trained_runs(df: pd.DataFrame, optimizers: tuple[str, ...], rules: SeedRules
                  ) -> tuple[list[tuple[object, pd.DataFrame]], list[str]]:
     """The seeds whose probe runs of every one of ``optimizers`` trained (the rules' sanity
     check on the run's training record, the ``final_train_*`` columns), and why each other
-    seed was left out: a probe run that did not train cannot bear on the claim."""
+    seed was left out: a probe run that did not train cannot bear on the claim, and a copy of
+    another seed's run (:func:`~sharpness.claims.independence.distinct_frames`) is not a run."""
     kept, excluded = [], []
-    for seed, part in runs_of(df):
+    runs, found = distinct_frames(runs_of(df))
+    if found.note():
+        excluded.append(found.note())
+    for seed, part in runs:
         why = []
         for opt in optimizers:
             rows = part[part["optimizer"] == opt]
@@ -52,7 +57,8 @@ def trained_runs(df: pd.DataFrame, optimizers: tuple[str, ...], rules: SeedRules
 
 
 def _excluded_note(excluded: list[str]) -> str:
-    return ("runs left out (did not train): " + "; ".join(excluded)) if excluded else ""
+    return ("runs left out (not trained, or not distinct): " + "; ".join(excluded)) \
+        if excluded else ""
 
 
 def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:

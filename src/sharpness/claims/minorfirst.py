@@ -27,6 +27,7 @@ from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
+    NOT_RUN,
     SUPPORTED,
     threshold,
 )
@@ -200,6 +201,9 @@ def l2_scale_symmetry(d: D) -> Result:
     df = _regimes(d)
     labels = {float(r): tuple(p.sort_values("alpha_over_rho")["regime"])
               for r, p in df.groupby("rho")}
+    if len(labels) < 2:
+        return Result(NOT_RUN, f"the regime grid has {len(labels)} ρ: nothing compared",
+                      note="the symmetry needs a grid with at least two ρ")
     ref = next(iter(labels.values()))
     diff = {r: sum(a != b for a, b in zip(v, ref, strict=False)) for r, v in labels.items()}
     ok = all(v == 0 for v in diff.values())
