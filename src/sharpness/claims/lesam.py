@@ -11,7 +11,6 @@ training (dynamics, late gain) are in :mod:`sharpness.claims.lesam_dynamics`.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any

@@ -119,6 +119,7 @@ def _build(args: argparse.Namespace) -> int:
         read_registration,
         seed_offset_mismatch,
     )
+    from sharpness.claims.registration_checks import git_check
     from sharpness.claims.registration_files import existing_registration, registration_path
     from sharpness.claims.rules import rules_for
     from sharpness.planning.settle import annotate_to_settle, load_configs
@@ -141,16 +142,32 @@ def _build(args: argparse.Namespace) -> int:
             raise SharpnessError(f"--registration {reg_file}: no such file (write it with "
                                  f"`sharpness claims register --profile {args.profile}`)")
         record = read_registration(reg_file)
-    devs = (deviation_rows(record, claims, raw, load_items(figures, claims), args.profile,
-                           rules) if record else [])
+    data = load_items(figures, claims)
+    git = None
+    if record:
+        devs = deviation_rows(record, claims, raw, data, args.profile, rules,
+                              _run_config(record, args.seed_offset))
+        git = git_check(reg_file, data)
+        if git["problem"]:
+            devs.insert(0, {"id": "registration", "what": [git["problem"]],
+                            "verdict_now": None, "verdict_registered": None,
+                            "p_adj_now": None, "p_adj_registered": None})
+        again = record.get("re_registered_after_data") or {}
+        for row in rows:
+            if row["id"] in again:
+                row["note"] = "; ".join(x for x in (
+                    f"re-registered after data ({again[row['id']]})", row["note"]) if x)
+    else:
+        devs = []
     rows = annotate_to_settle(rows, claims, rules, load_configs() if args.price else None)
     if args.plan:
         from sharpness.planning.ledger import annotate, load_plan
 
         rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    footer = deviations_markdown(devs, record, args.seed_offset)
+    footer = deviations_markdown(devs, record, args.seed_offset, git)
     registered = ({"id": record["id"], "file": str(reg_file), "seed_offset": args.seed_offset,
+                   "git": git,
                    "seeds": seed_offset_mismatch(record, args.seed_offset) or "as registered",
                    "deviations": [{k: d[k] for k in ("id", "what", "verdict_now",
                                                      "verdict_registered", "p_adj_now",
@@ -173,6 +190,24 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_config(record: dict, seed_offset: int) -> dict | None:
+    """The registered profile config file as it reads now, seeds moved by the run's offset
+    (None when the file is not there: the items' config is then not compared)."""
+    import copy
+
+    from sharpness.config.seeds import offset_seeds
+
+    path = Path(str((record.get("config") or {}).get("path") or ""))
+    if not path.is_file():
+        return None
+    from sharpness.claims.registration import load_profile_config
+
+    config = copy.deepcopy(load_profile_config(path))
+    config["seed_offset"] = seed_offset
+    offset_seeds(config)
+    return config
+
+
 def _register(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import all_claims
     from sharpness.claims.registration import load_profile_config, registration
@@ -186,7 +221,7 @@ def _register(args: argparse.Namespace) -> int:
                              f"profile, not {args.profile!r}")
     if args.seed_offset is not None:
         config["seed_offset"] = args.seed_offset
-    record = registration(args.profile, all_claims(), config, config_path)
+    record = registration(args.profile, all_claims(), config, config_path, checkout=Path.cwd())
     offset = record["config"]["seed_offset"]
     out = Path(args.out) if args.out else registration_path(args.profile, seed_offset=offset)
     out.parent.mkdir(parents=True, exist_ok=True)
