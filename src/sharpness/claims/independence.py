@@ -89,7 +89,8 @@ def distinct_frames(groups: Iterable[tuple[Hashable, pd.DataFrame]]
     return kept, found
 
 
-def zero_spread(values: Sequence[float]) -> bool:
-    """Whether two or more finite values are all equal (no spread: what copies give)."""
+def zero_spread(values: Sequence[float], rel: float = 1e-9) -> bool:
+    """Whether two or more finite values are equal up to rounding (their range at most
+    ``rel`` of their size: no spread, what copies, or a constant added to copies, give)."""
     v = np.asarray([x for x in values if np.isfinite(x)], float)
-    return len(v) >= 2 and bool(np.all(v == v[0]))
+    return len(v) >= 2 and float(np.ptp(v)) <= rel * max(1.0, float(np.abs(v).max()))
