@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "its id, GPU-hours and sequential verdicts enter the rows")
     build.add_argument("--min-seeds", type=int, default=None,
                        help="paired seeds a trained-network verdict needs (default: the "
-                            "profile's, from sharpness/claims/rules.yaml: 3, evidence 5)")
+                            "profile's, from sharpness/claims/rules.yaml: 3, evidence 4); under a "
+                            "registration another value is listed as a deviation")
     build.add_argument("--registration", default=None, metavar="JSON",
                        help="the registration the ledger is compared with (default: "
                             "docs/registration/PROFILE.json, or PROFILE-seedN.json for "
