@@ -67,6 +67,15 @@ def linf(bad: bool, gd_limit: str = "e2") -> dict[str, ItemData]:
     return {"minorfirst/linf_depth": item("minorfirst/linf_depth", rows)}
 
 
+def linf_gd(bad: bool) -> dict[str, ItemData]:
+    """GD's limits on a 3×3 init grid at L = 3 and μ = (1, 2): argmax μ_j α_j (``bad``: e2
+    everywhere, as if GD always picked the major feature)."""
+    rows = [{"L": 3, "alpha_1": a1, "alpha_2": a2, "source": "gd_phase",
+             "simulated": "e2" if bad or a1 <= 2 * a2 else "e1"}
+            for a1 in (0.1, 0.5, 0.9) for a2 in (0.15, 0.3, 0.6)]
+    return {"minorfirst/linf_depth": item("minorfirst/linf_depth", rows)}
+
+
 def deep(bad: bool) -> dict[str, ItemData]:
     rows: Rows = []
     for j, (closed, flow) in enumerate(((1.0, 1.0), (0.5, 0.5), (float("inf"), float("nan")))):
@@ -298,6 +307,16 @@ def signal(bad: bool, seeds: int = 3, record: dict[str, Any] | None = None
     return {"lesam/fig_signal": item("lesam/fig_signal", rows)}
 
 
+def signal_eval(bad: bool) -> dict[str, ItemData]:
+    """Probe series with a train-mode residual twice the curvature term for both optimizers,
+    gone in eval mode (``bad``: as large in eval mode)."""
+    data = signal(False)
+    df = data["lesam/fig_signal"].rows
+    df["rise"] = df["g_dot_eps"] + 3 * df["curvature"]
+    df["rise_eval"] = df["g_dot_eps_eval"] + (3.0 if bad else 1.01) * df["curvature_eval"]
+    return data
+
+
 def cost(bad: bool, sam_rounds: Sequence[float] | None = None) -> dict[str, ItemData]:
     """table_cost with the interleaved timing's per-round ratios (``raw_round_ratios_vs_*``)."""
     sam = list(sam_rounds or ([3.4, 3.5, 3.6] if bad else [1.95, 2.0, 2.05]))
@@ -451,6 +470,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "mf-linf-closed": (linf, SUPPORTED, CONTRADICTED),
     "mf-linf-jstar": (linf, SUPPORTED, CONTRADICTED),
     "mf-linf-init": (linf, SUPPORTED, CONTRADICTED),
+    "mf-linf-gd-limit": (linf_gd, SUPPORTED, CONTRADICTED),
     "mf-linf-blowup": (deep, SUPPORTED, CONTRADICTED),
     "mf-l2-sequential": (sequential, SUPPORTED, CONTRADICTED),
     "mf-l2-minor-first": (sequential, SUPPORTED, CONTRADICTED),
@@ -487,7 +507,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "ls-signal-sam": (signal, SUPPORTED, CONTRADICTED),
     "ls-signal-lesam": (signal, SUPPORTED, CONTRADICTED),
     "ls-signal-curvature": (signal, SUPPORTED, CONTRADICTED),
-    "ls-signal-curvature-eval": (signal, SUPPORTED, CONTRADICTED),
+    "ls-signal-curvature-eval": (signal_eval, SUPPORTED, CONTRADICTED),
     "ls-cost": (cost, SUPPORTED, CONTRADICTED),
     "ls-ablation": (ablation, SUPPORTED, CONTRADICTED),
     "eos-toy-numbers": (toy, SUPPORTED, CONTRADICTED),
