@@ -16,7 +16,8 @@ import pandas as pd
 
 from sharpness.claims.common import fmt
 from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
-from sharpness.claims.eos_common import converged
+from sharpness.claims.eos_common import converged, count_result, loss_of
+from sharpness.claims.eos_shape import u_shape
 from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.reported import reported
 from sharpness.claims.rules import SeedRules, row_pvalue
@@ -27,9 +28,7 @@ from sharpness.claims.stats import (
     CountTest,
     combine,
     count_rule,
-    separated_minimum,
     threshold,
-    wilson_interval,
 )
 
 P = "eos"
@@ -89,15 +88,6 @@ def toy_tradeoff(d: D, params: Params) -> Result:
 
 
 # --- networks -------------------------------------------------------------------------------
-def _loss_of(df: pd.DataFrame) -> pd.Series:
-    """Each row's loss (``mse`` / ``ce``): the ``loss`` column, else read from the setting's
-    label (a label with "CE" is cross-entropy)."""
-    if "loss" in df.columns and df["loss"].notna().all():
-        return df["loss"].astype(str).str.lower()
-    return df["setting"].astype(str).map(lambda x: "ce" if " CE" in f" {x} " or
-                                         x.endswith("CE") else "mse")
-
-
 def _trajectory_band(tr: pd.DataFrame, eta_c: dict[str, float], factor: float, width: float
                      ) -> dict[tuple[str, float], float]:
     """Per (setting, η) of a GD run above ``factor`` η_c: the median |ηS/2 − 1| over its
@@ -123,7 +113,7 @@ def band(d: D, params: Params) -> Result:
     factor, width = float(params["eos_factor"]), float(params["band"])
     df = d["eos/fig_phase"].rows
     conv = converged(df).copy()
-    conv["loss_kind"] = _loss_of(conv)
+    conv["loss_kind"] = loss_of(conv)
     eta_c = {str(k): float(v) for k, v in df.groupby("setting")["eta_c"].first().items()}
     traj = _trajectory_band(d["eos/fig_trajectories"].rows, eta_c, factor, width) \
         if "eos/fig_trajectories" in d else {}
@@ -163,22 +153,6 @@ def _converged_settings(d: D, item: str = "eos/fig_phase"
         yield str(setting), part, float(part["eta_c"].iloc[0])
 
 
-def _count_result(ok: int, bad: int, params: Params, rules: SeedRules, text: str,
-                  n: int, note: str = "") -> Result:
-    """A "many settings" row: the registered count rule (:func:`count_rule`, the exact
-    binomial test of ``ok / (ok + bad)`` against ``params["share"]``) with its interval and
-    p-value stated."""
-    share = float(params["share"])
-    test = count_rule(ok, bad, share, rules.level)
-    p_text = f", p = {test.p_value:.2g}" if test.p_value is not None else ""
-    return Result(test.verdict, f"{text}; {ok}/{ok + bad} (exact {rules.level:.0%} "
-                  f"[{fmt(test.low)}, {fmt(test.high)}] against the registered share "
-                  f"{share:g}{p_text})",
-                  estimate=ok / max(ok + bad, 1), low=None if ok + bad == 0 else test.low,
-                  high=None if ok + bad == 0 else test.high, n=n, note=note,
-                  p_value=test.p_value)
-
-
 def flat_below(d: D, params: Params, rules: SeedRules) -> Result:
     """Below η_c both the final sharpness and the final ℓ2 norm stay about constant: per
     setting, the relative spread (max ÷ min − 1) of each over the converged η < η_c below the
@@ -198,7 +172,7 @@ def flat_below(d: D, params: Params, rules: SeedRules) -> Result:
         flat = "l2" in spreads and all(v < float(params["spread"]) for v in spreads.values())
         (ok if flat else bad).append(f"{setting} " + ", ".join(
             f"{q} {v:.2f}" for q, v in spreads.items()))
-    return _count_result(len(ok), len(bad), params, rules,
+    return count_result(len(ok), len(bad), params, rules,
                          f"relative spread of final sharpness and ℓ2 norm over converged "
                          f"η < η_c below {params['spread']:g}: {len(ok)} flat, {len(bad)} not"
                          + (f" ({'; '.join(bad)})" if bad else ""), len(ok) + len(bad),
@@ -232,70 +206,12 @@ def norm_grows(d: D, params: Params, rules: SeedRules) -> Result:
             sizes.append(f"{setting} {q} {100 * change:+.2f} %" + (" (falls between η)"
                                                                    if falls else ""))
         (ok if grows else bad).append(setting)
-    return _count_result(len(ok), len(bad), params, rules,
+    return count_result(len(ok), len(bad), params, rules,
                          f"final norm grows with η above η_c (end to end > {100 * growth:g} %, "
                          f"no fall > {100 * growth:g} % between neighbouring η) per setting: "
                          + ", ".join(sizes), len(ok) + len(bad),
                          note=f"{len(thin)} settings with < 2 converged runs above η_c"
                          if thin else "")
-
-
-def _u_class(err: np.ndarray, n: int, level: float) -> str:
-    """One setting's test-error curve (sorted by η, finite) read at test-set size ``n``:
-    ``u`` (the best η interior and its Wilson interval below both ends'), ``not u`` (the best
-    η is an end and its interval lies below the worst point's: the curve is separated and
-    not U-shaped), or ``unseparated`` (the test set cannot tell)."""
-    if separated_minimum(list(err), n, level) is not None:
-        return "u"
-    k, worst = int(np.argmin(err)), int(np.argmax(err))
-    best_hi = wilson_interval(err[k] * n, n, level)[1]
-    worst_lo = wilson_interval(err[worst] * n, n, level)[0]
-    return "not u" if k in (0, len(err) - 1) and best_hi < worst_lo else "unseparated"
-
-
-def u_shape(d: D, params: Params, rules: SeedRules) -> Result:
-    """"Test error is U-shaped in η in many settings": per setting with ≥ 3 runs, U-shaped
-    when the lowest error is an interior η whose Wilson interval lies below both ends', not
-    U-shaped when the curve is separated with its best η at an end. Only those two count
-    (the registered count rule, exact); a setting whose test set cannot separate its points,
-    one with a missing (NaN) error, and the cross-entropy settings the paper itself sets apart
-    ("with cross-entropy the relation may be more complex") are counted apart and named."""
-    df = d["eos/fig_test_vs_lr"].rows
-    if "n_test" not in df.columns:
-        raise ValueError("fig_test_vs_lr.csv has no n_test column (the test-set size)")
-    ok, flat, thin, apart, missing, excluded = [], [], [], [], [], []
-    losses = _loss_of(df)
-    for setting, part in df[df["status"] != "diverged"].groupby("setting", sort=False):
-        part = part.sort_values("eta")
-        if (losses[part.index] == "ce").all():
-            excluded.append(str(setting))
-            continue
-        if len(part) < 3:
-            thin.append(str(setting))
-            continue
-        err = pd.to_numeric(part["test_error"], errors="coerce").to_numpy(float)
-        if not np.isfinite(err).all():
-            missing.append(str(setting))
-            continue
-        n = int(part["n_test"].iloc[0])
-        kind = _u_class(err, n, rules.level)
-        {"u": ok, "not u": flat, "unseparated": apart}[kind].append(f"{setting} (n={n})")
-    notes = [x for x in (
-        f"undetermined, a test error missing: {', '.join(missing)}" if missing else "",
-        f"the test set cannot separate the points (not counted): {', '.join(apart)}"
-        if apart else "",
-        f"cross-entropy settings the paper itself excludes from the U-shape: "
-        f"{', '.join(excluded)}" if excluded else "",
-        f"{len(thin)} settings with < 3 finite runs" if thin else "") if x]
-    out = _count_result(len(ok), len(flat), params, rules,
-                        "U-shape with the best η separated from both ends (Wilson) in "
-                        f"{len(ok)}/{len(ok) + len(flat)} settings that separate"
-                        + (f": {', '.join(ok)}" if ok else "")
-                        + (f"; not U-shaped: {', '.join(flat)}" if flat else ""),
-                        len(ok) + len(flat), note="; ".join(notes))
-    if not ok and not flat:
-        out.note = "; ".join(["no setting can decide: inconclusive", out.note])
-    return out
 
 
 def traj_monotone(d: D, params: Params, rules: SeedRules) -> Result:
@@ -318,7 +234,7 @@ def traj_monotone(d: D, params: Params, rules: SeedRules) -> Result:
     settings = int(gd.loc[known.index, "setting"].nunique()) if len(known) else 0
     if not len(known):
         return Result(INCONCLUSIVE, "no run above η_c entered EoS", n=0)
-    return _count_result(n_ok, n_bad, params, rules,
+    return count_result(n_ok, n_bad, params, rules,
                          f"ℓ2 norm drops by at most {100 * drop:g} % after entering EoS in "
                          f"{n_ok}/{n_ok + n_bad} runs above η_c; largest drop "
                          f"{100 * worst:.2f} %", settings,
