@@ -29,7 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="action")
     build = sub.add_parser("build", help="evaluate every claim and write the ledger")
     build.add_argument("--figures", default="figures",
-                       help="the figures folder whose CSVs the claims read (default: figures)")
+                       help="the figures folder whose CSVs the claims read (default: figures), "
+                            "or a snapshot's data archive (docs/claims_X.figures.tar.gz; "
+                            "--out is then required)")
     build.add_argument("--profile", default="quick", help="the profile the figures come from")
     build.add_argument("--out", default=None, help="CLAIMS.md path (default: FIGURES/CLAIMS.md)")
     build.add_argument("--plan", default=None, metavar="JSON",
@@ -85,7 +87,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     snap.add_argument("--out", required=True,
                       help="the snapshot, e.g. docs/claims_evidence_seed1000.csv (its record "
                            "goes beside it as <out>.record.json)")
+    snap.add_argument("--data", action="store_true",
+                      help="also pack the figure CSVs and sidecars the ledger read beside it "
+                           "(<out stem>.figures.tar.gz), from which `claims build --figures` "
+                           "rebuilds the snapshot")
     snap.set_defaults(func=_snapshot)
+    sup = sub.add_parser("supersede", help="mark a committed snapshot as superseded by today's "
+                                            "registration (kept for `claims compare`)")
+    sup.add_argument("--ledger", required=True, help="a committed snapshot, e.g. "
+                                                   "docs/claims_quick.csv")
+    sup.set_defaults(func=_supersede)
     settle = sub.add_parser("settle", help="recompute a committed snapshot's to_settle column "
                                            "with today's planner (verdicts untouched)")
     settle.add_argument("--ledger", required=True,
@@ -127,6 +138,15 @@ def _build(args: argparse.Namespace) -> int:
     from sharpness.runs.provenance import write_artifact_provenance
 
     figures = Path(args.figures)
+    if figures.is_file() and figures.name.endswith(".tar.gz"):
+        import tempfile
+
+        from sharpness.claims.snapshot_data import unpack
+
+        if not args.out:
+            raise SharpnessError(f"--figures {figures} is a snapshot's data archive: give --out "
+                                 "(where CLAIMS.md and claims.csv go)")
+        figures = unpack(figures, tempfile.mkdtemp(prefix="claims-data-"))
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rules = rules_for(args.profile, min_seeds=args.min_seeds)
@@ -306,6 +326,11 @@ def _snapshot(args: argparse.Namespace) -> int:
     ledger = _run_ledger(args.ledger)
     record = snapshot_record(ledger)
     _write_snapshot(ledger, Path(args.out), record)
+    if args.data:
+        from sharpness.claims.snapshot_data import archive_path, pack
+
+        packed = pack(ledger, ledger.parent, archive_path(args.out))
+        print(f"{packed}: the ledger's data, {packed.stat().st_size} bytes")
     print(f"{args.out}: snapshot of {ledger} (profile {record.get('profile')}, seed offset "
           f"{record.get('seed_offset', 0)}, commit {str(record.get('git_commit') or '?')[:7]})")
     return 0
@@ -337,4 +362,26 @@ def _settle(args: argparse.Namespace) -> int:
     atomic_write_json(record_path(ledger), record)
     print(f"{ledger}: to_settle recomputed for {profile} ({changed} row(s) changed); the "
           "verdicts, estimates and p-values are those of its run")
+    return 0
+
+
+def _supersede(args: argparse.Namespace) -> int:
+    from sharpness.claims.readme import read_record, record_path
+    from sharpness.claims.registration import read_registration
+    from sharpness.claims.registration_files import existing_registration
+    from sharpness.io import atomic_write_json
+    from sharpness.runs.environment import now_iso
+
+    ledger = Path(args.ledger)
+    record = read_record(ledger) if ledger.is_file() else None
+    if record is None:
+        raise SharpnessError(f"--ledger {ledger}: not a committed snapshot (no "
+                             f"{record_path(ledger)})")
+    reg = existing_registration(str(record.get("profile")), int(record.get("seed_offset") or 0))
+    current = read_registration(reg)["id"] if reg else None
+    record["superseded"] = {"registration": record.get("registration"), "by": current,
+                            "at": now_iso()}
+    atomic_write_json(record_path(ledger), record)
+    print(f"{ledger}: superseded (built under registration {record.get('registration')}, "
+          f"today's {current}); kept for `sharpness claims compare`")
     return 0
