@@ -159,7 +159,7 @@ def git_check(reg_file: Path, data: Mapping[str, ItemData | None]) -> dict[str, 
         return out
     out["commit"], out["committed"] = last.split("\t")
     blob = _git(checkout, "rev-parse", f"{out['commit']}:{rel}")
-    here = _git(checkout, "hash-object", rel)
+    here = _git(checkout, "hash-object", str(Path(reg_file).resolve()))
     out["blob_equal"] = bool(blob) and blob == here
     if not out["blob_equal"]:
         out["problem"] = f"{rel} differs from the file committed in {out['commit'][:7]}"
