@@ -340,7 +340,9 @@ def deviations_markdown(rows: Sequence[Mapping[str, Any]], record: Mapping[str, 
     lines += ["", "| id | what changed | verdict now | verdict under the registered parameters |",
               "|---|---|---|---|"]
     for r in rows:
-        then = r["verdict_registered"] or "(not registered)"
+        # the rules and the registration's commit are the ledger's, not one claim's
+        then = r["verdict_registered"] or ("–" if r["id"] in ("rules", "registration")
+                                           else "(not registered)")
         if "predicate code changed" in r["what"] and r["verdict_registered"]:
             then += " (current code, registered parameters)"
         lines.append(f"| {r['id']} | {'; '.join(r['what'])} | {r['verdict_now'] or ''} | "
