@@ -27,12 +27,13 @@ from sharpness.claims.lesam_signal import (
 )
 from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.records import TrainRecord, parse_train_records, record_of_row
-from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict
+from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict, row_pvalue
 from sharpness.claims.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
     combine,
+    range_pvalue,
     t_interval,
     threshold,
 )
@@ -275,7 +276,7 @@ def cost(d: D, params: Params, rules: SeedRules) -> Result:
     by = {str(r["raw_optimizer"]): r for _, r in df.iterrows()}
     col = {"sam ÷ sgd": ("sam", "raw_round_ratios_vs_sgd"),
            "lesam ÷ sam": ("lesam", "raw_round_ratios_vs_sam")}
-    parts, verdicts, counts, missing = [], [], [], []
+    parts, verdicts, counts, missing, tests = [], [], [], [], []
     for name, (opt, column) in col.items():
         lo, hi = (float(x) for x in ranges[name])
         text = by[opt].get(column) if opt in by else None
@@ -293,6 +294,9 @@ def cost(d: D, params: Params, rules: SeedRules) -> Result:
         low, est, high = (float(np.exp(x)) for x in (iv.low, iv.estimate, iv.high))
         verdicts.append(SUPPORTED if lo <= low and high <= hi else
                         CONTRADICTED if high < lo or low > hi else INCONCLUSIVE)
+        tests.append(Result(verdicts[-1], name, p_value=range_pvalue(np.log(rounds),
+                                                                     math.log(lo),
+                                                                     math.log(hi))))
         parts.append(f"{name} = {est:.2f} [{low:.2f}, {high:.2f}] ({level:.0%} CI over "
                      f"{iv.n} interleaved rounds; expected {lo}–{hi})")
     return Result(combine(verdicts), "; ".join(parts), level=None,
@@ -300,7 +304,7 @@ def cost(d: D, params: Params, rules: SeedRules) -> Result:
                       "geometric mean of per-round ratios; a verdict needs the whole interval "
                       "inside (or outside) the expected range; the replicates are timing "
                       f"rounds of one process, registered as such: {params['replicates']}"]),
-                  n=min(counts))
+                  n=min(counts), p_value=row_pvalue(tests))
 
 
 def ablation(d: D, rules: SeedRules, params: Params) -> Result:

@@ -245,6 +245,23 @@ def t_pvalue(values: Sequence[float] | np.ndarray) -> float:
     return float(stats.ttest_1samp(v, 0.0).pvalue)
 
 
+def range_pvalue(values: Sequence[float] | np.ndarray, low: float, high: float
+                 ) -> float | None:
+    """Two-sided-equivalent p-value of "the mean of ``values`` lies in [``low``, ``high``]"
+    (the two one-sided t tests, TOST) or outside it, whichever the data favour: twice the
+    smallest of the TOST p-value and the one-sided p-values of "below ``low``" and "above
+    ``high``". It is below 1 − level exactly when the t interval at that level lies wholly
+    inside (or wholly outside) the range. None below two values or with no spread."""
+    v = _finite(values)
+    if len(v) < 2 or float(v.std(ddof=1)) == 0.0:
+        return None
+    mean, se, df = float(v.mean()), float(stats.sem(v)), len(v) - 1
+    inside = max(stats.t.sf((mean - low) / se, df), stats.t.sf((high - mean) / se, df))
+    below = stats.t.sf((low - mean) / se, df)
+    above = stats.t.sf((mean - high) / se, df)
+    return float(min(1.0, 2 * min(inside, below, above)))
+
+
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error control over the family
     ``pvalues``, in their order): sorted ascending, the k-th smallest (0-based) is multiplied
