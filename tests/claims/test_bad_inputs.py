@@ -112,7 +112,7 @@ def test_cost_counts_finite_rounds_only() -> None:
     row = run("ls-cost", fx.cost(False, sam_rounds=[2.0, 2.05, nan, nan, nan, nan]))
     assert row["n"] == 2 and row["verdict"] == INCONCLUSIVE
     assert "4 of 6 rounds not finite" in row["note"]
-    assert "timing rounds of one process" in row["note"]
+    assert "replicates (registered): timing rounds of one process" in row["note"]
 
 
 # -- designs that cannot decide -------------------------------------------------------------------

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sharpness.claims.readme import read_record
-from sharpness.claims.registration import read_registration
+from sharpness.claims.ledger import all_claims
+from sharpness.claims.registration import deviations, read_registration
 from sharpness.claims.registration_files import existing_registration
 from sharpness.claims.snapshot_data import archive_path, stale_reason, unpack
 from sharpness.errors import SharpnessError
@@ -81,3 +82,7 @@ def test_no_committed_snapshot_is_stale(snapshot: Path) -> None:
                                 ROOT / "docs" / "registration")
     current = read_registration(reg)["id"] if reg else None
     assert stale_reason(record, current) is None, f"{snapshot.name}: {stale_reason(record, current)}"
+    # and today's registration is of today's predicates, parameters and helpers
+    if reg is not None:
+        assert deviations(read_registration(reg), all_claims()) == [], \
+            f"{reg} is not of today's claims: register again (`sharpness claims register`)"

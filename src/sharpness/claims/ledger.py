@@ -85,6 +85,9 @@ def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: s
                     if d is not None)
     min_runs_standard(claim, result, rules)
     smoke_standard(claim, result, rules)
+    if claim.params.get("replicates"):  # what the row counts as independent runs, and why
+        result.note = "; ".join(x for x in (
+            result.note, f"replicates (registered): {claim.params['replicates']}") if x)
     return _row(claim, value=result.value, verdict=result.verdict, level=result.level,
                 estimate=result.estimate, low=result.low, high=result.high, note=result.note,
                 provenance=prov, n=result.n, p_raw=result.p_value)

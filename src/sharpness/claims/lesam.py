@@ -302,8 +302,7 @@ def cost(d: D, params: Params, rules: SeedRules) -> Result:
     return Result(combine(verdicts), "; ".join(parts), level=None,
                   note="; ".join(missing + [
                       "geometric mean of per-round ratios; a verdict needs the whole interval "
-                      "inside (or outside) the expected range; the replicates are timing "
-                      f"rounds of one process, registered as such: {params['replicates']}"]),
+                      "inside (or outside) the expected range"]),
                   n=min(counts), p_value=row_pvalue(tests))
 
 
