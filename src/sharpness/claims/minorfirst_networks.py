@@ -44,7 +44,7 @@ def cnn_first_aligned(d: D, params: Params, rules: SeedRules) -> Result:
     registered ``gain``; data made with another gain (its sidecar's) are not the registered
     design and decide nothing. Distinct seeds (a copy of a run under another label is refused,
     :mod:`sharpness.claims.independence`) where both optimizers aligned are counted against
-    the registered ``share`` by the exact binomial test; ``n``: those seeds."""
+    the registered ``share`` by the exact binomial test; ``n``: the distinct seeds read."""
     data = d["minorfirst/cnn_synthetic"]
     df = data.rows
     gain = float(params["gain"])
@@ -74,7 +74,7 @@ def cnn_first_aligned(d: D, params: Params, rules: SeedRules) -> Result:
                   f"[{fmt(test.low)}, {fmt(test.high)}] against {params['share']:g}{p_text}); "
                   + "; ".join(seen), note=found.note(),
                   estimate=ok / max(ok + bad, 1), low=test.low if ok + bad else None,
-                  high=test.high if ok + bad else None, n=ok + bad, p_value=test.p_value)
+                  high=test.high if ok + bad else None, n=len(kept), p_value=test.p_value)
 
 
 def _floats(text: object) -> list[float]:
