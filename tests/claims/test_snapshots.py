@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sharpness.claims.readme import read_record
 from sharpness.claims.ledger import all_claims
+from sharpness.claims.readme import read_record
 from sharpness.claims.registration import deviations, read_registration
 from sharpness.claims.registration_files import existing_registration
 from sharpness.claims.snapshot_data import archive_path, stale_reason, unpack
