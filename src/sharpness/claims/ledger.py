@@ -88,6 +88,9 @@ def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: s
     if claim.params.get("replicates"):  # what the row counts as independent runs, and why
         result.note = "; ".join(x for x in (
             result.note, f"replicates (registered): {claim.params['replicates']}") if x)
+    if claim.params.get("exempt"):  # a seeded single draw, exempt with its measured spread
+        result.note = "; ".join(x for x in (
+            result.note, f"single draw, exempt (registered): {claim.params['exempt']}") if x)
     return _row(claim, value=result.value, verdict=result.verdict, level=result.level,
                 estimate=result.estimate, low=result.low, high=result.high, note=result.note,
                 provenance=prov, n=result.n, p_raw=result.p_value)
