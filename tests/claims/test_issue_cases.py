@@ -70,13 +70,14 @@ def test_too_many_exclusions_make_the_row_inconclusive() -> None:
     assert row["verdict"] == INCONCLUSIVE and "2/5 seeds excluded" in row["note"]
 
 
-def test_evidence_profile_needs_five_seeds() -> None:
-    """The evidence profile's minimum is 5 paired seeds (rules.yaml); 3 decide in `paper`."""
+def test_evidence_profile_needs_four_seeds() -> None:
+    """The evidence profile's minimum is 4 paired seeds of the 5 it runs (rules.yaml), so one
+    seed the sanity check drops does not undo a row; 3 decide in `paper`."""
     data = fx.table("table_transfer", False)
     assert run("ls-transfer", data, "paper")["verdict"] == SUPPORTED
     row = run("ls-transfer", data, "evidence")
-    assert row["verdict"] == INCONCLUSIVE and "< the 5 this profile requires" in row["note"]
-    assert rules_for("evidence").min_seeds == 5 and rules_for("quick").smoke
+    assert row["verdict"] == INCONCLUSIVE and "< the 4 this profile requires" in row["note"]
+    assert rules_for("evidence").min_seeds == 4 and rules_for("quick").smoke
     assert run("ls-transfer", data, "paper", min_seeds=4)["verdict"] == INCONCLUSIVE
 
 
@@ -89,7 +90,7 @@ def test_eos_band_by_loss_and_trajectory() -> None:
     for r in rows:
         if r["setting"] == "A" and r["eta"] == 0.3:
             r["eta_s_over_2"] = 0.8  # one largest-η MSE miss
-        if r["setting"] in ("B", "C") and r["eta"] > 0.1:
+        if r["setting"] != "A" and r["eta"] > 0.1:
             r["eta_s_over_2"] = 0.6  # cross-entropy: sharpness falls late
         r["loss"] = "mse" if r["setting"] == "A" else "ce"
     data = {"eos/fig_phase": fx.item("eos/fig_phase", rows), **fx.traj_rows(False)}
@@ -98,7 +99,7 @@ def test_eos_band_by_loss_and_trajectory() -> None:
     # the paper's cross-entropy caveat is about the U-shape: cross-entropy decides here too
     assert row["verdict"] != SUPPORTED and "CE inconclusive" in row["note"], row["note"]
     for r in rows:
-        if r["setting"] in ("B", "C") and r["eta"] > 0.1:
+        if r["setting"] != "A" and r["eta"] > 0.1:
             r["eta_s_over_2"] = 0.98
     data["eos/fig_phase"] = fx.item("eos/fig_phase", rows)
     assert run("eos-band", data)["verdict"] == SUPPORTED
@@ -175,7 +176,7 @@ def test_sigma_zero_probes_are_not_a_perfect_fit() -> None:
     rows = []
     for seed, step in ((k, st) for k in range(3) for st in range(12)):
         sigma = 0.0 if step < 8 else 0.05
-        curv = 0.0 if sigma == 0 else 0.002
+        curv = 0.0 if sigma == 0 else 0.002 + 1e-5 * seed  # three distinct runs
         rows.append({**fx.RUN_TRAINED, "seed": seed, "optimizer": "lesam", "step": step,
                      "sigma": sigma,
                      "g_dot_eps": sigma, "curvature": curv,

@@ -61,7 +61,7 @@ def test_verdicts_use_holm_adjusted_p_values() -> None:
     assert by["a"]["p_adj"] == pytest.approx(0.03) and by["a"]["verdict"] == SUPPORTED
     # b: raw 0.04 < 0.05 but Holm 0.08 (0.04 × 2, monotone): no longer decided, and says why
     assert by["b"]["p_adj"] == pytest.approx(0.08) and by["b"]["verdict"] == INCONCLUSIVE
-    assert "Holm-adjusted over 4 interval-decided claims" in by["b"]["note"]
+    assert "Holm-adjusted over the 4 tested claims" in by["b"]["note"]
     assert by["c"]["verdict"] == CONTRADICTED and by["x"]["p_adj"] is None  # not in family
     assert by["e"]["p_adj"] is None and by["e"]["verdict"] == SUPPORTED
     csv = to_csv(rows)
@@ -85,13 +85,17 @@ def test_a_row_about_runs_needs_three_independent_runs() -> None:
     assert evaluate_claim(CLAIMS["ls-signal-sam"], fx.signal(False), "paper")["n"] == 3
 
 
-def test_count_rule_uses_the_wilson_interval() -> None:
-    # 3/3 is not enough to clear a share of 0.5 at 95 %, 5/5 is; 0/5 is below it
-    assert count_rule(3, 0, 0.5)[0] == INCONCLUSIVE
-    assert count_rule(5, 0, 0.5)[0] == SUPPORTED
-    assert count_rule(0, 5, 0.5)[0] == CONTRADICTED
-    verdict, low, high = count_rule(7, 2, 0.5)
-    assert verdict == INCONCLUSIVE and low < 0.5 < high
+def test_count_rule_is_the_exact_binomial_test() -> None:
+    # 5/5 against 0.5: the exact one-sided p is 1/32 = 0.031 > 0.025, so inconclusive (the
+    # Wilson interval once called it supported); 6/6 decides, 0/6 too the other way
+    five = count_rule(5, 0, 0.5)
+    assert five.verdict == INCONCLUSIVE and five.p_value == pytest.approx(0.0625)
+    assert five.low == pytest.approx(0.025 ** (1 / 5))  # Clopper–Pearson's lower bound
+    assert count_rule(6, 0, 0.5).verdict == SUPPORTED
+    assert count_rule(0, 6, 0.5).verdict == CONTRADICTED
+    nine = count_rule(7, 2, 0.5)
+    assert nine.verdict == INCONCLUSIVE and nine.low < 0.5 < nine.high
+    assert count_rule(0, 0, 0.5).p_value is None
 
 
 def test_inconclusive_rows_say_what_would_settle_them() -> None:
@@ -164,12 +168,12 @@ def test_a_figure_on_one_run_is_not_stamped_evidence() -> None:
 
     one = fx.cnn(False, seeds=1)["minorfirst/cnn_synthetic"]
     assert evidence_level("minorfirst/cnn_synthetic", one)[0] == "weak"
-    five = fx.cnn(False, seeds=5)["minorfirst/cnn_synthetic"]
-    assert evidence_level("minorfirst/cnn_synthetic", five)[0] == "evidence"
+    seven = fx.cnn(False, seeds=7)["minorfirst/cnn_synthetic"]
+    assert evidence_level("minorfirst/cnn_synthetic", seven)[0] == "evidence"
 
 
 def test_measures_row_says_which_quantity_to_settle() -> None:
-    # every measure lower above η_c in 5/5 settings but one (trace) in 3/5: inconclusive, and
+    # every measure lower above η_c in 7/7 settings but one (trace) in 5/7: inconclusive, and
     # what would settle it is read at the trace's share
     data = fx.measures(False)
     df = data["eos/fig_measures"].rows
@@ -177,9 +181,9 @@ def test_measures_row_says_which_quantity_to_settle() -> None:
     df.loc[bad, "hessian_trace"] = 50.0
     rules = rules_for("paper")
     row = evaluate_claim(CLAIMS["eos-measures"], data, "paper")
-    assert row["verdict"] == INCONCLUSIVE and row["estimate"] == pytest.approx(0.6)
+    assert row["verdict"] == INCONCLUSIVE and row["estimate"] == pytest.approx(5 / 7)
     (out,) = annotate_to_settle([row], list(CLAIMS.values()), rules)
-    assert "settings at the observed share 0.60" in out["to_settle"]
+    assert "settings at the observed share 0.71" in out["to_settle"]
 
 
 def test_price_names_the_profile_and_its_hours() -> None:

@@ -108,3 +108,16 @@ def test_seeds_to_settle_edges() -> None:
     assert seeds_to_settle(10.0, 1.0, minimum=5) == 5
     with pytest.raises(ValueError, match="alpha"):
         seeds_to_settle(1.0, 1.0, alpha=1.5)
+
+
+def test_range_pvalue_matches_the_interval_inside_a_range() -> None:
+    from sharpness.evidence.stats import range_pvalue, t_interval
+
+    inside = [0.69, 0.70, 0.71, 0.695]
+    iv = t_interval(inside, 0.95)
+    p = range_pvalue(inside, 0.4, 0.9)
+    assert iv.low > 0.4 and iv.high < 0.9 and p is not None and p < 0.05
+    wide = [0.3, 0.9, 0.6]
+    assert range_pvalue(wide, 0.4, 0.9) > 0.05  # the interval straddles an end
+    assert range_pvalue([1.2, 1.25, 1.22], 0.4, 0.9) < 0.05  # wholly above
+    assert range_pvalue([0.5, 0.5], 0.4, 0.9) is None

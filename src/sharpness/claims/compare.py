@@ -55,7 +55,7 @@ def _moved(cid: str, a: Mapping[str, Any] | None, b: Mapping[str, Any] | None
 
 def _interval(row: Mapping[str, Any] | None) -> str:
     """``estimate [low, high]`` of a row (an effect and its interval, or a count rule's share
-    and its Wilson interval), ``–`` where the row has none."""
+    and its exact interval), ``–`` where the row has none."""
     if row is None:
         return "–"
     try:

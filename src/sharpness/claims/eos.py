@@ -16,17 +16,18 @@ import pandas as pd
 
 from sharpness.claims.common import fmt
 from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
-from sharpness.claims.eos_common import converged
+from sharpness.claims.eos_common import converged, count_result, loss_of
+from sharpness.claims.eos_shape import u_shape
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.rules import SeedRules
 from sharpness.evidence.reported import reported
+from sharpness.claims.rules import SeedRules, row_pvalue
 from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
+    CountTest,
     combine,
     count_rule,
-    separated_minimum,
     threshold,
 )
 
@@ -87,15 +88,6 @@ def toy_tradeoff(d: D, params: Params) -> Result:
 
 
 # --- networks -------------------------------------------------------------------------------
-def _loss_of(df: pd.DataFrame) -> pd.Series:
-    """Each row's loss (``mse`` / ``ce``): the ``loss`` column, else read from the setting's
-    label (a label with "CE" is cross-entropy)."""
-    if "loss" in df.columns and df["loss"].notna().all():
-        return df["loss"].astype(str).str.lower()
-    return df["setting"].astype(str).map(lambda x: "ce" if " CE" in f" {x} " or
-                                         x.endswith("CE") else "mse")
-
-
 def _trajectory_band(tr: pd.DataFrame, eta_c: dict[str, float], factor: float, width: float
                      ) -> dict[tuple[str, float], float]:
     """Per (setting, η) of a GD run above ``factor`` η_c: the median |ηS/2 − 1| over its
@@ -121,7 +113,7 @@ def band(d: D, params: Params) -> Result:
     factor, width = float(params["eos_factor"]), float(params["band"])
     df = d["eos/fig_phase"].rows
     conv = converged(df).copy()
-    conv["loss_kind"] = _loss_of(conv)
+    conv["loss_kind"] = loss_of(conv)
     eta_c = {str(k): float(v) for k, v in df.groupby("setting")["eta_c"].first().items()}
     traj = _trajectory_band(d["eos/fig_trajectories"].rows, eta_c, factor, width) \
         if "eos/fig_trajectories" in d else {}
@@ -139,8 +131,9 @@ def band(d: D, params: Params) -> Result:
         traj_med = float(np.median(tvals)) if tvals else float("nan")
         ok_final = final_med < width
         ok_traj = traj_med < width if tvals else None
-        verdicts[loss] = (SUPPORTED if ok_final and ok_traj is not False else
-                          CONTRADICTED if not ok_final and ok_traj is not True else INCONCLUSIVE)
+        # both halves of the rule decide: a missing trajectory leaves the row undecided
+        verdicts[loss] = (SUPPORTED if ok_final and ok_traj is True else
+                          CONTRADICTED if not ok_final and ok_traj is False else INCONCLUSIVE)
         parts.append(f"{loss.upper()}: final median |ηS/2 − 1| = {fmt(final_med)}, "
                      f"{inside}/{len(dev)} runs inside ±{width:g}; along the trajectories "
                      f"after entering EoS median {fmt(traj_med)} over {len(tvals)} runs "
@@ -148,7 +141,8 @@ def band(d: D, params: Params) -> Result:
     if not verdicts:
         return Result(INCONCLUSIVE, f"no converged run above {factor:g} η_c")
     return Result(combine(list(verdicts.values())), "; ".join(parts), n=len(settings),
-                  note="every loss decides (MSE and cross-entropy): "
+                  note="every loss decides (MSE and cross-entropy), each on its final point and "
+                       "its trajectories (no trajectory: the rule's second half is not met): "
                        + ", ".join(f"{k.upper()} {v}" for k, v in verdicts.items()))
 
 
@@ -159,39 +153,34 @@ def _converged_settings(d: D, item: str = "eos/fig_phase"
         yield str(setting), part, float(part["eta_c"].iloc[0])
 
 
-def _count_result(ok: int, bad: int, params: Params, rules: SeedRules, text: str,
-                  n: int, note: str = "") -> Result:
-    """A "many settings" row: the registered count rule (:func:`count_rule`, the Wilson
-    interval of ``ok / (ok + bad)`` against ``params["share"]``) with its interval stated."""
-    share = float(params["share"])
-    verdict, low, high = count_rule(ok, bad, share, rules.level)
-    return Result(verdict, f"{text}; {ok}/{ok + bad} (Wilson {rules.level:.0%} "
-                  f"[{fmt(low)}, {fmt(high)}] against the registered share {share:g})",
-                  estimate=ok / max(ok + bad, 1), low=None if ok + bad == 0 else low,
-                  high=None if ok + bad == 0 else high, n=n, note=note)
-
-
 def flat_below(d: D, params: Params, rules: SeedRules) -> Result:
     """Below η_c both the final sharpness and the final ℓ2 norm stay about constant: per
     setting, the relative spread (max ÷ min − 1) of each over the converged η < η_c below the
     registered ``spread``; settings counted by the registered count rule."""
-    ok, bad, thin = [], [], []
+    ok, bad, thin, missing = [], [], [], []
     for setting, part, eta_c in _converged_settings(d):
         below = part[part["eta"].astype(float) < eta_c]
         if len(below) < 2:
             thin.append(setting)
+            continue
+        values = below[[q for q in ("sharpness", "l2") if q in below.columns]]
+        if not np.isfinite(values.apply(pd.to_numeric, errors="coerce").to_numpy(float)).all():
+            missing.append(setting)  # a missing value is not evidence either way
             continue
         spreads = {q: float(below[q].astype(float).max() / below[q].astype(float).min() - 1)
                    for q in ("sharpness", "l2") if q in below.columns}
         flat = "l2" in spreads and all(v < float(params["spread"]) for v in spreads.values())
         (ok if flat else bad).append(f"{setting} " + ", ".join(
             f"{q} {v:.2f}" for q, v in spreads.items()))
-    return _count_result(len(ok), len(bad), params, rules,
+    return count_result(len(ok), len(bad), params, rules,
                          f"relative spread of final sharpness and ℓ2 norm over converged "
                          f"η < η_c below {params['spread']:g}: {len(ok)} flat, {len(bad)} not"
                          + (f" ({'; '.join(bad)})" if bad else ""), len(ok) + len(bad),
-                         note=(f"{len(thin)} settings have fewer than two converged η below "
-                               "η_c, so flatness cannot be read there" if thin else ""))
+                         note="; ".join(x for x in (
+                             f"undetermined, a sharpness or norm missing (NaN): "
+                             f"{', '.join(missing)}" if missing else "",
+                             f"{len(thin)} settings have fewer than two converged η below "
+                             "η_c, so flatness cannot be read there" if thin else "") if x))
 
 
 def norm_grows(d: D, params: Params, rules: SeedRules) -> Result:
@@ -217,7 +206,7 @@ def norm_grows(d: D, params: Params, rules: SeedRules) -> Result:
             sizes.append(f"{setting} {q} {100 * change:+.2f} %" + (" (falls between η)"
                                                                    if falls else ""))
         (ok if grows else bad).append(setting)
-    return _count_result(len(ok), len(bad), params, rules,
+    return count_result(len(ok), len(bad), params, rules,
                          f"final norm grows with η above η_c (end to end > {100 * growth:g} %, "
                          f"no fall > {100 * growth:g} % between neighbouring η) per setting: "
                          + ", ".join(sizes), len(ok) + len(bad),
@@ -225,35 +214,11 @@ def norm_grows(d: D, params: Params, rules: SeedRules) -> Result:
                          if thin else "")
 
 
-def u_shape(d: D, params: Params, rules: SeedRules) -> Result:
-    """"Test error is U-shaped in η in many settings": per setting with ≥ 3 finite runs, the
-    lowest error an interior η whose Wilson interval lies below both ends'; settings counted
-    by the registered count rule (the paper's "many" as a share)."""
-    df = d["eos/fig_test_vs_lr"].rows
-    ok, flat, thin = [], [], []
-    for setting, part in df[df["status"] != "diverged"].groupby("setting", sort=False):
-        part = part.sort_values("eta")
-        if len(part) < 3:
-            thin.append(setting)
-            continue
-        if "n_test" not in part.columns:
-            raise ValueError("fig_test_vs_lr.csv has no n_test column (the test-set size)")
-        n = int(part["n_test"].iloc[0])
-        err = part["test_error"].astype(float).to_numpy()
-        separated = separated_minimum(list(err), n, rules.level) is not None
-        (ok if separated else flat).append(setting)
-    return _count_result(len(ok), len(flat), params, rules,
-                         "U-shape with the best η separated from both ends (Wilson) in "
-                         f"{len(ok)}/{len(ok) + len(flat)} settings"
-                         + (f": {', '.join(map(str, ok))}" if ok else ""),
-                         len(ok) + len(flat),
-                         note=f"{len(thin)} settings with < 3 finite runs" if thin else "")
-
-
 def traj_monotone(d: D, params: Params, rules: SeedRules) -> Result:
     """Per GD run above η_c, the largest relative drop of the ℓ2 norm after entering EoS
-    (``max_drop_after_eos``) against the registered ``drop`` (the figure's own 0.1 %); runs
-    counted by the registered count rule, ``n`` the settings they come from."""
+    (``max_drop_after_eos``) against the registered ``drop`` (the figure's own 0.1 %); a
+    setting holds when every one of its runs does, and the settings (the independent units:
+    a setting's runs share its network and init) are counted by the registered count rule."""
     drop = float(params["drop"])
     tr = d["eos/fig_trajectories"].rows
     phase = d["eos/fig_phase"].rows
@@ -265,16 +230,17 @@ def traj_monotone(d: D, params: Params, rules: SeedRules) -> Result:
         if "max_drop_after_eos" in gd.columns else pd.Series(dtype=float)
     never = int(drops.isna().sum()) if len(drops) else len(gd)
     known = drops.dropna()
-    n_ok, n_bad = int((known <= drop).sum()), int((known > drop).sum())
-    worst = float(known.max()) if len(known) else float("nan")
-    settings = int(gd.loc[known.index, "setting"].nunique()) if len(known) else 0
     if not len(known):
         return Result(INCONCLUSIVE, "no run above η_c entered EoS", n=0)
-    return _count_result(n_ok, n_bad, params, rules,
-                         f"ℓ2 norm drops by at most {100 * drop:g} % after entering EoS in "
-                         f"{n_ok}/{n_ok + n_bad} runs above η_c; largest drop "
-                         f"{100 * worst:.2f} %", settings,
-                         note=f"{never} runs above η_c never reached 2/η" if never else "")
+    # the runs of one setting share its network and init: the setting is the unit counted
+    per = known.groupby(gd.loc[known.index, "setting"].astype(str)).max()
+    n_ok, n_bad = int((per <= drop).sum()), int((per > drop).sum())
+    worst = float(known.max())
+    return count_result(n_ok, n_bad, params, rules,
+                        f"ℓ2 norm drops by at most {100 * drop:g} % after entering EoS in every "
+                        f"run above η_c of {n_ok}/{n_ok + n_bad} settings ({len(known)} runs); "
+                        f"largest drop {100 * worst:.2f} %", n_ok + n_bad,
+                        note=f"{never} runs above η_c never reached 2/η" if never else "")
 
 
 #: the sharpness measures the paper names (lower above η_c) and its norms (higher)
@@ -290,6 +256,7 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
     df = d["eos/fig_measures"].rows
     parts, verdicts, against, settings = [], [], [], set()
     shares: list[float] = []
+    tests: list[CountTest] = []
     for q in MEASURES + NORMS:
         if q not in df.columns:
             continue
@@ -310,7 +277,9 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
                 worse.append(f"{setting} ×{fmt(ratio)}")
         if ok + bad == 0:
             continue
-        verdicts.append(count_rule(ok, bad, float(params["share"]), rules.level)[0])
+        test = count_rule(ok, bad, float(params["share"]), rules.level)
+        verdicts.append(test.verdict)
+        tests.append(test)
         shares.append(ok / (ok + bad))
         parts.append(f"{q} {'lower' if q in MEASURES else 'higher'} above η_c in {ok}/{ok + bad}")
         if worse:
@@ -321,8 +290,9 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
     head = next((sh for sh, v in zip(shares, verdicts, strict=True) if v != SUPPORTED),
                 min(shares))
     return Result(combine(verdicts), "median above vs below η_c per setting: "
-                  + "; ".join(parts) + f" (each quantity: Wilson {rules.level:.0%} interval of "
+                  + "; ".join(parts) + f" (each quantity: exact {rules.level:.0%} interval of "
                   f"its share against {params['share']:g})", n=len(settings), estimate=head,
+                  p_value=row_pvalue([Result(t.verdict, "", p_value=t.p_value) for t in tests]),
                   note=("against the claim (above ÷ below): " + "; ".join(against))
                   if against else "")
 

@@ -14,7 +14,7 @@ import pandas as pd
 from sharpness.claims.eos_common import converged
 from sharpness.claims.model import ItemData, Result
 from sharpness.claims.rules import SeedRules
-from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED, count_rule
+from sharpness.evidence.stats import INCONCLUSIVE, count_rule
 
 D = Mapping[str, ItemData]
 Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
@@ -49,6 +49,7 @@ def ablations(d: D, factors: tuple[str, ...], params: Params, rules: SeedRules) 
     seen: dict[tuple, str] = {}
     ok = bad = 0
     names, repeats, dropped = [], [], []
+    decided: set[str] = set()  # factors with at least one value read on both sides of η_c
     for (factor, value), part in groups:  # the paper's factors first: they own a shared run
         key = f"{factor}={value}"
         fp = _fingerprint(part)
@@ -74,24 +75,29 @@ def ablations(d: D, factors: tuple[str, ...], params: Params, rules: SeedRules) 
             eos["sharpness"].astype(float).median() < below["sharpness"].astype(float).median()
         ok += hit
         bad += not hit
+        decided.add(str(factor))
         names.append(f"{key}: {'yes' if hit else 'no'} ({len(below)} below, {len(eos)} above)")
     present = set(df["factor"].astype(str))
     missing = [f for f in factors if f not in present]
-    required = [str(f) for f in params.get("required", ()) if str(f) not in present]
-    verdict, low, high = count_rule(ok, bad, float(params["share"]), rules.level)
-    if required and verdict == SUPPORTED:
+    # a required factor counts as varied only when one of its values was read: a factor
+    # whose every run diverged was not varied as far as the claim can tell
+    required = [str(f) for f in params.get("required", ()) if str(f) not in decided]
+    test = count_rule(ok, bad, float(params["share"]), rules.level)
+    verdict, low, high = test.verdict, test.low, test.high
+    if required:
         verdict = INCONCLUSIVE
     notes = [x for x in (
-        f"required factors not varied: {', '.join(required)} (the row cannot be supported "
-        "without them)" if required else "",
+        f"required factors not varied (no value read on both sides of η_c): "
+        f"{', '.join(required)}: the design cannot decide the claim, inconclusive"
+        if required else "",
         f"counted once (repeated runs): {'; '.join(repeats)}" if repeats else "",
         f"dropped: {'; '.join(dropped)}" if dropped else "",
         f"factors not varied in this profile: {', '.join(missing)}" if missing else "") if x]
     return Result(verdict, f"above η_c larger ℓ2 and lower sharpness (medians) "
-                  f"than below in {ok}/{ok + bad} distinct ablation values (Wilson "
+                  f"than below in {ok}/{ok + bad} distinct ablation values (exact "
                   f"{rules.level:.0%} [{low:.2f}, {high:.2f}] against {params['share']:g})"
                   + (f" ({', '.join(names)})" if names else ""), note="; ".join(notes),
-                  estimate=ok / max(ok + bad, 1), n=ok + bad)
+                  estimate=ok / max(ok + bad, 1), n=ok + bad, p_value=test.p_value)
 
 
 def ablations_paper(d: D, params: Params, rules: SeedRules) -> Result:

@@ -85,6 +85,13 @@ def evaluate_claim(claim: Claim, data: Mapping[str, ItemData | None], profile: s
     prov = ";".join(f"{item}={d.provenance_id or 'missing'}" for item, d in items.items()
                     if d is not None)
     min_runs_standard(claim, result, rules)
+    smoke_standard(claim, result, rules)
+    if claim.params.get("replicates"):  # what the row counts as independent runs, and why
+        result.note = "; ".join(x for x in (
+            result.note, f"replicates (registered): {claim.params['replicates']}") if x)
+    if claim.params.get("exempt"):  # a seeded single draw, exempt with its measured spread
+        result.note = "; ".join(x for x in (
+            result.note, f"single draw, exempt (registered): {claim.params['exempt']}") if x)
     return _row(claim, value=result.value, verdict=result.verdict, level=result.level,
                 estimate=result.estimate, low=result.low, high=result.high, note=result.note,
                 provenance=prov, n=result.n, p_raw=result.p_value)
@@ -106,19 +113,36 @@ def min_runs_standard(claim: Claim, result: Result, rules: SeedRules) -> None:
     result.verdict, result.level = INCONCLUSIVE, WEAK
 
 
+def smoke_standard(claim: Claim, result: Result, rules: SeedRules) -> None:
+    """A smoke profile (``rules.smoke``, the quick profile) is no evidence: a decided row about
+    runs, and a paper's claim it would contradict, is ``inconclusive`` at level ``smoke`` and
+    says what it was. Changes ``result`` in place."""
+    if not rules.smoke or result.verdict not in (SUPPORTED, CONTRADICTED):
+        return
+    if not claim.runs and not (claim.kind == "claim" and result.verdict == CONTRADICTED):
+        return
+    result.note = "; ".join(x for x in (
+        f"smoke profile ({rules.profile}): was {result.verdict}; a smoke run neither supports "
+        "nor refutes the paper: inconclusive (smoke)", result.note) if x)
+    result.verdict, result.level = INCONCLUSIVE, SMOKE
+
+
 def adjust_multiplicity(rows: list[dict[str, Any]], alpha: float) -> None:
-    """Holm's correction over the profile's paper-claim rows decided by intervals (kind
-    ``claim`` with a raw p-value): each row gets ``p_adj``, and a decided row whose adjusted
-    p-value is not below ``alpha`` becomes inconclusive (named in its note). Rows in place."""
-    family = [r for r in rows if r.get("kind") == "claim" and _finite(r.get("p_raw"))]
-    for row, adj in zip(family, holm([float(r["p_raw"]) for r in family]), strict=True):
-        row["p_adj"] = adj
-        if row["verdict"] in (SUPPORTED, CONTRADICTED) and not adj < alpha:
-            row["note"] = "; ".join(x for x in (
-                f"was {row['verdict']} at p = {float(row['p_raw']):.3g}; Holm-adjusted over "
-                f"{len(family)} interval-decided claims p = {adj:.3g} ≥ α = {alpha:.2g}: "
-                "inconclusive", row["note"]) if x)
-            row["verdict"], row["level"] = INCONCLUSIVE, WEAK
+    """Holm's correction per paper over its claim rows that carry a raw p-value (interval and
+    exact count tests alike; kind ``claim``): each such row gets ``p_adj``, and a decided row
+    whose adjusted p-value is not below ``alpha`` becomes inconclusive (named in its note).
+    Rows in place."""
+    for paper in dict.fromkeys(str(r.get("paper")) for r in rows):
+        family = [r for r in rows if r.get("kind") == "claim" and str(r.get("paper")) == paper
+                  and _finite(r.get("p_raw"))]
+        for row, adj in zip(family, holm([float(r["p_raw"]) for r in family]), strict=True):
+            row["p_adj"] = adj
+            if row["verdict"] in (SUPPORTED, CONTRADICTED) and not adj < alpha:
+                row["note"] = "; ".join(x for x in (
+                    f"was {row['verdict']} at p = {float(row['p_raw']):.3g}; Holm-adjusted over "
+                    f"the {len(family)} tested claims of {paper} p = {adj:.3g} ≥ α = "
+                    f"{alpha:.2g}: inconclusive", row["note"]) if x)
+                row["verdict"], row["level"] = INCONCLUSIVE, WEAK
 
 
 def _finite(x: Any) -> bool:
@@ -273,4 +297,4 @@ def write_ledger(rows: Sequence[Mapping[str, Any]], out_md: str | Path, profile:
 
 __all__ = ["EVIDENCE", "LEVELS", "PAPERS", "SMOKE", "WEAK", "adjust_multiplicity", "all_claims",
            "counts", "evaluate", "evaluate_claim", "evidence_level", "load_items", "markdown",
-           "min_runs_standard", "tally_key", "to_csv", "write_ledger"]
+           "min_runs_standard", "smoke_standard", "tally_key", "to_csv", "write_ledger"]

@@ -10,6 +10,7 @@ training (dynamics, late gain) are in :mod:`sharpness.claims.lesam_dynamics`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -25,13 +26,14 @@ from sharpness.claims.lesam_signal import (
     signal_sam,
 )
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict
 from sharpness.evidence.records import TrainRecord, parse_train_records, record_of_row
+from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict, row_pvalue
 from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
     SUPPORTED,
     combine,
+    range_pvalue,
     t_interval,
     threshold,
 )
@@ -155,14 +157,22 @@ def lanczos_check(d: D, params: Params) -> Result:
 
 
 def robustness(d: D, rules: SeedRules) -> Result:
+    """LE-SAM − SAM under attack, paired over seeds, at every radius > 0 of every attack (the
+    claim is "more robust under PGD", not at one radius): supported when every radius is,
+    contradicted when any is."""
     df = d["lesam/table_robustness"].rows
     results = {}
     for attack, part in df.groupby("attack"):
-        radius = part[part["label"] == "lesam"]["radius"].max()
-        at = part[part["radius"] == radius]
-        results[f"{attack} r={radius:g}"] = compare(_pick(at, label="lesam"),
-                                                    _pick(at, label="sam"), "lesam vs sam",
-                                                    rules)
+        radii = sorted(float(r) for r in set(part[part["label"] == "lesam"]["radius"]) if r > 0)
+        for radius in radii:
+            at = part[part["radius"].astype(float) == radius]
+            if not (at["label"] == "sam").any():
+                continue
+            results[f"{attack} r={radius:g}"] = compare(_pick(at, label="lesam"),
+                                                        _pick(at, label="sam"),
+                                                        "lesam vs sam", rules)
+    if not results:
+        return Result(INCONCLUSIVE, "no attacked radius with both LE-SAM and SAM")
     return combine_results(results, rules)
 
 
@@ -266,11 +276,15 @@ def cost(d: D, params: Params, rules: SeedRules) -> Result:
     by = {str(r["raw_optimizer"]): r for _, r in df.iterrows()}
     col = {"sam ÷ sgd": ("sam", "raw_round_ratios_vs_sgd"),
            "lesam ÷ sam": ("lesam", "raw_round_ratios_vs_sam")}
-    parts, verdicts, counts = [], [], []
+    parts, verdicts, counts, missing, tests = [], [], [], [], []
     for name, (opt, column) in col.items():
         lo, hi = (float(x) for x in ranges[name])
         text = by[opt].get(column) if opt in by else None
-        rounds = [float(x) for x in str(text).split()] if isinstance(text, str) else []
+        timed = [float(x) for x in str(text).split()] if isinstance(text, str) else []
+        rounds = [x for x in timed if math.isfinite(x) and x > 0]  # a missing round is not one
+        if len(rounds) < len(timed):
+            missing.append(f"{name}: {len(timed) - len(rounds)} of {len(timed)} rounds not "
+                           "finite (undetermined, not counted)")
         counts.append(len(rounds))
         if len(rounds) < 2:
             parts.append(f"{name}: {len(rounds)} timed round(s), no interval")
@@ -280,11 +294,16 @@ def cost(d: D, params: Params, rules: SeedRules) -> Result:
         low, est, high = (float(np.exp(x)) for x in (iv.low, iv.estimate, iv.high))
         verdicts.append(SUPPORTED if lo <= low and high <= hi else
                         CONTRADICTED if high < lo or low > hi else INCONCLUSIVE)
+        tests.append(Result(verdicts[-1], name, p_value=range_pvalue(np.log(rounds),
+                                                                     math.log(lo),
+                                                                     math.log(hi))))
         parts.append(f"{name} = {est:.2f} [{low:.2f}, {high:.2f}] ({level:.0%} CI over "
                      f"{iv.n} interleaved rounds; expected {lo}–{hi})")
     return Result(combine(verdicts), "; ".join(parts), level=None,
-                  note="geometric mean of per-round ratios; a verdict needs the whole "
-                       "interval inside (or outside) the expected range", n=min(counts))
+                  note="; ".join(missing + [
+                      "geometric mean of per-round ratios; a verdict needs the whole interval "
+                      "inside (or outside) the expected range"]),
+                  n=min(counts), p_value=row_pvalue(tests))
 
 
 def ablation(d: D, rules: SeedRules, params: Params) -> Result:

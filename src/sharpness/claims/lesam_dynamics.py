@@ -84,7 +84,8 @@ def late_gain(d: D, rules: SeedRules) -> Result:
     """"SAM's gain arrives only late in training, LE-SAM's holds throughout": over the first
     half of the epochs LE-SAM's gain over SGD exceeds SAM's (LE-SAM − SAM > 0) and LE-SAM
     gains over SGD (> 0); over the second half LE-SAM still gains over SGD (> 0) and SAM's
-    gain has arrived (SAM − SGD > 0)."""
+    gain has arrived (SAM − SGD > 0); and "only late": SAM's gain over the second half exceeds
+    its gain over the first (paired over seeds)."""
     acc, recs = _dynamics_arms(d)
     if "sgd" not in acc:
         return Result(INCONCLUSIVE, "fig_dynamics has no SGD arm: the gains cannot be read",
@@ -105,8 +106,18 @@ def late_gain(d: D, rules: SeedRules) -> Result:
                                              rules),
         f"late (epochs {late[0]}–{late[-1]}) LE-SAM − SGD":
             paired_verdict(arm_("lesam", late), arm_("sgd", late), "late", rules),
-        "late SAM − SGD": paired_verdict(arm_("sam", late), arm_("sgd", late), "late", rules)}
+        "late SAM − SGD": paired_verdict(arm_("sam", late), arm_("sgd", late), "late", rules),
+        "SAM's gain late − early (only late)": paired_verdict(
+            _gain_arm("sam late gain", arm_("sam", late), arm_("sgd", late)),
+            _gain_arm("sam early gain", arm_("sam", early), arm_("sgd", early)),
+            "SAM − SGD", rules)}
     return combine_results(parts, rules)
+
+
+def _gain_arm(name: str, arm: Arm, base: Arm) -> Arm:
+    """Per seed ``arm − base`` (a gain over a window), with ``arm``'s training records."""
+    seeds = sorted(set(arm.values) & set(base.values))
+    return Arm(name, {s: arm.values[s] - base.values[s] for s in seeds}, arm.records)
 
 
 # The predicates the ledger's rows (claims.yaml) name in their `test` field.

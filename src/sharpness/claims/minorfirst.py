@@ -27,6 +27,7 @@ from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
+    NOT_RUN,
     SUPPORTED,
     threshold,
 )
@@ -66,31 +67,73 @@ def linf_jstar(d: D) -> Result:
                   estimate=agree / max(len(df), 1))
 
 
+def _gd_where_stated(gd: pd.DataFrame) -> pd.DataFrame:
+    """GD's grid points where the papers' "GD always picks the major feature" applies: depth
+    L = 2 (the known result they cite: a 2-layer diagonal network converges to the ℓ1
+    max-margin solution, the major feature here) and the uniform init α·1 at any depth (the
+    init they train from, where μ_j α_j is largest at the major coordinate)."""
+    if gd.empty:
+        return gd
+    uniform = np.isclose(gd["alpha_1"].astype(float), gd["alpha_2"].astype(float))
+    return gd[(gd["L"].astype(int) == 2) | uniform]
+
+
 def linf_init_sensitive(d: D) -> Result:
     """Both halves of the claim: over the (α1, α2) init grid l_inf-SAM reaches the minor limit
-    e1, the major e2 and the degenerate one at every depth, and GD (rows ``source=gd_phase``,
-    the same grid) reaches e2 everywhere. Without GD rows the second half is untested and the
-    row is inconclusive, saying so."""
+    e1, the major e2 and the degenerate one at every depth, and GD (rows ``source=gd_phase``)
+    reaches e2 where the papers state it (:func:`_gd_where_stated`: L = 2 and the uniform
+    init; its limit over the whole grid is the extension row ``mf-linf-gd-limit``). Without
+    GD rows the second half is untested and the row is inconclusive, saying so."""
     df = rows(d["minorfirst/linf_depth"], source="phase")
     found = {}
     for L, part in df.groupby("L"):
         found[int(L)] = sorted(set(part["simulated"]))
     # the degenerate limit is 0 at even depth and rho^L 1 at odd depth (catalog, derived)
     ok = all({"e1", "e2", "0" if L % 2 == 0 else "rho^L 1"} <= set(v) for L, v in found.items())
-    gd = rows(d["minorfirst/linf_depth"], source="gd_phase")
+    gd = _gd_where_stated(rows(d["minorfirst/linf_depth"], source="gd_phase"))
     gd_found = {int(L): sorted(set(p["simulated"])) for L, p in gd.groupby("L")}
     gd_ok = bool(gd_found) and all(v == ["e2"] for v in gd_found.values())
     text = ("l_inf-SAM limits over the init grid: " + "; ".join(
         f"L={L}: {', '.join(v)}" for L, v in found.items())
-        + ("; GD: " + "; ".join(f"L={L}: {', '.join(v)}" for L, v in gd_found.items())
+        + ("; GD (L = 2 and the uniform init α·1): " + "; ".join(
+            f"L={L}: {', '.join(v)}" for L, v in gd_found.items())
            if gd_found else "; GD: not recorded"))
     verdict = (CONTRADICTED if not ok or (gd_found and not gd_ok) else
                SUPPORTED if gd_ok else INCONCLUSIVE)
     return Result(verdict, text,
                   note="minor (e1), major (e2) and the degenerate limit (0 at even L, ρ^L·1 at "
-                       "odd L) must all occur at every depth, and GD must pick e2 everywhere"
+                       "odd L) must all occur at every depth, and GD must pick e2 at L = 2 and "
+                       "from the uniform init"
                   + ("" if gd_found else "; linf_depth has no GD rows (source=gd_phase): GD's "
                      "half of the claim is untested"))
+
+
+def linf_gd_limit(d: D, params: Params) -> Result:
+    """This project's finding, beyond the papers: GD's limit from every init of the (α1, α2)
+    grid at every depth is the coordinate with the largest μ_j α_j (in the rescaled clock
+    w_j' = μ_j w_j² blows up first there; e1 wherever α1 > 2·α2 at μ = (1, 2)). A deterministic
+    simulation: supported when every grid point off a tie (μ1α1 = μ2α2) agrees, contradicted
+    otherwise. The registered ``mu`` is the design; data made with another are refused."""
+    data = d["minorfirst/linf_depth"]
+    mu = [float(m) for m in params["mu"]]
+    made = data.params.get("mu")
+    if made is not None and [float(m) for m in made] != mu:
+        return Result(INCONCLUSIVE, f"data made with μ = {made}, registered {mu}",
+                      note="a deviation: the data are not the registered design")
+    gd = rows(data, source="gd_phase")
+    if gd.empty:
+        return Result(NOT_RUN, "linf_depth has no GD rows (source=gd_phase)")
+    a1, a2 = gd["alpha_1"].astype(float), gd["alpha_2"].astype(float)
+    tie = np.isclose(mu[0] * a1, mu[1] * a2)
+    rule = np.where(mu[0] * a1 > mu[1] * a2, "e1", "e2")
+    agree = (gd["simulated"].astype(str) == rule) & ~tie
+    per = "; ".join(f"L={int(L)}: e1 at {int((p['simulated'] == 'e1').sum())} of {len(p)} inits"
+                    for L, p in gd.groupby("L"))
+    decided = int((~tie).sum())
+    return Result(SUPPORTED if decided and bool(agree.sum() == decided) else CONTRADICTED,
+                  f"GD's limit = argmax μ_j α_j at {int(agree.sum())}/{decided} grid points "
+                  f"({per})", estimate=float(agree.sum()) / max(decided, 1),
+                  note=f"{int(tie.sum())} ties (μ1α1 = μ2α2) not read" if tie.any() else "")
 
 
 def linf_blowup_order(d: D, params: Params) -> Result:
@@ -200,6 +243,9 @@ def l2_scale_symmetry(d: D) -> Result:
     df = _regimes(d)
     labels = {float(r): tuple(p.sort_values("alpha_over_rho")["regime"])
               for r, p in df.groupby("rho")}
+    if len(labels) < 2:
+        return Result(NOT_RUN, f"the regime grid has {len(labels)} ρ: nothing compared",
+                      note="the symmetry needs a grid with at least two ρ")
     ref = next(iter(labels.values()))
     diff = {r: sum(a != b for a, b in zip(v, ref, strict=False)) for r, v in labels.items()}
     ok = all(v == 0 for v in diff.values())
@@ -325,6 +371,7 @@ PREDICATES: dict[str, Predicate] = {
     "linf_closed_form": linf_closed_form,
     "linf_jstar": linf_jstar,
     "linf_init_sensitive": linf_init_sensitive,
+    "linf_gd_limit": linf_gd_limit,
     "linf_blowup_order": linf_blowup_order,
     "l2_sequential_check": l2_sequential_check,
     "l2_minor_first": l2_minor_first,

@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 
 from sharpness.claims.common import fmt
+from sharpness.claims.independence import distinct_frames
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.claims.rules import Arm, SeedRules, paired_verdict
 from sharpness.evidence.records import parse_train_records
-from sharpness.evidence.stats import count_rule
+from sharpness.claims.rules import Arm, SeedRules, paired_verdict
+from sharpness.evidence.stats import INCONCLUSIVE, count_rule
 
 D = Mapping[str, ItemData]
 Params = Mapping[str, Any]
@@ -39,18 +40,26 @@ def _first_aligned(df: pd.DataFrame, alpha: float, gain: float) -> dict[str, str
 
 def cnn_first_aligned(d: D, params: Params, rules: SeedRules) -> Result:
     """Per seed (data and init draw; one draw when the CSV has no ``seed`` column) at the
-    middle α: SAM aligns with the weak feature first and GD with the strong one. The seeds
-    where both decided are counted against the registered ``share`` with a Wilson interval;
-    ``n`` is the number of seeds (independent initialisations)."""
+    middle α: SAM aligns with the weak feature first and GD with the strong one, read at the
+    registered ``gain``; data made with another gain (its sidecar's) are not the registered
+    design and decide nothing. Distinct seeds (a copy of a run under another label is refused,
+    :mod:`sharpness.claims.independence`) where both optimizers aligned are counted against
+    the registered ``share`` by the exact binomial test; ``n``: the distinct seeds read."""
     data = d["minorfirst/cnn_synthetic"]
     df = data.rows
-    gain = float(data.params.get("gain", params["gain"]))
+    gain = float(params["gain"])
+    made = data.params.get("gain")
+    if made is not None and float(made) != gain:
+        return Result(INCONCLUSIVE, f"data made with gain {float(made):g}, registered {gain:g}",
+                      note="a deviation: the data are not the registered design; "
+                           "inconclusive until rebuilt at the registered gain")
     alphas = sorted(set(df["alpha"]))
     mid = alphas[(len(alphas) - 1) // 2]
-    groups = df.groupby("seed") if "seed" in df.columns else [(0, df)]
+    groups = list(df.groupby("seed")) if "seed" in df.columns else [(0, df)]
+    kept, found = distinct_frames(groups)
     ok = bad = 0
     seen = []
-    for seed, part in groups:
+    for seed, part in kept:
         first = _first_aligned(part, mid, gain)
         seen.append(f"seed {seed}: sgd {first['sgd']}, sam {first['sam']}")
         if "neither" in first.values():
@@ -58,12 +67,14 @@ def cnn_first_aligned(d: D, params: Params, rules: SeedRules) -> Result:
         hit = first["sam"] == "weak" and first["sgd"] == "strong"
         ok += hit
         bad += not hit
-    verdict, low, high = count_rule(ok, bad, params["share"], rules.level)
-    return Result(verdict, f"middle α={mid:g}, gain {gain:g}: SAM weak first and GD strong "
-                  f"first in {ok}/{ok + bad} seeds (Wilson {rules.level:.0%} "
-                  f"[{fmt(low)}, {fmt(high)}] against {params['share']:g}); " + "; ".join(seen),
-                  estimate=ok / max(ok + bad, 1), low=low, high=high, n=len(seen))
-
+    test = count_rule(ok, bad, params["share"], rules.level)
+    p_text = f", p = {test.p_value:.2g}" if test.p_value is not None else ""
+    return Result(test.verdict, f"middle α={mid:g}, gain {gain:g}: SAM weak first and GD "
+                  f"strong first in {ok}/{ok + bad} distinct seeds (exact {rules.level:.0%} "
+                  f"[{fmt(test.low)}, {fmt(test.high)}] against {params['share']:g}{p_text}); "
+                  + "; ".join(seen), note=found.note(),
+                  estimate=ok / max(ok + bad, 1), low=test.low if ok + bad else None,
+                  high=test.high if ok + bad else None, n=len(kept), p_value=test.p_value)
 
 
 def _floats(text: object) -> list[float]:

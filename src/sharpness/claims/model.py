@@ -39,6 +39,8 @@ class ItemData:
     rows: pd.DataFrame
     params: dict[str, Any] = field(default_factory=dict)
     provenance_id: str | None = None
+    code_files: dict[str, str] = field(default_factory=dict)  # producer's source file hashes
+    started: str | None = None     # when its producer started (the sidecar's ``started``)
 
     @classmethod
     def from_rows(cls, item: str, rows: Sequence[Mapping[str, Any]],
@@ -66,7 +68,8 @@ def load_item(figures: str | Path, item: str) -> ItemData | None:
     rows = pd.read_csv(csv) if csv.stat().st_size > 0 else pd.DataFrame()
     params: dict[str, Any] = (record or {}).get("params") or {}
     prov = (record or {}).get("id")
-    return ItemData(item, rows, params, prov)
+    code = ((record or {}).get("code") or {}).get("files") or {}
+    return ItemData(item, rows, params, prov, dict(code), (record or {}).get("started"))
 
 
 @dataclass

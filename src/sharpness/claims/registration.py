@@ -13,9 +13,11 @@ or parameters changed since, :func:`deviation_rows` evaluates such a claim both 
 The code hash is of the predicate function's own source, parsed and dumped without comments,
 docstrings or layout (:func:`code_hash`), with the values a factory bound into it (e.g. the
 data set of a Grad-CAM claim); :func:`helpers_hash` covers the functions of the claims and
-evidence packages it calls, directly or through each other (readers, intervals, count rules),
-so a change there is a deviation too (registrations written before that hash existed are not
-compared on it).
+evidence packages it calls, directly or through each other (readers, intervals, count rules), so
+a change there is a deviation too (a registration written before that hash existed lists every claim as "helpers
+not registered"). It also holds each item's config block and the package's source files
+(:mod:`sharpness.claims.registration_checks`), so a changed setting or producer is a deviation,
+and the rules: a build under other rules (``--min-seeds``) lists them as a deviation.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import json
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,13 @@ import yaml
 
 from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
 from sharpness.claims.model import Claim, ItemData, Predicate
+from sharpness.claims.registration_checks import (
+    code_files,
+    config_changes,
+    item_facts,
+    producer_changes,
+    re_registered,
+)
 from sharpness.claims.rules import SeedRules, rules_for
 from sharpness.errors import SharpnessError
 from sharpness.mappings import offset_seeds
@@ -57,6 +67,7 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
+@lru_cache(maxsize=4096)
 def code_hash(test: Predicate) -> str:
     """SHA-256 of the predicate's code, normalised: its source parsed and dumped (comments,
     docstrings and layout do not count), and the values a factory closed over."""
@@ -72,6 +83,7 @@ def code_hash(test: Predicate) -> str:
 HELPER_PACKAGES = ("sharpness.claims", "sharpness.evidence")
 
 
+@lru_cache(maxsize=4096)
 def _called_functions(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
     """The plain functions of :data:`HELPER_PACKAGES` that ``fn`` names (globals it reads,
     callables a factory bound into it)."""
@@ -156,16 +168,20 @@ def load_profile_config(path: str | Path) -> dict[str, Any]:
 
 
 def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any],
-                 config_path: str = "") -> dict[str, Any]:
+                 config_path: str = "", checkout: Path | None = None) -> dict[str, Any]:
     """The registration of ``profile``: rules, config facts and every claim's code and
-    parameters; ``id`` hashes that content (the same content registered twice has one id),
+    parameters, each item's config block and the package's source files; with ``checkout``
+    (a path in the git checkout) the rows re-registered after a committed ledger's data; ``id`` hashes that content (the same content registered twice has one id),
     ``git_commit``/``dirty``/``registered`` say when and from what it was written."""
 
     resolved = copy.deepcopy(dict(config))
     offset_seeds(resolved)  # the seeds the run will use, as the Snakefile moves them
     body = {"profile": profile, "rules": vars(rules_for(profile)),
             "config": {"path": config_path, **config_facts(resolved)},
-            "claims": {c.id: claim_entry(c) for c in claims}}
+            "claims": {c.id: claim_entry(c) for c in claims},
+            "items": item_facts(resolved, claims), "code_files": code_files(),
+            "re_registered_after_data": re_registered(claims, profile, checkout)
+            if checkout is not None else {}}
     code = code_version()
     # the registrations themselves are not the code they register: a second profile written
     # right after the first is registered from a clean tree too
@@ -180,7 +196,9 @@ def read_registration(path: str | Path) -> dict[str, Any]:
     """A registration file, refused when its content no longer matches its id."""
     path = Path(path)
     record = json.loads(path.read_text())
-    body = {k: record.get(k) for k in ("profile", "rules", "config", "claims")}
+    # registrations written before items, producer code and re-registrations were recorded
+    # hold only the first four keys: their id is over those
+    body = {k: record.get(k) for k in BODY if k in record or k in BODY[:4]}
     if hashlib.sha256(_canonical(body).encode()).hexdigest()[:16] != record.get("id"):
         raise SharpnessError(f"{path}: its content does not match its id {record.get('id')} "
                              "(edited by hand?); register again with `sharpness claims "
@@ -188,10 +206,36 @@ def read_registration(path: str | Path) -> dict[str, Any]:
     return record
 
 
-def deviations(record: Mapping[str, Any], claims: Sequence[Claim]) -> list[dict[str, Any]]:
-    """Each claim whose predicate code or parameters differ from the registration (or that
-    the registration does not know): ``{id, what: [...], registered_params}``."""
+#: the keys of a registration its id is computed over
+BODY = ("profile", "rules", "config", "claims", "items", "code_files",
+        "re_registered_after_data")
+
+
+def rules_changes(record: Mapping[str, Any], rules: SeedRules | None) -> list[str]:
+    """Each seed rule the build decides by that differs from the registered one (a
+    ``--min-seeds`` on the command line, an edited ``rules.yaml``)."""
+    then = record.get("rules") or {}
+    if rules is None or not then:
+        return []
+    now = {k: v for k, v in vars(rules).items() if k != "profile"}
+    return [f"{k} {then.get(k)!r} → {v!r}" for k, v in sorted(now.items()) if then.get(k) != v]
+
+
+def deviations(record: Mapping[str, Any], claims: Sequence[Claim],
+               rules: SeedRules | None = None, config: Mapping[str, Any] | None = None,
+               data: Mapping[str, ItemData | None] | None = None) -> list[dict[str, Any]]:
+    """Each claim whose predicate code, helpers, parameters, items' config (``config``: the
+    resolved profile config now) or items' producer code (``data``: their sidecars) differ
+    from the registration, or that the registration does not know: ``{id, what: [...],
+    registered_params}``; first, the rules the build decides by (``rules``) when they differ
+    from the registered ones (id ``rules``)."""
     out = []
+    changed_rules = rules_changes(record, rules)
+    if changed_rules:
+        out.append({"id": "rules", "what": ["rules changed: " + ", ".join(changed_rules)],
+                    "registered_params": None})
+    configs = config_changes(record, config, claims)
+    producers = producer_changes(record, data or {}, claims)
     known = record.get("claims") or {}
     for claim in claims:
         entry = known.get(claim.id)
@@ -202,9 +246,11 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim]) -> list[dict[
         what = []
         if now["code"] != entry.get("code"):
             what.append("predicate code changed")
-        # registrations written before helpers were hashed hold no "helpers": not compared
-        if "helpers" in entry and now["helpers"] != entry["helpers"]:
+        if "helpers" not in entry:
+            what.append("helpers not registered (a registration older than helper hashing)")
+        elif now["helpers"] != entry["helpers"]:
             what.append("helper code changed")
+        what += configs.get(claim.id, []) + producers.get(claim.id, [])
         if now["params_hash"] != entry.get("params_hash"):
             changed = sorted(k for k in set(now["params"]) | set(entry.get("params") or {})
                              if now["params"].get(k) != (entry.get("params") or {}).get(k))
@@ -219,7 +265,8 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim]) -> list[dict[
 
 def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
                    raw: Sequence[Mapping[str, Any]], data: Mapping[str, ItemData | None],
-                   profile: str, rules: SeedRules) -> list[dict[str, Any]]:
+                   profile: str, rules: SeedRules, config: Mapping[str, Any] | None = None
+                   ) -> list[dict[str, Any]]:
     """Every deviation with its verdict both ways, each after the profile's multiplicity
     correction: ``verdict_now`` (the ledger's) and ``verdict_registered`` (the claim under its
     registered parameters, the other rows as they are; with the current code, since a changed
@@ -232,7 +279,7 @@ def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
     index = {str(r["id"]): k for k, r in enumerate(raw)}
     by_id = {c.id: c for c in claims}
     out = []
-    for dev in deviations(record, claims):
+    for dev in deviations(record, claims, rules, config, data):
         k = index.get(dev["id"])
         then = None
         if dev["registered_params"] is not None and k is not None:
@@ -262,9 +309,11 @@ def seed_offset_mismatch(record: Mapping[str, Any], seed_offset: int) -> str | N
 
 
 def deviations_markdown(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any] | None,
-                        seed_offset: int = 0) -> str:
+                        seed_offset: int = 0, git: Mapping[str, Any] | None = None) -> str:
     """The ledger's section "Deviations from the registration"; a run whose ``seed_offset``
-    is not the registered one is a deviation of its own, named first."""
+    is not the registered one is a deviation of its own, named first; ``git``: what
+    :func:`~sharpness.claims.registration_checks.git_check` found (its commit, stated); the
+    rows re-registered after a ledger of their data existed are listed last."""
     lines = ["## Deviations from the registration", ""]
     if record is None:
         return "\n".join(lines + ["No registration was given for this profile: every "
@@ -273,17 +322,31 @@ def deviations_markdown(rows: Sequence[Mapping[str, Any]], record: Mapping[str, 
                  f"seed offset {int((record.get('config') or {}).get('seed_offset') or 0)}, "
                  f"commit {str(record.get('git_commit') or '?')[:7]}, registered "
                  f"{str(record.get('registered') or '?')[:10]}).")
+    if git and git.get("commit"):
+        lines.append(f"Committed in {str(git['commit'])[:7]} ({git.get('committed')}); the "
+                     f"run's first item built {git.get('first_job') or '(unknown)'}; the file "
+                     f"{'equals' if git.get('blob_equal') else 'differs from'} the committed "
+                     "blob.")
     mismatch = seed_offset_mismatch(record, seed_offset)
     if mismatch:
         lines += ["", f"**Seeds:** {mismatch}."]
+    again = dict(record.get("re_registered_after_data") or {})
+    tail = ["", "### Re-registered after data", "",
+            "Rows whose parameters or stated predicate changed after a ledger of the profile "
+            "had been run and committed (the rule was set with those data seen):", ""] + [
+        f"- {cid}: re-registered after data of {where}" for cid, where in again.items()] \
+        if again else []
     if not rows:
         return "\n".join(lines + ["", "None: every claim's predicate code and parameters are "
-                                      "the registered ones.", ""])
+                                      "the registered ones.", ""] + tail + [""])
     lines += ["", "| id | what changed | verdict now | verdict under the registered parameters |",
               "|---|---|---|---|"]
     for r in rows:
-        then = r["verdict_registered"] or "(not registered)"
+        # the rules and the registration's commit are the ledger's, not one claim's
+        then = r["verdict_registered"] or ("–" if r["id"] in ("rules", "registration")
+                                           else "(not registered)")
         if "predicate code changed" in r["what"] and r["verdict_registered"]:
             then += " (current code, registered parameters)"
-        lines.append(f"| {r['id']} | {'; '.join(r['what'])} | {r['verdict_now']} | {then} |")
-    return "\n".join(lines) + "\n"
+        lines.append(f"| {r['id']} | {'; '.join(r['what'])} | {r['verdict_now'] or ''} | "
+                     f"{then} |")
+    return "\n".join(lines + tail) + "\n"

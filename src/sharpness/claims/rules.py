@@ -11,6 +11,8 @@ default) run with the same seeds. :func:`paired_verdict` decides it under the pr
    cannot be checked and does not count either.
 2. **Exclusions.** When more than ``max_excluded`` of the seeds are dropped the row is
    ``inconclusive``: what is left is a selection, not a sample.
+   Seeds whose values and records in both arms repeat another seed's are copies, counted once
+   (:mod:`sharpness.claims.independence`), and differences with zero spread are refused.
 3. **Seeds.** ``supported`` / ``contradicted`` need at least ``min_seeds`` paired seeds and a
    Student-t interval (at ``level``) that excludes 0; with fewer the row is ``inconclusive``
    and says how many seeds :func:`~sharpness.evidence.stats.seeds_to_settle` estimates would
@@ -36,6 +38,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from sharpness.claims.independence import distinct_runs, zero_spread
 from sharpness.claims.model import EVIDENCE, SMOKE, WEAK, Result
 from sharpness.errors import SharpnessError
 from sharpness.evidence.records import TrainRecord
@@ -153,7 +156,12 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
                    digits: int = 2, unit: str = "points") -> Result:
     """The verdict of "``a − b`` is > 0" (``direction=1``) or "< 0" over the seeds both arms
     ran, under ``rules`` (module docstring)."""
-    seeds = sorted(set(a.values) & set(b.values))
+    paired = sorted(set(a.values) & set(b.values))
+    # each seed's fingerprint: both arms' values and training records (copies are refused)
+    found = distinct_runs((s, (repr(a.values[s]), repr(b.values[s]),
+                               repr((a.records or {}).get(s)), repr((b.records or {}).get(s))))
+                          for s in paired)
+    seeds = found.kept
     excluded: dict[int, str] = {}
     for s in seeds:
         reasons = []
@@ -171,7 +179,7 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     iv = t_interval(diffs, rules.level, unit="seeds")
     means = (np.mean([a.values[s] for s in kept]) if kept else float("nan"),
              np.mean([b.values[s] for s in kept]) if kept else float("nan"))
-    notes: list[str] = []
+    notes: list[str] = [found.note()] if found.note() else []
     if set(a.values) != set(b.values):
         notes.append(f"paired on the {len(seeds)} seed(s) both arms ran "
                      f"({len(a.values)} vs {len(b.values)})")
@@ -190,6 +198,10 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     elif iv.n < rules.min_seeds:
         verdict = INCONCLUSIVE
         notes.append(f"{iv.n} paired seed(s) < the {rules.min_seeds} this profile requires")
+    elif zero_spread(diffs):
+        verdict = INCONCLUSIVE
+        notes.append("the paired differences have zero spread (identical in every seed), "
+                     "which independent runs do not give: refused")
     if verdict == INCONCLUSIVE and iv.n >= 2:
         mean, sd, _ = observed_effect(diffs)
         need = seeds_to_settle(mean, sd, 1 - rules.level, rules.power, rules.min_seeds)
@@ -205,7 +217,7 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     training = "; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
     value = (f"{what}: {a.name} {means[0]:.{digits}f} vs {b.name} {means[1]:.{digits}f}; "
              f"paired difference {iv.text(digits)}{' ' + unit if unit else ''}{training}")
-    p_value = t_pvalue(diffs)
+    p_value = float("nan") if zero_spread(diffs) else t_pvalue(diffs)
     return Result(verdict, value, level=level,
                   estimate=iv.estimate if iv.n else None,
                   low=iv.low if iv.has_interval else None,

@@ -30,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="action")
     build = sub.add_parser("build", help="evaluate every claim and write the ledger")
     build.add_argument("--figures", default="figures",
-                       help="the figures folder whose CSVs the claims read (default: figures)")
+                       help="the figures folder whose CSVs the claims read (default: figures), "
+                            "or a snapshot's data archive (docs/claims_X.figures.tar.gz; "
+                            "--out is then required)")
     build.add_argument("--profile", default="quick", help="the profile the figures come from")
     build.add_argument("--out", default=None, help="CLAIMS.md path (default: FIGURES/CLAIMS.md)")
     build.add_argument("--plan", default=None, metavar="JSON",
@@ -38,7 +40,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "its id, GPU-hours and sequential verdicts enter the rows")
     build.add_argument("--min-seeds", type=int, default=None,
                        help="paired seeds a trained-network verdict needs (default: the "
-                            "profile's, from sharpness/claims/rules.yaml: 3, evidence 5)")
+                            "profile's, from sharpness/claims/rules.yaml: 3, evidence 4); under a "
+                            "registration another value is listed as a deviation")
     build.add_argument("--registration", default=None, metavar="JSON",
                        help="the registration the ledger is compared with (default: "
                             "docs/registration/PROFILE.json, or PROFILE-seedN.json for "
@@ -84,7 +87,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     snap.add_argument("--out", required=True,
                       help="the snapshot, e.g. docs/claims_evidence_seed1000.csv (its record "
                            "goes beside it as <out>.record.json)")
+    snap.add_argument("--data", action="store_true",
+                      help="also pack the figure CSVs and sidecars the ledger read beside it "
+                           "(<out stem>.figures.tar.gz), from which `claims build --figures` "
+                           "rebuilds the snapshot")
     snap.set_defaults(func=_snapshot)
+    sup = sub.add_parser("supersede", help="mark a committed snapshot as superseded by today's "
+                                            "registration (kept for `claims compare`)")
+    sup.add_argument("--ledger", required=True, help="a committed snapshot, e.g. "
+                                                   "docs/claims_quick.csv")
+    sup.set_defaults(func=_supersede)
     settle = sub.add_parser("settle", help="recompute a committed snapshot's to_settle column "
                                            "with today's planner (verdicts untouched)")
     settle.add_argument("--ledger", required=True,
@@ -119,12 +131,22 @@ def _build(args: argparse.Namespace) -> int:
         read_registration,
         seed_offset_mismatch,
     )
+    from sharpness.claims.registration_checks import git_check
     from sharpness.claims.registration_files import existing_registration, registration_path
     from sharpness.claims.rules import rules_for
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
 
     figures = Path(args.figures)
+    if figures.is_file() and figures.name.endswith(".tar.gz"):
+        import tempfile
+
+        from sharpness.claims.snapshot_data import unpack
+
+        if not args.out:
+            raise SharpnessError(f"--figures {figures} is a snapshot's data archive: give --out "
+                                 "(where CLAIMS.md and claims.csv go)")
+        figures = unpack(figures, tempfile.mkdtemp(prefix="claims-data-"))
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rules = rules_for(args.profile, min_seeds=args.min_seeds)
@@ -141,16 +163,32 @@ def _build(args: argparse.Namespace) -> int:
             raise SharpnessError(f"--registration {reg_file}: no such file (write it with "
                                  f"`sharpness claims register --profile {args.profile}`)")
         record = read_registration(reg_file)
-    devs = (deviation_rows(record, claims, raw, load_items(figures, claims), args.profile,
-                           rules) if record else [])
+    data = load_items(figures, claims)
+    git = None
+    if record:
+        devs = deviation_rows(record, claims, raw, data, args.profile, rules,
+                              _run_config(record, args.seed_offset))
+        git = git_check(reg_file, data)
+        if git["problem"]:
+            devs.insert(0, {"id": "registration", "what": [git["problem"]],
+                            "verdict_now": None, "verdict_registered": None,
+                            "p_adj_now": None, "p_adj_registered": None})
+        again = record.get("re_registered_after_data") or {}
+        for row in rows:
+            if row["id"] in again:
+                row["note"] = "; ".join(x for x in (
+                    f"re-registered after data ({again[row['id']]})", row["note"]) if x)
+    else:
+        devs = []
     rows = annotate_to_settle(rows, claims, rules, load_configs() if args.price else None)
     if args.plan:
         from sharpness.planning.ledger import annotate, load_plan
 
         rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    footer = deviations_markdown(devs, record, args.seed_offset)
+    footer = deviations_markdown(devs, record, args.seed_offset, git)
     registered = ({"id": record["id"], "file": str(reg_file), "seed_offset": args.seed_offset,
+                   "git": git,
                    "seeds": seed_offset_mismatch(record, args.seed_offset) or "as registered",
                    "deviations": [{k: d[k] for k in ("id", "what", "verdict_now",
                                                      "verdict_registered", "p_adj_now",
@@ -173,6 +211,24 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_config(record: dict, seed_offset: int) -> dict | None:
+    """The registered profile config file as it reads now, seeds moved by the run's offset
+    (None when the file is not there: the items' config is then not compared)."""
+    import copy
+
+    from sharpness.mappings import offset_seeds
+
+    path = Path(str((record.get("config") or {}).get("path") or ""))
+    if not path.is_file():
+        return None
+    from sharpness.claims.registration import load_profile_config
+
+    config = copy.deepcopy(load_profile_config(path))
+    config["seed_offset"] = seed_offset
+    offset_seeds(config)
+    return config
+
+
 def _register(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import all_claims
     from sharpness.claims.registration import load_profile_config, registration
@@ -186,7 +242,7 @@ def _register(args: argparse.Namespace) -> int:
                              f"profile, not {args.profile!r}")
     if args.seed_offset is not None:
         config["seed_offset"] = args.seed_offset
-    record = registration(args.profile, all_claims(), config, config_path)
+    record = registration(args.profile, all_claims(), config, config_path, checkout=Path.cwd())
     offset = record["config"]["seed_offset"]
     out = Path(args.out) if args.out else registration_path(args.profile, seed_offset=offset)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -264,6 +320,11 @@ def _snapshot(args: argparse.Namespace) -> int:
     ledger = _run_ledger(args.ledger)
     record = snapshot_record(ledger)
     _write_snapshot(ledger, Path(args.out), record)
+    if args.data:
+        from sharpness.claims.snapshot_data import archive_path, pack
+
+        packed = pack(ledger, ledger.parent, archive_path(args.out))
+        print(f"{packed}: the ledger's data, {packed.stat().st_size} bytes")
     print(f"{args.out}: snapshot of {ledger} (profile {record.get('profile')}, seed offset "
           f"{record.get('seed_offset', 0)}, commit {str(record.get('git_commit') or '?')[:7]})")
     return 0
@@ -295,4 +356,26 @@ def _settle(args: argparse.Namespace) -> int:
     atomic_write_json(record_path(ledger), record)
     print(f"{ledger}: to_settle recomputed for {profile} ({changed} row(s) changed); the "
           "verdicts, estimates and p-values are those of its run")
+    return 0
+
+
+def _supersede(args: argparse.Namespace) -> int:
+    from sharpness.claims.readme import read_record, record_path
+    from sharpness.claims.registration import read_registration
+    from sharpness.claims.registration_files import existing_registration
+    from sharpness.io import atomic_write_json
+    from sharpness.runs.environment import now_iso
+
+    ledger = Path(args.ledger)
+    record = read_record(ledger) if ledger.is_file() else None
+    if record is None:
+        raise SharpnessError(f"--ledger {ledger}: not a committed snapshot (no "
+                             f"{record_path(ledger)})")
+    reg = existing_registration(str(record.get("profile")), int(record.get("seed_offset") or 0))
+    current = read_registration(reg)["id"] if reg else None
+    record["superseded"] = {"registration": record.get("registration"), "by": current,
+                            "at": now_iso()}
+    atomic_write_json(record_path(ledger), record)
+    print(f"{ledger}: superseded (built under registration {record.get('registration')}, "
+          f"today's {current}); kept for `sharpness claims compare`")
     return 0

@@ -10,6 +10,8 @@
   so its width reflects seed-to-seed variation, not the number of images.
 * :func:`wilson_interval`: the Wilson score interval of a binomial proportion (test error
   on n examples).
+* :func:`count_rule`: the exact binomial test (Clopper–Pearson interval, p-value) of a
+  "many settings" claim's share against its registered share.
 * :func:`seeds_to_settle`: the paired seeds a t test needs to settle an effect of a given
   size and spread (the power estimate an inconclusive row quotes; public for planners).
 * :func:`decide`: the verdict of a directional claim from an interval: ``supported`` only when
@@ -243,6 +245,23 @@ def t_pvalue(values: Sequence[float] | np.ndarray) -> float:
     return float(stats.ttest_1samp(v, 0.0).pvalue)
 
 
+def range_pvalue(values: Sequence[float] | np.ndarray, low: float, high: float
+                 ) -> float | None:
+    """Two-sided-equivalent p-value of "the mean of ``values`` lies in [``low``, ``high``]"
+    (the two one-sided t tests, TOST) or outside it, whichever the data favour: twice the
+    smallest of the TOST p-value and the one-sided p-values of "below ``low``" and "above
+    ``high``". It is below 1 − level exactly when the t interval at that level lies wholly
+    inside (or wholly outside) the range. None below two values or with no spread."""
+    v = _finite(values)
+    if len(v) < 2 or float(v.std(ddof=1)) == 0.0:
+        return None
+    mean, se, df = float(v.mean()), float(stats.sem(v)), len(v) - 1
+    inside = max(stats.t.sf((mean - low) / se, df), stats.t.sf((high - mean) / se, df))
+    below = stats.t.sf((low - mean) / se, df)
+    above = stats.t.sf((mean - high) / se, df)
+    return float(min(1.0, 2 * min(inside, below, above)))
+
+
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error control over the family
     ``pvalues``, in their order): sorted ascending, the k-th smallest (0-based) is multiplied
@@ -257,15 +276,33 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return out
 
 
-def count_rule(ok: int, bad: int, share: float, level: float = 0.95) -> tuple[str, float, float]:
-    """Verdict of a claim made for "many settings" from ``ok`` settings that agree and ``bad``
-    that do not: the Wilson interval (at ``level``) of the share ``ok / (ok + bad)`` against
-    the registered ``share``: ``supported`` when the whole interval lies above it,
-    ``contradicted`` when it lies below, otherwise (or with no decided setting)
-    ``inconclusive``. Returns the verdict and the interval."""
+@dataclass(frozen=True)
+class CountTest:
+    """The exact binomial test of a count row: its verdict, the Clopper–Pearson interval of
+    the share and the two-sided p-value (the doubled smaller one-sided exact p-value, the test
+    whose acceptance region that interval is)."""
+
+    verdict: str
+    low: float
+    high: float
+    p_value: float | None
+
+
+def count_rule(ok: int, bad: int, share: float, level: float = 0.95) -> CountTest:
+    """Verdict of a claim made for "many settings" (or seeds) from ``ok`` that agree and
+    ``bad`` that do not: the exact (Clopper–Pearson) interval at ``level`` of the share
+    ``ok / (ok + bad)`` against the registered ``share``: ``supported`` when the whole interval
+    lies above it, ``contradicted`` when below, otherwise (or with nothing decided)
+    ``inconclusive``. 5 of 5 against 0.5 is inconclusive (p = 0.0625): an exact test does not
+    let a handful of seeds decide at a normal approximation's margin."""
     n = ok + bad
     if n == 0:
-        return INCONCLUSIVE, float("nan"), float("nan")
-    low, high = wilson_interval(ok, n, level)
+        return CountTest(INCONCLUSIVE, float("nan"), float("nan"), None)
+    test = stats.binomtest(int(ok), int(n), float(share))
+    ci = test.proportion_ci(level, method="exact")
+    greater = stats.binomtest(int(ok), int(n), float(share), alternative="greater").pvalue
+    less = stats.binomtest(int(ok), int(n), float(share), alternative="less").pvalue
+    p_value = float(min(1.0, 2 * min(greater, less)))
+    low, high = float(ci.low), float(ci.high)
     verdict = SUPPORTED if low > share else CONTRADICTED if high < share else INCONCLUSIVE
-    return verdict, low, high
+    return CountTest(verdict, low, high, p_value)

@@ -39,8 +39,8 @@ from sharpness.evidence.stats import (
     INCONCLUSIVE,
     MAX_SEEDS,
     NOT_RUN,
+    count_rule,
     seeds_to_settle,
-    wilson_interval,
 )
 from sharpness.planning.claims_plan import claim_runs, get_path, run_prices, with_seeds
 from sharpness.planning.power import reported_effect
@@ -68,14 +68,15 @@ def spread_from_interval(low: float, high: float, n: int, level: float) -> float
 def settings_to_settle(share_observed: float, share: float, level: float, have: int,
                        maximum: int = 1000) -> int | None:
     """The fewest settings (at least ``have + 1``) at which a count with the observed share
-    ``share_observed`` has a Wilson interval (at ``level``) wholly above or below the
-    registered ``share``; None when the observed share equals it or more than ``maximum``
-    settings would be needed."""
+    ``share_observed`` decides under the ledger's count rule (the exact binomial test at
+    ``level``, :func:`~sharpness.evidence.stats.count_rule`) against the registered ``share``;
+    None when the observed share equals it or more than ``maximum`` settings would be
+    needed."""
     if not math.isfinite(share_observed) or share_observed == share:
         return None
     for n in range(max(1, have + 1), maximum + 1):
-        low, high = wilson_interval(round(share_observed * n), n, level)
-        if low > share or high < share:
+        ok = round(share_observed * n)
+        if count_rule(ok, n - ok, share, level).verdict != INCONCLUSIVE:
             return n
     return None
 
