@@ -38,7 +38,7 @@ else
 endif
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow and not paper and not workflow" -q
+	$(BIN)/python -m pytest -m "not slow and not paper and not workflow" -q -n auto
 
 test-workflow: $(STAMP)
 	$(BIN)/python -m pytest -m "workflow and not slow and not paper" -q

@@ -51,6 +51,9 @@ fi
 # tier -> pytest marker expression: exactly the Makefile's
 MARK_test="not slow and not paper and not workflow"
 MARK_test_workflow="workflow and not slow and not paper"
+# tier -> its own pytest arguments, exactly the Makefile's (the fast tier runs on every core)
+ARGS_test="-n auto"
+ARGS_test_workflow=""
 # shellcheck disable=SC2086  # SELECT is a list of pytest arguments
 COLLECTED=$("$PY" -m pytest --collect-only -q -p no:cacheprovider -m "not slow and not paper" \
     $SELECT 2>/dev/null | tail -1 | grep -oE "^[0-9]+" || echo "?")
@@ -62,9 +65,11 @@ TOTAL=0
 for tier in test test-workflow; do
     var="MARK_${tier//-/_}"
     mark=${!var}
+    args_var="ARGS_${tier//-/_}"
+    tier_args=${!args_var}
     # shellcheck disable=SC2086
     /usr/bin/time -v -o "time-$tier.txt" "$PY" -m pytest -m "$mark" -q -p no:cacheprovider \
-        --durations=15 $PYTEST_ARGS $SELECT > "pytest-$tier.log" 2>&1 || status=$?
+        --durations=15 $tier_args $PYTEST_ARGS $SELECT > "pytest-$tier.log" 2>&1 || status=$?
     summary=$(grep -E "^=* ?[0-9]+ (passed|failed|skipped|deselected|error)" "pytest-$tier.log" \
               | tail -1 | sed -E 's/^=+ //; s/ =+$//')
     counts=${summary% in *}
@@ -75,7 +80,7 @@ for tier in test test-workflow; do
     ran=$(echo "$counts" | grep -oE "[0-9]+ (passed|failed|skipped|xfailed|xpassed|error)" \
           | awk '{ s += $1 } END { print s + 0 }')
     TOTAL=$((TOTAL + ran))
-    ROWS+="| \`make $tier\` | \`-m \"$mark\"\` | ${counts:-no result} | ${pytime:-?} | $wall | $cpu |"$'\n'
+    ROWS+="| \`make $tier\` | \`-m \"$mark\"${tier_args:+ $tier_args}\` | ${counts:-no result} | ${pytime:-?} | $wall | $cpu |"$'\n'
     SLOWEST+=$'\n'"Slowest 15 of \`make $tier\` (pytest \`--durations=15\`):"$'\n\n'"| seconds | phase | test |"$'\n'"|---:|---|---|"$'\n'
     SLOWEST+=$(sed -n '/slowest 15 durations/,/^$/p' "pytest-$tier.log" \
                | grep -E "^[0-9.]+s " | awk '{ t = $1; sub(/s$/, "", t); printf "| %s | %s | `%s` |\n", t, $2, $3 }')
