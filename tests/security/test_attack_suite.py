@@ -33,8 +33,8 @@ from hypothesis import strategies as st
 from sharpness import escape
 from sharpness.config.check import check_config, load_schema
 from sharpness.config.plain import TEMPLATE_KEYS, load_plain
-from sharpness.mappings import offset_seeds
 from sharpness.errors import ConfigError, key_path
+from sharpness.mappings import offset_seeds
 from sharpness.plots.save import table_latex, table_markdown
 from tests.conftest import REPO
 from tests.security.test_escaping import read_latex, read_markdown

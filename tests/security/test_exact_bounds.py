@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from sharpness.config.check import check_config, load_schema
-from sharpness.mappings import offset_seeds
 from sharpness.errors import ConfigError
+from sharpness.mappings import offset_seeds
 from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake
 

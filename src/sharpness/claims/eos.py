@@ -19,8 +19,8 @@ from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
 from sharpness.claims.eos_common import converged, count_result, loss_of
 from sharpness.claims.eos_shape import u_shape
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.evidence.reported import reported
 from sharpness.claims.rules import SeedRules, row_pvalue
+from sharpness.evidence.reported import reported
 from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,

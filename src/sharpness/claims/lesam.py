@@ -26,8 +26,8 @@ from sharpness.claims.lesam_signal import (
     signal_sam,
 )
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.evidence.records import TrainRecord, parse_train_records, record_of_row
 from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict, row_pvalue
+from sharpness.evidence.records import TrainRecord, parse_train_records, record_of_row
 from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,

@@ -15,8 +15,8 @@ import pandas as pd
 from sharpness.claims.common import fmt
 from sharpness.claims.independence import distinct_frames
 from sharpness.claims.model import ItemData, Result
-from sharpness.evidence.records import record_of_row
 from sharpness.claims.rules import SeedRules
+from sharpness.evidence.records import record_of_row
 from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED, combine, threshold
 
 D = Mapping[str, ItemData]

@@ -13,8 +13,8 @@ import pandas as pd
 from sharpness.claims.common import fmt
 from sharpness.claims.independence import distinct_frames
 from sharpness.claims.model import ItemData, Predicate, Result
-from sharpness.evidence.records import parse_train_records
 from sharpness.claims.rules import Arm, SeedRules, paired_verdict
+from sharpness.evidence.records import parse_train_records
 from sharpness.evidence.stats import INCONCLUSIVE, count_rule
 
 D = Mapping[str, ItemData]
