@@ -8,8 +8,7 @@ goal does not count either way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
 import numpy as np
 import pandas as pd
@@ -18,7 +17,8 @@ from sharpness.claims.common import fmt
 from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
 from sharpness.claims.eos_common import converged, count_result, loss_of
 from sharpness.claims.eos_shape import u_shape
-from sharpness.claims.model import ItemData, Predicate, Result
+from sharpness.claims.model import Items as D
+from sharpness.claims.model import Params, Predicate, Result
 from sharpness.claims.rules import SeedRules, row_pvalue
 from sharpness.evidence.reported import reported
 from sharpness.evidence.stats import (
@@ -32,8 +32,6 @@ from sharpness.evidence.stats import (
 )
 
 P = "eos"
-D = Mapping[str, ItemData]
-Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
 
 # --- the diagonal toy -----------------------------------------------------------------------

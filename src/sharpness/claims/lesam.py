@@ -11,9 +11,7 @@ training (dynamics, late gain) are in :mod:`sharpness.claims.lesam_dynamics`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,7 +23,8 @@ from sharpness.claims.lesam_signal import (
     signal_lesam,
     signal_sam,
 )
-from sharpness.claims.model import ItemData, Predicate, Result
+from sharpness.claims.model import Items as D
+from sharpness.claims.model import Params, Predicate, Result
 from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict, row_pvalue
 from sharpness.evidence.records import TrainRecord, parse_train_records, record_of_row
 from sharpness.evidence.stats import (
@@ -39,8 +38,6 @@ from sharpness.evidence.stats import (
 )
 
 P = "lesam"
-D = Mapping[str, ItemData]
-Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
 
 def _seed_map(text: object) -> dict[int, float]:

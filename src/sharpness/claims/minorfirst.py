@@ -8,9 +8,6 @@ claims about trained networks (the synthetic CNN, Grad-CAM) are in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
@@ -23,7 +20,8 @@ from sharpness.claims.common import (
     rows,
     share_matrix,
 )
-from sharpness.claims.model import ItemData, Predicate, Result
+from sharpness.claims.model import Items as D
+from sharpness.claims.model import Params, Predicate, Result
 from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
@@ -33,8 +31,6 @@ from sharpness.evidence.stats import (
 )
 
 P = "minorfirst"
-D = Mapping[str, ItemData]
-Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 
 
 # --- L = 1 --------------------------------------------------------------------------------

@@ -97,6 +97,10 @@ class Result:
 
 #: a predicate: ``test(items)``, or ``test(items, rules=SeedRules)`` for a trained claim
 Predicate = Callable[..., Result]
+#: what a predicate reads: item id -> its data
+Items = Mapping[str, ItemData]
+#: a claim's registered parameters (claims.yaml)
+Params = Mapping[str, Any]
 
 
 @dataclass(frozen=True)

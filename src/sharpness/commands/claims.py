@@ -330,20 +330,28 @@ def _snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _snapshot_record(ledger: Path) -> dict:
+    """The record of a committed snapshot (``docs/claims_*.csv``); a run's ledger has none."""
+    from sharpness.claims.readme import read_record, record_path
+
+    record = read_record(ledger) if ledger.is_file() else None
+    if record is None:
+        raise SharpnessError(f"--ledger {ledger}: not a committed snapshot (no "
+                             f"{record_path(ledger)}); a run's ledger is rebuilt with "
+                             "`sharpness claims build`")
+    return record
+
+
 def _settle(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import all_claims, to_csv
-    from sharpness.claims.readme import read_ledger_csv, read_record, record_path
+    from sharpness.claims.readme import read_ledger_csv, record_path
     from sharpness.claims.rules import rules_for
     from sharpness.io import atomic_write_json, atomic_write_text
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.environment import code_version, now_iso
 
     ledger = Path(args.ledger)
-    record = read_record(ledger) if ledger.is_file() else None
-    if record is None:
-        raise SharpnessError(f"--ledger {ledger}: not a committed snapshot (no "
-                             f"{record_path(ledger)}); a run's ledger is rebuilt with "
-                             "`sharpness claims build`")
+    record = _snapshot_record(ledger)
     profile = args.profile or record.get("profile") or "quick"
     rows = read_ledger_csv(ledger)
     new = annotate_to_settle(rows, all_claims(), rules_for(profile), load_configs())
@@ -360,17 +368,14 @@ def _settle(args: argparse.Namespace) -> int:
 
 
 def _supersede(args: argparse.Namespace) -> int:
-    from sharpness.claims.readme import read_record, record_path
+    from sharpness.claims.readme import record_path
     from sharpness.claims.registration import read_registration
     from sharpness.claims.registration_files import existing_registration
     from sharpness.io import atomic_write_json
     from sharpness.runs.environment import now_iso
 
     ledger = Path(args.ledger)
-    record = read_record(ledger) if ledger.is_file() else None
-    if record is None:
-        raise SharpnessError(f"--ledger {ledger}: not a committed snapshot (no "
-                             f"{record_path(ledger)})")
+    record = _snapshot_record(ledger)
     reg = existing_registration(str(record.get("profile")), int(record.get("seed_offset") or 0))
     current = read_registration(reg)["id"] if reg else None
     record["superseded"] = {"registration": record.get("registration"), "by": current,
