@@ -111,7 +111,9 @@ def test_a_failed_job_names_its_log_and_the_resume_command(built, bin_dir):
     (work / "figures/minorfirst/l1_maxmargin.provenance.json").unlink()  # the plot reruns
     (work / "workflow/rules/minorfirst.smk").write_text(
         (work / "workflow/rules/minorfirst.smk").read_text().replace(
-            '"sharpness minorfirst plot', '"false && sharpness minorfirst plot', 1))
+            '"sharpness --profile {params.profile:q} minorfirst plot',
+            '"false && sharpness --profile {params.profile:q} minorfirst plot', 1))
+    assert "false && sharpness" in (work / "workflow/rules/minorfirst.smk").read_text()
     proc = snakemake(bin_dir, work, FIGURE, "--cores", "1", "--configfile", "test-config.yaml",
                      check=False)
     printed = proc.stdout + proc.stderr

@@ -90,7 +90,8 @@ def test_the_new_figure_recipe_on_a_copy(tmp_path):
     _replace(copy / "workflow/config/config.schema.yaml", "          fig_measures: {",
              f'          {FIG}: {{type: array, items: {{$ref: "#/$defs/name"}}, '
              f'description: "settings of the recipe figure"}}\n          fig_measures: {{')
-    _replace(copy / "workflow/rules/eos.smk", "|fig_measures|", f"|fig_measures|{FIG}|")
+    _replace(copy / "workflow/rules/eos.smk", '"fig_measures", "fig_ablations"]',
+             f'"fig_measures", "fig_ablations", "{FIG}"]')
     (copy / f"workflow/report/eos/{FIG}.rst").write_text(
         f"eos ``{FIG}``: the final sharpness against the learning rate. Numbers: ``{FIG}.csv``.\n")
     quick = copy / "workflow/config/quick.yaml"
