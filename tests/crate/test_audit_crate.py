@@ -87,3 +87,15 @@ def test_not_a_crate_and_not_in_the_crate_are_clear_errors(crate, tmp_path, caps
     assert "not an RO-Crate zip" in capsys.readouterr().err
     assert main(["audit", "--crate", str(crate), "figures/none.pdf"]) == 2
     assert "not in the crate" in capsys.readouterr().err
+
+
+def test_a_member_whose_id_is_percent_encoded_is_read(tmp_path):
+    from sharpness.crate.check import METADATA, Crate
+
+    zip_path = tmp_path / "c.zip"
+    with zipfile.ZipFile(zip_path, "w") as zf:
+        zf.writestr(METADATA, json.dumps({"@graph": [{"@id": "runs/lr_1.1e%2B00/a.json"}]}))
+        zf.writestr("runs/lr_1.1e+00/a.json", b"{}")
+    crate = Crate(zip_path)
+    assert crate.read("runs/lr_1.1e%2B00/a.json") == b"{}"
+    assert crate.read("runs/missing.json") is None

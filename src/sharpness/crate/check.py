@@ -26,6 +26,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from sharpness.errors import SharpnessError
 from sharpness.runs.provenance import record_edited
@@ -57,10 +58,15 @@ class Crate:
         return [self.get(v) for v in values]
 
     def read(self, ident: str) -> bytes | None:
-        try:
-            return self.zip.read(ident)
-        except KeyError:
-            return None
+        """The bytes of the file ``ident`` names: its zip member, found by the id as written
+        or percent-decoded (an RO-Crate id is a URI path, so ``lr_1.13e+00`` is written
+        ``lr_1.13e%2B00``); None when the zip holds neither."""
+        for name in dict.fromkeys((ident, unquote(ident))):
+            try:
+                return self.zip.read(name)
+            except KeyError:
+                continue
+        return None
 
     def record(self, ident: str) -> dict[str, Any] | None:
         data = self.read(ident)
