@@ -108,7 +108,7 @@ def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path 
     overlay)."""
     import json
 
-    from sharpness.cli import main as cli_main
+    from sharpness.commands import plan as plan_command
     from sharpness.config.profiles import load_profile
     from sharpness.cost import plan_jobs
     from sharpness.planning.claims_plan import ITEM_ALIASES
@@ -119,7 +119,10 @@ def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path 
     for f in files:
         argv += ["--configfile", f]
     argv += ["--claims", args.claims] if args.claims else []
-    if cli_main(argv) != 0:
+    parser = argparse.ArgumentParser(prog="sharpness")
+    plan_command.register(parser.add_subparsers())
+    plan_args = parser.parse_args(argv)
+    if int(plan_args.func(plan_args) or 0) != 0:
         raise ConfigError("sharpness campaign: the plan failed")
     record = json.loads((out / "plan.json").read_text())
     targets = set(record["targets"])
