@@ -102,3 +102,42 @@ def test_a_row_changed_after_a_committed_ledger_is_re_registered(tmp_path: Path)
     assert again == {"mf-l1": f"docs/claims_evidence.csv (run at {run[:7]})"}
     assert re_registered([replace(claim, params={"tol": 0.01})], "evidence", repo) == {}
     assert re_registered([claim], "quick", repo) == {}
+
+
+def test_the_first_job_is_the_earliest_run_behind_an_item(tmp_path: Path,
+                                                          monkeypatch) -> None:
+    """A figure built after the registration from runs trained before it: the git check reads
+    the runs' start through the figure's inputs (and their inputs), not the figure job's own."""
+    from sharpness.claims.model import load_item
+    from sharpness.plots.save import write_csv
+    from sharpness.runs import provenance
+    from sharpness.runs.provenance import earliest, write_artifact_provenance
+
+    trained = "2001-02-03T04:05:06+00:00"
+    run = tmp_path / "results" / "run0"
+    run.mkdir(parents=True)
+    (run / "final.json").write_text("{}")
+    with monkeypatch.context() as m:  # the run began long ago
+        m.setattr(provenance, "now_iso", lambda: trained)
+        provenance.write_run_provenance(run, params={"lr": 0.1}, seed=0,
+                                        outputs=["final.json"])
+    figures = tmp_path / "figures"
+    write_csv(figures / "eos" / "fig_x.csv", [{"a": 1}])
+    fig = write_artifact_provenance(figures / "eos" / "fig_x.csv", kind="figure", inputs=[run])
+    assert fig["inputs"][0]["started"] == trained and fig["first_started"] == trained
+    assert fig["started"] > trained
+    # a figure of that figure: the earliest start of the whole chain
+    write_csv(figures / "eos" / "fig_y.csv", [{"a": 2}])
+    second = write_artifact_provenance(figures / "eos" / "fig_y.csv", kind="figure",
+                                       inputs=[figures / "eos" / "fig_x.csv"])
+    assert second["first_started"] == trained
+    item = load_item(figures, "eos/fig_y")
+    assert item is not None and item.started == trained
+    assert earliest(["2002-01-01T00:00:00+00:00", trained, "not a time"]) == trained
+    # a registration committed today is after this run's first job
+    repo = _repo(tmp_path)
+    reg = repo / "evidence.json"
+    reg.write_text("{}\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "register")
+    assert "after the run's first item was built" in git_check(reg, {"eos/fig_y": item})["problem"]

@@ -175,6 +175,22 @@ def test_linf_init_reads_gd_where_the_papers_state_it() -> None:
     assert run("mf-linf-init", data)["verdict"] == CONTRADICTED
 
 
+def test_gd_limit_is_the_jstar_rule_at_rho_zero_at_every_depth() -> None:
+    """mf-linf-gd-limit, re-registered after data: first "argmax μ_j α_j at every depth", which
+    a quick build contradicted at L = 2 (GD ends on e2 from every init, as w_j = α_j e^(μ_j s)
+    says). The rule argmax μ_j α_j^(L−2) gives both depths."""
+    data = fx.linf_gd(False)
+    df = data["minorfirst/linf_depth"].rows
+    at_two = df.assign(L=2, simulated="e2")  # every init, e1-favoured by α1 > 2·α2 or not
+    data["minorfirst/linf_depth"].rows = pd.concat([df, at_two], ignore_index=True)
+    row = run("mf-linf-gd-limit", data)
+    assert row["verdict"] == SUPPORTED and "18/18 grid points" in row["value"], row["value"]
+    assert "L=2: e1 at 0 of 9 inits" in row["value"]
+    wrong = data["minorfirst/linf_depth"].rows
+    wrong.loc[wrong.index[-1], "simulated"] = "e1"  # GD at L = 2 ending on the minor feature
+    assert run("mf-linf-gd-limit", data)["verdict"] == CONTRADICTED
+
+
 def test_robust_reads_every_radius() -> None:
     # LE-SAM ahead at the largest radius only: a smaller radius where it trails decides too
     data = fx.robustness(False)

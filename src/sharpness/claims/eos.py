@@ -26,9 +26,11 @@ from sharpness.evidence.stats import (
     INCONCLUSIVE,
     SUPPORTED,
     CountTest,
+    ThresholdTest,
     combine,
     count_rule,
     threshold,
+    threshold_test,
 )
 
 P = "eos"
@@ -102,12 +104,17 @@ def _trajectory_band(tr: pd.DataFrame, eta_c: dict[str, float], factor: float, w
     return out
 
 
-def band(d: D, params: Params) -> Result:
+def band(d: D, params: Params, rules: SeedRules) -> Result:
     """ηS/2 ≈ 1 above ``eos_factor`` η_c (within the registered ``band``), from the final
     point *and* along each run's trajectory, per loss: MSE and cross-entropy each decide (the
     paper's caveat about cross-entropy concerns the U-shaped test error, not the transition),
-    so the row holds only when both losses it ran hold. ``n``: the settings (networks, each
-    from its own init) with a converged run above the threshold."""
+    so the row holds only when both losses it ran hold. The unit is the setting (a network
+    from its own init; its η are not replicates): per setting the median |ηS/2 − 1| over its
+    runs above the threshold, at the final point and along the trajectories, and per loss a t
+    test over the settings of each against ``band`` (:func:`threshold_test`). A loss is decided
+    when both tests agree (its p: the larger of the two, intersection–union); the row's p is
+    the largest over losses when supported, the smallest contradicting one otherwise. ``n``:
+    the settings used."""
     factor, width = float(params["eos_factor"]), float(params["band"])
     df = d["eos/fig_phase"].rows
     conv = converged(df).copy()
@@ -116,32 +123,57 @@ def band(d: D, params: Params) -> Result:
     traj = _trajectory_band(d["eos/fig_trajectories"].rows, eta_c, factor, width) \
         if "eos/fig_trajectories" in d else {}
     parts, verdicts, settings = [], {}, set()
+    tests: list[ThresholdTest] = []  # per decided loss: both halves at once (the larger p)
     for loss in ("mse", "ce"):
         part = conv[(conv["loss_kind"] == loss) & (conv["eta"].astype(float) >
                                                   factor * conv["eta_c"].astype(float))]
         if part.empty:
             continue
-        settings |= set(part["setting"].astype(str))
-        dev = (part["eta_s_over_2"].astype(float) - 1).abs()
-        final_med = float(dev.median())
-        inside = int((dev < width).sum())
-        tvals = [v for (s_, _), v in traj.items() if s_ in set(part["setting"].astype(str))]
-        traj_med = float(np.median(tvals)) if tvals else float("nan")
-        ok_final = final_med < width
-        ok_traj = traj_med < width if tvals else None
-        # both halves of the rule decide: a missing trajectory leaves the row undecided
-        verdicts[loss] = (SUPPORTED if ok_final and ok_traj is True else
-                          CONTRADICTED if not ok_final and ok_traj is False else INCONCLUSIVE)
-        parts.append(f"{loss.upper()}: final median |ηS/2 − 1| = {fmt(final_med)}, "
-                     f"{inside}/{len(dev)} runs inside ±{width:g}; along the trajectories "
-                     f"after entering EoS median {fmt(traj_med)} over {len(tvals)} runs "
+        part = part.assign(dev=(part["eta_s_over_2"].astype(float) - 1).abs())
+        finals = part.groupby(part["setting"].astype(str))["dev"].median()
+        settings |= set(finals.index)
+        trajs = {s_: float(np.median([v for (t_, _), v in traj.items() if t_ == s_]))
+                 for s_ in finals.index if any(t_ == s_ for t_, _ in traj)}
+        ft = threshold_test(finals.to_numpy(float), width, below=True, level=rules.level,
+                            min_runs=rules.min_runs)
+        tt = threshold_test(list(trajs.values()), width, below=True, level=rules.level,
+                            min_runs=rules.min_runs)
+        # both halves of the rule decide, and a loss is decided only when they agree (a
+        # missing trajectory leaves it undecided; cross-entropy's late fall in sharpness,
+        # final point out and trajectory in, is not a contradiction of the transition)
+        verdicts[loss] = ft.verdict if ft.verdict == tt.verdict else INCONCLUSIVE
+        if verdicts[loss] != INCONCLUSIVE:
+            both = [ft.p_value, tt.p_value]  # both halves must hold (or fail): the larger
+            tests.append(ThresholdTest(verdicts[loss], ft.interval,
+                                       None if None in both else max(p for p in both if p is not None)))
+        inside = int((part["dev"] < width).sum())
+        parts.append(f"{loss.upper()}: final |ηS/2 − 1|, median per setting "
+                     f"{_per_setting(finals.to_dict())} ({inside}/{len(part)} runs inside "
+                     f"±{width:g}; {_against(ft, width)}); along the trajectories after "
+                     f"entering EoS {_per_setting(trajs) or 'none'} ({_against(tt, width)}) "
                      f"({verdicts[loss]})")
     if not verdicts:
         return Result(INCONCLUSIVE, f"no converged run above {factor:g} η_c")
-    return Result(combine(list(verdicts.values())), "; ".join(parts), n=len(settings),
+    verdict = combine(list(verdicts.values()))
+    return Result(verdict, "; ".join(parts), n=len(settings),
+                  p_value=row_pvalue(tests) if verdict != INCONCLUSIVE else None,
                   note="every loss decides (MSE and cross-entropy), each on its final point and "
                        "its trajectories (no trajectory: the rule's second half is not met): "
                        + ", ".join(f"{k.upper()} {v}" for k, v in verdicts.items()))
+
+
+def _per_setting(values: dict[str, float]) -> str:
+    return ", ".join(f"{k} {fmt(v)}" for k, v in values.items())
+
+
+def _against(test: ThresholdTest, bound: float) -> str:
+    """The t test over settings in words: the geometric mean with its interval and p."""
+    iv = test.interval
+    if not iv.has_interval:
+        return f"{iv.n} setting(s), no interval"
+    lo, mid, hi = (fmt(bound * float(np.exp(x))) for x in (iv.low, iv.estimate, iv.high))
+    p = f", p = {test.p_value:.2g}" if test.p_value is not None else ""
+    return f"geometric mean {mid} [{lo}, {hi}] over {iv.n} settings against {bound:g}{p}"
 
 
 def _converged_settings(d: D, item: str = "eos/fig_phase"

@@ -17,9 +17,17 @@ import pandas as pd
 
 from sharpness.claims.lesam import D, accuracy_claim, arm, compare
 from sharpness.claims.model import Predicate, Result
-from sharpness.claims.rules import SeedRules, combine_results
+from sharpness.claims.rules import SeedRules, combine_results, row_pvalue
 from sharpness.evidence.reported import reported
-from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, combine, t_interval
+from sharpness.evidence.stats import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    SUPPORTED,
+    ThresholdTest,
+    combine,
+    range_pvalue,
+    t_interval,
+)
 
 
 def gain_in_groups(groups: tuple[str, ...], item: str = "table_cifar") -> Predicate:
@@ -63,34 +71,39 @@ def _best_lesam(df: pd.DataFrame, groups: tuple[str, ...]) -> pd.Series | None:
 
 
 def sota_numbers(d: D, rules: SeedRules, params: Mapping[str, Any]) -> Result:
-    """The best LE-SAM accuracy on CIFAR-10 and on CIFAR-100 against the reported number:
-    supported when the reported value lies within the seed interval widened by the claim's
-    ``tolerance_points``, contradicted when it lies outside, inconclusive with fewer seeds
-    than the rules' minimum or a data set not run."""
+    """The best LE-SAM accuracy on CIFAR-10 and on CIFAR-100 against the reported number, as
+    an equivalence test: the seeds' t interval wholly inside reported ± ``tolerance_points``
+    is supported, wholly outside contradicted (two one-sided t tests, :func:`range_pvalue`);
+    otherwise, with fewer seeds than the rules' minimum or a data set not run, inconclusive.
+    The row's p-value: :func:`row_pvalue` over the data sets."""
 
     tol = float(params["tolerance_points"])
     df = d["lesam/table_cifar"].rows
-    verdicts, parts, runs = [], [], []
+    tests, parts, runs = [], [], []
     for name, groups in SOTA_SETS.items():
         entry = reported("table_cifar", name)
         row = _best_lesam(df, groups) if "group" in df.columns else None
         if row is None or entry is None:
-            verdicts.append(INCONCLUSIVE)
+            tests.append(ThresholdTest(INCONCLUSIVE, t_interval([]), None))
             parts.append(f"{name}: no LE-SAM row")
             continue
         values = list(arm(row).values.values())
         iv = t_interval(values, rules.level)
         if iv.n < rules.min_seeds:
-            verdicts.append(INCONCLUSIVE)
+            tests.append(ThresholdTest(INCONCLUSIVE, iv, None))
             parts.append(f"{name}: {iv.n} seed(s) < {rules.min_seeds}")
             continue
         runs.append(iv.n)
-        inside = iv.low - tol <= float(entry["value"]) <= iv.high + tol
-        verdicts.append(SUPPORTED if inside else CONTRADICTED)
+        lo, hi = float(entry["value"]) - tol, float(entry["value"]) + tol
+        verdict = (SUPPORTED if lo <= iv.low and iv.high <= hi else
+                   CONTRADICTED if iv.high < lo or iv.low > hi else INCONCLUSIVE)
+        tests.append(ThresholdTest(verdict, iv, range_pvalue(values, lo, hi)))
         parts.append(f"{name} ({row['group']}): {iv.estimate:.2f} [{iv.low:.2f}, {iv.high:.2f}] "
                      f"({rules.level:.0%} CI, n={iv.n} seeds) vs reported {entry['value']} "
-                     f"(± {tol:g})")
-    return Result(combine(verdicts), "; ".join(parts), n=min(runs) if runs else None,
+                     f"± {tol:g} ({verdict})")
+    verdict = combine([t.verdict for t in tests])
+    return Result(verdict, "; ".join(parts), n=min(runs) if runs else None,
+                  p_value=row_pvalue(tests) if verdict != INCONCLUSIVE else None,
                   note="the best LE-SAM network per data set (the reported numbers name no "
                        "backbone); ImageNet 79.31 and CIFAR-100-LT are not compared: their "
                        "backbone or setting is not stated")

@@ -15,9 +15,17 @@ import pandas as pd
 from sharpness.claims.common import fmt
 from sharpness.claims.independence import distinct_frames
 from sharpness.claims.model import ItemData, Result
-from sharpness.claims.rules import SeedRules
+from sharpness.claims.rules import SeedRules, row_pvalue
 from sharpness.evidence.records import record_of_row
-from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED, combine, threshold
+from sharpness.evidence.stats import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    SUPPORTED,
+    ThresholdTest,
+    combine,
+    threshold,
+    threshold_test,
+)
 
 D = Mapping[str, ItemData]
 Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
@@ -61,12 +69,27 @@ def _excluded_note(excluded: list[str]) -> str:
         if excluded else ""
 
 
+def _runs_text(test: ThresholdTest, bound: float, side: str) -> str:
+    """The t test's words: the geometric mean over runs against the bound, with its interval."""
+    iv = test.interval
+    if not iv.has_interval:
+        return f"n = {iv.n} run(s), no interval"
+
+    def back(x: float) -> str:  # from the log scale of the test to the ratio's own
+        return fmt(bound * float(np.exp(x)))
+
+    p = f", p = {test.p_value:.2g}" if test.p_value is not None else ""
+    return (f"geometric mean over {iv.n} runs {back(iv.estimate)} [{back(iv.low)}, "
+            f"{back(iv.high)}] "
+            f"({iv.level:.0%} t interval) {side} {bound:g}{p}")
+
+
 def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
     """Per run (seed) that trained: the median ⟨g,ε⟩ / |½εᵀHε| over the first
-    ``early_fraction`` of SAM's probes above the registered ``ratio``; the row holds when every
-    run's does (``n``: the runs that trained)."""
+    ``early_fraction`` of SAM's probes; the row holds when the t interval over the runs (of the
+    log median) lies above the registered ``ratio`` (``n``: the runs that trained)."""
     df = d["lesam/fig_signal"].rows
-    verdicts, parts, meds = [], [], []
+    parts, meds = [], []
     kept, excluded = trained_runs(df, ("sam",), rules)
     for seed, part in ((s, p[p["optimizer"] == "sam"]) for s, p in kept):
         sam = part.sort_values("step")
@@ -74,13 +97,15 @@ def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
         ratio = early["g_dot_eps"].astype(float).abs() / early["curvature"].astype(float).abs()
         med = float(np.median(ratio))
         meds.append(med)
-        verdicts.append(threshold(med, float(params["ratio"]), below=False))
         parts.append(f"seed {seed}: {fmt(med)} (range {fmt(float(ratio.min()))}–"
                      f"{fmt(float(ratio.max()))}, {len(early)} probes)")
-    return Result(combine(verdicts) if verdicts else INCONCLUSIVE,
-                  f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {params['ratio']:g}): "
-                  + ("; ".join(parts) or "no run that trained"),
-                  estimate=min(meds) if meds else None, n=len(meds),
+    bound = float(params["ratio"])
+    test = threshold_test(meds, bound, below=False, level=rules.level, min_runs=rules.min_runs)
+    return Result(test.verdict,
+                  f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {bound:g}): "
+                  + ("; ".join(parts) or "no run that trained")
+                  + (f"; {_runs_text(test, bound, 'against')}" if meds else ""),
+                  estimate=min(meds) if meds else None, n=len(meds), p_value=test.p_value,
                   note=_excluded_note(excluded))
 
 
@@ -123,48 +148,68 @@ def _residual_ratio(df: pd.DataFrame, optimizer: str, suffix: str
 
 
 def signal_curvature(d: D, params: Params, rules: SeedRules) -> Result:
-    """Per run (seed) that trained: LE-SAM's median |residual| / |curvature| below the
-    registered ``ratio`` (train mode); the row holds when every run's does (``n``: runs)."""
-    verdicts, parts, dropped_all = [], [], 0
+    """Per run (seed) that trained: LE-SAM's median |residual| / |curvature| (train mode); the
+    row holds when the t interval over the runs (of the log ratio) lies below the registered
+    ``ratio`` (``n``: runs)."""
+    ratios, parts, dropped_all = [], [], 0
     kept, excluded = trained_runs(d["lesam/fig_signal"].rows, ("lesam",), rules)
     for seed, df in kept:
         ratio, n, dropped, resid, curv = _residual_ratio(df, "lesam", "")
         dropped_all += dropped
-        verdicts.append(threshold(ratio, float(params["ratio"])))
+        ratios.append(ratio)
         parts.append(f"seed {seed}, {n} probes with ε ≠ 0: {fmt(ratio)} (median residual "
                      f"{fmt(resid)}, curvature {fmt(curv)})")
-    return Result(combine(verdicts) if verdicts else INCONCLUSIVE,
+    bound = float(params["ratio"])
+    test = threshold_test(ratios, bound, below=True, level=rules.level, min_runs=rules.min_runs)
+    return Result(test.verdict,
                   "LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: "
-                  + ("; ".join(parts) or "no run that trained"), n=len(verdicts),
+                  + ("; ".join(parts) or "no run that trained")
+                  + (f"; {_runs_text(test, bound, 'against')}" if ratios else ""),
+                  n=len(ratios), p_value=test.p_value,
                   note="; ".join(x for x in (
                       f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
                       if dropped_all else "", _excluded_note(excluded)) if x))
 
 
 def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
-    """The residual is train-mode BatchNorm's: with running statistics (eval mode) it falls
-    below the registered ``ratio`` of the curvature term, while in train mode it is at least
-    that ratio (the contrast), for every optimizer probed (LE-SAM and SAM) in every run whose
-    two probe runs trained (``n``: those runs); no train-mode residual: inconclusive."""
-    parts, verdicts, dropped_all = [], [], 0
+    """The residual is train-mode BatchNorm's: for every optimizer probed (LE-SAM and SAM),
+    the t interval over the runs whose two probe runs trained puts the eval-mode ratio
+    |residual| / |curvature| below the registered ``ratio`` and the train-mode one above it
+    (the contrast). Supported when all four tests are; contradicted when an eval-mode
+    interval lies above the ratio (eval mode does not remove it); otherwise, or with no
+    train-mode residual to explain, inconclusive. Its p-value: :func:`row_pvalue` over the
+    four tests (supported) or the eval-mode ones (contradicted)."""
+    bound = float(params["ratio"])
+    parts, tests, evals_tests, decided = [], [], [], []
     runs, excluded = trained_runs(d["lesam/fig_signal"].rows, ("lesam", "sam"), rules)
-    for (seed, df), opt in ((r, o) for r in runs for o in ("lesam", "sam")):
-        if not (df["optimizer"] == opt).any():
-            parts.append(f"{opt}: not probed")
-            verdicts.append(INCONCLUSIVE)
+    dropped_all = 0
+    for opt in ("lesam", "sam"):
+        probed = [df for _, df in runs if (df["optimizer"] == opt).any()]
+        if len(probed) < len(runs) or not runs:
+            parts.append(f"{opt}: not probed in every run")
+            decided.append(INCONCLUSIVE)
             continue
-        ratio, n, dropped, _, _ = _residual_ratio(df, opt, "_eval")
-        train_ratio = _residual_ratio(df, opt, "")[0]
-        dropped_all += dropped
+        evals = [_residual_ratio(df, opt, "_eval") for df in probed]
+        dropped_all += sum(e[2] for e in evals)
+        trains = [_residual_ratio(df, opt, "")[0] for df in probed]
+        ev = threshold_test([e[0] for e in evals], bound, below=True, level=rules.level,
+                            min_runs=rules.min_runs)
+        tr = threshold_test(trains, bound, below=False, level=rules.level,
+                            min_runs=rules.min_runs)
+        tests += [ev, tr]
+        evals_tests.append(ev)
         # the contrast the row names: no residual in eval mode, and one in train mode for
         # BatchNorm to explain (without it the eval-mode fit says nothing about the cause)
-        eval_verdict = threshold(ratio, float(params["ratio"]))
-        verdicts.append(eval_verdict if eval_verdict != SUPPORTED else
-                        SUPPORTED if train_ratio >= float(params["ratio"]) else INCONCLUSIVE)
-        parts.append(f"seed {seed} {opt} (eval mode, {n} probes): median |residual| / |curvature| = "
-                     f"{fmt(ratio)} (train mode {fmt(train_ratio)})")
-    verdict = combine(verdicts)
+        decided.append(ev.verdict if ev.verdict != SUPPORTED else
+                       SUPPORTED if tr.verdict == SUPPORTED else INCONCLUSIVE)
+        parts.append(f"{opt}: eval mode per run " + ", ".join(fmt(e[0]) for e in evals)
+                     + f" ({_runs_text(ev, bound, 'below')}); train mode per run "
+                     + ", ".join(fmt(t) for t in trains)
+                     + f" ({_runs_text(tr, bound, 'above')})")
+    verdict = combine(decided)
+    deciding = evals_tests if verdict == CONTRADICTED else tests
     return Result(verdict, "; ".join(parts) or "no run that trained", n=len(runs),
+                  p_value=row_pvalue(deciding) if verdict != INCONCLUSIVE else None,
                   note="; ".join(x for x in (
                       f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
                       if dropped_all else "", _excluded_note(excluded)) if x))

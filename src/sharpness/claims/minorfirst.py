@@ -106,10 +106,13 @@ def linf_init_sensitive(d: D) -> Result:
 
 def linf_gd_limit(d: D, params: Params) -> Result:
     """This project's finding, beyond the papers: GD's limit from every init of the (α1, α2)
-    grid at every depth is the coordinate with the largest μ_j α_j (in the rescaled clock
-    w_j' = μ_j w_j² blows up first there; e1 wherever α1 > 2·α2 at μ = (1, 2)). A deterministic
-    simulation: supported when every grid point off a tie (μ1α1 = μ2α2) agrees, contradicted
-    otherwise. The registered ``mu`` is the design; data made with another are refused."""
+    grid is the coordinate with the largest μ_j α_j^(L−2), the j* rule at ρ = 0. In the
+    rescaled clock each coordinate obeys w_j' = μ_j w_j^(L−1): for L ≥ 3 it blows up at
+    1 / ((L−2) μ_j α_j^(L−2)), first where μ_j α_j^(L−2) is largest (at L = 3 and μ = (1, 2):
+    e1 wherever α1 > 2·α2); at L = 2 it grows as e^(μ_j s), so the largest μ_j wins from every
+    init. A deterministic simulation: supported when every grid point off a tie agrees,
+    contradicted otherwise. The registered ``mu`` is the design; data made with another are
+    refused."""
     data = d["minorfirst/linf_depth"]
     mu = [float(m) for m in params["mu"]]
     made = data.params.get("mu")
@@ -119,17 +122,20 @@ def linf_gd_limit(d: D, params: Params) -> Result:
     gd = rows(data, source="gd_phase")
     if gd.empty:
         return Result(NOT_RUN, "linf_depth has no GD rows (source=gd_phase)")
-    a1, a2 = gd["alpha_1"].astype(float), gd["alpha_2"].astype(float)
-    tie = np.isclose(mu[0] * a1, mu[1] * a2)
-    rule = np.where(mu[0] * a1 > mu[1] * a2, "e1", "e2")
+    power = gd["L"].astype(float) - 2
+    s1 = mu[0] * gd["alpha_1"].astype(float) ** power
+    s2 = mu[1] * gd["alpha_2"].astype(float) ** power
+    tie = np.isclose(s1, s2)
+    rule = np.where(s1 > s2, "e1", "e2")
     agree = (gd["simulated"].astype(str) == rule) & ~tie
     per = "; ".join(f"L={int(L)}: e1 at {int((p['simulated'] == 'e1').sum())} of {len(p)} inits"
                     for L, p in gd.groupby("L"))
     decided = int((~tie).sum())
     return Result(SUPPORTED if decided and bool(agree.sum() == decided) else CONTRADICTED,
-                  f"GD's limit = argmax μ_j α_j at {int(agree.sum())}/{decided} grid points "
+                  f"GD's limit = argmax μ_j α_j^(L−2) at {int(agree.sum())}/{decided} grid points "
                   f"({per})", estimate=float(agree.sum()) / max(decided, 1),
-                  note=f"{int(tie.sum())} ties (μ1α1 = μ2α2) not read" if tie.any() else "")
+                  note=f"{int(tie.sum())} ties (μ1α1^(L−2) = μ2α2^(L−2)) not read"
+                  if tie.any() else "")
 
 
 def linf_blowup_order(d: D, params: Params) -> Result:

@@ -40,7 +40,7 @@ class ItemData:
     params: dict[str, Any] = field(default_factory=dict)
     provenance_id: str | None = None
     code_files: dict[str, str] = field(default_factory=dict)  # producer's source file hashes
-    started: str | None = None     # when its producer started (the sidecar's ``started``)
+    started: str | None = None     # when the first job behind it started (``first_started``)
 
     @classmethod
     def from_rows(cls, item: str, rows: Sequence[Mapping[str, Any]],
@@ -69,7 +69,9 @@ def load_item(figures: str | Path, item: str) -> ItemData | None:
     params: dict[str, Any] = (record or {}).get("params") or {}
     prov = (record or {}).get("id")
     code = ((record or {}).get("code") or {}).get("files") or {}
-    return ItemData(item, rows, params, prov, dict(code), (record or {}).get("started"))
+    # the earliest job behind the item (the runs its figure read), else the figure's own start
+    began = (record or {}).get("first_started") or (record or {}).get("started")
+    return ItemData(item, rows, params, prov, dict(code), began)
 
 
 @dataclass

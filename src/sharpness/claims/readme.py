@@ -86,6 +86,10 @@ def describe_run(record: Mapping[str, Any] | None) -> str:
     if record.get("registration"):
         text += (f", under registration {record['registration']} "
                  f"({record.get('deviations') or 0} deviation(s))")
+    later = record.get("superseded") or {}
+    if later.get("by"):
+        text += (f"; superseded by registration {later['by']} (kept for comparison: its "
+                 "verdicts are not under today's rules)")
     return text
 
 

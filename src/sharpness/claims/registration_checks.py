@@ -132,8 +132,9 @@ def _git(checkout: tuple[Path, Path], *args: str) -> str | None:
 
 
 def first_started(data: Mapping[str, ItemData | None]) -> str | None:
-    """The earliest ``started`` time of the items' provenance records (the run's first job
-    the ledger can see), or None."""
+    """The earliest start over the items: each item's is the earliest job behind it (its
+    sidecar's ``first_started``: the training runs its figure read, through the chain of
+    inputs), so this is the run's first job, or None."""
     times = [d.started for d in data.values() if d is not None and getattr(d, "started", None)]
     return min(times, key=_when) if times else None
 

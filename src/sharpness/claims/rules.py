@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import yaml
@@ -251,7 +251,17 @@ def combine_results(results: Mapping[str, Result], rules: SeedRules) -> Result:
                   low=part.low if part else None, high=part.high if part else None)
 
 
-def row_pvalue(parts: Iterable[Result]) -> float | None:
+class Decided(Protocol):
+    """A part of a row: a predicate's :class:`Result` or one test (its verdict and p-value)."""
+
+    @property
+    def verdict(self) -> str: ...
+
+    @property
+    def p_value(self) -> float | None: ...
+
+
+def row_pvalue(parts: Iterable[Decided]) -> float | None:
     """The p-value of a row made of several interval tests, from the part that decides:
 
     * some part contradicts the claim: the smallest p-value among the contradicting parts,

@@ -10,6 +10,8 @@
   so its width reflects seed-to-seed variation, not the number of images.
 * :func:`wilson_interval`: the Wilson score interval of a binomial proportion (test error
   on n examples).
+* :func:`threshold_test`: the t test, over independent runs, of a per-run statistic against
+  a registered bound (on the log scale), with its p-value.
 * :func:`count_rule`: the exact binomial test (Clopper–Pearson interval, p-value) of a
   "many settings" claim's share against its registered share.
 * :func:`seeds_to_settle`: the paired seeds a t test needs to settle an effect of a given
@@ -260,6 +262,37 @@ def range_pvalue(values: Sequence[float] | np.ndarray, low: float, high: float
     below = stats.t.sf((low - mean) / se, df)
     above = stats.t.sf((mean - high) / se, df)
     return float(min(1.0, 2 * min(inside, below, above)))
+
+
+@dataclass(frozen=True)
+class ThresholdTest:
+    """The t test of "the typical run's statistic is on the registered side of a bound": its
+    verdict, the interval of the mean log statistic minus the log bound, and its two-sided
+    p-value."""
+
+    verdict: str
+    interval: Interval
+    p_value: float | None
+
+
+def threshold_test(values: Sequence[float] | np.ndarray, bound: float, *, below: bool,
+                   level: float = 0.95, min_runs: int = 3) -> ThresholdTest:
+    """Verdict of "the runs' positive statistic (one value per independent run) lies below
+    ``bound``" (``below``) or above it, with a p-value: the Student-t interval over the runs
+    of ``log(value) − log(bound)`` (ratios of magnitudes are compared on the log scale, where
+    run-to-run spread is about multiplicative). ``supported`` when the interval lies wholly on
+    the claimed side, ``contradicted`` when wholly on the other, otherwise (or with fewer than
+    ``min_runs`` finite values) ``inconclusive``. A value ≤ 0 is clipped to 1e-300 (its log is
+    then far below any bound), a non-finite one is not a run's value and is left out."""
+    v = _finite(values)
+    if len(v) == 0 or not (math.isfinite(bound) and bound > 0):
+        return ThresholdTest(INCONCLUSIVE, t_interval([], level, "runs"), None)
+    logs = np.log(np.maximum(v, 1e-300)) - math.log(bound)
+    iv = t_interval(logs, level, "runs")
+    if len(v) < min_runs:
+        return ThresholdTest(INCONCLUSIVE, iv, None)
+    p = t_pvalue(logs)
+    return ThresholdTest(decide(iv, -1 if below else 1), iv, p if math.isfinite(p) else None)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

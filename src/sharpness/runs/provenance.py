@@ -31,6 +31,7 @@ the SHA-256 of the files other jobs read from its folder the same way
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -180,7 +181,25 @@ def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | 
         "cwd": os.getcwd(),
         "started": now_iso(),
     }
+    # the earliest job behind this record: its own start or that of any input's producer
+    # (a figure built today from runs trained last week began last week)
+    record["first_started"] = earliest([record["started"]] + [
+        str(e["started"]) for e in record["inputs"] if e.get("started")])
     return {"id": content_id(record), **record}
+
+
+def earliest(stamps: Sequence[str]) -> str:
+    """The earliest of ISO-8601 time stamps (one that cannot be read is passed over; all
+    unreadable: the first)."""
+    def when(text: str) -> datetime.datetime | None:
+        try:
+            moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
+
+    readable = [(w, t) for t in stamps if (w := when(t)) is not None]
+    return min(readable)[1] if readable else stamps[0]
 
 
 def output_hashes(folder: str | os.PathLike[str], names: Sequence[str]) -> dict[str, str]:
@@ -339,6 +358,9 @@ def input_entry(path: str | os.PathLike[str]) -> dict[str, Any]:
             record = read_json(prov)
             entry.update(id=record.get("id"), provenance=str(prov),
                          status=record.get("status"))
+            began = record.get("first_started") or record.get("started")
+            if began:
+                entry["started"] = str(began)
         except (OSError, json.JSONDecodeError):
             entry["provenance"] = str(prov)
     return entry
