@@ -64,11 +64,10 @@ def test_a_claim_whose_runs_the_plan_holds_comes_free(paper):
 
 def test_small_budget_settles_only_at_power(paper):
     config, needs = paper
-    # every run priced 1 GPU-hour, budget 9, no ledger (so no seeded claim has a known power):
-    # the CPU-only claims are free; eos-measures' 6 deterministic settings settle it (1/6
-    # per hour) before table_cost's 8 timed optimizers (1/8); the signal claims, one probe run
-    # per optimizer in the profile, are planned at the standard's 3 seeds and never counted
-    # as settled without a power
+    # every run priced 1 GPU-hour, budget 9, no ledger: the CPU-only claims are free; a seeded
+    # claim has a known power only through a cited paper-scale spread (planning/spreads.yaml);
+    # the signal claims, whose recipe has none, are planned at the standard's 3 seeds and
+    # never counted as settled without a power
     claims = [c for c in all_claims() if c.kind != "check"]
     designed = cp.designed_needs(claims, config)
     prices = {r: 1.0 for n in designed[0].values() for r in n.runs}
@@ -79,12 +78,13 @@ def test_small_budget_settles_only_at_power(paper):
     free = {cid for cid, n in needs.items() if not n.runs}
     checks = {c.id for c in all_claims() if c.kind == "check"}
     assert checks and not {ln.claim for ln in plan.lines} & checks
-    assert settled == (free | {"eos-measures"}) - checks
     lines = {ln.claim: ln for ln in plan.lines}
+    assert settled >= free - checks
+    for cid in settled - free:  # settled by runs: at the power asked, from a known basis
+        assert lines[cid].power >= 0.8 and "power unknown" not in lines[cid].basis, cid
     signal = lines["ls-signal-sam"]
     assert not signal.settled and signal.power == 0 and "power unknown" in signal.basis
     assert signal.seeds == {"lesam.signal.seeds": [0, 1, 2]} and signal.runs == 2 * 3
-    assert lines["eos-measures"].bound and "≤ 6.0" in plan_output.render(plan)
     assert plan.hours <= 9
 
 

@@ -25,7 +25,9 @@ def test_the_readme_price_and_the_plans_whole_profile_total_agree(repo):
     whole, claims, mine = totals
     assert PROFILE_TOTAL in whole[0] and "README" in whole[0]
     assert (whole[1], _hours(whole[2])) == (profile.group(2), _hours(profile.group(1)))
-    assert _hours(whole[2]) >= _hours(claims[2]) >= _hours(mine[2])
+    # the whole profile is priced at its configured seeds, the claims at their planned ones
+    # (a cited paper-scale spread can ask for more): only this plan is bounded by both
+    assert _hours(claims[2]) >= _hours(mine[2]) and _hours(whole[2]) > 0
 
 
 def test_the_table_total_is_the_total_row():
