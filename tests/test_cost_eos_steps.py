@@ -49,6 +49,18 @@ def test_committed_counts_give_the_documented_exponents():
     assert model.run_steps(511, 0.85, 10**6) == math.ceil(511 / 0.85)
 
 
+def test_below_eta_c_gd_took_the_flow_s_steps():
+    """Every measured run below eta_c reached its goal within 3 % of P / f steps."""
+    from importlib import resources
+
+    import yaml
+
+    data = yaml.safe_load(resources.files("sharpness.cost").joinpath(es.STEPS_FILE).read_text())
+    model = es.default_model()
+    for factor, steps, p in data["below_eta_c"]:
+        assert model.run_steps(p, factor, 10**6) == pytest.approx(steps, rel=0.03)
+
+
 def test_a_broken_counts_file_names_itself():
     with pytest.raises(ValueError, match="eos_steps.yaml.*data_size.*goal_reached_up_to"):
         es.model_from({"settings": []})

@@ -14,7 +14,7 @@ evidence settings; each entry names how it was measured):
   the goal sooner and a smaller goal later, so the expectation is not a bound, and the cap
   stays stated beside it.
 * **A run at factor f = eta / eta_c**: below ``eta_c`` GD follows the flow, ``P / f`` steps
-  (the measured runs at 0.85 eta_c took 0-2 % more); above it the edge of stability slows it,
+  (each measured run at 0.5-0.85 eta_c took 0-2 % more: ``below_eta_c``); above it the edge of stability slows it,
   ``P / f ** a`` steps, ``a`` the least-squares slope through the origin of ``log(P / steps)``
   on ``log f`` over the measured runs above ``eta_c`` that reached the goal
   (:func:`origin_slope`; 0.73). Above ``goal_reached_up_to`` (4: the largest factor at which
