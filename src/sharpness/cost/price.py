@@ -234,8 +234,8 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
     for job in jobs:
         p = one(job)
         p.cap_hours = one(job.at_cap()).gpu_hours if job.expected else p.gpu_hours
-        if job.expected:
-            p.basis += f" {job.expected}"
+        if job.until_goal:  # which steps a full-batch run is priced at
+            p.basis += f" {job.expected}" if job.expected else " at the step caps"
         out.append(p)
     return out
 
