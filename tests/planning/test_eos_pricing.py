@@ -8,6 +8,7 @@ import pytest
 from sharpness.claims.ledger import all_claims
 from sharpness.planning import claims_plan as cp
 from sharpness.planning import output as plan_output
+from sharpness.planning.ledger import annotate
 from sharpness.planning.power import Design
 
 
@@ -36,7 +37,10 @@ def test_an_eos_row_shows_the_expected_price_and_the_cap(paper):
     text = plan_output.render(plan)
     assert "| eos-band | 14 | – | – | 14.0 (≤ 140.0 at the step cap) (test) |" in text
     assert "14.0 GPU-hours expected, at most 140.0 at the step caps" in text
-    assert plan.record(["paper.yaml"])["gpu_hours_at_step_caps"] == 140.0
+    record = plan.record(["paper.yaml"])
+    assert record["gpu_hours_at_step_caps"] == 140.0
+    row = {"id": "eos-band", "verdict": "supported", "provenance": "", "note": ""}
+    assert "GPU-hours 14.0 (≤ 140.0 at the step cap) (test)" in annotate([row], record)[0]["note"]
     # at the caps alone (no expected count) the price is an upper limit, marked as before
     at_caps = cp.make_plan([band], config, 200, caps, dict.fromkeys(runs, "test"),
                            pricing="test", designed=designed)

@@ -242,7 +242,7 @@ class Plan:
         """The plan as JSON-able data, with its content id."""
         body = {"budget_gpu_hours": self.budget, "profile": self.profile,
                 "configfiles": list(configfiles), "pricing": self.pricing,
-                "gpu_hours": round(self.hours, 6), "gpu_hours_upper_limit": self.bound,
+                "gpu_hours": round(self.hours, 6), "runs_priced_at_step_caps": self.bound,
                 "gpu_hours_at_step_caps": round(self.cap_hours, 6),
                 "runs": len(self.runs),
                 "targets": self.targets, "seeds": self.seeds, "restrict": self.restrict,
