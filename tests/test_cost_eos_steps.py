@@ -43,7 +43,7 @@ def test_expected_sweep_by_hand():
 def test_committed_counts_give_the_documented_exponents():
     model = es.default_model()
     assert model.size_exponent == pytest.approx(0.29, abs=0.005)
-    assert model.eos_exponent == pytest.approx(0.73, abs=0.005)
+    assert model.eos_exponent == pytest.approx(0.77, abs=0.005)
     assert model.goal_reached_up_to == 4
     # below eta_c GD follows the flow: mnist_fcn_mse's measured P = 511 at 0.85 eta_c
     assert model.run_steps(511, 0.85, 10**6) == math.ceil(511 / 0.85)

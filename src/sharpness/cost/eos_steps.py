@@ -17,7 +17,7 @@ evidence settings; each entry names how it was measured):
   (each measured run at 0.5-0.85 eta_c took 0-2 % more: ``below_eta_c``); above it the edge of stability slows it,
   ``P / f ** a`` steps, ``a`` the least-squares slope through the origin of ``log(P / steps)``
   on ``log f`` over the measured runs above ``eta_c`` that reached the goal
-  (:func:`origin_slope`; 0.73). Above ``goal_reached_up_to`` (4: the largest factor at which
+  (:func:`origin_slope`; 0.77). Above ``goal_reached_up_to`` (4: the largest factor at which
   every measured run reached its goal; at 8 eta_c MSE runs blew up and CE runs ran to their
   caps) a run is priced at its cap. Each run at most its ``max_steps``.
 * **The flow**: its RK45 gradients to the goal scale with P (an explicit step is held to
