@@ -22,7 +22,7 @@ TREES = ("docs", "src", "workflow")
 SUFFIXES = {".md", ".py", ".smk", ".yaml", ".yml", ".rst", ".txt", ".toml", ".sh", ".cfg"}
 #: committed records and snapshots: written by a run, dated by nature
 RECORDS = re.compile(r"(^docs/claims_[a-z]+\.csv$|\.record\.json$|^docs/gallery/manifest\.json$"
-                     r"|^src/sharpness/cost/measured[\w.-]*\.yaml$|\.egg-info/)")
+                     r"|^src/sharpness/cost/(?:measured[\w.-]*|eos_steps)\.yaml$|\.egg-info/)")
 
 ISSUE_TAG = re.compile(r"\bissues?\s+#?\d+\b|(?<![\w&#/])#\d{1,4}\b(?![\w-])", re.IGNORECASE)
 DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")

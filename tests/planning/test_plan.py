@@ -9,12 +9,15 @@ import pytest
 import yaml
 
 from sharpness.claims.ledger import all_claims
+from sharpness.cost.eos_steps import default_model
+from sharpness.eos.config import expand_settings
 from sharpness.errors import SharpnessError
 from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED
 from sharpness.planning import claims_plan as cp
 from sharpness.planning import output as plan_output
 from sharpness.planning.ledger import annotate, load_plan
 from sharpness.planning.power import Design
+from sharpness.planning.prices import recorded_hours
 from tests.pipeline.helpers import copy_workflow, snakemake
 
 
@@ -41,7 +44,11 @@ def test_claims_map_to_the_runs_their_predicates_read(paper):
                                     for p in domain)
     assert needs["mf-gradcam-mnist-l2"].seed_paths == (("gradcam", "seeds"),)
     assert not needs["mf-l1"].runs and not needs["eos-band"].seed_paths
-    assert needs["eos-band"].bound == needs["eos-band"].runs  # priced at max_steps: a limit
+    # priced at max_steps (an upper limit) where no step count of the setting was measured
+    settings = expand_settings(config["eos"])
+    unmeasured = {("eos", f"setting/{name}") for name, s in settings.items()
+                  if default_model().measured(s) is None}
+    assert needs["eos-band"].bound == needs["eos-band"].runs & unmeasured
     assert needs["ls-signal-sam"].replicates == "seeds"  # lesam.signal's seed list
     assert needs["ls-signal-sam"].seed_paths == (("lesam", "signal", "seeds"),)
     assert needs["eos-band"].replicates == "deterministic"
@@ -85,6 +92,10 @@ def test_small_budget_settles_only_at_power(paper):
     signal = lines["ls-signal-sam"]
     assert not signal.settled and signal.power == 0 and "power unknown" in signal.basis
     assert signal.seeds == {"lesam.signal.seeds": [0, 1, 2]} and signal.runs == 2 * 3
+    # eos-measures' settings all have measured step counts; eos-band's ViT MSE does not:
+    # its runs priced at their caps (here all at 1.0) mark its price an upper limit
+    assert not lines["eos-measures"].bound and lines["eos-band"].bound
+    assert "| eos-band | 14 | – | – | ≤ 14.0 (estimate) |" in plan_output.render(plan)
     assert plan.hours <= 9
 
 
@@ -277,8 +288,8 @@ def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
     planned = json.loads(json.dumps(runs[rid]["config"], default=str))
     record = {"status": "ok", "device_used": "cuda:0", "wall_s": 1800.0, "params": planned}
     (folder / "provenance.json").write_text(json.dumps(record))
-    assert cp.recorded_hours(job, runs[rid]["config"], tmp_path) == 0.5
+    assert recorded_hours(job, runs[rid]["config"], tmp_path) == 0.5
     for change in ({"device_used": "cpu"}, {"status": "diverged"},
                    {"params": {**planned, "epochs": 2}}):
         (folder / "provenance.json").write_text(json.dumps({**record, **change}))
-        assert cp.recorded_hours(job, runs[rid]["config"], tmp_path) is None
+        assert recorded_hours(job, runs[rid]["config"], tmp_path) is None

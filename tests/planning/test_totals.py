@@ -14,20 +14,29 @@ def _hours(text: str) -> float:
     return float(text.replace(",", ""))
 
 
+#: a printed total: the expected GPU-hours and, where some run stops before its caps, the
+#: hours at the step caps (``≤ X`` alone: every full-batch run priced at its caps)
+HOURS = r"(?:≤ )?([\d,.]+)(?: \(≤ ([\d,.]+) at the step cap\))?"
+
+
 def test_the_readme_price_and_the_plans_whole_profile_total_agree(repo):
     readme = (repo / "README.md").read_text()
     plan = (repo / "docs/planning.md").read_text()
-    profile = re.search(r"≤ ([\d,.]+) GPU-hours for ([\d,]+) training runs \(" +
+    profile = re.search(HOURS + r" GPU-hours for ([\d,]+) training runs \(" +
                         re.escape(PROFILE_TOTAL), readme)
-    totals = re.findall(r"^\* (.+?), ([\d,]+) runs?: ≤ ([\d,.]+)$", plan, re.M) + \
-        re.findall(r"^\* (this plan) \(([\d,]+) runs, each once\): ≤? ?([\d,.]+)$", plan, re.M)
+    totals = re.findall(r"^\* (.+?), ([\d,]+) runs?: " + HOURS + "$", plan, re.M) + \
+        re.findall(r"^\* (this plan) \(([\d,]+) runs, each once\): " + HOURS + "$", plan, re.M)
     assert profile and len(totals) == 3, totals
     whole, claims, mine = totals
     assert PROFILE_TOTAL in whole[0] and "README" in whole[0]
-    assert (whole[1], _hours(whole[2])) == (profile.group(2), _hours(profile.group(1)))
+    assert (whole[1], whole[2], whole[3]) == (profile.group(3), profile.group(1),
+                                              profile.group(2) or "")
     # the whole profile is priced at its configured seeds, the claims at their planned ones
     # (a cited paper-scale spread can ask for more): only this plan is bounded by both
     assert _hours(claims[2]) >= _hours(mine[2]) and _hours(whole[2]) > 0
+    caps = [_hours(t[3] or t[2]) for t in totals]  # at the caps: never below the expected
+    assert caps[1] >= caps[2]
+    assert all(_hours(t[3] or t[2]) >= _hours(t[2]) for t in totals)
 
 
 def test_the_table_total_is_the_total_row():

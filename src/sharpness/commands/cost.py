@@ -171,9 +171,11 @@ def run(args: argparse.Namespace) -> int:
                    "that measurement, which names the device and the commit.")
     configured = sorted({job.precision for job in jobs})
     header += (f" As configured the runs train in {' and '.join(configured) or 'fp32'} (fp32 "
-               "as the official codes train; `bf16: true` is the speed option). `≤`: "
-               "full-batch runs stop at their loss goal, so steps and hours are upper "
-               "bounds. Shared runs count in each item that reads them and once in the total.")
+               "as the official codes train; `bf16: true` is the speed option). Full-batch runs "
+               "stop at their loss goal: eos runs with measured step counts are priced at "
+               "their expected steps, `(≤ Y at the step cap)` beside them; `≤ X`: priced at "
+               "the caps, an upper bound. Shared runs count in each item that reads them and "
+               "once in the total.")
     text = cost.render_precisions(tables, header)
     warning = _stand_in_warning(config)
     if warning:

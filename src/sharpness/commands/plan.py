@@ -19,7 +19,7 @@ import argparse
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sharpness.commands.cost import rates_of
 from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
@@ -116,12 +116,13 @@ def _load(args: argparse.Namespace) -> tuple[dict, list]:
     return config, claims
 
 
-def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, dict, str]:
-    """Prices of every run ``needs`` names, priced over ``config`` (the profile with the
-    designed seeds), and the pricing line of the header."""
+def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[Any, str]:
+    """Prices of every run ``needs`` names (:class:`sharpness.planning.prices.Prices`),
+    priced over ``config`` (the profile with the designed seeds), and the pricing line of
+    the header."""
     from sharpness.cost import rates_text
     from sharpness.device import resolve_device
-    from sharpness.planning.claims_plan import run_prices
+    from sharpness.planning.prices import run_prices
 
     rates = rates_of(args.tflops)
     device = resolve_device("auto")
@@ -129,19 +130,19 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[dict, 
     if method == "auto":
         method = "measured" if device.type == "cuda" else "analytic"
     needed = frozenset().union(*(n.runs for n in needs.values()))
-    prices, sources = run_prices(config, method=method, device=device, rates=rates,
-                                 results=args.results, only=needed, measured=args.measured)
-    used = sorted({s for s in sources.values()})
+    prices = run_prices(config, method=method, device=device, rates=rates,
+                        results=args.results, only=needed, measured=args.measured)
+    used = sorted({s for s in prices.source.values()})
     estimated = any(s.startswith("analytic") for s in used)
     pricing = ("step times measured on this device" if method == "measured" else
                f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU" if estimated
                else "step times measured by `sharpness cost measure`")
     pricing += f"; prices rest on: {'; '.join(used) or 'nothing'}"
-    return prices, sources, pricing
+    return prices, pricing
 
 
-def _totals(args: argparse.Namespace, config: dict, designed: tuple, plan: object
-            ) -> list[tuple[str, float, bool]]:
+def _totals(args: argparse.Namespace, config: dict, designed: tuple, plan: Any
+            ) -> list[tuple[str, float, float, bool]]:
     """The totals printed together, each with what it includes, all by
     :func:`sharpness.cost.total_row` (each run once) at the plan's prices: the whole profile
     as configured (the README's profile price), every claim at its planned seeds, the plan."""
@@ -162,10 +163,12 @@ def _totals(args: argparse.Namespace, config: dict, designed: tuple, plan: objec
     read = frozenset().union(*(n.runs for n in designed[0].values()))
     claims = cost.total_row(priced(designed[2], read))
     return [(f"the whole profile as configured ({PROFILE_TOTAL}; the README's "
-             f"profile price), {whole.runs:,} runs", whole.gpu_hours, whole.bound),
+             f"profile price), {whole.runs:,} runs", whole.gpu_hours, whole.cap_hours,
+             whole.bound),
             (f"every claim at its planned seeds (the runs the claims' predicates read, each "
-             f"once), {claims.runs:,} runs", claims.gpu_hours, claims.bound),
-            (f"this plan ({len(plan.runs):,} runs, each once)", plan.hours, plan.bound)]
+             f"once), {claims.runs:,} runs", claims.gpu_hours, claims.cap_hours, claims.bound),
+            (f"this plan ({len(plan.runs):,} runs, each once)", plan.hours, plan.cap_hours,
+             plan.bound)]
 
 
 def _ledger_rows(path: str | None) -> tuple[dict | None, str | None]:
@@ -205,15 +208,16 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--power {args.power}: must be in (0, 1)")
     if args.sequential:
         claims = [c for c in claims if c.id == args.sequential] or [_claim(args.sequential)]
-        prices, sources, pricing = _prices(args, config, cp.claim_runs(claims, config))
-        return _sequential(args, config, claims, prices, sources, pricing)
+        prices, pricing = _prices(args, config, cp.claim_runs(claims, config))
+        return _sequential(args, config, claims, prices.hours, prices.source, pricing)
     rows, ledger_profile = _ledger_rows(args.ledger)
     designed = cp.designed_needs([c for c in claims if c.kind != "check"], config,
                                  alpha=args.alpha, power=args.power, ledger=rows,
                                  ledger_profile=ledger_profile)
-    prices, sources, pricing = _prices(args, designed[2], designed[0])
-    plan = cp.make_plan(claims, config, args.gpu_hours, prices, sources, pricing=pricing,
-                        alpha=args.alpha, power=args.power, designed=designed)
+    prices, pricing = _prices(args, designed[2], designed[0])
+    plan = cp.make_plan(claims, config, args.gpu_hours, prices.hours, prices.source,
+                        pricing=pricing, alpha=args.alpha, power=args.power,
+                        designed=designed, caps=prices.caps)
     record = plan.record(args.configfile or [args.base])
     out, rec = plan_output.write_plan(record, args.out)
     # the totals price the whole profile: a plan of chosen claims (--claims) leaves them out

@@ -30,7 +30,10 @@ paper) that items need; evaluation passes (test set per epoch) are added at forw
 Post-hoc analyses (PGD, Hessian spectra, Grad-CAM) and the CPU-only theory items are not.
 Runs shared by several items (the CIFAR-10 ResNet-18 runs feed four lesam items) appear in
 each item's row and once in the total. Full-batch runs stop at their loss goal, usually long
-before ``max_steps``; their rows are upper bounds and are marked ``≤``.
+before ``max_steps``: an eos run whose data set x model x loss has measured step counts is
+priced at its expected steps (:mod:`sharpness.cost.eos_steps`), its price at the caps
+(``max_steps``, the flow's ``max_evals``) printed beside it as ``(≤ Y at the step cap)``; a
+full-batch run without such counts is priced at its caps, an upper bound marked ``≤``.
 """
 
 from sharpness.cost.plan import (
@@ -57,6 +60,7 @@ from sharpness.cost.price import (
     Row,
     default_rates,
     forward_flops,
+    hours_text,
     iter_items,
     measure_pass_seconds,
     measured_throughputs,
@@ -73,6 +77,6 @@ __all__ = ["BACKWARD_FACTOR", "DATA_SHAPES", "DEFAULT_TFLOPS", "FP32_FRACTION", 
            "MEASURED",
            "LANCZOS_ITERS", "METHOD_PASSES", "PASSES",
            "TFLOPS_SOURCE", "Job", "Priced", "Row", "bridges_jobs", "default_rates", "eos_jobs",
-           "forward_flops", "gradcam_jobs", "iter_items", "lesam_jobs", "measure_pass_seconds",
+           "forward_flops", "gradcam_jobs", "hours_text", "iter_items", "lesam_jobs", "measure_pass_seconds",
            "measured_throughputs", "parse_tflops", "passes_per_step", "plan_jobs", "price",
            "rates_text", "render", "render_precisions", "table", "total_row"]

@@ -4,9 +4,10 @@ each with its optimizer steps, examples per step and passes per step. See :mod:`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sharpness.cost.eos_steps import EXPECTED_BASIS, expected_sweep
 from sharpness.eos.config import ablation_settings, expand_settings
 from sharpness.lesam import experiments as exp
 from sharpness.lesam import steps as lesam_steps
@@ -71,11 +72,30 @@ class Job:
     eval_examples: int  # examples evaluated (forward only) over the whole run
     extra_passes: float = 0.0  # full-set passes beyond the steps (flows, Lanczos)
     gpus: int = 1
-    bound: bool = False  # full-batch: stops at its loss goal, steps are an upper bound
     precision: str = "fp32"  # as configured: "bf16" (autocast, `bf16: true`) or "fp32"
     notes: list[str] = field(default_factory=list)
     optimizer: str = "sgd"  # the method of its steps (what `sharpness cost measure` times)
     config: dict[str, Any] = field(default_factory=dict, repr=False)  # its train config
+    # full-batch runs stop at their loss goal, at the latest at their caps: (steps,
+    # extra_passes) at max_steps and the flow's max_evals; None: a run of fixed length
+    cap: tuple[int, float] | None = None
+    expected: str = ""  # steps/extra_passes are expected below the cap (the basis); "": at it
+
+    @property
+    def until_goal(self) -> bool:
+        """A full-batch run from a fixed init that trains until its loss goal."""
+        return self.cap is not None
+
+    @property
+    def bound(self) -> bool:
+        """Priced at its cap, an upper limit (no expected step count)."""
+        return self.cap is not None and not self.expected
+
+    def at_cap(self) -> Job:
+        """This job with the steps and passes of its cap (itself when it has none)."""
+        if self.cap is None:
+            return self
+        return replace(self, steps=self.cap[0], extra_passes=self.cap[1], expected="")
 
     @property
     def shape_key(self) -> tuple[Any, ...]:
@@ -195,11 +215,15 @@ def _fullbatch_job(paper: str, items: list[str], run: str, setting: dict[str, An
     lanczos = (steps // every) * LANCZOS_ITERS * 2.0 if every else 0.0
     return Job(paper, items, run, setting["model"], setting["dataset"],
                float(setting.get("width", 1.0)), dict(setting.get("model_kwargs", {})), n, n,
-               steps, _passes(optimizer, hparams), 0, extra_passes=lanczos, bound=True)
+               steps, _passes(optimizer, hparams), 0, extra_passes=lanczos,
+               cap=(steps, lanczos))
 
 
 def eos_jobs(section: dict[str, Any]) -> list[Job]:
-    """Per eos setting: the gradient-flow reference and full-batch GD at every learning rate."""
+    """Per eos setting: the gradient-flow reference and full-batch GD at every learning rate,
+    priced at the steps expected from measured counts (:mod:`sharpness.cost.eos_steps`)
+    where a count of its data set x model x loss was measured, else at its caps; ``cap``
+    holds the caps either way."""
 
     settings = expand_settings(section)
     users: dict[str, list[str]] = {}
@@ -216,7 +240,13 @@ def eos_jobs(section: dict[str, Any]) -> list[Job]:
         job.steps *= max(lrs, 1)
         job.extra_passes *= max(lrs, 1)
         job.extra_passes += float(s.get("flow", {}).get("max_evals", 0))  # flow evaluations
+        job.cap = (job.steps, job.extra_passes)
         job.notes.append(f"{lrs} learning rates + gradient flow")
+        expected = expected_sweep(s, job.n_train, LANCZOS_ITERS * 2.0)
+        if expected is not None:
+            job.steps, job.expected = expected.steps, EXPECTED_BASIS
+            job.extra_passes = expected.lanczos_passes + expected.flow_passes
+            job.notes.append(expected.note)
         jobs.append(job)
     return jobs
 
@@ -255,6 +285,7 @@ def bridges_jobs(section: dict[str, Any]) -> list[Job]:
                              optimizer=ENGINE_NAMES[opt["name"]], hparams=opt.get("hparams", {}))
         job.steps *= max(lrs, 1)
         job.extra_passes *= max(lrs, 1)
+        job.cap = (job.steps, job.extra_passes)  # no measured counts: priced at its caps
         jobs.append(job)
     return jobs
 

@@ -17,7 +17,8 @@ import yaml
 from sharpness.cost.plan import BACKWARD_FACTOR, DEFAULT_TFLOPS, FP32_FRACTION, Job, data_shape
 
 PRECISIONS = ("fp32", "bf16")
-#: the mark of an upper limit (a full-batch run priced at ``max_steps`` and its full flow cap)
+#: the mark of an upper limit: a full-batch run priced at its caps (``max_steps`` and the
+#: flow's ``max_evals``), or the price of a run at expected steps if it ran to those caps
 BOUND = "≤ "
 
 
@@ -183,6 +184,7 @@ class Priced:
     gpu_hours: float
     flops: float | None  # total FLOPs (analytic) or None (measured)
     basis: str = ""      # what the price rests on: measured where and when, or analytic at a rate
+    cap_hours: float = 0.0  # the price at the job's caps (= gpu_hours for a run without one)
 
 
 def _passes_at_batch(job: Job) -> float:
@@ -210,25 +212,31 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     rates = dict(rates) if rates is not None else default_rates(tflops, tflops_fp32)
     cache: dict[tuple[Any, ...], float] = {}
-    out = []
-    for job in jobs:
+
+    def one(job: Job) -> Priced:
         mode = precision or job.precision
         recorded = recorded_step(job, mode, measured)
         if recorded is not None:
-            out.append(Priced(job, _passes_at_batch(job) * recorded[0] / 3600.0, None,
-                              recorded[1]))
-        elif method == "analytic":
+            return Priced(job, _passes_at_batch(job) * recorded[0] / 3600.0, None, recorded[1])
+        if method == "analytic":
             flops = forward_flops(job) * (BACKWARD_FACTOR * (job.steps * job.passes * job.batch
                                               + job.extra_passes * job.n_train)
                            + job.eval_examples)
-            out.append(Priced(job, flops / (rates[mode] * 1e12) / 3600.0, flops,
-                              f"analytic {mode} at {rates[mode]:g} TFLOP/s"))
-        else:
-            key = (*job.shape_key, mode)
-            if key not in cache:
-                cache[key] = measure_pass_seconds(job, device, precision=mode)
-            out.append(Priced(job, _passes_at_batch(job) * cache[key] / 3600.0, None,
-                              f"measured {mode} on {_device_name(device)} now"))
+            return Priced(job, flops / (rates[mode] * 1e12) / 3600.0, flops,
+                          f"analytic {mode} at {rates[mode]:g} TFLOP/s")
+        key = (*job.shape_key, mode)
+        if key not in cache:
+            cache[key] = measure_pass_seconds(job, device, precision=mode)
+        return Priced(job, _passes_at_batch(job) * cache[key] / 3600.0, None,
+                      f"measured {mode} on {_device_name(device)} now")
+
+    out = []
+    for job in jobs:
+        p = one(job)
+        p.cap_hours = one(job.at_cap()).gpu_hours if job.expected else p.gpu_hours
+        if job.until_goal:  # which steps a full-batch run is priced at
+            p.basis += f" {job.expected}" if job.expected else " at the step caps"
+        out.append(p)
     return out
 
 
@@ -253,7 +261,9 @@ class Row:
     runs: int
     steps: int
     gpu_hours: float
-    bound: bool
+    bound: bool         # some run priced at its caps (an upper limit)
+    cap_hours: float = 0.0  # every run at its caps (the upper limit of gpu_hours)
+    cap_steps: int = 0
 
 
 def table(priced: list[Priced], item: str | None = None) -> tuple[list[Row], Row]:
@@ -268,22 +278,43 @@ def table(priced: list[Priced], item: str | None = None) -> tuple[list[Row], Row
             row.steps += p.job.steps
             row.gpu_hours += p.gpu_hours
             row.bound |= p.job.bound
+            row.cap_hours += p.cap_hours
+            row.cap_steps += p.job.at_cap().steps
     return list(rows.values()), total_row([p for p in priced if item is None or item in p.job.items])
 
 
 def total_row(priced: list[Priced]) -> Row:
     """The total of priced runs, each once: the one sum the cost table, the README's profile
-    price and the planner's totals use."""
+    price and the planner's totals use (``gpu_hours`` at expected steps where a full-batch
+    run has them, ``cap_hours`` with every run at its caps)."""
     return Row("all", "total (each run once)", len(priced), sum(p.job.steps for p in priced),
-               sum(p.gpu_hours for p in priced), any(p.job.bound for p in priced))
+               sum(p.gpu_hours for p in priced), any(p.job.bound for p in priced),
+               sum(p.cap_hours for p in priced),
+               sum(p.job.at_cap().steps for p in priced))
+
+
+def hours_text(hours: float, bound: bool = False, cap: float | None = None) -> str:
+    """GPU-hours as printed: ``≤ X`` for a price at the caps (``bound``), ``X (≤ Y at the
+    step cap)`` for a price at expected steps whose caps ``cap`` cost more (runs without an
+    expected count are then in X at their caps)."""
+    def num(h: float) -> str:
+        return f"{h:,.1f}" if h >= 0.1 else (f"{h:.2g}" if h > 0 else "0")
+    if cap is not None and num(cap) != num(hours):
+        return f"{num(hours)} ({BOUND}{num(cap)} at the step cap)"
+    return (BOUND if bound and hours > 0 else "") + num(hours)
+
+
+def _steps_text(r: Row) -> str:
+    if r.cap_steps > r.steps:
+        return f"{r.steps:,} ({BOUND}{r.cap_steps:,} at the cap)"
+    return (BOUND if r.bound else "") + f"{r.steps:,}"
 
 
 def render(rows: list[Row], total: Row, header: str) -> str:
     """A Markdown table."""
     def fmt(r: Row) -> str:
-        le = BOUND if r.bound else ""
-        hours = f"{r.gpu_hours:,.1f}" if r.gpu_hours >= 0.1 else f"{r.gpu_hours:.2g}"
-        return f"| {r.paper} | {r.item} | {r.runs:,} | {le}{r.steps:,} | {le}{hours} |"
+        return (f"| {r.paper} | {r.item} | {r.runs:,} | {_steps_text(r)} | "
+                f"{hours_text(r.gpu_hours, r.bound, r.cap_hours)} |")
     lines = [header, "", "| paper | item | runs | optimizer steps | GPU-hours |",
              "|---|---|---:|---:|---:|"]
     lines += [fmt(r) for r in sorted(rows, key=lambda r: (r.paper, r.item))]
@@ -299,14 +330,10 @@ def render_precisions(tables: dict[str, tuple[list[Row], Row]], header: str) -> 
     first_rows, first_total = tables[names[0]]
     other = {name: {(r.paper, r.item): r for r in rows} for name, (rows, _) in tables.items()}
 
-    def hours(r: Row) -> str:
-        le = BOUND if r.bound else ""
-        return le + (f"{r.gpu_hours:,.1f}" if r.gpu_hours >= 0.1 else f"{r.gpu_hours:.2g}")
-
     def fmt(r: Row, per: list[Row]) -> str:
-        le = BOUND if r.bound else ""
-        return (f"| {r.paper} | {r.item} | {r.runs:,} | {le}{r.steps:,} | "
-                + " | ".join(hours(x) for x in per) + " |")
+        return (f"| {r.paper} | {r.item} | {r.runs:,} | {_steps_text(r)} | "
+                + " | ".join(hours_text(x.gpu_hours, x.bound, x.cap_hours) for x in per)
+                + " |")
 
     lines = [header, "", "| paper | item | runs | optimizer steps | "
              + " | ".join(f"GPU-hours {n}" for n in names) + " |",

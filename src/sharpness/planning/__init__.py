@@ -6,6 +6,8 @@
   stated power at the paper's effect and a measured seed spread (``reads.yaml``).
 * :mod:`sharpness.planning.claims_plan`: claims -> runs -> GPU-hours -> a plan, written as a
   record (JSON) and a config overlay for ``snakemake --configfile``.
+* :mod:`sharpness.planning.prices`: each run's GPU-hours with their basis, and at its step
+  caps (a full-batch eos run is priced at its expected steps, :mod:`sharpness.cost.eos_steps`).
 * :mod:`sharpness.planning.sequential`: sequential seeds, a group-sequential paired t test
   with an alpha-spending function.
 * :mod:`sharpness.planning.driver`: the loop that runs Snakemake for the current seeds, reads

@@ -5,9 +5,8 @@
 * :func:`designed_needs`: each claim with the seeds that reach the stated power at the paper's
   effect and a measured spread (:mod:`sharpness.planning.power`), and the profile with those
   seeds (what the plan prices and its overlay runs).
-* :func:`run_prices`: GPU-hours of each run: recorded on this machine where the run's folder
-  says how long it took on CUDA with the settings planned now, else ``sharpness cost``'s
-  price (measured step times on CUDA, otherwise the analytic estimate), each labelled.
+* :func:`sharpness.planning.prices.run_prices`: GPU-hours of each run, each labelled, with
+  its price at its step caps.
 * :func:`claim_design`: the seeds and power with which a claim's verdict is expected to be
   decided (a run without seed replicates decides only when its quantity is deterministic).
 * :func:`make_plan`: the greedy selection (:mod:`sharpness.planning.select`) and the plan as
@@ -23,13 +22,12 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from sharpness.claims.model import Claim
 from sharpness.claims.rules import rules_for
-from sharpness.cost import plan_jobs, price
-from sharpness.lesam.experiments import RUNS_DIR, training_runs
+from sharpness.cost import plan_jobs
+from sharpness.lesam.experiments import training_runs
 from sharpness.planning.power import DEFAULT_POWER, Design, design, holm_family
 from sharpness.planning.reads import comparison_parts, reads_run, run_labels, selector_group
 from sharpness.planning.restrict import RunKey, lesam_restriction
@@ -68,7 +66,8 @@ def get_path(config: Mapping[str, Any], path: SeedPath) -> Any:
 @dataclass
 class ClaimNeeds:
     """What one claim needs: its runs, their seed lists, and its figure/table targets;
-    ``bound``: its runs priced at an upper limit; ``replicates``: how its runs decide
+    ``bound``: its runs priced at their step caps (no expected count: an upper limit);
+    ``replicates``: how its runs decide
     (``seeds``, ``deterministic`` full-batch runs, timing ``rounds``, a ``single`` stochastic
     run, or ``none``: CPU only)."""
 
@@ -86,7 +85,7 @@ def _replicates(jobs: Sequence[Any], paths: set[SeedPath]) -> str:
         return "seeds"
     if not jobs:
         return "none"
-    if all(j.bound for j in jobs):  # full-batch gradient descent from a fixed init
+    if all(j.until_goal for j in jobs):  # full-batch gradient descent from a fixed init
         return "deterministic"
     if all(j.run.startswith("cost/") for j in jobs):  # interleaved timing rounds
         return "rounds"
@@ -129,68 +128,6 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
             frozenset(k for k, j in mine.items() if j.bound),
             _replicates(list(mine.values()), paths), comparison_parts(read))
     return out
-
-
-#: settings a recorded run must share with the planned one before its time is reused
-CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
-
-
-def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -> float | None:
-    """GPU-hours a lesam training run took on this machine: ``wall_s`` x its GPUs from the
-    run folder's ``provenance.json``, where the run finished (``ok``) on CUDA with the
-    settings planned now (the core settings present and every setting both records hold
-    equal). None otherwise: a CPU run of the quick profile never prices a paper run."""
-    if job.paper != "lesam" or planned is None:
-        return None
-
-    path = results / Path(RUNS_DIR).relative_to("results") / job.run / "provenance.json"
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    params = record.get("params") or {}
-    if record.get("status") != "ok" or not str(record.get("device_used", "")).startswith("cuda"):
-        return None
-    wanted = json.loads(json.dumps(dict(planned), default=str))
-    if any(k not in params or params[k] != wanted.get(k, params[k]) for k in CORE_KEYS) or \
-            any(params[k] != v for k, v in wanted.items() if k in params):
-        return None
-    try:
-        return float(record["wall_s"]) * job.gpus / 3600.0
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
-               device: Any = None, results: str | Path = "results",
-               only: frozenset[RunKey] | None = None,
-               rates: Mapping[str, float] | None = None,
-               measured: str | None = None) -> tuple[dict[RunKey, float],
-                                                                 dict[RunKey, str]]:
-    """GPU-hours of every run (or of the runs ``only`` names) and what each rests on: its
-    recorded time on this machine, step times measured (on which GPU and when), or the
-    analytic estimate at the rate of its precision (``rates``, TFLOP/s per precision)."""
-
-    jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
-    planned = {rid: r["config"] for rid, r in training_runs(config["lesam"]).items()} \
-        if config.get("lesam") else {}
-    hours: dict[RunKey, float] = {}
-    source: dict[RunKey, str] = {}
-    todo = []
-    for job in jobs:
-        took = recorded_hours(job, planned.get(job.run), Path(results))
-        if took is not None:
-            hours[(job.paper, job.run)], source[(job.paper, job.run)] = \
-                took, "recorded on this machine"
-        else:
-            todo.append(job)
-    for p in price(todo, method=method, tflops=tflops, device=device, rates=rates,
-                   measured=measured):
-        key = (p.job.paper, p.job.run)
-        hours[key], source[key] = p.gpu_hours, p.basis
-    return hours, source
 
 
 def with_seeds(config: Mapping[str, Any], seeds: Mapping[SeedPath, int]) -> dict[str, Any]:
@@ -277,7 +214,8 @@ class ClaimLine:
     planned: bool
     seeds: dict[str, list[int]] = field(default_factory=dict)
     items: list[str] = field(default_factory=list)
-    bound: bool = False       # priced at an upper limit (full-batch max_steps, flow cap)
+    bound: bool = False       # some run priced at its step caps (no expected count)
+    cap_hours: float = 0.0    # all its runs at their step caps (max_steps, flow max_evals)
     settled: bool = False     # reaches the stated power (or is deterministic)
     effect: str = ""          # the effect size planned for, with its source
     reads: dict[str, int] = field(default_factory=dict)  # runs per group/optimizer (runs_read)
@@ -296,14 +234,16 @@ class Plan:
     hours: float
     targets: list[str]
     seeds: dict[str, list[int]]
-    bound: bool = False  # some planned run is priced at an upper limit
+    bound: bool = False  # some planned run is priced at its step caps (an upper limit)
     restrict: dict[str, Any] = field(default_factory=dict)  # overlay limiting groups/items
+    cap_hours: float = 0.0  # its runs at their step caps: the most ``hours`` can grow to
 
     def record(self, configfiles: Sequence[str]) -> dict[str, Any]:
         """The plan as JSON-able data, with its content id."""
         body = {"budget_gpu_hours": self.budget, "profile": self.profile,
                 "configfiles": list(configfiles), "pricing": self.pricing,
-                "gpu_hours": round(self.hours, 6), "gpu_hours_upper_limit": self.bound,
+                "gpu_hours": round(self.hours, 6), "runs_priced_at_step_caps": self.bound,
+                "gpu_hours_at_step_caps": round(self.cap_hours, 6),
                 "runs": len(self.runs),
                 "targets": self.targets, "seeds": self.seeds, "restrict": self.restrict,
                 "claims": {ln.claim: {k: v for k, v in vars(ln).items() if k != "claim"}
@@ -341,12 +281,14 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
               pricing: str, alpha: float = 0.05, power: float = DEFAULT_POWER,
               ledger: Mapping[str, Mapping[str, Any]] | None = None,
               designed: tuple[dict[str, ClaimNeeds], dict[str, Design], dict[str, Any]]
-              | None = None) -> Plan:
+              | None = None, caps: Mapping[RunKey, float] | None = None) -> Plan:
     """Choose the claims to settle within ``budget`` GPU-hours (see the module): each claim
     costs the runs its predicate reads at its designed seeds that the plan does not hold yet;
     its value is its expected power where that reaches ``power`` (else 0: it may still be
     bought with budget left, and is not counted as settled). ``prices`` cover every run of
-    ``designed`` (default :func:`designed_needs` of the arguments)."""
+    ``designed`` (default :func:`designed_needs` of the arguments); the choice spends them
+    (expected steps for a full-batch run that has them), and ``caps`` (default ``prices``)
+    are the same runs at their step caps, stated beside them."""
     if not budget >= 0:
         raise ValueError(f"--gpu-hours {budget}: must be a number >= 0")
     # rows of kind `check` test the pipeline's own construction, not a paper: no budget for them
@@ -354,6 +296,7 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
     needs, designs, union = designed or designed_needs(claims, config, alpha=alpha, power=power,
                                                    ledger=ledger)
     needs = {c.id: needs[c.id] for c in claims}
+    caps = caps if caps is not None else prices
     cands = [Candidate(cid, n.runs, designs[cid].power if designs[cid].settled else 0.0)
              for cid, n in needs.items()]
     picks: list[Pick] = greedy(cands, prices, budget)
@@ -379,8 +322,8 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                sum(prices[r] for r in n.runs), extra,
                                _source(n.runs, sources), d.power, d.basis,
                                planned, claim_seeds[cid], list(n.claim.items),
-                               bool(n.bound), d.settled, d.effect,
-                               runs_read(n.runs, union), d.spread))
+                               bool(n.bound), sum(caps[r] for r in n.runs), d.settled,
+                               d.effect, runs_read(n.runs, union), d.spread))
     order = {cid: i for i, cid in enumerate(added)}  # pick order: cheapest information first
     lines.sort(key=lambda ln: (not ln.planned, order.get(ln.claim, 0)))
     planned_needs = [needs[ln.claim] for ln in lines if ln.planned]
@@ -394,4 +337,5 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
     return Plan(budget, str(config.get("profile", "?")), pricing, lines, sorted(chosen),
                 sum(prices[r] for r in chosen), targets, dict(sorted(seeds.items())),
                 any(r in n.bound for n in planned_needs for r in n.runs),
-                lesam_restriction(designed_config, sorted(chosen), targets))
+                lesam_restriction(designed_config, sorted(chosen), targets),
+                sum(caps[r] for r in chosen))

@@ -3,7 +3,8 @@ and the sequential rule's verdict where seeds were added one look at a time.
 
 ``sharpness claims build --plan plans/plan.json`` calls :func:`annotate` on the ledger rows:
 each claim of the plan gets ``plan=<id>`` in its provenance, its GPU-hours (``gpu_hours``,
-``gpu_hours_source``: recorded / measured / estimate) in the JSON ledger and in its note; a
+``gpu_hours_source``: recorded / measured / estimate, at expected steps or the step caps)
+in the JSON ledger and in its note (with its price at the step caps where that is more); a
 claim whose seeds were chosen sequentially keeps a decided verdict only if the
 group-sequential boundary was crossed (else ``inconclusive``), so the error rate the ledger
 quotes is the design's, not that of a fixed-size test looked at several times.
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness.cost import hours_text
 from sharpness.errors import SharpnessError
 from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from sharpness.planning.claims_plan import plan_id
@@ -37,10 +39,6 @@ def load_plan(path: str | Path) -> dict[str, Any]:
     return record
 
 
-def _hours(h: float) -> str:
-    return f"{h:,.1f}" if h >= 0.1 else f"{h:.2g}"
-
-
 def annotate(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any]
              ) -> list[dict[str, Any]]:
     """The ledger rows with the plan's provenance, GPU-hours and sequential verdicts."""
@@ -59,7 +57,8 @@ def annotate(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any]
                                      if x)
         seeds = ", ".join(f"{path.split('.')[-2]} {len(v)} seeds"
                           for path, v in (entry.get("seeds") or {}).items())
-        notes = [f"GPU-hours {_hours(entry['gpu_hours'])} ({entry['hours_source']}), plan "
+        hours = hours_text(entry["gpu_hours"], cap=entry.get("cap_hours"))
+        notes = [f"GPU-hours {hours} ({entry['hours_source']}), plan "
                  f"{record['id']}" + (f" ({seeds})" if seeds else "")]
         seq = sequential.get(row["id"])
         if seq:

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from sharpness.cost.price import BOUND
+from sharpness.cost.price import hours_text
 from sharpness.io import atomic_write_text
 from sharpness.mappings import deep_merge
 from sharpness.planning.claims_plan import ClaimLine, Plan
@@ -48,13 +48,15 @@ def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
 
 
 def render(plan: Plan, limit_left_out: int | None = None,
-           totals: list[tuple[str, float, bool]] | None = None) -> str:
-    """The plan as Markdown: per claim its runs, seeds, price with its basis (``≤``: an
-    upper limit), effect size with its source and power; totals, targets, what the rest
-    would add."""
-    def hours(h: float, bound: bool = False) -> str:
-        text = f"{h:,.1f}" if h >= 0.1 else (f"{h:.2g}" if h > 0 else "0")
-        return (BOUND if bound and h > 0 else "") + text
+           totals: list[tuple[str, float, float, bool]] | None = None) -> str:
+    """The plan as Markdown: per claim its runs, seeds, price with its basis (at expected
+    steps with ``(≤ Y at the step cap)`` beside it; ``≤ X``: at the caps, an upper limit),
+    effect size with its source and power; totals (``(what, hours, at the caps, bound)``),
+    targets, what the rest would add. The budget is spent at the expected prices."""
+    hours = hours_text
+
+    def capped(ln: ClaimLine) -> bool:  # every run of the claim priced at its caps
+        return ln.bound and ln.cap_hours <= ln.gpu_hours
 
     def seeds(ln: ClaimLine) -> str:
         counts = sorted({len(v) for v in ln.seeds.values()})
@@ -62,7 +64,7 @@ def render(plan: Plan, limit_left_out: int | None = None,
 
     def row(ln: ClaimLine, added: str) -> str:
         return (f"| {ln.claim} | {ln.runs} | {seeds(ln)} | {ln.spread or '–'} | "
-                f"{hours(ln.gpu_hours, ln.bound)} ({ln.hours_source}) | {added} | "
+                f"{hours(ln.gpu_hours, ln.bound, ln.cap_hours)} ({ln.hours_source}) | {added} | "
                 f"{ln.effect or '–'} | {ln.power:.2f} ({ln.basis}) |")
 
     head = ("| claim | runs | seeds | seed spread (source) | GPU-hours (its runs; basis) | "
@@ -72,26 +74,30 @@ def render(plan: Plan, limit_left_out: int | None = None,
     on_gpu = [ln for ln in planned if ln.settled and ln.runs]
     cpu_only = [ln for ln in planned if ln.settled and not ln.runs]
     sequential = [ln for ln in planned if "sequential" in ln.basis]
+    spent = (f"{hours(plan.hours)} GPU-hours expected, at most {hours(plan.cap_hours)} at "
+             "the step caps" if hours(plan.cap_hours) != hours(plan.hours)
+             else f"{hours(plan.hours, plan.bound)} GPU-hours")
     lines = [f"Plan for {plan.budget:g} GPU-hours, profile `{plan.profile}` ({plan.pricing}).",
              f"Buys the runs of {len(planned)} of {len(plan.lines)} claims: {len(plan.runs)} "
-             f"runs, {hours(plan.hours, plan.bound)} GPU-hours (each run paid once). Settled "
+             f"runs, {spent} (each run paid once). Settled "
              f"at their stated power by this GPU budget: {len(on_gpu)} claims; CPU-only "
              f"claims (no GPU run, free): {len(cpu_only)}; bought at the standard's minimum, "
              f"seeds to follow a pilot (sequential): {len(sequential)}.", "",
              head.format(added="added by it"), rule]
     for ln in planned:
-        lines.append(row(ln, hours(ln.added_hours, ln.bound)))
+        lines.append(row(ln, hours(ln.added_hours, capped(ln))))
     left = sorted((ln for ln in plan.lines if not ln.planned), key=lambda ln: ln.added_hours)
     if left:
         lines += ["", f"Unspent: {hours(plan.budget - plan.hours)} GPU-hours; the cheapest "
-                      f"claim left out would add {hours(left[0].added_hours, left[0].bound)}."]
+                      f"claim left out would add {hours(left[0].added_hours, capped(left[0]))}."]
         lines += ["", "Left out (the runs it reads that the plan does not hold, at its seeds):",
                   "", head.format(added="would add"), rule]
         for ln in left[:limit_left_out]:
-            lines.append(row(ln, hours(ln.added_hours, ln.bound)))
+            lines.append(row(ln, hours(ln.added_hours, capped(ln))))
     if totals:
-        lines += ["", "Totals, in GPU-hours at the prices above (`≤`: full-batch runs priced at "
-                      "their step caps):", ""]
-        lines += [f"* {what}: {hours(h, bound)}" for what, h, bound in totals]
+        lines += ["", "Totals, in GPU-hours at the prices above (full-batch eos runs at their "
+                      "expected steps, `(≤ Y at the step cap)` beside them; `≤ X`: runs priced "
+                      "at their step caps):", ""]
+        lines += [f"* {what}: {hours(h, bound, cap)}" for what, h, cap, bound in totals]
     lines += ["", "Targets:", "", *(f"    {t}" for t in plan.targets)]
     return "\n".join(lines)

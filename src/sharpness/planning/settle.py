@@ -18,7 +18,7 @@ Every inconclusive row of the ledger, and every row not run in its profile, gets
 and, with configs to price against (``sharpness claims build --price``), the profile whose
 config has that many seeds for the claim's runs and the planner's price of the claim's runs
 at that many seeds (:func:`price_claim`: :func:`sharpness.planning.claims_plan.claim_runs`,
-``with_seeds`` and ``run_prices``): CPU-hours measured on this machine for the evidence
+``with_seeds`` and :func:`sharpness.planning.prices.run_prices`): CPU-hours measured on this machine for the evidence
 profile, the analytic GPU-hours for the paper profile, each with the basis the planner
 states.
 """
@@ -42,8 +42,9 @@ from sharpness.evidence.stats import (
     count_rule,
     seeds_to_settle,
 )
-from sharpness.planning.claims_plan import claim_runs, get_path, run_prices, with_seeds
+from sharpness.planning.claims_plan import claim_runs, get_path, with_seeds
 from sharpness.planning.power import reported_effect
+from sharpness.planning.prices import Prices, run_prices
 
 #: profiles the planner is asked about, smallest first
 PROFILES = ("evidence", "paper")
@@ -140,8 +141,7 @@ def runs_needed(row: Mapping[str, Any], claim: Claim, rules: SeedRules
 CPU_PROFILES = ("evidence",)
 
 
-def _prices(config: Mapping[str, Any], runs: frozenset, cpu: bool
-            ) -> tuple[dict[Any, float], dict[Any, str]]:
+def _prices(config: Mapping[str, Any], runs: frozenset, cpu: bool) -> Prices:
     """The planner's hours of ``runs``: on a CPU profile, step times measured on this CPU
     (CPU-hours, one thread: the profile's jobs run single-threaded); else the analytic
     GPU estimate."""
@@ -162,7 +162,8 @@ def price_claim(claim: Claim, runs: int, configs: Mapping[str, Mapping[str, Any]
     whose runs take no seed list: the first that runs it), else the first that runs it at all
     with its seed lists grown to ``runs``, and the planner's price of the claim's runs there:
     CPU-hours measured on this machine for a CPU profile (:data:`CPU_PROFILES`), the analytic
-    GPU-hours otherwise; ``≤``: runs priced at their step cap."""
+    GPU-hours otherwise (full-batch eos runs at their expected steps, ``(≤ Y at the step
+    cap)`` beside them; ``≤ X``: runs priced at their step caps)."""
     first = None
     for name, config in configs.items():
         needs = claim_runs([claim], config)[claim.id]
@@ -182,11 +183,13 @@ def price_claim(claim: Claim, runs: int, configs: Mapping[str, Mapping[str, Any]
 
 def _priced(name: str, config: Mapping[str, Any], needs: Any, has: str) -> str:
     cpu = name in CPU_PROFILES
-    hours, basis = _prices(config, needs.runs, cpu)
-    bound = "≤ " if needs.bound else ""
-    return (f"{name} profile {has}: {bound}{sum(hours.values()):.3g} "
-            f"{'CPU' if cpu else 'GPU'}-h for its {len(needs.runs)} runs "
-            f"({'; '.join(sorted(set(basis.values())))})")
+    prices = _prices(config, needs.runs, cpu)
+    hours = f"{sum(prices.hours.values()):.3g}"
+    cap = f"{sum(prices.caps.values()):.3g}"
+    hours = f"{hours} (≤ {cap} at the step caps)" if cap != hours else \
+        ("≤ " if needs.bound else "") + hours
+    return (f"{name} profile {has}: {hours} {'CPU' if cpu else 'GPU'}-h for its "
+            f"{len(needs.runs)} runs ({'; '.join(sorted(set(prices.source.values())))})")
 
 
 def load_configs(folder: str | Path = "workflow/config") -> dict[str, dict[str, Any]]:

@@ -1,0 +1,91 @@
+"""The planner's price of each run, with what it rests on and its upper limit.
+
+:func:`run_prices`: GPU-hours of each run: recorded on this machine where the run's folder
+says how long it took on CUDA with the settings planned now (:func:`recorded_hours`), else
+``sharpness cost``'s price (measured step times on CUDA, otherwise the analytic estimate; a
+full-batch eos run at its expected steps, :mod:`sharpness.cost.eos_steps`), each labelled,
+and the price of each run at its step caps, the upper limit printed beside the expected one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sharpness.cost import plan_jobs, price
+from sharpness.lesam.experiments import RUNS_DIR, training_runs
+from sharpness.planning.restrict import RunKey
+
+#: settings a recorded run must share with the planned one before its time is reused
+CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
+
+
+def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -> float | None:
+    """GPU-hours a lesam training run took on this machine: ``wall_s`` x its GPUs from the
+    run folder's ``provenance.json``, where the run finished (``ok``) on CUDA with the
+    settings planned now (the core settings present and every setting both records hold
+    equal). None otherwise: a CPU run of the quick profile never prices a paper run."""
+    if job.paper != "lesam" or planned is None:
+        return None
+
+    path = results / Path(RUNS_DIR).relative_to("results") / job.run / "provenance.json"
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    params = record.get("params") or {}
+    if record.get("status") != "ok" or not str(record.get("device_used", "")).startswith("cuda"):
+        return None
+    wanted = json.loads(json.dumps(dict(planned), default=str))
+    if any(k not in params or params[k] != wanted.get(k, params[k]) for k in CORE_KEYS) or \
+            any(params[k] != v for k, v in wanted.items() if k in params):
+        return None
+    try:
+        return float(record["wall_s"]) * job.gpus / 3600.0
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+@dataclass
+class Prices:
+    """GPU-hours per run (``hours``: what the plan spends, at expected steps for a full-batch
+    eos run that has them), what each rests on (``source``) and each run at its step caps
+    (``caps``: equal to ``hours`` for a run of fixed length or one priced at its caps)."""
+
+    hours: dict[RunKey, float]
+    source: dict[RunKey, str]
+    caps: dict[RunKey, float]
+
+
+def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
+               device: Any = None, results: str | Path = "results",
+               only: frozenset[RunKey] | None = None,
+               rates: Mapping[str, float] | None = None,
+               measured: str | None = None) -> Prices:
+    """The :class:`Prices` of every run (or of the runs ``only`` names): its recorded time
+    on this machine, step times measured (on which GPU and when), or the analytic estimate
+    at the rate of its precision (``rates``, TFLOP/s per precision)."""
+
+    jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
+    planned = {rid: r["config"] for rid, r in training_runs(config["lesam"]).items()} \
+        if config.get("lesam") else {}
+    out = Prices({}, {}, {})
+    todo = []
+    for job in jobs:
+        took = recorded_hours(job, planned.get(job.run), Path(results))
+        if took is not None:
+            key = (job.paper, job.run)
+            out.hours[key] = out.caps[key] = took
+            out.source[key] = "recorded on this machine"
+        else:
+            todo.append(job)
+    for p in price(todo, method=method, tflops=tflops, device=device, rates=rates,
+                   measured=measured):
+        key = (p.job.paper, p.job.run)
+        out.hours[key], out.source[key], out.caps[key] = p.gpu_hours, p.basis, p.cap_hours
+    return out
