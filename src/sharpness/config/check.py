@@ -44,7 +44,8 @@ from sharpness.optim.spec import optimizer_specs
 #: run settings a lesam group sets itself (from its optimizer entries, seeds and init_from)
 GROUP_SET = {"optimizer": "the group's `optimizers` entries",
              "opt_hparams": "lesam.optimizers and the entries' `hparams`",
-             "seed": "the group's `seeds`", "init_from": "the group's `init_from`"}
+             "seed": "the group's `seeds`", "init_from": "the group's `init_from`",
+             "tags": "the group's name and its entries' labels"}
 
 
 def load_schema(path: str | Path) -> dict[str, Any]:

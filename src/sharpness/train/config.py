@@ -49,7 +49,10 @@ run
     :mod:`sharpness.train.distributed`), ``ddp_perturbation`` (``local``: m-sharpness with
     m = per-device batch; ``global``: the all-reduced gradient, as the LE-SAM code's DDP loop), ``sharpness_fn`` / ``metrics_fn`` (``module:function`` of hooks the
     CLI can load), ``sources`` (setting -> where its value comes from, ``official: ...``,
-    ``paper: ...`` or ``choice: ...``; recorded in the provenance, never read by training).
+    ``paper: ...`` or ``choice: ...``; recorded in the provenance, never read by training),
+    ``tags`` (name -> text a study gives the run, e.g. the lesam run's ``group`` and
+    ``label``; recorded in the provenance, where tables read which run is which, never read
+    by training).
 """
 
 from __future__ import annotations
@@ -121,6 +124,7 @@ DEFAULTS: dict[str, Any] = {
     "sharpness_fn": None,
     "metrics_fn": None,
     "sources": {},
+    "tags": {},
 }
 
 REQUIRED = ("dataset", "model")
@@ -273,6 +277,9 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     _check_type(cfg, "sources", (dict,))
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in cfg["sources"].items()):
         raise _fail("sources", "must map setting names to source strings")
+    _check_type(cfg, "tags", (dict,))
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in cfg["tags"].items()):
+        raise _fail("tags", "must map names to strings")
     _check_registries(cfg)
 
     check_config(cfg)
