@@ -13,7 +13,7 @@ import pytest
 from sharpness.cli import main
 from sharpness.io import atomic_write_json
 from sharpness.lesam.records import MisnamedRun, read_run
-from sharpness.runs.provenance import write_run_provenance
+from sharpness.runs.provenance import sidecar_path, write_run_provenance
 from sharpness.runs.seal import UnverifiedResult
 
 
@@ -74,3 +74,9 @@ def test_a_table_groups_the_runs_it_is_given_by_their_records(tmp_path):
     assert set(rows) == {"SGD", "SAM"}
     assert rows["SAM"]["seeds"] == "2" and float(rows["SAM"]["mean"]) == pytest.approx(60.0)
     assert "SAM: rho=0.05 [choice: a test]" in out.with_suffix(".caption.txt").read_text()
+    # each run's record enters the table's record by its id, never by its bytes (its times
+    # and host are not content): the same runs give the same table id on any machine
+    inputs = json.loads(sidecar_path(out).read_text())["inputs"]
+    assert not any(e["path"].endswith("provenance.json") for e in inputs)
+    ids = {json.loads((r / "provenance.json").read_text())["id"] for r in runs}
+    assert {e["id"] for e in inputs if e["path"].endswith("final.json")} == ids

@@ -47,9 +47,10 @@ class Run:
     final: dict[str, Any]  # its final.json, with best_test_acc and best_epoch
 
     def files(self) -> list[str]:
-        """The files of the folder a table reads (the inputs its own record lists)."""
-        return [str(self.folder / name)
-                for name in (PROVENANCE_NAME, "final.json", "metrics.jsonl")]
+        """The files of the folder a table reads (the inputs its own record lists). The run's
+        record enters through them, by its id (:func:`sharpness.runs.provenance.input_entry`),
+        never by its bytes: its times and host are not content."""
+        return [str(self.folder / name) for name in ("final.json", "metrics.jsonl")]
 
 
 @dataclass(frozen=True)
