@@ -96,6 +96,12 @@ def test_shipped_profiles_pass(config):
     ("minorfirst.l1_maxmargin.hh", 1,
      "config key minorfirst.l1_maxmargin: Additional properties are not allowed ('hh' was "
      "unexpected)"),
+    # hyper-parameters through the optimizer's own check, at planning
+    ("lesam.optimizers.sam.rho", -1.0, "config key lesam.optimizers.sam (lesam run "
+     "cifar10_resnet18-sam-s0): optimizer 'sam': rho must be in [0, inf), got -1.0"),
+    ("lesam.groups.ablation.optimizers.0.hparams", {"sigma": 0.02, "schedule": "daily"},
+     "config key lesam.optimizers.lesam with the hparams of entry 'sigma_0.02' (lesam run "
+     "ablation-sigma_0.02-s0): optimizer 'lesam': schedule must be one of"),
     ("lesam.groups.transfer_finetune.init_from", ["transfer_pretrain", "sam"],
      "config key lesam.groups.transfer_finetune.init_from: no label 'sam' in group "
      "'transfer_pretrain'"),

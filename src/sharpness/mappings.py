@@ -2,8 +2,11 @@
 seed offset every profile config gets.
 
 A profile's config files (:mod:`sharpness.config.profiles`), a lesam group's overrides over
-its base (:mod:`sharpness.lesam.experiments`) and the cost planner's runs
-(:mod:`sharpness.cost.plan`) all merge the same way. It is a leaf (standard library only) so
+its base (:mod:`sharpness.lesam.experiments`), the cost planner's runs
+(:mod:`sharpness.cost.plan`), an eos setting over its defaults (:mod:`sharpness.eos.config`,
+:mod:`sharpness.eos.sweep`), a training run's config over its defaults
+(:mod:`sharpness.train.config`) and a GLMC run's settings (:mod:`sharpness.lesam.glmc`) all
+merge through :func:`deep_merge`. It is a leaf (standard library only) so
 that the experiment packages can use it without importing the configuration package, which
 sits above them (its checks expand their sections).
 

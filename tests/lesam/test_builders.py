@@ -14,6 +14,7 @@ from sharpness.cli import main
 from sharpness.data.longtail import longtail_counts
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
 from sharpness.lesam.glmc import run_glmc
+from sharpness.lesam.steps import build_evaluation, build_runs, step_section
 from sharpness.runs.provenance import sidecar_path
 from sharpness.train import train
 
@@ -77,10 +78,17 @@ def root(tmp_path_factory) -> Path:
     return root
 
 
+def build_args(root: Path, item: str, out: Path) -> list[str]:
+    """The build command as the rule runs it: the item's settings, its run folders' files and
+    its evaluation file."""
+    return ["lesam", "build", item, "--params", json.dumps(step_section(SECTION, "build", item)),
+            "--runs", *(str(root / f) for f in build_runs(SECTION, item)),
+            "--evaluation", *(str(root / f) for f in build_evaluation(item)), "--out", str(out)]
+
+
 def _build(root: Path, item: str, ext: str) -> Path:
     out = root / "figures" / f"{item}.{ext}"
-    assert main(["lesam", "build", item, "--params", json.dumps(SECTION), "--root", str(root),
-                 "--out", str(out)]) == 0
+    assert main(build_args(root, item, out)) == 0
     return out
 
 
@@ -204,8 +212,7 @@ def test_build_jobs_do_not_import_torch(root, item, imports_torch):
     out = root / "nt" / f"{item}.{'pdf' if item.startswith('fig') else 'md'}"
     assert not imports_torch(
         "from sharpness.cli import main\n"
-        f"assert main(['lesam', 'build', {item!r}, '--params', {json.dumps(SECTION)!r}, "
-        f"'--root', {str(root)!r}, '--out', {str(out)!r}]) == 0")
+        f"assert main({build_args(root, item, out)!r}) == 0")
     assert out.with_suffix(".csv").exists()
 
 

@@ -12,6 +12,7 @@ from torchvision import transforms as T
 from sharpness.data.folders import domain_transforms
 from sharpness.lesam.evaluate import domain_rows
 from sharpness.lesam.experiments import RUNS_DIR, training_runs
+from sharpness.lesam.records import Given, read_run
 from sharpness.lesam.steps import item_groups
 from sharpness.lesam.tables import build_table_domain_gen
 from sharpness.runs.provenance import write_artifact_provenance
@@ -66,7 +67,9 @@ def test_single_source_runs_are_tested_on_every_other_domain(tmp_path):
     out.write_text(json.dumps(rows))
     write_artifact_provenance(out, kind="evaluation")  # as `lesam eval` records it
     table = tmp_path / "table_domain_gen.md"
-    build_table_domain_gen(section, table, tmp_path)
+    given = Given(item="table_domain_gen", spec=section["items"]["table_domain_gen"],
+                  runs=[read_run(d, what="test") for d in dirs], evaluation=out)
+    build_table_domain_gen(given, table)
     text = table.read_text()
     assert "from photo" in text and "from sketch" in text and "mean over sources" in text
     assert "precision fp32" in text

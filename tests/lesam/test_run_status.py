@@ -148,11 +148,11 @@ def test_blow_up_runs_are_left_out_of_the_evaluation_tables_and_named(tmp_path):
     average the runs that ended ok and say how many diverged (they used to average all)."""
     import json as _json
 
-    from sharpness.lesam.tables import EVAL_DIR, build_table_domain_gen, build_table_robustness
+    from sharpness.lesam.records import Given
+    from sharpness.lesam.tables import build_table_domain_gen, build_table_robustness
 
     spec = {"title": "T", "data_used": "x", "group": "main", "steps": 2}
-    section = {"items": {"table_robustness": spec,
-                         "table_domain_gen": {**spec, "angles": [0, 30], "train_angle": 0}}}
+    EVAL_DIR = "results/lesam/eval"
     (tmp_path / EVAL_DIR).mkdir(parents=True)
     rob = [{"run": f"main-sgd-s{s}", "optimizer": "sgd", "seed": s, "norm": "l2",
             "radius": 0.5, "accuracy": acc, "n_test": 10, "status": st}
@@ -164,8 +164,11 @@ def test_blow_up_runs_are_left_out_of_the_evaluation_tables_and_named(tmp_path):
     (tmp_path / EVAL_DIR / "domain_gen.json").write_text(_json.dumps(dom))
     for name in ("robustness.json", "domain_gen.json"):  # as `lesam eval` records them
         write_artifact_provenance(tmp_path / EVAL_DIR / name, kind="evaluation")
-    text = build_table_robustness(section, tmp_path / "r.md", root=tmp_path)
+    text = build_table_robustness(Given("table_robustness", spec, [],
+                                         tmp_path / EVAL_DIR / "robustness.json"),
+                                   tmp_path / "r.md")
     md = (tmp_path / "r.md").read_text()
     assert "80.00 (n=1; 1 diverged)" in md, (text, md)
-    build_table_domain_gen(section, tmp_path / "d.md", root=tmp_path)
+    build_table_domain_gen(Given("table_domain_gen", {**spec, "angles": [0, 30], "train_angle": 0},
+                                 [], tmp_path / EVAL_DIR / "domain_gen.json"), tmp_path / "d.md")
     assert "80.00 (n=1; 1 diverged)" in (tmp_path / "d.md").read_text()

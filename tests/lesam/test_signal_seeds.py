@@ -34,6 +34,7 @@ def test_fig_signal_csv_holds_every_seed(tmp_path) -> None:
 
     from sharpness.claims.lesam_signal import runs_of
     from sharpness.cli import main
+    from sharpness.lesam.steps import build_runs
 
     torch.set_num_threads(1)
     tiny = {"dataset": "mnist_embedded", "model": "cnn", "model_kwargs": {"channels": 4},
@@ -47,7 +48,9 @@ def test_fig_signal_csv_holds_every_seed(tmp_path) -> None:
         assert main(["lesam", "signal", "--run", key, "--params", params, "--out",
                      str(tmp_path / "results/lesam/signal" / key)]) == 0
     out = tmp_path / "figures" / "fig_signal.pdf"
-    assert main(["lesam", "build", "fig_signal", "--params", params, "--root", str(tmp_path),
+    runs = [str(tmp_path / f) for f in build_runs(section, "fig_signal")]
+    assert main(["lesam", "build", "fig_signal", "--params",
+                 json.dumps(section["items"]["fig_signal"]), "--runs", *runs,
                  "--out", str(out)]) == 0
     df = pd.read_csv(out.with_suffix(".csv"))
     assert sorted(set(df["seed"])) == [0, 1] and len(runs_of(df)) == 2

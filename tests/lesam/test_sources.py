@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from sharpness.lesam import experiments as exp
-from sharpness.lesam.tables import sources_sentence
+from sharpness.lesam.records import settings_sentence
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = re.compile(r"^(official|paper|choice): .+")
@@ -103,7 +103,9 @@ def test_quick_profile_runs_carry_no_sources():
 
 
 def test_caption_and_audit_show_sources(paper, tmp_path):
-    text = sources_sentence(paper["lesam"], ["cifar10_resnet18"])
+    text = settings_sentence((r["label"], r["config"])
+                             for r in exp.training_runs(paper["lesam"]).values()
+                             if r["group"] == "cifar10_resnet18")
     assert "Settings and sources:" in text
     assert "rho=0.05 [official: SamsungLabs/ASAM README.md" in text
     assert "rho_max=999.0 [official: smithgun2005/LE-SAM-ICML2026 README.md" in text

@@ -141,6 +141,25 @@ def test_each_value_is_checked_against_what_its_entry_accepts():
     assert build_optimizer("lesam", model, total_steps=4, rho_max=None).hparams["rho_max"] is None
 
 
+def test_a_run_config_and_its_optimizer_check_hparams_through_the_one_resolver():
+    """The spec's resolve validates and defaults; the training config refuses at load what
+    the optimizer would refuse at build, with the same words, and the optimizer's settings are
+    exactly the spec's resolve of what the run gives."""
+    torch = pytest.importorskip("torch")
+    from sharpness.errors import ConfigError
+    from sharpness.train.config import validate_config
+
+    spec = optimizer_spec("lesam")
+    assert spec.resolve({"sigma": 0.2}) == {**spec.defaults, "sigma": 0.2}
+    with pytest.raises(ValueError, match="unknown hyper-parameter.s. nope"):
+        spec.resolve({"nope": 1})
+    run = {"dataset": "mnist_embedded", "model": "cnn", "optimizer": "sam"}
+    with pytest.raises(ConfigError, match=r"'opt_hparams': optimizer 'sam': rho must be in"):
+        validate_config({**run, "opt_hparams": {"rho": -1.0}})
+    opt = build_optimizer("lesam", torch.nn.Linear(3, 2), total_steps=4, sigma=0.2)
+    assert opt.hparams == spec.resolve({"sigma": 0.2})
+
+
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_distributed_says_whether_a_step_is_one_clean_and_one_perturbed_call(name):
     """A multi-process run splits a step into its clean and its perturbed closure call, so an

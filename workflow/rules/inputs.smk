@@ -65,12 +65,18 @@ def lesam_eval_settings(wildcards):
     return as_json(lesam_steps.step_section(LESAM, "eval", item))
 
 
-def lesam_build_inputs(wildcards):
-    """Everything the table or figure is drawn from (runs, evaluations, probes)."""
-    return lesam_steps.build_inputs(LESAM, wildcards.item)
+def lesam_build_runs(wildcards):
+    """A file of each run folder the table or figure draws (its record says which run)."""
+    return lesam_steps.build_runs(LESAM, wildcards.item)
+
+
+def lesam_build_evaluation(wildcards):
+    """The evaluation file the table or figure draws, if any."""
+    return lesam_steps.build_evaluation(wildcards.item)
 
 
 def lesam_build_settings(wildcards):
+    """The item's own settings (title, caption words, rows), as JSON."""
     return as_json(lesam_steps.step_section(LESAM, "build", wildcards.item))
 
 

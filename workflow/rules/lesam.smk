@@ -186,10 +186,12 @@ if LESAM:
             " --threads {threads:q} > {log:q} 2>&1"
 
     # a table and a figure are built by one command (`sharpness lesam build`); they differ
-    # only in what they write
+    # only in what they write. The job reads which run each folder holds, with what
+    # settings, from the folder's record; its params are only the item's own settings.
     rule lesam_table:
         input:
-            lesam_build_inputs,
+            runs=lesam_build_runs,
+            evaluation=lesam_build_evaluation,
         output:
             **tabled("lesam", "{item}"),
         message:
@@ -208,7 +210,8 @@ if LESAM:
             out=lambda w, output: output[0],  # the .md of a table, the .pdf of a figure
         shell:
             "sharpness --profile {params.profile:q} lesam build {wildcards.item:q}"
-            " --params {params.settings:q} --out {params.out:q} > {log:q} 2>&1"
+            " --params {params.settings:q} --runs {input.runs:q}"
+            " --evaluation {input.evaluation:q} --out {params.out:q} > {log:q} 2>&1"
 
     use rule lesam_table as lesam_figure with:
         output:

@@ -1,12 +1,16 @@
 """``sharpness lesam ...``: the steps of the `lesam` paper's (LE-SAM) tables and figures.
 
-All subcommands take ``--params``: the config's ``lesam`` section as JSON (the rules pass
-``as_json(section("lesam"))``), from which run settings are looked up by id.
+The run and evaluation subcommands take ``--params``: the part of the config's ``lesam``
+section they read, as JSON (:func:`sharpness.lesam.steps.step_section`), from which run
+settings are looked up by id. ``build`` takes only the item's own settings
+(``lesam.items.<item>``) and the run folders it draws (their files, ``--runs``), whose
+records say what each run was (:mod:`sharpness.lesam.records`).
 
 * ``lesam glmc --run ID --out DIR``: one long-tail GLMC run;
 * ``lesam signal --run LABEL --out DIR``: one ``fig_signal`` run with curvature probes;
 * ``lesam eval {robustness,domain_gen,flatness,cost} --out FILE``: evaluate finished runs;
-* ``lesam build ITEM --out PATH``: write a table (.md/.tex/.csv) or figure (.pdf/.png/.csv);
+* ``lesam build ITEM --params SPEC --runs FILE... [--evaluation FILE] --out PATH``: write a
+  table (.md/.tex/.csv) or figure (.pdf/.png/.csv);
 * ``lesam check-imagenet --path P --out FILE``: stop with a clear message if ImageNet is absent.
 """
 
@@ -52,7 +56,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_eval)
     p = sub.add_parser("build", help="write one table or figure")
     p.add_argument("item", help="catalog id, e.g. table_cifar or fig_signal")
-    common(p)
+    add_flags(p, params="the item's settings (lesam.items.<item>) as JSON",
+              out="the table's .md or the figure's .pdf")
+    p.add_argument("--runs", nargs="*", default=[], help="a file of each run folder drawn "
+                   "(final.json, signal.jsonl): the folder's record says which run it is")
+    p.add_argument("--evaluation", nargs="?", default=None,
+                   help="the evaluation file drawn (results/lesam/eval/<what>.json), if any")
     p.set_defaults(func=_build)
     p = sub.add_parser("check-imagenet", help="fail clearly unless data.imagenet is usable")
     p.add_argument("--path", default="", help="the value of data.imagenet")
@@ -151,12 +160,17 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     from sharpness.lesam.figures import FIGURES
+    from sharpness.lesam.records import Given, read_run, run_folders
     from sharpness.lesam.tables import TABLES
 
     builders = {**TABLES, **FIGURES}
     if args.item not in builders:
         raise ConfigError(f"unknown lesam item {args.item!r}; known: {', '.join(builders)}")
-    record = builders[args.item](_params(args), args.out, args.root)
+    what = f"lesam {args.item}"
+    given = Given(item=args.item, spec=_params(args),
+                  runs=[read_run(d, what=what) for d in run_folders(args.runs)],
+                  evaluation=Path(args.evaluation) if args.evaluation else None)
+    record = builders[args.item](given, args.out)
     print(f"{args.out}: provenance {record['id']}")
     return 0
 

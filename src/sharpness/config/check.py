@@ -39,12 +39,13 @@ from jsonschema.exceptions import best_match
 from sharpness.eos.config import dropped_settings, expand_settings
 from sharpness.errors import ConfigError, key_path, reject_nonfinite
 from sharpness.lesam import experiments as lesam_exp
-from sharpness.optim.spec import optimizer_specs
+from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
 #: run settings a lesam group sets itself (from its optimizer entries, seeds and init_from)
 GROUP_SET = {"optimizer": "the group's `optimizers` entries",
              "opt_hparams": "lesam.optimizers and the entries' `hparams`",
-             "seed": "the group's `seeds`", "init_from": "the group's `init_from`"}
+             "seed": "the group's `seeds`", "init_from": "the group's `init_from`",
+             "tags": "the group's name and its entries' labels"}
 
 
 def load_schema(path: str | Path) -> dict[str, Any]:
@@ -209,11 +210,25 @@ def check_lesam(section: dict[str, Any], schema: dict[str, Any], paper: bool = F
         for key in ("dataset", "model"):
             if key not in cfg:
                 raise ConfigError(f"config key lesam.base.{key}: required (lesam {where})")
+        _check_hparams(where, cfg)
     if paper:
         unsourced = lesam_exp.missing_sources(section)
         if unsourced:
             raise ConfigError("config key lesam: settings without a source (add `source:` "
                               "beside them in the config):\n  " + "\n  ".join(unsourced))
+
+
+def _check_hparams(where: str, cfg: dict[str, Any]) -> None:
+    """A lesam run's ``opt_hparams`` through the optimizer's own check
+    (:meth:`sharpness.optim.spec.OptimizerSpec.resolve`, the one place that checks them), so
+    a refused value stops the plan instead of the job."""
+    name, label = cfg["optimizer"], cfg["tags"]["label"]
+    try:
+        optimizer_spec(name).resolve(cfg.get("opt_hparams"))
+    except ValueError as exc:
+        key = (f"lesam.optimizers.{name}" if label == name
+               else f"lesam.optimizers.{name} with the hparams of entry {label!r}")
+        raise ConfigError(f"config key {key} (lesam {where}): {exc}") from None
 
 
 def _labels(section: dict[str, Any], group: str) -> set[str]:

@@ -21,7 +21,6 @@ killed sweep restarts where it stopped.
 
 from __future__ import annotations
 
-import copy
 import math
 import os
 from pathlib import Path
@@ -39,6 +38,7 @@ from sharpness.eos.narrate import flow_reporter, run_outcome
 from sharpness.eos.norms import parameter_norms
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
+from sharpness.mappings import deep_merge
 from sharpness.runs.cache import cache_key, claim_dir
 from sharpness.runs.progress import say
 from sharpness.runs.seal import load_sealed, read_verified, seal
@@ -94,10 +94,9 @@ def resolve_setting(setting: dict[str, Any]) -> dict[str, Any]:
                                ("flow", FLOW_DEFAULTS, setting.get("flow", {})),
                                ("measures", MEASURE_DEFAULTS, setting.get("measures", {}))):
         reject_unknown(f"eos {name}", given, known)
-    out = copy.deepcopy(SETTING_DEFAULTS)
-    out.update(copy.deepcopy(setting))
-    out["flow"] = {**FLOW_DEFAULTS, **out["flow"]}
-    out["measures"] = {**MEASURE_DEFAULTS, **out["measures"]}
+    defaults = deep_merge(SETTING_DEFAULTS, {"flow": FLOW_DEFAULTS,
+                                             "measures": MEASURE_DEFAULTS})
+    out = deep_merge(defaults, setting)  # flow and measures merge key by key
     if not out["lrs"] and not out["lr_factors"]:
         raise ConfigError("eos setting needs 'lrs' (absolute) or 'lr_factors' (x eta_c)")
     if out["loss"] not in ("mse", "ce"):

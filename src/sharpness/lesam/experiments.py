@@ -21,7 +21,10 @@ section has
     the mechanism runs of ``fig_signal``.
 
 Run ids are ``<group>-<label>-s<seed>``; every run's directory is
-``results/lesam/runs/<run id>/``.
+``results/lesam/runs/<run id>/``. Every run's config carries ``tags`` ``{group, label}``
+(GLMC runs: group ``lt<IF>``; signal runs: group ``signal``), which its provenance record
+keeps: the tables and figures read which run is which from the records
+(:mod:`sharpness.lesam.records`), never from this expansion.
 
 Sources (the paper profile): ``base``, each optimizer of ``optimizers``, each dict entry of a
 group's list, each group (for its ``overrides``), ``glmc`` and ``signal`` may carry a
@@ -42,6 +45,8 @@ from sharpness.launch import processes
 from sharpness.mappings import deep_merge
 
 RUNS_DIR = "results/lesam/runs"
+#: the ``tags.group`` of the ``fig_signal`` runs (their folders are named by label)
+SIGNAL_GROUP = "signal"
 GLMC_DIR = "results/lesam/glmc"
 SOURCE_KEY = "source"
 SOURCE_KINDS = ("official", "paper", "choice")
@@ -129,7 +134,8 @@ def training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
         for entry in optimizer_entries(section, spec["optimizers"]):
             for seed in entry["seeds"] or spec["seeds"]:
                 cfg = deep_merge(cfg_group, {"optimizer": entry["optimizer"],
-                                         "opt_hparams": entry["hparams"], "seed": int(seed)})
+                                         "opt_hparams": entry["hparams"], "seed": int(seed),
+                                         "tags": {"group": group, "label": entry["label"]}})
                 _with_sources(cfg, {**train_src, **_opt_sources(entry)})
                 depends = []
                 if spec.get("init_from"):
@@ -167,10 +173,11 @@ def one_job_groups(section: dict[str, Any], data: dict[str, Any]) -> dict[str, d
     return out
 
 
-def _study_config(section: dict[str, Any], spec: dict[str, Any]
+def _study_config(section: dict[str, Any], spec: dict[str, Any], group: str
                   ) -> Callable[[dict[str, Any], int], dict[str, Any]]:
     """For a study with its own ``overrides`` (GLMC, the signal probe): the train config of
-    one (optimizer entry, seed), with the source of every setting recorded."""
+    one (optimizer entry, seed), with the source of every setting recorded and the run's
+    ``group`` and ``label`` in its ``tags`` (which its record keeps)."""
     base_cfg, base_src = _strip(section.get("base", {}))
     overrides = spec.get("overrides", {})
     base = deep_merge(base_cfg, overrides)
@@ -178,7 +185,7 @@ def _study_config(section: dict[str, Any], spec: dict[str, Any]
 
     def run_config(entry: dict[str, Any], seed: int) -> dict[str, Any]:
         cfg = deep_merge(base, {"optimizer": entry["optimizer"], "opt_hparams": entry["hparams"],
-                            "seed": seed})
+                            "seed": seed, "tags": {"group": group, "label": entry["label"]}})
         _with_sources(cfg, {**train_src, **_opt_sources(entry)})
         return cfg
     return run_config
@@ -213,7 +220,7 @@ def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
         factor, method = item["factor"], item["method"]
         train_source = {k: v for k, v in item["source"].items() if k not in method}
         run_config = _study_config(section, {"overrides": item["overrides"],
-                                             SOURCE_KEY: train_source})
+                                             SOURCE_KEY: train_source}, f"lt{factor:g}")
         glmc_sources = {f"glmc.{k}": v for k, v in item["source"].items() if k in method}
         for entry in optimizer_entries(section, spec["optimizers"]):
             for seed in spec["seeds"]:
@@ -222,7 +229,7 @@ def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 if glmc_sources:
                     cfg["sources"] = dict(sorted({**cfg.get("sources", {}),
                                                   **glmc_sources}.items()))
-                rid = f"lt{factor:g}-{entry['label']}-s{seed}"
+                rid = run_id(f"lt{factor:g}", entry["label"], seed)
                 runs[rid] = {"imbalance_factor": factor, "label": entry["label"],
                              "optimizer": entry["optimizer"], "seed": int(seed), "config": cfg,
                              "sourced": sorted(f"glmc.{k}" for k in item["written"]
@@ -243,7 +250,7 @@ def signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     spec = section.get("signal")
     if not spec:
         return {}
-    run_config = _study_config(section, spec)
+    run_config = _study_config(section, spec, SIGNAL_GROUP)
     out = {}
     seeds = signal_seeds(spec)
     for entry in optimizer_entries(section, spec["optimizers"]):

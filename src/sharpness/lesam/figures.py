@@ -1,9 +1,11 @@
-"""The lesam figures, in the shared style, each with its tidy CSV and provenance."""
+"""The lesam figures, in the shared style, each with its tidy CSV and provenance.
+
+Each builder draws what its job was given (:class:`sharpness.lesam.records.Given`): the
+runs its rule names, known from their records, or the evaluation file."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -11,46 +13,28 @@ import numpy as np
 from sharpness.evidence.records import train_record, train_records_text
 from sharpness.io import read_jsonl
 from sharpness.lesam import report
-from sharpness.lesam.experiments import RUNS_DIR, signal_runs, signal_seeds, training_runs
-from sharpness.lesam.tables import EVAL_DIR, _item
+from sharpness.lesam.records import Given, Run, by_label, files_of, read_sentence
+from sharpness.lesam.tables import evaluated
 from sharpness.plots import method_color, method_label, new_figure
 from sharpness.runs.seal import read_verified
 
 PathLike = str | os.PathLike[str]
-SIGNAL_DIR = "results/lesam/signal"
 
 
-def _runs_of(section: dict[str, Any], group: str, labels: list[str] | None = None
-             ) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for rid, r in training_runs(section).items():
-        if r["group"] == group and (labels is None or r["label"] in labels):
-            out.setdefault(r["label"], []).append(rid)
-    return out
-
-
-def _seed_of(run_id: str) -> int:
-    """The seed of a training run, from its id ``<group>-<label>-s<seed>``."""
-    return int(run_id.rsplit("-s", 1)[1])
-
-
-def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = "."
-                       ) -> dict[str, Any]:
+def build_fig_dynamics(given: Given, out: PathLike) -> dict[str, Any]:
     """Test accuracy per epoch (mean over seeds, band = min..max) and the LE-SAM − SAM gap."""
-    spec = _item(section, "fig_dynamics")
-    runs = _runs_of(section, spec["group"], spec["optimizers"])
-    rows, inputs, curves, finals, seeds = [], [], {}, [], []
-    for lab, rids in runs.items():
+    spec = given.spec
+    runs = by_label(given.runs, spec["group"], spec["optimizers"])
+    read = [r for members in runs.values() for r in members]
+    rows, curves = [], {}
+    for lab, members in runs.items():
         per_seed = []
-        for rid in rids:
-            path = Path(root) / RUNS_DIR / rid / "metrics.jsonl"
-            inputs.append(str(path))
-            finals.append(report.read_final(path.parent))
-            seeds.append(_seed_of(rid))
-            ep = [r for r in read_verified(path, read_jsonl, what="lesam fig_dynamics")
+        for run in members:
+            ep = [r for r in read_verified(run.folder / "metrics.jsonl", read_jsonl,
+                                           what="lesam fig_dynamics")
                   if r.get("kind") == "epoch" and "test_acc" in r]
             per_seed.append({r["epoch"]: r["test_acc"] for r in ep})
-            rows += [{"optimizer": lab, "run": rid, "epoch": r["epoch"],
+            rows += [{"optimizer": lab, "run": run.folder.name, "epoch": r["epoch"],
                       "test_acc": r["test_acc"], "train_loss": r["train_loss"],
                       "train_acc": r.get("train_acc")} for r in ep]
         epochs = sorted(set.intersection(*(set(p) for p in per_seed)))
@@ -74,21 +58,19 @@ def build_fig_dynamics(section: dict[str, Any], out: PathLike, root: PathLike = 
         axes[1].set(xlabel="epoch", ylabel="LE-SAM − SAM (points)")
         f.add_rows(rows)
         f.title(spec["title"])
-        n_seeds = len(set(seeds))
+        n_seeds = len({r.seed for r in read})
         over = (f"mean over {n_seeds} seeds, band = range" if n_seeds > 1
                 else "one seed, no band")
         caption = (f"{spec['title']}: test accuracy along training ({over}) and the "
                    f"LE-SAM − SAM gap per epoch. Data used: {spec['data_used']}. "
-                   + report.runs_sentence(finals, seeds))
-        return f.save(caption, inputs=inputs, params=spec)
+                   + read_sentence(read))
+        return f.save(caption, inputs=files_of(read), params=spec)
 
 
-def build_fig_flatness(section: dict[str, Any], out: PathLike, root: PathLike = "."
-                       ) -> dict[str, Any]:
+def build_fig_flatness(given: Given, out: PathLike) -> dict[str, Any]:
     """Hessian trace (Hutchinson, 95% CI) and top-k eigenvalues (Lanczos) per optimizer."""
-    spec = _item(section, "fig_flatness")
-    path = Path(root) / EVAL_DIR / "flatness.json"
-    every = read_verified(path, what="lesam fig_flatness")  # the evaluation's recorded hash
+    spec, path = given.spec, given.evaluated()
+    every = evaluated(given)  # read through the evaluation's recorded hash
     evals = [r for r in every if r.get("status", "ok") == "ok"]  # a diverged run: named below
     groups = report.group_by(evals, "optimizer")
     with new_figure(out, 1, 2, figsize=(9, 3.4), stand_ins=spec.get("stand_ins", [])) as f:
@@ -139,24 +121,27 @@ def _residual(rows: list[dict[str, Any]], suffix: str = "") -> list[float]:
             for r in rows]
 
 
-def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = "."
-                     ) -> dict[str, Any]:
+def _signal_rows(run: Run) -> list[dict[str, Any]]:
+    """A signal run's probe rows, read through the hash the run recorded."""
+    return read_verified(run.folder / "signal.jsonl", read_jsonl, what="lesam fig_signal")
+
+
+def build_fig_signal(given: Given, out: PathLike) -> dict[str, Any]:
     """The measured rise L(θ+ε) − L(θ), its first-order term ⟨g, ε⟩, its curvature term
     ½ εᵀHε and the residual (rise − both) along SAM and LE-SAM training; the residual also
-    with BatchNorm in eval mode, to tell whether train-mode batch statistics cause it."""
-    spec = _item(section, "fig_signal")
-    labels = list(section["signal"]["optimizers"])
-    labels = [lab if isinstance(lab, str) else lab["label"] for lab in labels]
-    rows, inputs, notes = [], [], []
-    seeds = signal_seeds(section["signal"])  # the first drawn; all in the CSV (the ledger's runs)
-    with new_figure(out, 1, len(labels), figsize=(5 * len(labels), 3.8), squeeze=False,
+    with BatchNorm in eval mode, to tell whether train-mode batch statistics cause it.
+
+    The run of each optimizer whose folder is named by its label alone is drawn; the further
+    seeds' runs (``<label>-s<seed>``) are in the CSV (the claims ledger's independent runs)."""
+    spec, rows, notes = given.spec, [], []
+    drawn = [r for r in given.runs if r.folder.name == r.label]
+    seeds = list(dict.fromkeys([r.seed for r in drawn] + [r.seed for r in given.runs]))
+    with new_figure(out, 1, len(drawn), figsize=(5 * len(drawn), 3.8), squeeze=False,
                     stand_ins=spec.get("stand_ins", [])) as f:
-        for ax, lab in zip(f.axes[0], labels, strict=True):
-            path = Path(root) / SIGNAL_DIR / lab / "signal.jsonl"
-            inputs.append(str(path))
-            sig = read_verified(path, read_jsonl, what="lesam fig_signal")
-            record = train_record(report.read_final(path.parent))  # the ledger's sanity check
-            rows += [{"optimizer": lab, "seed": seeds[0], **record, **r} for r in sig]
+        for ax, run in zip(f.axes[0], drawn, strict=True):
+            lab, sig = run.label, _signal_rows(run)
+            record = train_record(run.final)  # the ledger's sanity check
+            rows += [{"optimizer": lab, "seed": run.seed, **record, **r} for r in sig]
             step = [r["step"] for r in sig]
             ax.plot(step, [abs(r["rise"]) for r in sig], color="k", lw=1.4,
                     label=r"measured rise $|L(\theta+\epsilon)-L(\theta)|$")
@@ -185,13 +170,10 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
                                             zip(_residual(ev, "_eval"), ev, strict=True)]))
                 note += f", {ratio_ev:.2g} in eval mode"
             notes.append(note)
-        for key, run in signal_runs(section).items():  # further seeds: in the CSV, not drawn
-            if key != run["label"]:
-                path = Path(root) / SIGNAL_DIR / key / "signal.jsonl"
-                inputs.append(str(path))
-                record = train_record(report.read_final(path.parent))
-                rows += [{"optimizer": run["label"], "seed": run["seed"], **record, **r}
-                         for r in read_verified(path, read_jsonl, what="lesam fig_signal")]
+        for run in given.runs:  # further seeds: in the CSV, not drawn
+            if run not in drawn:
+                rows += [{"optimizer": run.label, "seed": run.seed, **train_record(run.final),
+                          **r} for r in _signal_rows(run)]
         f.title(spec["title"])
         caption = (f"{spec['title']}: the measured rise L(θ+ε) − L(θ) at probed steps, on the "
                    "training batch of that step, with its first-order term ⟨g, ε⟩, its "
@@ -207,6 +189,7 @@ def build_fig_signal(section: dict[str, Any], out: PathLike, root: PathLike = ".
                       if len(seeds) > 1 else "")
                    + f". Data used: {spec['data_used']}.")
         f.add_rows(rows)
+        inputs = [str(r.folder / "signal.jsonl") for r in given.runs] + files_of(given.runs)
         return f.save(caption, inputs=inputs, params=spec)
 
 
@@ -217,21 +200,18 @@ def _variant_name(variant: str) -> str:
     return {"no_rho_max": "no ρ_max clip", "no_anneal": "no σ annealing"}.get(variant, variant)
 
 
-def build_fig_ablation(section: dict[str, Any], out: PathLike, root: PathLike = "."
-                       ) -> dict[str, Any]:
+def build_fig_ablation(given: Given, out: PathLike) -> dict[str, Any]:
     """Final test accuracy of the LE-SAM variants (sigma sweep, rho_max off, no annealing)."""
-    spec = _item(section, "fig_ablation")
-    rows, inputs, all_finals, all_seeds = [], [], [], []
+    spec = given.spec
+    rows, read = [], []
     blocks = [(spec["reference_group"], [spec["reference_label"]])] + [(spec["group"], None)]
     for group, labels in blocks:
-        for lab, rids in _runs_of(section, group, labels).items():
-            finals = [report.read_final(Path(root) / RUNS_DIR / rid) for rid in rids]
-            inputs += [str(Path(root) / RUNS_DIR / rid / "final.json") for rid in rids]
+        for lab, runs in by_label(given.runs, group, labels).items():
+            finals = [r.final for r in runs]
             m, s, _ = report.mean_std([f["final_test_acc"] for f in finals])
             name = "LE-SAM (default)" if group == spec["reference_group"] else lab
-            seeds = [_seed_of(rid) for rid in rids]
-            all_finals += finals
-            all_seeds += seeds
+            seeds = [r.seed for r in runs]
+            read += runs
             rows.append({"variant": name, "mean_acc": m, "std_acc": s, "seeds": len(finals),
                          "status": ",".join(f["status"] for f in finals), "label": lab,
                          "per_seed": report.per_seed_text(zip(seeds, finals, strict=True)),
@@ -254,9 +234,9 @@ def build_fig_ablation(section: dict[str, Any], out: PathLike, root: PathLike = 
                    f"each (σ sweep, no ρ_max clip, no σ annealing); {bars}; seeds per bar: "
                    + ", ".join(f"{_variant_name(r['variant'])} {r['seeds']}" for r in rows)
                    + f". Data used: {spec['data_used']}. "
-                   + report.runs_sentence(all_finals, all_seeds))
+                   + read_sentence(read))
         f.add_rows(rows)
-        return f.save(caption, inputs=inputs, params=spec)
+        return f.save(caption, inputs=files_of(read), params=spec)
 
 
 FIGURES = {"fig_dynamics": build_fig_dynamics, "fig_flatness": build_fig_flatness,

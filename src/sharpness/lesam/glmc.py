@@ -50,6 +50,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from sharpness.data.longtail import longtail_indices
+from sharpness.mappings import deep_merge
 from sharpness.train import TrainHooks, augment_batch, train
 from sharpness.train.augment import CUTOUT_P
 from sharpness.train.data_prep import PreparedData
@@ -273,7 +274,7 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
     lines in a log).
     """
     config = dict(config)
-    settings = {**GLMC_DEFAULTS, **config.pop("glmc", {})}
+    settings = deep_merge(GLMC_DEFAULTS, config.pop("glmc", {}))
     return train(config, out_dir, hooks=GLMCMethod(settings).hooks(), threads=threads,
                  progress=progress)
 

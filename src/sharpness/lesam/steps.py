@@ -25,6 +25,9 @@ from sharpness.lesam.experiments import (
 RESULTS = "results/lesam"
 EVAL_ITEMS = {"robustness": "table_robustness", "domain_gen": "table_domain_gen",
               "flatness": "fig_flatness", "cost": "table_cost"}
+#: items drawn from their evaluation file alone (the robustness and domain tables also read
+#: their runs' records, for the settings and sources their captions name)
+EVALUATION_ONLY = ("fig_flatness", "table_cost")
 
 
 def data_inputs(cfg: dict[str, Any]) -> list[str]:
@@ -95,16 +98,23 @@ def runs_of(section: dict[str, Any], groups: list[str]) -> list[str]:
             if r["group"] in groups]
 
 
-def build_inputs(section: dict[str, Any], item: str) -> list[str]:
-    """Everything the table or figure ``item`` is drawn from."""
+def build_runs(section: dict[str, Any], item: str) -> list[str]:
+    """A file of each run folder the table or figure ``item`` draws (``final.json``, a signal
+    run's ``signal.jsonl``): the job reads which run each folder holds from its record. None
+    for the items drawn from their evaluation file alone (:data:`EVALUATION_ONLY`)."""
     if item == "table_long_tail":
         return [f"{GLMC_DIR}/{rid}/final.json" for rid in glmc_runs(section)]
     if item == "fig_signal":
         return [f"{RESULTS}/signal/{lab}/signal.jsonl" for lab in signal_runs(section)]
-    evals = {v: k for k, v in EVAL_ITEMS.items()}
-    if item in evals:
-        return [f"{RESULTS}/eval/{evals[item]}.json"]
+    if item in EVALUATION_ONLY:
+        return []
     return runs_of(section, item_groups(section, item))
+
+
+def build_evaluation(item: str) -> list[str]:
+    """The evaluation file the table or figure ``item`` draws (none for most items)."""
+    evals = {v: k for k, v in EVAL_ITEMS.items()}
+    return [f"{RESULTS}/eval/{evals[item]}.json"] if item in evals else []
 
 
 def step_section(section: dict[str, Any], step: str, item: str | None = None) -> dict[str, Any]:
@@ -114,8 +124,9 @@ def step_section(section: dict[str, Any], step: str, item: str | None = None) ->
     change reruns only the steps that read it: editing ``items.table_robustness`` redoes the
     robustness evaluation and its table, not the GLMC and signal runs. ``step`` is ``glmc``,
     ``signal``, ``eval`` or ``build``; ``eval`` and ``build`` need the ``item`` they serve
-    (an ``EVAL_ITEMS`` value or a catalog id). The subcommands give the same results from it
-    as from the whole section."""
+    (an ``EVAL_ITEMS`` value or a catalog id). ``build`` gets the item's own settings alone
+    (``items.<item>``): what each run was, it reads from the runs' records. The subcommands
+    give the same results from it as from the whole section."""
     shared = ("base", "optimizers")
     if step in ("glmc", "signal"):
         return {k: section[k] for k in (*shared, step) if k in section}
@@ -124,10 +135,9 @@ def step_section(section: dict[str, Any], step: str, item: str | None = None) ->
     items = section.get("items", {})
     if item not in items:
         raise ValueError(f"lesam.items has no {item!r}; known: {', '.join(items)}")
-    if step == "eval":
-        sub = {k: section[k] for k in (*shared, "groups") if k in section}
-    else:
-        sub = {k: v for k, v in section.items() if k != "items"}
+    if step == "build":
+        return dict(items[item])
+    sub = {k: section[k] for k in (*shared, "groups") if k in section}
     sub["items"] = {item: items[item]}
     return sub
 

@@ -1,8 +1,9 @@
 """The lesam tables: Markdown, LaTeX and CSV through :func:`sharpness.plots.save_table`.
 
-Every builder takes the config's ``lesam`` section and the output path, reads the finished
-runs / evaluation files under ``results/lesam/`` and writes one table whose caption names the
-data actually used (and every stand-in, also in the title line and the provenance). Cells
+Every builder takes what its job was given (:class:`sharpness.lesam.records.Given`: the
+item's settings, the runs its rule names, read from their records, and the evaluation file)
+and the output path, and writes one table whose caption names the data actually used (and
+every stand-in, also in the title line and the provenance). Cells
 are mean ± sample std over seeds with the seed count beside every mean (``(n=3)``, and
 ``(n=2; 1 diverged)`` when runs were left out); the paper's reported
 numbers sit in their own column where the catalog gives them, never mixed with ours.
@@ -11,12 +12,18 @@ numbers sit in their own column where the catalog gives them, never mixed with o
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from sharpness.evidence.records import train_records_text
 from sharpness.evidence.reported import comparable_setting, paper_column
-from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
+from sharpness.lesam.records import (
+    Given,
+    Run,
+    by_label,
+    files_of,
+    read_sentence,
+    sources_sentence,
+)
 from sharpness.lesam.report import (
     group_by,
     label,
@@ -24,27 +31,23 @@ from sharpness.lesam.report import (
     per_seed_best_text,
     per_seed_text,
     precision_text,
-    read_final,
-    runs_sentence,
     status_counts,
 )
 from sharpness.plots import save_table, stand_in_title
 from sharpness.runs.seal import read_verified
 
 PathLike = str | os.PathLike[str]
-EVAL_DIR = "results/lesam/eval"
 
 
-def _item(section: dict[str, Any], item: str) -> dict[str, Any]:
-    return section["items"][item]
+def evaluated(given: Given) -> list[dict[str, Any]]:
+    """The rows of the evaluation file the job was given, read through the hash the
+    evaluation job recorded."""
+    return read_verified(given.evaluated(), what=f"lesam {given.item}")
 
 
-def _evaluated(section: dict[str, Any], item: str, evaluation: str, root: PathLike
-               ) -> tuple[dict[str, Any], Path, Any]:
-    """An evaluation table's item settings, its evaluation's file and that file's records, read
-    through the hash the evaluation job recorded."""
-    path = Path(root) / EVAL_DIR / f"{evaluation}.json"
-    return _item(section, item), path, read_verified(path, what=f"lesam {evaluation} table")
+def runs_of(given: Given, groups: list[str]) -> list[Run]:
+    """The given runs of ``groups``."""
+    return [r for r in given.runs if r.group in groups]
 
 
 def heading(spec: dict[str, Any]) -> str:
@@ -58,33 +61,6 @@ def _caption(spec: dict[str, Any], what: str, sources: str = "",
     read actually used (``read``: :func:`runs_sentence`, from their records) and the sources."""
     return (f"{what} Data used: {spec['data_used']}.{' ' + read if read else ''}"
             f"{' ' + sources if sources else ''}")
-
-
-def sources_sentence(section: dict[str, Any], groups: list[str]) -> str:
-    """"Settings and sources: ..." for the runs of ``groups`` (empty without sources).
-
-    Training settings shared by every run are listed once under "all"; each optimizer
-    label's hyper-parameters after it, each with its source (``official:``/``paper:``/
-    ``choice:``), so a reader of the table sees where every number of the recipe comes from.
-    """
-    runs = [r for r in training_runs(section).values() if r["group"] in groups]
-    items: dict[str, dict[str, str]] = {}
-    for r in runs:
-        cfg = r["config"]
-        for key, text in cfg.get("sources", {}).items():
-            if key.startswith("opt_hparams."):
-                name = key.split(".", 1)[1]
-                owner, value = label(r["label"]), cfg["opt_hparams"].get(name)
-            else:
-                name, owner, value = key, "all", cfg.get(key)
-            items.setdefault(owner, {})[f"{name}={value}"] = text
-    if not items:
-        return ""
-    parts = []
-    for owner in sorted(items, key=lambda o: (o != "all", o)):
-        settings = "; ".join(f"{k} [{v}]" for k, v in sorted(items[owner].items()))
-        parts.append(f"{owner}: {settings}")
-    return "Settings and sources: " + " | ".join(parts) + "."
 
 
 BEST = "best-epoch test acc. (%)"
@@ -118,31 +94,20 @@ def accuracy_cells(finals: list[dict[str, Any]], seeds: list[Any]) -> dict[str, 
                                                  if f.get("status") == "ok")}
 
 
-def _accuracy_rows(section: dict[str, Any], item: str, root: Path
-                   ) -> tuple[list[dict[str, Any]], list[str], str]:
+def _accuracy_rows(given: Given) -> tuple[list[dict[str, Any]], list[str], list[Run]]:
     """Rows (data set, model, optimizer) with test accuracy over seeds, for groups of runs,
-    their inputs and what the runs read used (:func:`runs_sentence`)."""
-    spec = _item(section, item)
-    runs = training_runs(section)
-    rows, inputs = [], []
-    all_finals: list[dict[str, Any]] = []
-    all_seeds: list[int] = []
+    their inputs and the runs read."""
+    spec, item = given.spec, given.item
+    rows, inputs, read = [], [], []
     for block in spec.get("rows", []):
-        members = [(rid, r) for rid, r in runs.items() if r["group"] == block["group"]]
-        by_label: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-        for rid, r in members:
-            by_label.setdefault(r["label"], []).append((rid, r))
-        for lab, entries in by_label.items():
-            finals = [read_final(root / RUNS_DIR / rid) for rid, _ in entries]
-            inputs += [str(root / RUNS_DIR / rid / name) for rid, _ in entries
-                       for name in ("final.json", "metrics.jsonl")]
-            all_finals += finals
-            all_seeds += [int(r["seed"]) for _, r in entries]
-            ok = comparable_setting(entries[0][1]["config"], spec.get("stand_ins"))
+        for lab, runs in by_label(given.runs, block["group"]).items():
+            inputs += files_of(runs)
+            read += runs
+            ok = comparable_setting(runs[0].config, spec.get("stand_ins"))
             paper = paper_column(item, block.get("paper_key", ""), ok) if lab == "lesam" else ""
-            seeds = [r["seed"] for _, r in entries]
             rows.append({"data set": block["dataset"], "model": block["model"],
-                         "optimizer": label(lab), **accuracy_cells(finals, seeds),
+                         "optimizer": label(lab),
+                         **accuracy_cells([r.final for r in runs], [r.seed for r in runs]),
                          PAPER: paper, "group": block["group"], "label": lab})
     for block in spec.get("paper_only", []):
         rows.append({"data set": block["dataset"], "model": block.get("model", "all"),
@@ -150,7 +115,7 @@ def _accuracy_rows(section: dict[str, Any], item: str, root: Path
                      "mean": None, "std": None, "seeds": 0, "diverged": 0,
                      PAPER: paper_column(item, block["dataset"], False)
                      + f" [{block['reason']}]"})
-    return rows, inputs, runs_sentence(all_finals, all_seeds)
+    return rows, inputs, read
 
 
 def _seed_text(rows: list[dict[str, Any]]) -> str:
@@ -165,23 +130,21 @@ def _seed_text(rows: list[dict[str, Any]]) -> str:
             + ("; rows with one seed show the value alone" if counts[0] == 1 else ""))
 
 
-def build_accuracy_table(section: dict[str, Any], item: str, out: PathLike,
-                         root: PathLike = ".") -> dict[str, Any]:
+def build_accuracy_table(given: Given, out: PathLike) -> dict[str, Any]:
     """``table_cifar``, ``table_imagenet`` and ``table_transfer``: accuracy per run group."""
-    spec = _item(section, item)
-    rows, inputs, read = _accuracy_rows(section, item, Path(root))
-    groups = [block["group"] for block in spec.get("rows", [])]
+    spec = given.spec
+    rows, inputs, read = _accuracy_rows(given)
     caption = _caption(spec, f"{heading(spec)}: test "
                              f"accuracy (%), {_seed_text(rows)}; {METRIC_NOTE}",
-                       sources_sentence(section, groups), read)
+                       sources_sentence(read), read_sentence(read))
     return save_table(out, rows=rows, columns=ACC_COLUMNS, caption=caption, inputs=inputs,
                       params=spec, stand_ins=spec.get("stand_ins", []))
 
 
-def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLike = "."
-                           ) -> dict[str, Any]:
+def build_table_robustness(given: Given, out: PathLike) -> dict[str, Any]:
     """Accuracy under PGD per optimizer, norm and radius (mean ± std over seeds)."""
-    spec, path, evals = _evaluated(section, "table_robustness", "robustness", root)
+    spec, path, evals = given.spec, given.evaluated(), evaluated(given)
+    runs = runs_of(given, [spec["group"]])
     rows = []
     for (opt, norm, radius), items in group_by(evals, "optimizer", "norm", "radius").items():
         m, s, text = mean_std([r["accuracy"] for r in items if r.get("status", "ok") == "ok"],
@@ -199,26 +162,25 @@ def build_table_robustness(section: dict[str, Any], out: PathLike, root: PathLik
     caption = _caption(spec, f"{heading(spec)}: accuracy "
                              f"(%) under {spec['steps']}-step PGD (step 2.5 eps/steps, random "
                              "start), radius in [0,1] pixel units; radius 0 is clean accuracy.",
-                       sources_sentence(section, [spec["group"]]))
+                       sources_sentence(runs))
     return save_table(out, rows=rows, columns=["optimizer", "attack", "radius",
                                                "accuracy (%)", "paper (reported)"],
-                      caption=caption, inputs=[path], params=spec,
+                      caption=caption, inputs=[path, *files_of(runs)], params=spec,
                       stand_ins=spec.get("stand_ins", []))
 
 
 DATASET_NAMES = {"pacs": "PACS", "vlcs": "VLCS"}
 
 
-def _table_domains(section: dict[str, Any], spec: dict[str, Any], path: Path,
-                   evals: list[dict[str, Any]], out: PathLike) -> dict[str, Any]:
+def _table_domains(given: Given, evals: list[dict[str, Any]], out: PathLike
+                   ) -> dict[str, Any]:
     """PACS/VLCS: per data set and optimizer, for each source domain the mean accuracy over
     the other domains, and the mean over sources (per seed, then mean ± std over seeds)."""
-    rows = []
+    spec, rows = given.spec, []
     sources_seen: list[str] = []
-    runs = training_runs(section)
-    configs = [r["config"] for r in runs.values() if r["group"] in spec["groups"]]
-    comparable = bool(configs) and all(comparable_setting(c, spec.get("stand_ins"))
-                                       for c in configs)
+    runs = runs_of(given, list(spec["groups"]))
+    comparable = bool(runs) and all(comparable_setting(r.config, spec.get("stand_ins"))
+                                    for r in runs)
     for (dataset, opt), items in group_by(evals, "dataset", "optimizer").items():
         row: dict[str, Any] = {"data set": DATASET_NAMES.get(dataset, dataset),
                                "optimizer": label(opt)}
@@ -245,21 +207,22 @@ def _table_domains(section: dict[str, Any], spec: dict[str, Any], path: Path,
                              "over every other domain of the data set, trained on that domain "
                              "alone; 'mean over sources' averages those per seed; "
                              f"{precision_text(evals)}.",
-                       sources_sentence(section, list(spec["groups"])))
+                       sources_sentence(runs))
     return save_table(out, rows=rows, columns=["data set", "optimizer", *sources_seen,
                                                "mean over sources", "paper (reported)"],
-                      caption=caption, inputs=[path], params=spec,
+                      caption=caption, inputs=[given.evaluated(), *files_of(runs)],
+                      params=spec,
                       stand_ins=spec.get("stand_ins", []))
 
 
-def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLike = "."
-                           ) -> dict[str, Any]:
+def build_table_domain_gen(given: Given, out: PathLike) -> dict[str, Any]:
     """Domain generalisation: PACS/VLCS single-source (``groups``: one group per source
     domain) or the Rotated-MNIST stand-in (``angles``): accuracy on each unseen rotation and
     their mean, per optimizer."""
-    spec, path, evals = _evaluated(section, "table_domain_gen", "domain_gen", root)
+    spec, path, evals = given.spec, given.evaluated(), evaluated(given)
     if "groups" in spec:
-        return _table_domains(section, spec, path, evals, out)
+        return _table_domains(given, evals, out)
+    runs = runs_of(given, [spec["group"]])
     rows = []
     train_angle = float(spec.get("train_angle", 0))
     for (opt,), every in group_by(evals, "optimizer").items():
@@ -289,10 +252,10 @@ def build_table_domain_gen(section: dict[str, Any], out: PathLike, root: PathLik
     caption = _caption(spec, f"{heading(spec)}: trained on "
                              f"{train_angle:g}° only, accuracy (%) on each rotation; 'mean "
                              "unseen' averages the unseen angles per seed.",
-                       sources_sentence(section, [spec["group"]]))
+                       sources_sentence(runs))
     return save_table(out, rows=rows, columns=["optimizer", *angle_cols, "mean unseen",
                                                "paper (reported)"],
-                      caption=caption, inputs=[path], params=spec,
+                      caption=caption, inputs=[path, *files_of(runs)], params=spec,
                       stand_ins=spec.get("stand_ins", []))
 
 
@@ -301,62 +264,55 @@ def statistics_mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def glmc_sources_sentence(section: dict[str, Any]) -> str:
+def glmc_sources_sentence(runs: list[Run]) -> str:
     """"GLMC settings and sources: IF 100: beta=0.5 [official: ...]; ..." (empty without
     sources): the settings of each imbalance factor, where the long-tail table's recipe is
-    read from."""
+    read from (each run's record: its sources and the GLMC settings it trained with)."""
     by_factor: dict[str, list[str]] = {}
-    for run in glmc_runs(section).values():
-        cfg = run["config"]
-        items = [f"{key[5:]}={cfg['glmc'].get(key[5:])} [{text}]"
-                 for key, text in cfg.get("sources", {}).items() if key.startswith("glmc.")]
+    for run in runs:
+        method = run.record.get("hook_settings", {}).get("glmc", {})
+        items = [f"{key[5:]}={method.get(key[5:])} [{text}]"
+                 for key, text in run.config.get("sources", {}).items()
+                 if key.startswith("glmc.")]
         if items:
-            by_factor[f"IF {run['imbalance_factor']:g}"] = items
+            by_factor[f"IF {run.final['imbalance_factor']:g}"] = items
     if not by_factor:
         return ""
     return "GLMC settings and sources: " + " | ".join(
         f"{factor}: {'; '.join(items)}" for factor, items in by_factor.items()) + "."
 
 
-def build_table_long_tail(section: dict[str, Any], out: PathLike, root: PathLike = "."
-                          ) -> dict[str, Any]:
+def build_table_long_tail(given: Given, out: PathLike) -> dict[str, Any]:
     """GLMC, GLMC+SAM, GLMC+LE-SAM per imbalance factor (balanced test set)."""
-    spec = _item(section, "table_long_tail")
-    runs = glmc_runs(section)
-    rows, inputs = [], []
-    all_finals: list[dict[str, Any]] = []
-    all_seeds: list[int] = []
-    for (factor, lab), items in group_by(
-            [{"rid": rid, **r} for rid, r in runs.items()], "imbalance_factor", "label").items():
-        finals = [read_final(Path(root) / GLMC_DIR / r["rid"]) for r in items]
-        inputs += [str(Path(root) / GLMC_DIR / r["rid"] / name) for r in items
-                   for name in ("final.json", "metrics.jsonl")]
-        all_finals += finals
-        all_seeds += [int(r["seed"]) for r in items]
-        counts = finals[0]["train_counts"]
+    spec, rows, inputs = given.spec, [], []
+    keyed = [{"factor": r.final["imbalance_factor"], "label": r.label, "run": r}
+             for r in given.runs]
+    for (factor, lab), items in group_by(keyed, "factor", "label").items():
+        runs = [item["run"] for item in items]
+        finals = [r.final for r in runs]
+        inputs += files_of(runs)
         name = "GLMC" if lab == "sgd" else f"GLMC + {label(lab)}"
         rows.append({"imbalance factor": factor, "method": name,
-                     **accuracy_cells(finals, [r["seed"] for r in items]),
-                     "train counts (head→tail)": "/".join(map(str, counts)),
+                     **accuracy_cells(finals, [r.seed for r in runs]),
+                     "train counts (head→tail)": "/".join(map(str, finals[0]["train_counts"])),
                      PAPER: paper_column("table_long_tail", f"{factor:g}",
-                                         comparable_setting(items[0]["config"],
+                                         comparable_setting(runs[0].config,
                                                             spec.get("stand_ins")))
                      if lab == "lesam" else "", "label": lab})
     caption = _caption(spec, f"{heading(spec)}: GLMC "
                              "(global MixUp / local CutMix consistency, cumulative re-weighted "
                              "loss) with SGD, SAM and LE-SAM as its optimizer; accuracy (%) "
                              f"on the balanced test set, {_seed_text(rows)}; {METRIC_NOTE}",
-                       glmc_sources_sentence(section), runs_sentence(all_finals, all_seeds))
+                       glmc_sources_sentence(given.runs), read_sentence(given.runs))
     return save_table(out, rows=rows, columns=["imbalance factor", "method", BEST, PAPER, FINAL,
                                                "train counts (head→tail)"],
                       caption=caption, inputs=inputs, params=spec,
                       stand_ins=spec.get("stand_ins", []))
 
 
-def build_table_cost(section: dict[str, Any], out: PathLike, root: PathLike = "."
-                     ) -> dict[str, Any]:
+def build_table_cost(given: Given, out: PathLike) -> dict[str, Any]:
     """Time per step and epoch, ratios to SGD and SAM, memory, measured in one process."""
-    spec, path, evals = _evaluated(section, "table_cost", "cost", root)
+    spec, path, evals = given.spec, given.evaluated(), evaluated(given)
     rows = []
     for r in evals:
         rows.append({"optimizer": label(r["optimizer"]), "step (ms)": f"{1e3 * r['step_s']:.1f}",
@@ -379,9 +335,9 @@ def build_table_cost(section: dict[str, Any], out: PathLike, root: PathLike = ".
 
 
 TABLES = {
-    "table_cifar": lambda s, o, r=".": build_accuracy_table(s, "table_cifar", o, r),
-    "table_imagenet": lambda s, o, r=".": build_accuracy_table(s, "table_imagenet", o, r),
-    "table_transfer": lambda s, o, r=".": build_accuracy_table(s, "table_transfer", o, r),
+    "table_cifar": build_accuracy_table,
+    "table_imagenet": build_accuracy_table,
+    "table_transfer": build_accuracy_table,
     "table_robustness": build_table_robustness,
     "table_domain_gen": build_table_domain_gen,
     "table_long_tail": build_table_long_tail,

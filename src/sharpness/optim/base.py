@@ -71,7 +71,9 @@ class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
     SAM(SharpnessOptimizer, optimizer="sam")``; :attr:`spec`, :attr:`name`,
     :attr:`hparam_defaults` and :attr:`two_pass` follow from it) and implement
     :meth:`_perturbation`; state of their own they build in :meth:`_setup`.
-    Unknown hyper-parameters raise ``ValueError`` naming them.
+    Its hyper-parameters are its spec's :meth:`~sharpness.optim.spec.OptimizerSpec.resolve`
+    of those given: unknown ones and values the spec does not accept raise ``ValueError``
+    naming them.
     """
 
     name: ClassVar[str] = "base"
@@ -100,14 +102,10 @@ class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
         steps_per_epoch: int | None = None,
         **hparams: Any,
     ) -> None:
-        unknown = sorted(set(hparams) - set(self.hparam_defaults))
-        if unknown:
-            known = ", ".join(sorted(self.hparam_defaults)) or "none"
-            raise ValueError(
-                f"optimizer {self.name!r}: unknown hyper-parameter(s) {', '.join(unknown)} "
-                f"(known: {known})"
-            )
-        self.hparams: dict[str, Any] = {**self.hparam_defaults, **hparams}
+        if self.spec is None and hparams:
+            raise ValueError(f"optimizer {self.name!r}: unknown hyper-parameter(s) "
+                             f"{', '.join(sorted(hparams))} (known: none)")
+        self.hparams: dict[str, Any] = self.spec.resolve(hparams) if self.spec else {}
         self.model = model
         self.base_optimizer = base_optimizer
         self.total_steps = total_steps
@@ -126,18 +124,9 @@ class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
         self._perturbed_params: list[Tensor] = []
         self.last_eps: list[Tensor] = []
         self._last_eps_params: list[Tensor] = []
-        self._validate()
         self._setup()
 
     # -- to be specialised ---------------------------------------------------------------
-    def _validate(self) -> None:
-        """Check every hyper-parameter's value against what its ``HParam`` accepts."""
-        for h in self.spec.hparams if self.spec else ():
-            problem = h.problem(self.hparams[h.name])
-            if problem:
-                raise ValueError(f"optimizer {self.name!r}: {h.name} {problem}, "
-                                 f"got {self.hparams[h.name]!r}")
-
     def _setup(self) -> None:
         """Build the subclass's own state once the hyper-parameters are checked (EMA buffers,
         eigenvector, schedules); ``self.model``, ``self.hparams`` and the step counters are set."""

@@ -41,9 +41,9 @@ class HParam:
     """One hyper-parameter: its name, default and where the default comes from
     (``"official: <repo> <file>"``, ``"paper: <where>"`` or ``"choice: <why>"``), and the
     values it accepts: a tuple of choices, an interval (:data:`INTERVAL`) or ``()`` for any.
-    The optimizer checks every value it is given against ``accepts``
-    (:meth:`sharpness.optim.base.SharpnessOptimizer._validate`), so a module states its
-    constraints here instead of coding a check."""
+    Every value given is checked against ``accepts`` in one place
+    (:meth:`OptimizerSpec.resolve`, which the training config and the optimizer both call), so
+    a module states its constraints here instead of coding a check."""
 
     name: str
     default: Any
@@ -118,6 +118,25 @@ class OptimizerSpec:
         """``{name: default}`` of the hyper-parameters (what the optimizer class accepts)."""
         return {h.name: h.default for h in self.hparams}
 
+    def resolve(self, hparams: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``hparams`` checked and with the defaults filled in: the one place an optimizer's
+        hyper-parameters are validated and defaulted (the training config checks a run's
+        ``opt_hparams`` with it when the run is loaded, the optimizer takes its settings from
+        it). An unknown name or a value outside ``accepts`` raises ``ValueError`` naming it."""
+        given = dict(hparams or {})
+        unknown = sorted(set(given) - set(self.defaults))
+        if unknown:
+            known = ", ".join(sorted(self.defaults)) or "none"
+            raise ValueError(f"optimizer {self.name!r}: unknown hyper-parameter(s) "
+                             f"{', '.join(unknown)} (known: {known})")
+        settings = {**self.defaults, **given}
+        for h in self.hparams:
+            problem = h.problem(settings[h.name])
+            if problem:
+                raise ValueError(f"optimizer {self.name!r}: {h.name} {problem}, "
+                                 f"got {settings[h.name]!r}")
+        return settings
+
     @property
     def sources(self) -> dict[str, str]:
         """``{name: source}`` of the hyper-parameters' defaults."""
@@ -127,7 +146,8 @@ class OptimizerSpec:
         """Forward+backward passes of one step with ``hparams`` (defaults for the rest)."""
         if self.hvp_every is None:
             return self.passes_per_step
-        settings = {**self.defaults, **(hparams or {})}
+        given = hparams or {}  # a config's entry may hold more (its `source`): read the two
+        settings = self.resolve({k: given[k] for k in self.hvp_every if k in given})
         iterations, every = (settings[k] for k in self.hvp_every)
         return self.passes_per_step + 2.0 * iterations / (every or self.defaults[self.hvp_every[1]])
 

@@ -49,22 +49,29 @@ run
     :mod:`sharpness.train.distributed`), ``ddp_perturbation`` (``local``: m-sharpness with
     m = per-device batch; ``global``: the all-reduced gradient, as the LE-SAM code's DDP loop), ``sharpness_fn`` / ``metrics_fn`` (``module:function`` of hooks the
     CLI can load), ``sources`` (setting -> where its value comes from, ``official: ...``,
-    ``paper: ...`` or ``choice: ...``; recorded in the provenance, never read by training).
+    ``paper: ...`` or ``choice: ...``; recorded in the provenance, never read by training),
+    ``tags`` (name -> text a study gives the run, e.g. the lesam run's ``group`` and
+    ``label``; recorded in the provenance, where tables read which run is which, never read
+    by training).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
 from sharpness.errors import ConfigError, key_path, nonfinite
+from sharpness.mappings import deep_merge
 from sharpness.models import MODELS, model_options
 from sharpness.optim import OPTIMIZERS
+from sharpness.optim.spec import optimizer_spec
 from sharpness.runs.state import BLOW_UP_FACTOR
 from sharpness.train.distributed import check_config
 from sharpness.train.performance import refuse_fp16
 
+#: augmentation options and defaults; Cutout fires with probability ``cutout_p``, 0.5 as the
+#: official ESAM code (dydjw9/Efficient_SAM utils/cutout.py)
+AUGMENT_KEYS = {"crop": 0, "flip": False, "cutout": 0, "cutout_p": 0.5}
 DEFAULTS: dict[str, Any] = {
     # data
     "dataset": None,
@@ -99,7 +106,7 @@ DEFAULTS: dict[str, Any] = {
     "warmup_steps": 0,
     "loss": "ce",
     "label_smoothing": 0.0,
-    "augment": {"crop": 0, "flip": False, "cutout": 0, "cutout_p": 0.5},
+    "augment": AUGMENT_KEYS,
     # logging and checkpoints
     "log_every": None,
     "eval_every": None,
@@ -121,12 +128,10 @@ DEFAULTS: dict[str, Any] = {
     "sharpness_fn": None,
     "metrics_fn": None,
     "sources": {},
+    "tags": {},
 }
 
 REQUIRED = ("dataset", "model")
-#: augmentation options and defaults; Cutout fires with probability ``cutout_p``, 0.5 as the
-#: official ESAM code (dydjw9/Efficient_SAM utils/cutout.py)
-AUGMENT_KEYS = {"crop": 0, "flip": False, "cutout": 0, "cutout_p": 0.5}
 
 
 def _fail(key: str, reason: str) -> ConfigError:
@@ -166,8 +171,7 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"train config has unknown key(s) {', '.join(map(repr, unknown))}; "
                           f"known keys: {', '.join(sorted(DEFAULTS))}")
-    cfg = copy.deepcopy(DEFAULTS)
-    cfg.update(copy.deepcopy(config))
+    cfg = deep_merge(DEFAULTS, config)  # nested settings (augment) merge key by key
     for key in REQUIRED:
         if cfg[key] is None:
             raise _fail(key, "is required")
@@ -229,7 +233,6 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     if bad:
         raise _fail("augment", f"unknown option(s) {', '.join(bad)}; known: "
                                f"{', '.join(AUGMENT_KEYS)}")
-    cfg["augment"] = {**AUGMENT_KEYS, **cfg["augment"]}
     for key in ("crop", "cutout"):
         value = cfg["augment"][key]
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -273,6 +276,9 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     _check_type(cfg, "sources", (dict,))
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in cfg["sources"].items()):
         raise _fail("sources", "must map setting names to source strings")
+    _check_type(cfg, "tags", (dict,))
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in cfg["tags"].items()):
+        raise _fail("tags", "must map names to strings")
     _check_registries(cfg)
 
     check_config(cfg)
@@ -290,8 +296,7 @@ def _check_registries(cfg: dict[str, Any]) -> None:
     if cfg["optimizer"] not in OPTIMIZERS:
         raise _fail("optimizer", f"unknown optimizer {cfg['optimizer']!r}; known: "
                                  f"{', '.join(OPTIMIZERS)}")
-    known = OPTIMIZERS[cfg["optimizer"]].hparam_defaults
-    bad = sorted(set(cfg["opt_hparams"]) - set(known))
-    if bad:
-        raise _fail("opt_hparams", f"optimizer {cfg['optimizer']!r} has no hyper-parameter(s) "
-                                   f"{', '.join(bad)}; known: {', '.join(sorted(known)) or 'none'}")
+    try:  # the optimizer's spec checks its hyper-parameters (the one place that does)
+        optimizer_spec(cfg["optimizer"]).resolve(cfg["opt_hparams"])
+    except ValueError as exc:
+        raise _fail("opt_hparams", str(exc)) from None
