@@ -14,7 +14,13 @@ from sharpness.cli import main
 from sharpness.data.longtail import longtail_counts
 from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
 from sharpness.lesam.glmc import run_glmc
-from sharpness.lesam.steps import build_evaluation, build_runs, step_section
+from sharpness.lesam.steps import (
+    EVAL_ITEMS,
+    build_evaluation,
+    build_runs,
+    eval_runs,
+    step_section,
+)
 from sharpness.runs.provenance import sidecar_path
 from sharpness.train import train
 
@@ -72,8 +78,10 @@ def root(tmp_path_factory) -> Path:
     for lab in ("sam", "lesam"):
         assert main(["lesam", "signal", "--run", lab, "--params", params, "--out",
                      str(root / "results/lesam/signal" / lab)]) == 0
-    for what in ("robustness", "domain_gen", "flatness", "cost"):
-        assert main(["lesam", "eval", what, "--params", params, "--root", str(root),
+    for what, item in EVAL_ITEMS.items():  # as the rule runs it: the item's settings, its runs
+        assert main(["lesam", "eval", what, "--params",
+                     json.dumps(step_section(SECTION, "eval", item)),
+                     "--runs", *(str(root / f) for f in eval_runs(SECTION, what)),
                      "--out", str(root / "results/lesam/eval" / f"{what}.json")]) == 0
     return root
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sharpness.lesam.experiments import glmc_runs, signal_runs, training_runs
-from sharpness.lesam.steps import EVAL_ITEMS, step_section
+from sharpness.lesam.experiments import RUNS_DIR, glmc_runs, signal_runs, training_runs
+from sharpness.lesam.steps import EVAL_ITEMS, eval_runs, step_section
 from sharpness.optim.spec import optimizer_specs
 from sharpness.train import validate_config
 
@@ -88,12 +88,18 @@ def test_paper_profile_scale():
 def test_step_sections_give_the_same_runs_and_inputs(section):
     assert glmc_runs(step_section(section, "glmc")) == glmc_runs(section)
     assert signal_runs(step_section(section, "signal")) == signal_runs(section)
-    for item in EVAL_ITEMS.values():
-        sub = step_section(section, "eval", item)
-        assert training_runs(sub) == training_runs(section)
-        assert sub["items"] == {item: section["items"][item]}
-    for item in section["items"]:  # a table or figure job reads its runs' records instead
+    # an evaluation, table or figure job reads its runs' records, not the run list
+    for item in section["items"]:
         assert step_section(section, "build", item) == section["items"][item]
+    for what, item in EVAL_ITEMS.items():
+        sub = step_section(section, "eval", item)
+        assert {k: sub[k] for k in section["items"][item]} == section["items"][item]
+        assert set(sub) - set(section["items"][item]) == (
+            {"config", "optimizer_hparams"} if what == "cost" else set())
+        assert set(eval_runs(section, what)) <= {f"{RUNS_DIR}/{rid}/final.json"
+                                                 for rid in training_runs(section)}
+    cost = step_section(section, "eval", EVAL_ITEMS["cost"])
+    assert set(cost["optimizer_hparams"]) == set(section["items"]["table_cost"]["optimizers"])
 
 
 def test_step_sections_leave_out_what_a_step_does_not_read(section):

@@ -51,8 +51,7 @@ def lesam_probe_gpu(wildcards):
 
 def lesam_eval_runs(wildcards):
     """Every trained run of the groups the evaluated item reads."""
-    item = lesam_steps.EVAL_ITEMS[wildcards.what]
-    return lesam_steps.runs_of(LESAM, lesam_steps.item_groups(LESAM, item))
+    return lesam_steps.eval_runs(LESAM, wildcards.what)
 
 
 def lesam_eval_gpu(wildcards):

@@ -182,8 +182,8 @@ if LESAM:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.evaluate"),
             settings=lesam_eval_settings,
         shell:
-            "sharpness lesam eval {wildcards.what:q} --params {params.settings:q} --out {output:q}"
-            " --threads {threads:q} > {log:q} 2>&1"
+            "sharpness lesam eval {wildcards.what:q} --params {params.settings:q} --runs {input:q}"
+            " --out {output:q} --threads {threads:q} > {log:q} 2>&1"
 
     # a table and a figure are built by one command (`sharpness lesam build`); they differ
     # only in what they write. The job reads which run each folder holds, with what

@@ -24,7 +24,6 @@ from typing import Any
 from sharpness.commands import add_flags
 from sharpness.errors import ConfigError
 from sharpness.io import atomic_write_json
-from sharpness.mappings import deep_merge
 from sharpness.runs.lock import run_lock
 from sharpness.runs.provenance import write_artifact_provenance
 
@@ -40,7 +39,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     def common(p: argparse.ArgumentParser) -> None:
         add_flags(p, params="the config's lesam section as JSON", out="output directory or file",
                   threads=True)
-        p.add_argument("--root", default=".", help="folder holding results/ (default .)")
 
     p = sub.add_parser("glmc", help="one GLMC long-tail run")
     p.add_argument("--run", required=True, help="run id, e.g. lt100-lesam-s0")
@@ -52,7 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_signal)
     p = sub.add_parser("eval", help="evaluate finished runs")
     p.add_argument("what", choices=EVALS, help="which evaluation")
-    common(p)
+    add_flags(p, params="the evaluated item's settings as JSON (lesam.items.<item>; the cost "
+              "evaluation's also its config and optimizer_hparams)", out="the evaluation file",
+              threads=True)
+    p.add_argument("--runs", nargs="*", default=[], help="final.json of each run the "
+                   "evaluation may read: the folder's record says which run it is")
     p.set_defaults(func=_eval)
     p = sub.add_parser("build", help="write one table or figure")
     p.add_argument("item", help="catalog id, e.g. table_cifar or fig_signal")
@@ -109,27 +111,24 @@ def _eval(args: argparse.Namespace) -> int:
     import torch
 
     from sharpness.lesam import evaluate
-    from sharpness.lesam.experiments import RUNS_DIR, training_runs
+    from sharpness.lesam.records import read_run, run_folders
+    from sharpness.lesam.steps import EVAL_ITEMS
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    section = _params(args)
-    spec = section["items"][{"robustness": "table_robustness", "domain_gen": "table_domain_gen",
-                             "flatness": "fig_flatness", "cost": "table_cost"}[args.what]]
-    root = Path(args.root)
-    runs = training_runs(section)
-
-    seeds = spec.get("seeds")
+    spec = _params(args)
     settings = {"evaluation": args.what, **spec}
-
-    def dirs(group: str, labels: list[str] | None) -> list[Path]:
-        return [root / RUNS_DIR / rid for rid, r in runs.items()
-                if r["group"] == group and (labels is None or r["label"] in labels)
-                and (seeds is None or r["seed"] in seeds)]
-
+    what = f"lesam eval {args.what}"
+    runs = [read_run(d, what=what) for d in run_folders(args.runs)]
+    seeds, labels = spec.get("seeds"), spec.get("optimizers")
     # PACS/VLCS name one group per source domain (`groups`), every other item one `group`
     groups = [] if args.what == "cost" else spec.get("groups") or [spec["group"]]
-    evaluated = [d for group in groups for d in dirs(group, spec.get("optimizers"))]
+    evaluated = [r.folder for group in groups for r in runs if r.group == group
+                 and (labels is None or r.label in labels)
+                 and (seeds is None or r.seed in seeds)]
+    if args.what != "cost" and not evaluated:
+        raise ConfigError(f"{what}: none of the {len(runs)} run(s) given is of "
+                          f"{EVAL_ITEMS[args.what]}'s groups {groups}, optimizers and seeds")
     if args.what == "robustness":
         rows = evaluate.robustness_rows(evaluated, radii=spec["radii"], steps=spec["steps"],
                                         n_test=spec.get("n_test"))
@@ -141,13 +140,9 @@ def _eval(args: argparse.Namespace) -> int:
         rows = evaluate.flatness_rows(evaluated, n_examples=spec["n_examples"], k=spec["k"],
                                       trace_samples=spec["trace_samples"],
                                       tol=spec.get("tol", 1e-3))
-    else:
-        from sharpness.lesam.experiments import base_config, optimizer_hparams
-
-        config = deep_merge(base_config(section), spec.get("overrides", {}))
-        opts = {name: optimizer_hparams(section, name) for name in spec["optimizers"]}
-        settings.update(config=config, optimizer_hparams=opts)  # no runs read: the settings
-        rows = evaluate.cost_rows(config, opts, steps=spec["steps"], rounds=spec["rounds"],
+    else:  # no runs read: the settings given (lesam.steps.step_section) say what is timed
+        rows = evaluate.cost_rows(spec["config"], spec["optimizer_hparams"],
+                                  steps=spec["steps"], rounds=spec["rounds"],
                                   threads=args.threads)
     atomic_write_json(args.out, rows)
     # the record comes after the file; its inputs are the run folders evaluated (by content),

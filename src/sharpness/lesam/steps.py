@@ -17,10 +17,13 @@ from sharpness.launch import gpus_requested
 from sharpness.lesam.experiments import (
     GLMC_DIR,
     RUNS_DIR,
+    base_config,
     glmc_runs,
+    optimizer_hparams,
     signal_runs,
     training_runs,
 )
+from sharpness.mappings import deep_merge
 
 RESULTS = "results/lesam"
 EVAL_ITEMS = {"robustness": "table_robustness", "domain_gen": "table_domain_gen",
@@ -124,9 +127,10 @@ def step_section(section: dict[str, Any], step: str, item: str | None = None) ->
     change reruns only the steps that read it: editing ``items.table_robustness`` redoes the
     robustness evaluation and its table, not the GLMC and signal runs. ``step`` is ``glmc``,
     ``signal``, ``eval`` or ``build``; ``eval`` and ``build`` need the ``item`` they serve
-    (an ``EVAL_ITEMS`` value or a catalog id). ``build`` gets the item's own settings alone
-    (``items.<item>``): what each run was, it reads from the runs' records. The subcommands
-    give the same results from it as from the whole section."""
+    (an ``EVAL_ITEMS`` value or a catalog id) and get the item's own settings alone
+    (``items.<item>``): what each run was, they read from the runs' records. The cost
+    evaluation, which reads no run, gets its resolved training config and optimizer
+    hyper-parameters beside them (``config``, ``optimizer_hparams``)."""
     shared = ("base", "optimizers")
     if step in ("glmc", "signal"):
         return {k: section[k] for k in (*shared, step) if k in section}
@@ -135,11 +139,20 @@ def step_section(section: dict[str, Any], step: str, item: str | None = None) ->
     items = section.get("items", {})
     if item not in items:
         raise ValueError(f"lesam.items has no {item!r}; known: {', '.join(items)}")
-    if step == "build":
-        return dict(items[item])
-    sub = {k: section[k] for k in (*shared, "groups") if k in section}
-    sub["items"] = {item: items[item]}
-    return sub
+    spec = dict(items[item])
+    if step == "eval" and item == EVAL_ITEMS["cost"]:
+        # the cost table times fresh steps of every optimizer it names (no run read): it
+        # needs their resolved settings, which no run record holds
+        spec["config"] = deep_merge(base_config(section), spec.get("overrides", {}))
+        spec["optimizer_hparams"] = {name: optimizer_hparams(section, name)
+                                     for name in spec["optimizers"]}
+    return spec
+
+
+def eval_runs(section: dict[str, Any], what: str) -> list[str]:
+    """``final.json`` of every run the evaluation ``what`` may read (the runs of its item's
+    groups; the job keeps those of the item's optimizers and seeds, by their records)."""
+    return runs_of(section, item_groups(section, EVAL_ITEMS[what]))
 
 
 def gpu(cfg: dict[str, Any]) -> int:
