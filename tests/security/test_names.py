@@ -139,9 +139,8 @@ def test_a_gradcam_key_holding_shell_words_is_refused_and_nothing_runs(workdir, 
 @pytest.mark.parametrize(("overrides", "message"), [
     ({"eos": {"settings": {UP: SETTING}}}, f"config key eos.settings: the key {UP!r}"),
     ({"lesam": {"groups": {UP: GROUP}}}, f"config key lesam.groups: the key {UP!r}"),
-    # the quick profile trains each group in one job (one_job_per_group): a `/` in a group
-    # name used to crash planning with a KeyError instead of a config error
-    ({"lesam": {"one_job_per_group": True, "groups": {"a/b": GROUP}}},
+    # a `/` in a group name once crashed planning with a KeyError instead of a config error
+    ({"lesam": {"groups": {"a/b": GROUP}}},
      "config key lesam.groups: the key 'a/b'"),
 ], ids=["eos-setting-up", "lesam-group-up", "lesam-group-slash"])
 def test_a_name_that_is_a_path_is_a_config_error_at_planning(workdir, bin_dir, overrides,

@@ -16,8 +16,6 @@
 # Each step gets as params only the part of the lesam section it reads (training: its run's
 # config; others: lesam_steps.step_section), so a setting change reruns only what reads it.
 
-import os
-
 from sharpness.launch import cpus as launch_cpus
 from sharpness.launch import launch_words
 from sharpness.launch import mem_mb as launch_mem_mb
@@ -28,10 +26,6 @@ LESAM = config.get("lesam")
 
 if LESAM:
     LESAM_RUNS = lesam_exp.training_runs(LESAM)
-    # lesam.one_job_per_group: each group's runs train in one job (lesam_train_<group>), else
-    # every run is a job of its own (lesam_train)
-    LESAM_TOGETHER = lesam_exp.one_job_groups(LESAM, config["data"])
-    LESAM_ALONE = [r for r, spec in LESAM_RUNS.items() if spec["group"] not in LESAM_TOGETHER]
     LESAM_GLMC = lesam_exp.glmc_runs(LESAM)
     LESAM_SIGNAL = lesam_exp.signal_runs(LESAM)
     LESAM_RES = "results/lesam"
@@ -76,7 +70,7 @@ if LESAM:
         log: "logs/lesam/train_{run}.log"
         benchmark: "benchmarks/results/lesam/train_{run}.tsv"
         wildcard_constraints:
-            run=one_of(LESAM_ALONE),
+            run=one_of(LESAM_RUNS),
         threads: lambda w: launch_cpus(lesam_run(w))
         resources:
             mem_mb=lambda w: launch_mem_mb(lesam_run(w)),
@@ -93,43 +87,6 @@ if LESAM:
             "{params.launch:q} sharpness train --config {params.cfg:q}"
             " --set data_root={params.root:q} --out {params.outdir:q}"
             " --threads {threads:q} > {log:q} 2>&1"
-
-    # A group's runs in one process (`lesam.one_job_per_group`): the rule's outputs are the
-    # group's run files, which only a rule per group can list (a wildcard rule has one
-    # pattern per output), so one rule is declared for each such group, named after it.
-    for _group, _runs in LESAM_TOGETHER.items():
-        _ids = [os.path.basename(d) for d in _runs]
-
-        rule:
-            name:
-                f"lesam_train_{_group}"
-            input:
-                sorted(
-                    {
-                        p
-                        for rid in _ids
-                        for p in lesam_steps.run_inputs(LESAM, rid, config["data"])
-                    }
-                    - {f"{d}/final.json" for d in _runs}
-                ),
-            output:
-                final=[f"{d}/final.json" for d in _runs],
-                model=[f"{d}/model.pt" for d in _runs],
-            message:
-                f"lesam: train the {len(_runs)} runs of group {_group}, one after the other "
-                f"({LESAM_RES}/runs/{_group}-*/final.json)"
-            log: f"logs/lesam/train_group_{_group}.log"
-            benchmark: f"benchmarks/results/lesam/train_group_{_group}.tsv"
-            resources:
-                mem_mb=max(launch_mem_mb(cfg) for cfg in _runs.values()),
-                runtime=30 * len(_runs),
-                gpu=max(lesam_steps.gpu(cfg) for cfg in _runs.values()),
-            conda: ENV
-            params:
-                code=code("train", "sharpness.train"),
-                runs=as_json(_runs),
-            shell:
-                "sharpness train-many --runs {params.runs:q} --threads {threads:q} > {log:q} 2>&1"
 
     # the GLMC long-tail runs and the signal probes: one job a run, `sharpness lesam <step>`
     rule lesam_glmc:

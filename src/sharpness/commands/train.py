@@ -1,5 +1,4 @@
-"""``sharpness train --config JSON_OR_PATH --out RUN_DIR``: one training run;
-``sharpness train-many --runs JSON``: several, one after the other in one process.
+"""``sharpness train --config JSON_OR_PATH --out RUN_DIR``: one training run.
 
 The config is a JSON object (inline, as the rules pass ``json.dumps(config[...])``, or a path
 to a ``.json``/``.yaml`` file); keys in :mod:`sharpness.train.config`. ``--set key=value``
@@ -25,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from sharpness.commands import add_command, run_each
+from sharpness.commands import add_command
 from sharpness.errors import ConfigError
 from sharpness.runs.lock import run_lock
 
@@ -47,18 +46,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "line per epoch at most every 15 s (SHARPNESS_PROGRESS_S) in "
                              "the log (default: on)")
     parser.set_defaults(func=run)
-    many = add_command(
-        subparsers, "train-many", "train several runs one after the other in one process",
-        description="Train every run of --runs (a JSON object: run directory -> run config) in "
-                    "turn, each exactly as `sharpness train --config CONFIG --out DIR` would: "
-                    "torch is imported once for all of them. A run that fails is recorded in "
-                    "its folder and named, the others still run, and the exit code is 1.",
-        threads=threads)
-    many.add_argument("--runs", required=True,
-                      help="JSON object: run directory -> run config (as --config takes it)")
-    many.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
-                      help="show progress (as for `sharpness train`)")
-    many.set_defaults(func=run_many)
 
 
 def load_config(text: str) -> dict[str, Any]:
@@ -106,26 +93,6 @@ def run(args: argparse.Namespace) -> int:
     train_one(apply_overrides(load_config(args.config), args.set), args.out, args.threads,
               args.progress)
     return 0
-
-
-def run_many(args: argparse.Namespace) -> int:
-    """Every run of ``--runs`` in turn (configs checked first, so a bad one stops the job
-    before any training); a run that fails is named and the others still run."""
-    from sharpness.train import validate_config
-
-    try:
-        runs = json.loads(args.runs)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--runs is not valid JSON: {exc}") from None
-    if not isinstance(runs, dict) or not runs:
-        raise ConfigError("--runs must be a non-empty JSON object (run directory -> config)")
-    for out, cfg in runs.items():
-        try:
-            validate_config(cfg)
-        except ConfigError as exc:
-            raise ConfigError(f"run {out}: {exc}") from None
-    return run_each("train-many", "run", runs,
-                    lambda out, cfg: train_one(cfg, out, args.threads, args.progress))
 
 
 def train_one(config: dict[str, Any], out: str, threads: int | None, progress: bool) -> None:

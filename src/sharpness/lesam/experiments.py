@@ -40,8 +40,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sharpness.errors import ConfigError
-from sharpness.launch import processes
 from sharpness.mappings import deep_merge
 
 RUNS_DIR = "results/lesam/runs"
@@ -152,25 +150,6 @@ def training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def group_runs(section: dict[str, Any], group: str) -> list[str]:
     """Run ids of one group (in config order)."""
     return [rid for rid, r in training_runs(section).items() if r["group"] == group]
-
-
-def one_job_groups(section: dict[str, Any], data: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """With ``one_job_per_group``: group -> ``{run dir: train config}`` (``data_root`` set), the
-    runs one job trains one after the other (``sharpness train-many``); else empty. Each job
-    imports torch once instead of once per run. A run launched as several processes (``gpus``
-    above 1, torchrun) cannot share a process with others: it is a configuration error."""
-    if not section.get("one_job_per_group"):
-        return {}
-
-    out: dict[str, dict[str, Any]] = {}
-    for rid, run in training_runs(section).items():
-        cfg = run["config"]
-        if processes(cfg) != 1:
-            raise ConfigError(f"lesam.one_job_per_group: run {rid} is launched as "
-                              f"{processes(cfg)} processes (torchrun) and cannot share a job")
-        out.setdefault(run["group"], {})[f"{RUNS_DIR}/{rid}"] = {
-            **cfg, "data_root": data_root(data, cfg)}
-    return out
 
 
 def _study_config(section: dict[str, Any], spec: dict[str, Any], group: str
