@@ -84,6 +84,20 @@ def _runs_text(test: ThresholdTest, bound: float, side: str) -> str:
             f"({iv.level:.0%} t interval) {side} {bound:g}{p}")
 
 
+def _over_runs(what: str, values: list[float], parts: list[str], bound: float, *,
+               below: bool, rules: SeedRules, notes: list[str],
+               estimate: float | None = None) -> Result:
+    """A row decided by :func:`threshold_test` over one value per run: ``what``, then each
+    run's words (``parts``), then the test's; ``notes`` that are not empty become its note."""
+    test = threshold_test(values, bound, below=below, level=rules.level,
+                          min_runs=rules.min_runs)
+    return Result(test.verdict,
+                  what + ("; ".join(parts) or "no run that trained")
+                  + (f"; {_runs_text(test, bound, 'against')}" if values else ""),
+                  estimate=estimate, n=len(values), p_value=test.p_value,
+                  note="; ".join(x for x in notes if x))
+
+
 def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
     """Per run (seed) that trained: the median ⟨g,ε⟩ / |½εᵀHε| over the first
     ``early_fraction`` of SAM's probes; the row holds when the t interval over the runs (of the
@@ -100,13 +114,9 @@ def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
         parts.append(f"seed {seed}: {fmt(med)} (range {fmt(float(ratio.min()))}–"
                      f"{fmt(float(ratio.max()))}, {len(early)} probes)")
     bound = float(params["ratio"])
-    test = threshold_test(meds, bound, below=False, level=rules.level, min_runs=rules.min_runs)
-    return Result(test.verdict,
-                  f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {bound:g}): "
-                  + ("; ".join(parts) or "no run that trained")
-                  + (f"; {_runs_text(test, bound, 'against')}" if meds else ""),
-                  estimate=min(meds) if meds else None, n=len(meds), p_value=test.p_value,
-                  note=_excluded_note(excluded))
+    return _over_runs(f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {bound:g}): ",
+                      meds, parts, bound, below=False, rules=rules,
+                      notes=[_excluded_note(excluded)], estimate=min(meds) if meds else None)
 
 
 def signal_lesam(d: D, params: Params) -> Result:
@@ -159,16 +169,10 @@ def signal_curvature(d: D, params: Params, rules: SeedRules) -> Result:
         ratios.append(ratio)
         parts.append(f"seed {seed}, {n} probes with ε ≠ 0: {fmt(ratio)} (median residual "
                      f"{fmt(resid)}, curvature {fmt(curv)})")
-    bound = float(params["ratio"])
-    test = threshold_test(ratios, bound, below=True, level=rules.level, min_runs=rules.min_runs)
-    return Result(test.verdict,
-                  "LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: "
-                  + ("; ".join(parts) or "no run that trained")
-                  + (f"; {_runs_text(test, bound, 'against')}" if ratios else ""),
-                  n=len(ratios), p_value=test.p_value,
-                  note="; ".join(x for x in (
-                      f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
-                      if dropped_all else "", _excluded_note(excluded)) if x))
+    return _over_runs("LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: ",
+                      ratios, parts, float(params["ratio"]), below=True, rules=rules,
+                      notes=[f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
+                             if dropped_all else "", _excluded_note(excluded)])
 
 
 def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
