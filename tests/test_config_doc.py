@@ -22,7 +22,7 @@ def test_every_key_has_a_description():
 
 def test_committed_reference_equals_the_generated_one():
     committed = (REPO / "workflow/config/README.md").read_text()
-    assert committed == render(SCHEMA), "run `sharpness config-doc` and commit the result"
+    assert committed == render(SCHEMA), "run `sharpness config doc` and commit the result"
 
 
 def test_reference_lists_every_key_with_its_default():
@@ -44,11 +44,11 @@ def test_undescribed_names_the_key():
 
 def test_command_checks_and_writes(tmp_path, capsys):
     out = tmp_path / "README.md"
-    assert main(["config-doc", "--schema", str(SCHEMA_PATH), "--out", str(out), "--check"]) == 1
-    assert main(["config-doc", "--schema", str(SCHEMA_PATH), "--out", str(out)]) == 0
+    assert main(["config", "doc", "--schema", str(SCHEMA_PATH), "--out", str(out), "--check"]) == 1
+    assert main(["config", "doc", "--schema", str(SCHEMA_PATH), "--out", str(out)]) == 0
     assert out.read_text() == render(SCHEMA)
-    assert main(["config-doc", "--schema", str(SCHEMA_PATH), "--out", str(out), "--check"]) == 0
+    assert main(["config", "doc", "--schema", str(SCHEMA_PATH), "--out", str(out), "--check"]) == 0
     bad = tmp_path / "schema.yaml"
     bad.write_text("properties:\n  x: {type: number}\n")
-    assert main(["config-doc", "--schema", str(bad), "--out", str(out)]) == 2
+    assert main(["config", "doc", "--schema", str(bad), "--out", str(out)]) == 2
     assert "without a description: x" in capsys.readouterr().err

@@ -100,7 +100,7 @@ def test_the_new_figure_recipe_on_a_copy(tmp_path):
     quick.write_text(yaml.safe_dump(config, sort_keys=False))
     (copy / f"tests/eos/test_{FIG}.py").write_text(textwrap.dedent(TEST).lstrip())
     # what the recipe says to run
-    sharpness(copy, "config-doc")
+    sharpness(copy, "config", "doc")
     sharpness(copy, "readme", "refresh", "--only", "counts")
     run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
         f"tests/eos/test_{FIG}.py")

@@ -99,7 +99,7 @@ def test_the_new_optimizer_recipe_on_a_copy(tmp_path):
     # 3. its test
     (copy / f"tests/optim/test_{NAME}.py").write_text(textwrap.dedent(TEST).lstrip())
     # 4. what the recipe says to run
-    sharpness(copy, "config-doc")
+    sharpness(copy, "config", "doc")
     sharpness(copy, "readme", "refresh", "--only", "optimizers", "--only", "cost",
               "--only", "plan", "--only", "profiles")
     sharpness(copy, "readme", "refresh", "--only", "counts", "--check")  # unchanged, as it says

@@ -2,7 +2,7 @@
 
 The schema is the one source: every key has a ``description`` (and a ``default`` where the
 code has one). :func:`render` turns it into Markdown, one table per section and one per shared
-definition (training settings, eos setting, ...), which ``sharpness config-doc`` writes and
+definition (training settings, eos setting, ...), which ``sharpness config doc`` writes and
 the test suite compares with the committed file. :func:`undescribed` lists the keys without a
 description, so a new key cannot land undocumented.
 """
@@ -28,7 +28,7 @@ CONSTRAINTS = ("if", "then", "else", "allOf", "anyOf", "not")
 HEADER = """\
 # Configuration reference
 
-Written by `sharpness config-doc` from `workflow/config/config.schema.yaml`; do not edit by
+Written by `sharpness config doc` from `workflow/config/config.schema.yaml`; do not edit by
 hand (the test suite checks that this file equals the command's output). Every setting of
 `quick.yaml` (the default) and `paper.yaml` is a key below. Snakemake checks the whole
 configuration while it plans (`snakemake -n` included): a NaN, an infinity, a negative seed,
