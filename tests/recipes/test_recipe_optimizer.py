@@ -5,6 +5,7 @@ plans the workflow, hence the workflow tier."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import textwrap
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.recipes.repo_copy import copy_repo, recipe_files, run, sharpness, touched
+from tests.recipes.repo_copy import ROOT, copy_repo, recipe_files, run, sharpness, touched
 
 pytestmark = pytest.mark.workflow
 
@@ -64,6 +65,13 @@ def test_halfsam_moves_half_the_radius():
 '''
 
 
+def _quick_jobs(repo: Path) -> int:
+    """The quick profile's job count, as the README's `counts` block states it."""
+    found = re.search(r"quick profile is (\d+) Snakemake jobs", (repo / "README.md").read_text())
+    assert found, f"{repo}/README.md states no quick job count"
+    return int(found.group(1))
+
+
 def _edit_yaml(path: Path, change) -> None:  # noqa: ANN001
     data = yaml.safe_load(path.read_text())
     change(data)
@@ -101,8 +109,8 @@ def test_the_new_optimizer_recipe_on_a_copy(tmp_path):
     # 4. what the recipe says to run
     sharpness(copy, "config", "doc")
     sharpness(copy, "readme", "refresh", "--only", "optimizers", "--only", "cost",
-              "--only", "plan", "--only", "profiles")
-    sharpness(copy, "readme", "refresh", "--only", "counts", "--check")  # unchanged, as it says
+              "--only", "plan", "--only", "profiles", "--only", "counts")
+    assert _quick_jobs(copy) == _quick_jobs(ROOT) + 1  # its one quick run
     run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
         f"tests/optim/test_{NAME}.py", "tests/optim/test_spec.py")
     assert touched(copy) == recipe_files("A new optimizer", NAME)
