@@ -24,11 +24,11 @@ from sharpness.io import atomic_write_json, read_json  # noqa: E402
 from sharpness.plots.save import save_figure  # noqa: E402
 from sharpness.runs.audit import audit_report  # noqa: E402
 from sharpness.runs.provenance import (  # noqa: E402
-    RunRecord,
     sidecar_path,
     write_artifact_provenance,
     write_run_provenance,
 )
+from sharpness.runs.run_record import RunRecord  # noqa: E402
 from sharpness.runs.signing import sign
 from sharpness.runs.state import untrack  # noqa: E402
 

@@ -10,7 +10,8 @@ from sharpness.cli import main
 from sharpness.io import atomic_write_json
 from sharpness.runs.audit import audit_lines
 from sharpness.runs.environment import code_version
-from sharpness.runs.provenance import RunRecord, artifact_record, commit_artifact_record
+from sharpness.runs.provenance import artifact_record, commit_artifact_record
+from sharpness.runs.run_record import RunRecord
 
 
 def write_artifact_provenance(artifact, **kw):

@@ -19,7 +19,8 @@ from sharpness.cli import main  # noqa: E402
 from sharpness.io import atomic_write_json, read_json  # noqa: E402
 from sharpness.plots.save import save_figure  # noqa: E402
 from sharpness.runs.audit import audit_report  # noqa: E402
-from sharpness.runs.provenance import RunRecord, content_id  # noqa: E402
+from sharpness.runs.provenance import content_id  # noqa: E402
+from sharpness.runs.run_record import RunRecord  # noqa: E402
 
 #: the quick profile's l1_maxmargin settings, at a few seconds' size
 L1 = {"mu": [1.0, 2.0], "multi": {"n": 10, "scales": [0.5, 1.0, 2.0], "noise": 0.5, "seed": 4},

@@ -14,7 +14,7 @@ import pytest
 from sharpness.io import atomic_write_json, read_json
 from sharpness.runs import state as runstate
 from sharpness.runs.audit import audit_report
-from sharpness.runs.provenance import RunRecord
+from sharpness.runs.run_record import RunRecord
 from sharpness.runs.state import owner, run_state
 
 

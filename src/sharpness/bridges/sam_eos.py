@@ -47,7 +47,7 @@ from sharpness.eos.sweep import (
 )
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
-from sharpness.runs.provenance import RunRecord
+from sharpness.runs.run_record import RunRecord
 from sharpness.runs.seal import seal
 
 __all__ = ["SamEosParams", "edge_for", "run_sweep", "sam_edge", "thresholds"]

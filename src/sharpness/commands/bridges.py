@@ -19,7 +19,7 @@ import numpy as np
 from sharpness.commands import add_flags
 from sharpness.io import atomic_save_npz, atomic_write_json
 from sharpness.runs.lock import run_lock
-from sharpness.runs.provenance import RunRecord
+from sharpness.runs.run_record import RunRecord
 from sharpness.runs.seal import read_verified
 
 

@@ -22,7 +22,7 @@ from sharpness.commands import add_action, run_each
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
 from sharpness.runs.lock import run_lock
-from sharpness.runs.provenance import RunRecord
+from sharpness.runs.run_record import RunRecord
 
 FIGURE_IDS = ("fig_diagonal", "fig_phase", "fig_test_vs_lr", "fig_trajectories",
               "fig_measures", "fig_ablations")

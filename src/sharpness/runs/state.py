@@ -258,7 +258,7 @@ _TRACKED_LOCK = threading.Lock()
 
 def track(record: Any) -> None:
     """Renew ``record``'s heartbeat (its ``progress()`` method) whenever a loop of this
-    process reports progress (:class:`sharpness.runs.provenance.RunRecord` while it is open)."""
+    process reports progress (:class:`sharpness.runs.run_record.RunRecord` while it is open)."""
     with _TRACKED_LOCK:
         _TRACKED.append(record)
 

@@ -275,7 +275,7 @@ def combine_means(ctx: DistContext, loss: float, acc: float, n: int,
 
 
 class NullRecord:
-    """Stands in for :class:`sharpness.runs.provenance.RunRecord` on ranks other than 0."""
+    """Stands in for :class:`sharpness.runs.run_record.RunRecord` on ranks other than 0."""
 
     def __enter__(self) -> NullRecord:
         return self

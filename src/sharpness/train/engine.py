@@ -26,7 +26,7 @@ folder:
     ``diverged_why``), stop reason, steps, the initial loss, final train/test loss and
     accuracy.
 ``provenance.json``
-    through :class:`sharpness.runs.provenance.RunRecord` (status ``ok``/``diverged``/``failed``).
+    through :class:`sharpness.runs.run_record.RunRecord` (status ``ok``/``diverged``/``failed``).
 
 Cache key (:mod:`sharpness.runs.cache`): a run folder holds ``cache_key.json``, the digest of the
 resolved config, the device used and the code fingerprint of the engine and its hooks'
@@ -65,7 +65,8 @@ import torch
 from sharpness.io import atomic_write_json, read_json
 from sharpness.optim.eager import set_deterministic
 from sharpness.runs import cache
-from sharpness.runs.provenance import RunRecord, file_sha256
+from sharpness.runs.provenance import file_sha256
+from sharpness.runs.run_record import RunRecord
 from sharpness.runs.seal import load_sealed
 from sharpness.train import distributed as ddp
 from sharpness.train import status as run_status

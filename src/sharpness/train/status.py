@@ -2,7 +2,7 @@
 bridge sweeps).
 
 A run ends ``ok``, ``diverged`` (recorded with the step, the loss and the reason, not raised)
-or ``failed`` (an exception: recorded with the error by :class:`sharpness.runs.provenance.RunRecord`,
+or ``failed`` (an exception: recorded with the error by :class:`sharpness.runs.run_record.RunRecord`,
 and the job fails); Ctrl-C or SIGTERM leave ``interrupted``. What counts as divergence is the
 one rule of :mod:`sharpness.runs.state` (:func:`~sharpness.runs.state.divergence` on every step's
 clean loss, :func:`~sharpness.runs.state.end_divergence` on the final train loss), so a GLMC or
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sharpness.runs.provenance import RunRecord
+from sharpness.runs.run_record import RunRecord
 from sharpness.runs.state import end_divergence
 
 
