@@ -42,16 +42,11 @@ from torch import nn
 from torch.nn import functional as F
 
 from sharpness.optim import BatchClosure, build_optimizer
+from tests.optim.bn_net import bn_net, global_norm
 
 LR, MOMENTUM, WD = 0.05, 0.9, 5e-4
 STEPS = 6
 TOL = {"rtol": 1e-10, "atol": 1e-12}
-
-
-def _net(seed: int = 0) -> nn.Module:
-    torch.manual_seed(seed)
-    return nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(),
-                         nn.Linear(27, 4)).double()
 
 
 def _batches(seed: int = 1) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -89,10 +84,6 @@ def _ce(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model(x), y)
 
 
-def _norm(tensors: list[torch.Tensor]) -> torch.Tensor:
-    return torch.norm(torch.stack([t.norm(p=2) for t in tensors]), p=2)
-
-
 # -- the reference loops (one step each) ----------------------------------------------------
 
 def _ref_sam_like(model, base, x, y, direction: Callable[[list], list], guard: float,
@@ -102,7 +93,7 @@ def _ref_sam_like(model, base, x, y, direction: Callable[[list], list], guard: f
     _bn_momentum(model, 0.1)
     _ce(model, x, y).backward()
     d = direction([p.grad for p in params])
-    scale = rho / (_norm(d) + guard)
+    scale = rho / (global_norm(d) + guard)
     old = [p.detach().clone() for p in params]
     with torch.no_grad():
         for p, di in zip(params, d, strict=True):
@@ -125,7 +116,7 @@ def _ref_asam(model, base, x, y, rho: float, eta: float) -> None:
     with torch.no_grad():
         t = {n: (p.abs() + eta) if "weight" in n else None for n, p in named}
         tg = [p.grad * t[n] if t[n] is not None else p.grad for n, p in named]
-        wnorm = _norm(tg) + 1e-16
+        wnorm = global_norm(tg) + 1e-16
         eps = [(g * t[n] if t[n] is not None else g) * (rho / wnorm)
                for (n, _), g in zip(named, tg, strict=True)]
         for (_, p), e in zip(named, eps, strict=True):
@@ -149,7 +140,7 @@ def _ref_esam(model, base, x, y, rho: float, beta: float, gamma: float,
     l_before = before.detach()
     with torch.no_grad():
         kept = [p for p in params if p.grad is not None]
-        scale = rho / (_norm([p.grad for p in kept]) + 1e-7) / beta
+        scale = rho / (global_norm([p.grad for p in kept]) + 1e-7) / beta
         eps = {id(p): p.grad * scale for p in kept}
         for p in params:
             p.requires_grad_(True)
@@ -248,7 +239,7 @@ def _assert_same_passes(ours: list, ref: list, step: int) -> None:
 
 def _run(name: str, reference: Callable, hparams: dict, *, steps_per_epoch: int | None = None,
          after: Callable | None = None) -> None:
-    model, ref = _net(), _net()
+    model, ref = bn_net(), bn_net()
     ref.load_state_dict(model.state_dict())
     opt = build_optimizer(name, model, lr=LR, momentum=MOMENTUM, weight_decay=WD,
                           total_steps=STEPS, steps_per_epoch=steps_per_epoch, **hparams)
@@ -312,10 +303,10 @@ def test_lesam_step_by_step_matches_official(rho_max):
 def test_eigensam_step_by_step_matches_official_order():
     """The refresh runs before the clean pass, in eval mode, on pre-batch running statistics."""
     freq, per_epoch, alpha, rho = 2, 3, 0.2, 0.05
-    model_params = sum(p.numel() for p in _net().parameters())
+    model_params = sum(p.numel() for p in bn_net().parameters())
     gen = torch.Generator().manual_seed(0)  # the optimizer's seed: the same Gaussian start
     start = torch.randn(model_params, generator=gen, dtype=torch.float64)
-    shapes = [p.shape for p in _net().parameters()]
+    shapes = [p.shape for p in bn_net().parameters()]
     state: dict[str, object] = {"v": None, "stats_before": None}
 
     def reference(t, m, b, x, y, opt):
@@ -343,7 +334,7 @@ def test_eigensam_step_by_step_matches_official_order():
 def test_eigensam_estimate_sees_running_stats_from_before_the_batch():
     """Ours alone: at a refresh step the first forward is in eval mode and BatchNorm's running
     mean then is the one the previous step left (the batch has not been seen yet)."""
-    model = _net()
+    model = bn_net()
     rec = Recorder(model)
     opt = build_optimizer("eigensam", model, lr=LR, eig_every=1, steps_per_epoch=10)
     batches = _batches()
@@ -355,54 +346,3 @@ def test_eigensam_estimate_sees_running_stats_from_before_the_batch():
     assert [mode for mode, _ in calls] == [False, True, True]  # estimate, clean, perturbed
     assert torch.equal(calls[0][1], left)
     assert opt.diagnostics["eig_estimate"] == opt.eigenvalue
-
-
-# -- the guards, where they matter: a gradient of norm ~1e-11 ----------------------------------
-
-def _official_eps(name: str, named: list, g: list, hp: dict, v: torch.Tensor | None) -> list:
-    n = _norm(g)
-    if name in ("sam", "fsam"):  # fsam's first step: d_0 = g_0
-        return [gi * (hp["rho"] / (n + 1e-12)) for gi in g]
-    if name == "asam":
-        t = [(p.detach().abs() + hp["eta"]) if "weight" in k else torch.ones_like(p)
-             for k, p in named]
-        tn = _norm([ti * gi for ti, gi in zip(t, g, strict=True)]) + 1e-16
-        return [ti * ti * gi * (hp["rho"] / tn) for ti, gi in zip(t, g, strict=True)]
-    if name == "esam":  # the first step keeps every tensor
-        return [gi * (hp["rho"] / (n + 1e-7) / hp["beta"]) for gi in g]
-    if name == "lesam":
-        norm = torch.sqrt(n ** 2 + 1e-12)
-        rho_t = hp["sigma"] / (norm + 1e-12)
-        return [gi * (rho_t / (norm + 1e-12)) for gi in g]
-    assert name == "eigensam" and v is not None
-    flat = torch.cat([gi.reshape(-1) for gi in g])
-    sign = torch.sign(flat.dot(v))
-    hat = flat / (flat.norm() + 1e-12)
-    out = hp["rho"] * (hat + hp["alpha"] * sign * (v - hat.dot(v) * hat))
-    return list(torch.split(out, [gi.numel() for gi in g]))
-
-
-@pytest.mark.parametrize(("name", "hp"), [
-    ("sam", {"rho": 0.05}), ("asam", {"rho": 0.5, "eta": 0.01}), ("fsam", {"rho": 0.2}),
-    ("esam", {"rho": 0.05, "beta": 0.6}),
-    ("lesam", {"sigma": 0.35, "rho_max": None, "warmup_epochs": 0, "decay": "none"}),
-    ("eigensam", {"rho": 0.05, "alpha": 0.2}),
-])
-def test_each_guard_is_its_official_codes(name, hp):
-    model = _net(3)
-    named = list(model.named_parameters())
-    gen = torch.Generator().manual_seed(4)
-    g = [torch.randn(p.shape, generator=gen, dtype=torch.float64) * 1e-12 for _, p in named]
-    opt = build_optimizer(name, model, lr=LR, total_steps=10, **hp)
-    v = None
-    if name == "eigensam":
-        v = torch.randn(sum(p.numel() for _, p in named), generator=gen, dtype=torch.float64)
-        opt.eigenvector = v = v / v.norm()
-    before = [p.detach().clone() for _, p in named]
-    expected = _official_eps(name, named, g, hp, v)
-    for (_, p), gi in zip(named, g, strict=True):
-        p.grad = gi.clone()
-    opt.first_step()
-    for (k, p), b, e in zip(named, before, expected, strict=True):
-        torch.testing.assert_close(p.detach() - b, e.view_as(p), rtol=1e-9, atol=1e-20,
-                                   msg=lambda m, k=k: f"{name} {k}: {m}")
