@@ -26,6 +26,16 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("SHARPNESS_TRUSTED_KEYS", None)
 
 
+@pytest.fixture(autouse=True)
+def _own_working_folder(tmp_path_factory: pytest.TempPathFactory,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in an empty folder of its own: a relative path a test (or the code it
+    calls) reads never lands on the checkout's own `results/` or `figures/`, so the suite
+    passes alike on a fresh clone and where `make` has built. Tests name repository files
+    through the `repo` fixture (or :data:`REPO`)."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     """The repository root."""

@@ -25,6 +25,7 @@ from sharpness.evidence.stats import (
 )
 from sharpness.planning.settle import annotate_to_settle, settings_to_settle, spread_from_interval
 from tests.claims import fixtures as fx
+from tests.conftest import REPO
 
 CLAIMS = {c.id: c for c in all_claims()}
 
@@ -191,7 +192,7 @@ def test_price_names_the_profile_and_its_hours() -> None:
     paper profile with them added), GPU-hours from the analytic estimate there."""
     from sharpness.planning.settle import load_configs, price_claim
 
-    configs = load_configs()
+    configs = load_configs(REPO / "workflow" / "config")
     paper = {"paper": configs["paper"]}
     text = price_claim(CLAIMS["ls-imagenet-r50"], 40, paper)
     assert text.startswith("paper profile with 40 seeds (has ") and "GPU-h for its 80 runs" \

@@ -120,6 +120,20 @@ def _find(crate: Crate, figure: str) -> tuple[str, bytes | None]:
                          "name and SHA-256); `unzip -l` lists what it holds")
 
 
+def _same_name_here(figure: str, ident: str, sha: str) -> list[str]:
+    """An information line when the working folder holds a file at the crate's path of
+    ``ident`` other than the one checked, with other bytes: it is not what was given, so it
+    never decides the verdict, but a reader comparing the two should know."""
+    here = Path(ident)
+    if not here.is_file() or here.resolve() == Path(figure).resolve():
+        return []
+    local = hashlib.sha256(here.read_bytes()).hexdigest()
+    if local == sha:
+        return []
+    return [f"  note:     {ident} in this folder has other bytes (sha256 {local[:12]}); it was "
+            f"not checked: give its path to check it"]
+
+
 def _record_checks(crate: Crate, ident: str, data: bytes, sha: str,
                    record_path: str) -> tuple[list[str], list[str], dict[str, Any]]:
     record = crate.record(record_path) or {}
@@ -215,6 +229,7 @@ def audit_crate(crate_path: str | os.PathLike[str], figures: Sequence[str]
         sha = hashlib.sha256(data or b"").hexdigest()
         stated = crate.get(ident).get("sha256")
         lines.append(f"{figure}: {ident} in the crate, sha256 {sha[:12]}")
+        lines += _same_name_here(figure, ident, sha)
         bad = [] if sha == stated else [
             f"FILE CHANGED: {figure} has sha256 {sha[:12]}, the crate states {str(stated)[:12]}"]
         job = crate.producer(ident)
