@@ -36,6 +36,18 @@ def _own_working_folder(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
+@pytest.fixture
+def in_workflow_copy(tmp_path_factory: pytest.TempPathFactory,
+                     monkeypatch: pytest.MonkeyPatch) -> Path:
+    """For a command that runs from the repository root: the working folder becomes a fresh
+    copy of the workflow's files (Snakefile, workflow/, envs/, profiles/), with no results."""
+    from tests.pipeline.helpers import copy_workflow
+
+    work = copy_workflow(REPO, tmp_path_factory.mktemp("checkout"))
+    monkeypatch.chdir(work)
+    return work
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     """The repository root."""
