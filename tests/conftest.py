@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +34,21 @@ def _own_working_folder(tmp_path_factory: pytest.TempPathFactory,
     passes alike on a fresh clone and where `make` has built. Tests name repository files
     through the `repo` fixture (or :data:`REPO`)."""
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """One torch intra-op thread and one BLAS thread for the test: tiny models run faster so
+    and leave the other core to a parallel worker (a module asks for it through
+    ``pytestmark = pytest.mark.usefixtures("one_thread")``)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with threadpool_limits(limits=1):
+        yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture
