@@ -237,10 +237,11 @@ def test_a_batch_that_is_not_the_published_structure_is_refused(tmp_path):
         read_batch(path, "labels")
 
 
-def test_a_link_where_an_archive_member_goes_is_replaced_not_written_through(
+def test_a_link_where_an_archive_member_goes_is_left_alone_not_written_through(
         tmp_path, monkeypatch):
     """A link planted at the path of an archive member (one the registry does not name, so
-    no check removes it first): unpacking replaces the link; its target keeps its bytes."""
+    no check removes it first), leading out of the data folder: unpacking stops naming it,
+    the link is left alone and its target keeps its bytes (sharpness.data.links)."""
     import io
     import tarfile
 
@@ -264,6 +265,7 @@ def test_a_link_where_an_archive_member_goes_is_replaced_not_written_through(
     planted = tmp_path / "data" / "toytar" / "toy" / "other.txt"
     planted.parent.mkdir(parents=True)
     planted.symlink_to(victim)
-    resolve("toytar", tmp_path / "data", mirror=mirror, download=False)
+    with pytest.raises(DataError):
+        resolve("toytar", tmp_path / "data", mirror=mirror, download=False)
     assert victim.read_bytes() == VICTIM
-    assert not planted.is_symlink() and planted.read_bytes() == b"other member\n"
+    assert planted.is_symlink()
