@@ -21,6 +21,7 @@ from sharpness.errors import DataError
 from sharpness.io import LinkRefused
 from sharpness.runs.lock import run_lock
 from tests.paper import formats
+from tests.security.archives import tar_gz
 
 VICTIM = b"a file outside the project that must never change\n"
 
@@ -242,17 +243,7 @@ def test_a_link_where_an_archive_member_goes_is_left_alone_not_written_through(
     """A link planted at the path of an archive member (one the registry does not name, so
     no check removes it first), leading out of the data folder: unpacking stops naming it,
     the link is left alone and its target keeps its bytes (sharpness.data.links)."""
-    import io
-    import tarfile
-
-    members = {"toy/named.txt": b"named\n", "toy/other.txt": b"other member\n"}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    archive = buf.getvalue()
+    archive = tar_gz({"toy/named.txt": b"named\n", "toy/other.txt": b"other member\n"})
     monkeypatch.setitem(DATASETS, "toytar", DatasetSpec(
         name="toytar", title="toy", source="test", files=(FileSpec(
             "toy/named.txt", sha256=hashlib.sha256(b"named\n").hexdigest(),

@@ -9,8 +9,6 @@ and preparing stops before it touches a path reached through one.
 from __future__ import annotations
 
 import hashlib
-import io
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from sharpness.cli import main
 from sharpness.data import DATASETS, DatasetSpec, FileSpec, resolve
 from sharpness.data.links import outward_link, outward_links
 from sharpness.errors import DataError
+from tests.security.archives import tar_gz
 
 MNIST_FILES = [f.path for f in DATASETS["mnist"].files]  # MNIST/raw/<four IDX files>
 
@@ -99,13 +98,7 @@ def test_an_archive_member_below_a_link_leading_out_is_never_unpacked(tmp_path,
                                                                        monkeypatch) -> None:
     """A pinned archive whose member goes below `data/toytar/toy -> elsewhere`: nothing is
     unpacked through the link, the other folder is unchanged."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in {"toy/named.txt": b"named\n", "extra/x.txt": b"x\n"}.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    archive = buf.getvalue()
+    archive = tar_gz({"toy/named.txt": b"named\n", "extra/x.txt": b"x\n"})
     monkeypatch.setitem(DATASETS, "toytar", DatasetSpec(
         name="toytar", title="toy", source="test", files=(FileSpec(
             "extra/x.txt", sha256=hashlib.sha256(b"x\n").hexdigest(), remote="toy.tar.gz",
