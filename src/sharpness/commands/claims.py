@@ -117,6 +117,23 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    figures = Path(args.figures)
+    if figures.is_file() and figures.name.endswith(".tar.gz"):
+        import tempfile
+
+        from sharpness.claims.snapshot_data import unpack
+
+        if not args.out:
+            raise SharpnessError(f"--figures {figures} is a snapshot's data archive: give --out "
+                                 "(where CLAIMS.md and claims.csv go)")
+        # unpacked into a temporary folder removed on every exit, a refusal included
+        with tempfile.TemporaryDirectory(prefix="claims-data-") as tmp:
+            return _build_from(args, unpack(figures, tmp))
+    return _build_from(args, figures)
+
+
+def _build_from(args: argparse.Namespace, figures: Path) -> int:
+    """``claims build`` from the folder ``figures`` (the build's, or an unpacked archive)."""
     from sharpness.claims.ledger import (
         adjust_multiplicity,
         all_claims,
@@ -137,16 +154,6 @@ def _build(args: argparse.Namespace) -> int:
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
 
-    figures = Path(args.figures)
-    if figures.is_file() and figures.name.endswith(".tar.gz"):
-        import tempfile
-
-        from sharpness.claims.snapshot_data import unpack
-
-        if not args.out:
-            raise SharpnessError(f"--figures {figures} is a snapshot's data archive: give --out "
-                                 "(where CLAIMS.md and claims.csv go)")
-        figures = unpack(figures, tempfile.mkdtemp(prefix="claims-data-"))
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rules = rules_for(args.profile, min_seeds=args.min_seeds)

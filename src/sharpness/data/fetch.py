@@ -37,6 +37,7 @@ from sharpness.data.checkout import tracked_by_git
 from sharpness.data.links import outward_links, refuse_outward
 from sharpness.data.registry import DatasetSpec, FileSpec, get_spec
 from sharpness.data.unpack import (
+    bounded_members,
     checksum_ok,
     copy_into,
     digest,
@@ -158,10 +159,10 @@ def _unpack(fetched: Path, spec: FileSpec, root: Path) -> None:
         gunzip_checked(fetched, target, spec.size, spec.sha256)
     elif spec.unpack == "untar":
         with tarfile.open(fetched) as archive:
-            members = [m.name for m in archive.getmembers()]
-            refuse_outward(root, members, "unpack members")
-            archive.extractall(root, filter=no_links_filter(root))
-            unpacked = sorted(m.name for m in archive.getmembers() if m.isfile())
+            members = bounded_members(archive, str(fetched))  # entries and sizes bounded
+            refuse_outward(root, [m.name for m in members], "unpack members")
+            archive.extractall(root, members=members, filter=no_links_filter(root))
+            unpacked = sorted(m.name for m in members if m.isfile())
         if not _pinned(spec):  # its members are checked against it later: keep it
             kept = _kept_archive(root, spec)
             if not same_file(fetched, kept):
