@@ -90,3 +90,14 @@ def test_the_path_prefix_is_one_quoted_word_whatever_the_folder_holds(tmp_path) 
                          capture_output=True, text=True, check=True).stdout
     assert out == folder
     assert not (tmp_path / "pwned").exists()
+
+
+def test_every_test_docs_security_names_exists() -> None:
+    """docs/security.md names the test of each promise: every name it gives is a test function
+    or a test module of the suite (a renamed or deleted test is caught here)."""
+    text = (REPO / "docs" / "security.md").read_text()
+    names = set(re.findall(r"\b(test_\w+)\b", text)) - {"test_32x32"}  # an SVHN file name
+    files = sorted((REPO / "tests").rglob("test_*.py"))
+    modules, texts = {p.stem for p in files}, [p.read_text() for p in files]
+    found = {n for n in names if n in modules or any(f"def {n}(" in t for t in texts)}
+    assert len(names) > 100 and names == found, sorted(names - found)

@@ -26,7 +26,7 @@ from sharpness.limits import ArchiveLimits, Budget
 #: the largest archive a snapshot may carry (bytes): a ledger's CSVs are tables, not runs
 MAX_BYTES = 8 * 1024 * 1024
 SUFFIX = ".figures.tar.gz"
-#: what a snapshot's data may inflate to (today's: 54 entries, 1.3 MB the largest, 3.2 MB in all)
+#: what a snapshot's data may inflate to (the committed ones: 54 entries, a few MB in all)
 LIMITS = ArchiveLimits(entries=2_000, member_bytes=64 * 2**20, total_bytes=256 * 2**20)
 
 
