@@ -16,6 +16,7 @@ from sharpness.io import LinkRefused
 from sharpness.runs import signing
 from sharpness.runs.signing import (
     KEY_ENV,
+    TRUST_DIR_ENV,
     TRUST_ENV,
     SigningKeyRefused,
     own_public_key,
@@ -65,6 +66,24 @@ def test_a_trusted_key_kept_in_results_or_figures_is_refused(linked_results, tmp
     outside.write_text("cd" * 32 + "\n")
     monkeypatch.setenv(TRUST_ENV, str(outside))
     assert "cd" * 32 in trusted_keys()
+
+
+def test_keys_in_the_users_trust_folder_are_trusted_and_never_from_results(
+        linked_results, tmp_path, monkeypatch) -> None:
+    """Every `*.pub` of the trust folder (`~/.config/sharpness/trusted/`) is trusted; a trust
+    folder that is (or leads into) `results/` is refused."""
+    monkeypatch.setenv(KEY_ENV, str(tmp_path / "keys" / "k"))
+    folder = tmp_path / "config" / "trusted"
+    folder.mkdir(parents=True)
+    (folder / "colleague.pub").write_text("# alice\n" + "ef" * 32 + "\n")
+    (folder / "notes.txt").write_text("ab" * 32 + "\n")  # not a .pub: not trusted
+    monkeypatch.setenv(TRUST_DIR_ENV, str(folder))
+    assert trusted_keys() == {"ef" * 32}
+    (linked_results / "evil.pub").write_text("12" * 32 + "\n")
+    for into in (linked_results, Path("results")):
+        monkeypatch.setenv(TRUST_DIR_ENV, str(into))
+        with pytest.raises(SigningKeyRefused, match="inside .*results"):
+            trusted_keys()
 
 
 def test_the_public_key_is_never_written_into_results(linked_results, tmp_path, monkeypatch,

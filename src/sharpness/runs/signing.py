@@ -17,9 +17,10 @@ reported (a warning) each time it is loaded.
 
 **Receiving results**: ``sharpness key`` prints this machine's public key (``--out FILE``
 writes it, never under ``results/`` or ``figures/``); whoever receives a results folder keeps
-that file outside their own ``results/`` and ``figures/``, lists it in
-``SHARPNESS_TRUSTED_KEYS`` (paths, separated by ``:``) and ``sharpness audit`` then checks
-every record against it. A trusted-key file inside an output tree (links resolved) is
+that file outside their own ``results/`` and ``figures/``: as a ``*.pub`` file in their trust
+folder (``~/.config/sharpness/trusted/``, :func:`trust_folder`), or listed in
+``SHARPNESS_TRUSTED_KEYS`` (paths, separated by ``:``); ``sharpness audit`` then checks every
+record against it. A trusted-key file inside an output tree (links resolved) is
 refused: whoever can write ``results/`` could replace it and re-sign edited records.
 """
 
@@ -39,6 +40,7 @@ from sharpness.io import open_regular, to_json
 
 KEY_ENV = "SHARPNESS_SIGNING_KEY"
 TRUST_ENV = "SHARPNESS_TRUSTED_KEYS"
+TRUST_DIR_ENV = "SHARPNESS_TRUSTED_DIR"
 FIELD = "signature"
 SCHEME = "ed25519"
 #: output trees a key must never be kept in (relative to the working folder and the checkout)
@@ -151,24 +153,47 @@ def own_public_key(create: bool = True) -> str | None:
     return None if key is None else public_hex(key)
 
 
+def trust_folder() -> Path:
+    """The user's folder of trusted public keys (every ``*.pub`` file in it is trusted):
+    ``$SHARPNESS_TRUSTED_DIR`` when set, else ``$XDG_CONFIG_HOME/sharpness/trusted``
+    (``~/.config/sharpness/trusted``), beside the signing key, outside any results."""
+    value = os.environ.get(TRUST_DIR_ENV)
+    if value:
+        return Path(value).expanduser()
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "sharpness" / "trusted"
+
+
+def _trust_files() -> list[tuple[str, str]]:
+    """``(file, where it was named)`` for every trusted-key file: those ``SHARPNESS_TRUSTED_KEYS``
+    lists, then the ``*.pub`` files of :func:`trust_folder`."""
+    named = [(n, TRUST_ENV) for n in os.environ.get(TRUST_ENV, "").split(os.pathsep) if n]
+    folder = trust_folder()
+    if folder.is_dir():
+        named += [(str(p), str(folder)) for p in sorted(folder.glob("*.pub"))]
+    return named
+
+
 def trusted_keys() -> set[str]:
-    """The public keys records are trusted from: this machine's own, and each one in the
-    files ``SHARPNESS_TRUSTED_KEYS`` lists (one hex key a line)."""
+    """The public keys records are trusted from: this machine's own, each one in the files
+    ``SHARPNESS_TRUSTED_KEYS`` lists and in the ``*.pub`` files of the user's trust folder
+    (one hex key a line); a file inside ``results/`` or ``figures/`` (links resolved) or one
+    that cannot be read is refused."""
     keys = set()
     own = own_public_key(create=False)
     if own:
         keys.add(own)
-    for name in filter(None, os.environ.get(TRUST_ENV, "").split(os.pathsep)):
+    for name, where in _trust_files():
         tree = output_tree_of(Path(name).expanduser())
         if tree is not None:
             raise SigningKeyRefused(
-                f"{TRUST_ENV} names {name}, which is inside {tree}: whoever can write there "
+                f"{where} names {name}, which is inside {tree}: whoever can write there "
                 "could replace it and re-sign edited records. Keep trusted public keys "
                 "outside results/ and figures/ (e.g. ~/.config/sharpness/trusted/).")
         try:
             text = Path(name).expanduser().read_text()
         except OSError as exc:
-            raise SigningKeyRefused(f"{TRUST_ENV} names {name}, which cannot be read "
+            raise SigningKeyRefused(f"{where} names {name}, which cannot be read "
                                     f"({exc})") from exc
         keys.update(line.strip().lower() for line in text.splitlines()
                     if line.strip() and not line.startswith("#"))
