@@ -23,6 +23,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     keys = Path(tempfile.mkdtemp(prefix="sharpness-test-keys-"))
     os.environ["SHARPNESS_SIGNING_KEY"] = str(keys / "signing_key")
+    os.environ["SHARPNESS_TRUSTED_DIR"] = str(keys / "trusted")  # none: never the developer's
     os.environ.pop("SHARPNESS_TRUSTED_KEYS", None)
 
 

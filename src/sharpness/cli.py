@@ -57,6 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _discard_stale_record(args)
         print(f"sharpness {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except RecursionError:  # hostile input nested past every parser's own bound
+        _discard_stale_record(args)
+        print(f"sharpness {args.command}: error: an input is nested too deeply to read "
+              "(hostile or damaged); nothing was written", file=sys.stderr)
+        return 2
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the run resumes when started again
         _discard_stale_record(args)
         print(f"sharpness {args.command}: interrupted ({exc or 'Ctrl-C'}); run the same "

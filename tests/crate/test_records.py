@@ -10,12 +10,17 @@ import pytest
 from sharpness.cli import main
 from sharpness.crate.records import read_build
 from sharpness.errors import SharpnessError
+from sharpness.runs.provenance import content_id
+from sharpness.runs.signing import sign
 
 
 def _record(path, **fields):
+    """A record as a job writes it: its id the hash of its content, signed (packing refuses
+    any other)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"id": "0123456789abcdef", "kind": "run", "status": "ok",
-                                "cwd": str(path.parent.parent), **fields}))
+    record = {"kind": "run", "status": "ok", "cwd": str(path.parent.parent), **fields}
+    record["id"] = content_id(record)
+    path.write_text(json.dumps(sign(record)))
     return path
 
 
@@ -68,19 +73,21 @@ def test_jobs_read_paths_relative_to_the_build_and_skip_hidden_folders(tmp_path)
 
 
 def test_a_record_naming_files_outside_the_build_does_not_bring_them_in(tmp_path):
-    """An output a record names by `..` or through a link out of the build is named by its
-    hash in the crate, never copied into it."""
+    """An output a record names by `..` is named by its hash in the crate, never copied into
+    it; one reached through a link out of the build stops the crate."""
     from sharpness.crate.build import crate_of
 
     root = tmp_path / "build"
     (tmp_path / "secret.txt").write_text("not the build's")
-    _record(root / "results/run/provenance.json",
-            output_sha256={"../../../secret.txt": "00", "link.txt": "11"})
-    (root / "results/run/link.txt").symlink_to(tmp_path / "secret.txt")
+    _record(root / "results/run/provenance.json", output_sha256={"../../../secret.txt": "00"})
     (root / "Snakefile").write_text("rule all:\n    input: []\n")
     crate = crate_of(root)
     held = {e.id for e in crate.data_entities}
-    assert not any("secret" in i or i.endswith("link.txt") for i in held), held
+    assert not any("secret" in i for i in held), held
     named = {e["name"] for e in crate.contextual_entities if e.id.startswith("#not-included")}
-    assert named == {"results/run/../../../secret.txt", "results/run/link.txt"}
+    assert named == {"results/run/../../../secret.txt"}
+    _record(root / "results/run/provenance.json", output_sha256={"link.txt": "11"})
+    (root / "results/run/link.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(SharpnessError, match="reached through the link"):
+        crate_of(root)
 

@@ -30,6 +30,8 @@ from typing import Any
 import yaml
 
 from sharpness.claims.model import Claim, ItemData
+from sharpness.data.checkout import clean_env
+from sharpness.runs.environment import SAFE_GIT_OPTIONS
 
 #: where the claims live in the checkout (read at a past commit by :func:`re_registered`)
 CLAIMS_YAML = "src/sharpness/claims/claims.yaml"
@@ -125,7 +127,8 @@ def _git(checkout: tuple[Path, Path], *args: str) -> str | None:
     git_dir, work_tree = checkout
     try:
         done = subprocess.run(["git", f"--git-dir={git_dir}", f"--work-tree={work_tree}",
-                               *args], capture_output=True, text=True, check=True, timeout=60)
+                               *SAFE_GIT_OPTIONS, *args], cwd=work_tree, env=clean_env(),
+                              capture_output=True, text=True, check=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip()

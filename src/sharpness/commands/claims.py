@@ -117,6 +117,23 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    figures = Path(args.figures)
+    if figures.is_file() and figures.name.endswith(".tar.gz"):
+        import tempfile
+
+        from sharpness.claims.snapshot_data import unpack
+
+        if not args.out:
+            raise SharpnessError(f"--figures {figures} is a snapshot's data archive: give --out "
+                                 "(where CLAIMS.md and claims.csv go)")
+        # unpacked into a temporary folder removed on every exit, a refusal included
+        with tempfile.TemporaryDirectory(prefix="claims-data-") as tmp:
+            return _build_from(args, unpack(figures, tmp))
+    return _build_from(args, figures)
+
+
+def _build_from(args: argparse.Namespace, figures: Path) -> int:
+    """``claims build`` from the folder ``figures`` (the build's, or an unpacked archive)."""
     from sharpness.claims.ledger import (
         adjust_multiplicity,
         all_claims,
@@ -137,16 +154,6 @@ def _build(args: argparse.Namespace) -> int:
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
 
-    figures = Path(args.figures)
-    if figures.is_file() and figures.name.endswith(".tar.gz"):
-        import tempfile
-
-        from sharpness.claims.snapshot_data import unpack
-
-        if not args.out:
-            raise SharpnessError(f"--figures {figures} is a snapshot's data archive: give --out "
-                                 "(where CLAIMS.md and claims.csv go)")
-        figures = unpack(figures, tempfile.mkdtemp(prefix="claims-data-"))
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rules = rules_for(args.profile, min_seeds=args.min_seeds)
@@ -273,14 +280,16 @@ def _readme(args: argparse.Namespace) -> int:
     ledger = Path(args.ledger)
     if not ledger.is_file():
         raise SharpnessError(f"--ledger {ledger}: no such file (build the ledger first)")
-    if not findings.record_path(ledger).is_file():  # a run's ledger, not a snapshot: checked
+    # a snapshot counts only when its record vouches for it (committed, or signed with the
+    # ledger's hash): a record merely present beside a ledger never replaces the check
+    vouched = findings.read_record(ledger)
+    if vouched is None:  # a run's ledger: checked against the hash its build recorded
         ledger = _run_ledger(args.ledger)
     rows = findings.read_ledger_csv(ledger)
     readme = Path(args.readme)
     text = readme.read_text()
-    # a committed snapshot carries its record beside it; a run's ledger has its files
-    record = ((None if args.snapshot else findings.read_record(ledger))
-              or findings.snapshot_record(ledger))
+    # a snapshot carries its record beside it; a run's ledger has its files
+    record = ((None if args.snapshot else vouched) or findings.snapshot_record(ledger))
     new = findings.replace_block(text, findings.readme_block(
         rows, source=str(args.snapshot or ledger), record=record))
     if args.check:
@@ -307,11 +316,11 @@ def _run_ledger(path: str) -> Path:
 
 
 def _write_snapshot(ledger: Path, out: Path, record: dict) -> None:
-    from sharpness.claims.readme import record_path
-    from sharpness.io import atomic_write_json, atomic_write_text
+    from sharpness.claims.snapshot_trust import write_record
+    from sharpness.io import atomic_write_text
 
     atomic_write_text(out, ledger.read_text())
-    atomic_write_json(record_path(out), record)
+    write_record(out, record)
 
 
 def _snapshot(args: argparse.Namespace) -> int:
@@ -331,22 +340,25 @@ def _snapshot(args: argparse.Namespace) -> int:
 
 
 def _snapshot_record(ledger: Path) -> dict:
-    """The record of a committed snapshot (``docs/claims_*.csv``); a run's ledger has none."""
+    """The record of a committed snapshot (``docs/claims_*.csv``); a run's ledger has none,
+    and a record that does not vouch for its snapshot counts as none."""
     from sharpness.claims.readme import read_record, record_path
 
     record = read_record(ledger) if ledger.is_file() else None
     if record is None:
-        raise SharpnessError(f"--ledger {ledger}: not a committed snapshot (no "
-                             f"{record_path(ledger)}); a run's ledger is rebuilt with "
+        raise SharpnessError(f"--ledger {ledger}: not a snapshot vouched for by its record "
+                             f"({record_path(ledger)}: absent, or neither committed nor signed "
+                             "with the ledger's hash); a run's ledger is rebuilt with "
                              "`sharpness claims build`")
     return record
 
 
 def _settle(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import all_claims, to_csv
-    from sharpness.claims.readme import read_ledger_csv, record_path
+    from sharpness.claims.readme import read_ledger_csv
     from sharpness.claims.rules import rules_for
-    from sharpness.io import atomic_write_json, atomic_write_text
+    from sharpness.claims.snapshot_trust import write_record
+    from sharpness.io import atomic_write_text
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.environment import code_version, now_iso
 
@@ -361,17 +373,16 @@ def _settle(args: argparse.Namespace) -> int:
     record["to_settle_recomputed"] = {"git_commit": code.get("git_commit"),
                                       "dirty": code.get("dirty"), "at": now_iso(),
                                       "rows_changed": changed}
-    atomic_write_json(record_path(ledger), record)
+    write_record(ledger, record)
     print(f"{ledger}: to_settle recomputed for {profile} ({changed} row(s) changed); the "
           "verdicts, estimates and p-values are those of its run")
     return 0
 
 
 def _supersede(args: argparse.Namespace) -> int:
-    from sharpness.claims.readme import record_path
     from sharpness.claims.registration import read_registration
     from sharpness.claims.registration_files import existing_registration
-    from sharpness.io import atomic_write_json
+    from sharpness.claims.snapshot_trust import write_record
     from sharpness.runs.environment import now_iso
 
     ledger = Path(args.ledger)
@@ -380,7 +391,7 @@ def _supersede(args: argparse.Namespace) -> int:
     current = read_registration(reg)["id"] if reg else None
     record["superseded"] = {"registration": record.get("registration"), "by": current,
                             "at": now_iso()}
-    atomic_write_json(record_path(ledger), record)
+    write_record(ledger, record)
     print(f"{ledger}: superseded (built under registration {record.get('registration')}, "
           f"today's {current}); kept for `sharpness claims compare`")
     return 0

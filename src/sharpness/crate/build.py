@@ -26,7 +26,7 @@ from typing import Any
 from rocrate.model import ContextEntity, File
 from rocrate.rocrate import ROCrate
 
-from sharpness.crate.records import Build, Job, read_build
+from sharpness.crate.records import Build, Job, read_build, refuse_link
 from sharpness.errors import SharpnessError
 from sharpness.runs.provenance import file_sha256
 
@@ -55,6 +55,7 @@ def _file(crate: ROCrate, root: Path, rel: str, **props: Any) -> File:
     found = crate.dereference(rel)
     if found is not None:
         return found
+    refuse_link(root, rel, "a file of the crate")
     path = root / rel
     kind, _ = mimetypes.guess_type(path.name)
     props = {"name": rel, "sha256": file_sha256(path), "contentSize": path.stat().st_size,
@@ -91,6 +92,8 @@ class _Writer:
 
     def output(self, job: Job, rel: str, sha: str) -> Any:
         path = self.root / rel
+        if not os.path.isabs(rel):
+            refuse_link(self.root, rel, f"an output of {job.record_path}")
         if not _inside(self.root, rel):
             return _named(self.crate, rel, sha, "written outside the build (not copied)")
         if not path.is_file():
