@@ -4,7 +4,7 @@
 #   make CONFIG=my.yaml   the pipeline with your config merged over the default profile, after
 #               `sharpness config check` has read it as plain data and checked it (a config
 #               from elsewhere must never reach Snakemake unchecked: docs/security.md)
-# Test tiers (pytest markers; CONTRIBUTING.md says what goes where; .ci/run runs the first two):
+# Test tiers (pytest markers; CONTRIBUTING.md says what goes where; .ci/run runs all but slow):
 #   make test           unit and integration tests: not slow, not paper, not workflow
 #   make test-workflow  plans and runs of the Snakemake workflow, README commands, concurrency
 #                       and kill tests (marker `workflow`)
