@@ -121,7 +121,7 @@ def checkout_of(path: Path) -> tuple[Path, Path] | None:
     return None
 
 
-def _git(checkout: tuple[Path, Path], *args: str) -> str | None:
+def git_output(checkout: tuple[Path, Path], *args: str) -> str | None:
     git_dir, work_tree = checkout
     try:
         done = subprocess.run(["git", f"--git-dir={git_dir}", f"--work-tree={work_tree}",
@@ -154,13 +154,13 @@ def git_check(reg_file: Path, data: Mapping[str, ItemData | None]) -> dict[str, 
         out["problem"] = f"{reg_file} is not in a git checkout: its commit cannot be checked"
         return out
     rel = Path(reg_file).resolve().relative_to(checkout[1]).as_posix()
-    last = _git(checkout, "log", "-1", "--format=%H%x09%cI", "--", rel)
+    last = git_output(checkout, "log", "-1", "--format=%H%x09%cI", "--", rel)
     if not last:
         out["problem"] = f"{rel} is not committed"
         return out
     out["commit"], out["committed"] = last.split("\t")
-    blob = _git(checkout, "rev-parse", f"{out['commit']}:{rel}")
-    here = _git(checkout, "hash-object", str(Path(reg_file).resolve()))
+    blob = git_output(checkout, "rev-parse", f"{out['commit']}:{rel}")
+    here = git_output(checkout, "hash-object", str(Path(reg_file).resolve()))
     out["blob_equal"] = bool(blob) and blob == here
     if not out["blob_equal"]:
         out["problem"] = f"{rel} differs from the file committed in {out['commit'][:7]}"
@@ -173,7 +173,7 @@ def git_check(reg_file: Path, data: Mapping[str, ItemData | None]) -> dict[str, 
 
 
 def _claims_at(checkout: tuple[Path, Path], commit: str) -> dict[str, dict[str, Any]]:
-    text = _git(checkout, "show", f"{commit}:{CLAIMS_YAML}")
+    text = git_output(checkout, "show", f"{commit}:{CLAIMS_YAML}")
     try:
         entries = yaml.safe_load(text or "") or []
     except yaml.YAMLError:
@@ -188,15 +188,15 @@ def re_registered(claims: Sequence[Claim], profile: str, anchor: Path) -> dict[s
     checkout = checkout_of(anchor)
     if checkout is None:
         return {}
-    commits = (_git(checkout, "log", "--format=%H", "--", SNAPSHOTS) or "").split()
+    commits = (git_output(checkout, "log", "--format=%H", "--", SNAPSHOTS) or "").split()
     runs: dict[str, str] = {}  # run commit -> the ledger snapshot that records it
     for commit in commits:
-        names = (_git(checkout, "ls-tree", "--name-only", commit, "docs/") or "").split()
+        names = (git_output(checkout, "ls-tree", "--name-only", commit, "docs/") or "").split()
         for name in names:
             if not (name.startswith("docs/claims_") and name.endswith(".record.json")):
                 continue
             try:
-                rec = json.loads(_git(checkout, "show", f"{commit}:{name}") or "{}")
+                rec = json.loads(git_output(checkout, "show", f"{commit}:{name}") or "{}")
             except json.JSONDecodeError:
                 continue
             if rec.get("profile") == profile and rec.get("git_commit"):

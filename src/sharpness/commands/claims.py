@@ -117,6 +117,16 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    """Build the ledger from a figures folder, or from a snapshot's archive with the keys
+    committed beside it trusted while it is read."""
+    from sharpness.claims.snapshot_keys import figures_source
+
+    with figures_source(Path(args.figures), args.out) as figures:
+        return _build_from(figures, args)
+
+
+def _build_from(figures: Path, args: argparse.Namespace) -> int:
+    """The build of ``_build`` from a folder of figures."""
     from sharpness.claims.ledger import (
         adjust_multiplicity,
         all_claims,
@@ -137,16 +147,6 @@ def _build(args: argparse.Namespace) -> int:
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
 
-    figures = Path(args.figures)
-    if figures.is_file() and figures.name.endswith(".tar.gz"):
-        import tempfile
-
-        from sharpness.claims.snapshot_data import unpack
-
-        if not args.out:
-            raise SharpnessError(f"--figures {figures} is a snapshot's data archive: give --out "
-                                 "(where CLAIMS.md and claims.csv go)")
-        figures = unpack(figures, tempfile.mkdtemp(prefix="claims-data-"))
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rules = rules_for(args.profile, min_seeds=args.min_seeds)
@@ -322,9 +322,12 @@ def _snapshot(args: argparse.Namespace) -> int:
     _write_snapshot(ledger, Path(args.out), record)
     if args.data:
         from sharpness.claims.snapshot_data import archive_path, pack
+        from sharpness.claims.snapshot_keys import write_keys
 
         packed = pack(ledger, ledger.parent, archive_path(args.out))
-        print(f"{packed}: the ledger's data, {packed.stat().st_size} bytes")
+        keys = write_keys(packed)
+        print(f"{packed}: the ledger's data, {packed.stat().st_size} bytes; {keys}: the public "
+              "keys that signed it (commit both: a clone trusts the committed keys for it)")
     print(f"{args.out}: snapshot of {ledger} (profile {record.get('profile')}, seed offset "
           f"{record.get('seed_offset', 0)}, commit {str(record.get('git_commit') or '?')[:7]})")
     return 0

@@ -17,14 +17,22 @@ first use with mode 0600 in a folder of mode 0700. A key path under the project'
 writes it); whoever receives a results folder and that file lists it in
 ``SHARPNESS_TRUSTED_KEYS`` (paths, separated by ``:``) and ``sharpness audit`` then checks
 every record against it.
+
+**Scoped trust**: :func:`trusting` adds keys for the duration of one block, in this context
+only: ``sharpness claims build --figures ARCHIVE`` trusts the keys committed beside a ledger's
+data archive while it reads that archive (:mod:`sharpness.claims.snapshot_keys`), and nowhere
+else.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import json
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +45,9 @@ FIELD = "signature"
 SCHEME = "ed25519"
 #: output trees a key must never be kept in (relative to the working folder and the checkout)
 OUTPUT_TREES = ("results", "figures")
+#: keys trusted for one block only (:func:`trusting`)
+_SCOPED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("sharpness_scoped_trust",
+                                                                         default=frozenset())
 
 
 class SigningKeyRefused(SharpnessError):
@@ -125,10 +136,21 @@ def own_public_key(create: bool = True) -> str | None:
     return None if key is None else public_hex(key)
 
 
+@contextlib.contextmanager
+def trusting(keys: Iterable[str]) -> Iterator[None]:
+    """Trust ``keys`` (hex) too while the block runs, in this context only."""
+    token = _SCOPED.set(_SCOPED.get() | {str(k).strip().lower() for k in keys})
+    try:
+        yield
+    finally:
+        _SCOPED.reset(token)
+
+
 def trusted_keys() -> set[str]:
-    """The public keys records are trusted from: this machine's own, and each one in the
-    files ``SHARPNESS_TRUSTED_KEYS`` lists (one hex key a line)."""
-    keys = set()
+    """The public keys records are trusted from: this machine's own, each one in the
+    files ``SHARPNESS_TRUSTED_KEYS`` lists (one hex key a line), and those of an enclosing
+    :func:`trusting` block."""
+    keys = set(_SCOPED.get())
     own = own_public_key(create=False)
     if own:
         keys.add(own)
