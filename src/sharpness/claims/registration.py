@@ -17,7 +17,10 @@ evidence packages it calls, directly or through each other (readers, intervals, 
 a change there is a deviation too (a registration written before that hash existed lists every claim as "helpers
 not registered"). It also holds each item's config block and the package's source files
 (:mod:`sharpness.claims.registration_checks`), so a changed setting or producer is a deviation,
-and the rules: a build under other rules (``--min-seeds``) lists them as a deviation.
+and the rules: a build under other rules (``--min-seeds``) lists them as a deviation, with the
+verdicts the registered rules give. The rest of the decision (the modules that can decide, every
+field of a claim, the Holm families, the parameters each input's provenance records) is
+registered and compared by :mod:`sharpness.claims.registration_decision`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ import inspect
 import json
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,17 @@ from sharpness.claims.registration_checks import (
     item_facts,
     producer_changes,
     re_registered,
+)
+from sharpness.claims.registration_decision import (
+    claim_fields,
+    decision_changes,
+    decision_files,
+    families,
+    family_changes,
+    field_changes,
+    input_changes,
+    item_params,
+    registered_claim,
 )
 from sharpness.claims.rules import SeedRules, rules_for
 from sharpness.errors import SharpnessError
@@ -131,7 +144,7 @@ def claim_entry(claim: Claim) -> dict[str, Any]:
             "code": code_hash(claim.test) if claim.test is not None else None,
             "helpers": helpers_hash(claim.test) if claim.test is not None else None,
             "params": dict(claim.params), "params_hash": params_hash(claim.params),
-            "kind": claim.kind, "runs": claim.runs}
+            "kind": claim.kind, "runs": claim.runs, "fields": claim_fields(claim)}
 
 
 def config_facts(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -180,6 +193,8 @@ def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any
             "config": {"path": config_path, **config_facts(resolved)},
             "claims": {c.id: claim_entry(c) for c in claims},
             "items": item_facts(resolved, claims), "code_files": code_files(),
+            "decision_files": decision_files(), "families": families(claims),
+            "item_params": item_params(resolved, claims),
             "re_registered_after_data": re_registered(claims, profile, checkout)
             if checkout is not None else {}}
     code = code_version()
@@ -208,7 +223,7 @@ def read_registration(path: str | Path) -> dict[str, Any]:
 
 #: the keys of a registration its id is computed over
 BODY = ("profile", "rules", "config", "claims", "items", "code_files",
-        "re_registered_after_data")
+        "re_registered_after_data", "decision_files", "families", "item_params")
 
 
 def rules_changes(record: Mapping[str, Any], rules: SeedRules | None) -> list[str]:
@@ -234,6 +249,11 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim],
     if changed_rules:
         out.append({"id": "rules", "what": ["rules changed: " + ", ".join(changed_rules)],
                     "registered_params": None})
+    for name, what in (("decision code", decision_changes(record)),
+                       ("holm families", family_changes(record, claims))):
+        if what:
+            out.append({"id": name, "what": what, "registered_params": None})
+    inputs = input_changes(record, data or {})
     configs = config_changes(record, config, claims)
     producers = producer_changes(record, data or {}, claims)
     known = record.get("claims") or {}
@@ -250,7 +270,10 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim],
             what.append("helpers not registered (a registration older than helper hashing)")
         elif now["helpers"] != entry["helpers"]:
             what.append("helper code changed")
+        what += field_changes(entry, claim)
         what += configs.get(claim.id, []) + producers.get(claim.id, [])
+        what += [f"input {i} built from other parameters than registered: "
+                 + ", ".join(inputs[i][:4]) for i in claim.items if i in inputs]
         if now["params_hash"] != entry.get("params_hash"):
             changed = sorted(k for k in set(now["params"]) | set(entry.get("params") or {})
                              if now["params"].get(k) != (entry.get("params") or {}).get(k))
@@ -259,7 +282,7 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim],
                 for k in changed))
         if what:
             out.append({"id": claim.id, "what": what,
-                        "registered_params": entry.get("params")})
+                        "registered_params": entry.get("params"), "entry": entry})
     return out
 
 
@@ -284,16 +307,31 @@ def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
         then = None
         if dev["registered_params"] is not None and k is not None:
             alt = [dict(r) for r in raw]
-            alt[k] = evaluate_claim(replace(by_id[dev["id"]],
-                                            params=dev["registered_params"]),
+            alt[k] = evaluate_claim(registered_claim(by_id[dev["id"]], dev["entry"]),
                                     data, profile, rules)
             adjust_multiplicity(alt, alpha)
             then = alt[k]
+        if dev["id"] == "rules":
+            then = {"verdict": _under_registered_rules(record, claims, data, profile, final)}
         out.append({**dev, "verdict_now": final[k]["verdict"] if k is not None else None,
                     "p_adj_now": final[k].get("p_adj") if k is not None else None,
                     "verdict_registered": then["verdict"] if then else None,
                     "p_adj_registered": then.get("p_adj") if then else None})
     return out
+
+
+def _under_registered_rules(record: Mapping[str, Any], claims: Sequence[Claim],
+                            data: Mapping[str, ItemData | None], profile: str,
+                            final: Sequence[Mapping[str, Any]]) -> str:
+    """The rows whose verdict the registered rules give otherwise (after Holm's correction)."""
+    then_rules = SeedRules(**{k: v for k, v in (record.get("rules") or {}).items()
+                              if k in SeedRules.__dataclass_fields__})
+    alt = [evaluate_claim(c, data, profile, then_rules) for c in claims]
+    adjust_multiplicity(alt, 1 - then_rules.level)
+    moved = [f"{a['id']} {a['verdict']}" for a, b in zip(alt, final, strict=True)
+             if a["verdict"] != b["verdict"]]
+    return ("under the registered rules: " + ", ".join(moved)) if moved else \
+        "the same verdicts under the registered rules"
 
 
 def seed_offset_mismatch(record: Mapping[str, Any], seed_offset: int) -> str | None:
@@ -343,8 +381,11 @@ def deviations_markdown(rows: Sequence[Mapping[str, Any]], record: Mapping[str, 
               "|---|---|---|---|"]
     for r in rows:
         # the rules and the registration's commit are the ledger's, not one claim's
-        then = r["verdict_registered"] or ("–" if r["id"] in ("rules", "registration")
-                                           else "(not registered)")
+        then = r["verdict_registered"] or ("–" if r["id"] in (
+            "rules", "registration", "decision code", "holm families")
+            else "(not registered)")
+        if any(str(w).startswith("input ") for w in r["what"]) and r["verdict_registered"]:
+            then += " (on inputs built from other parameters)"
         if "predicate code changed" in r["what"] and r["verdict_registered"]:
             then += " (current code, registered parameters)"
         lines.append(f"| {r['id']} | {'; '.join(r['what'])} | {r['verdict_now'] or ''} | "

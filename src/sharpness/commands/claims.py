@@ -142,6 +142,7 @@ def _build_from(figures: Path, args: argparse.Namespace) -> int:
         seed_offset_mismatch,
     )
     from sharpness.claims.registration_checks import git_check
+    from sharpness.claims.registration_decision import registration_substitution
     from sharpness.claims.registration_files import existing_registration, registration_path
     from sharpness.claims.rules import rules_for
     from sharpness.planning.settle import annotate_to_settle, load_configs
@@ -169,8 +170,10 @@ def _build_from(figures: Path, args: argparse.Namespace) -> int:
         devs = deviation_rows(record, claims, raw, data, args.profile, rules,
                               _run_config(record, args.seed_offset))
         git = git_check(reg_file, data)
-        if git["problem"]:
-            devs.insert(0, {"id": "registration", "what": [git["problem"]],
+        problems = [p for p in (git["problem"], registration_substitution(
+            record, args.profile, args.seed_offset, reg_file)) if p]
+        if problems:
+            devs.insert(0, {"id": "registration", "what": problems,
                             "verdict_now": None, "verdict_registered": None,
                             "p_adj_now": None, "p_adj_registered": None})
         again = record.get("re_registered_after_data") or {}
