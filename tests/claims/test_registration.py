@@ -14,10 +14,10 @@ from sharpness.claims.registration import (
     code_hash,
     deviation_rows,
     deviations,
-    deviations_markdown,
     read_registration,
     registration,
 )
+from sharpness.claims.registration_report import deviations_markdown
 from sharpness.claims.rules import rules_for
 from sharpness.errors import SharpnessError
 from sharpness.evidence.stats import CONTRADICTED, SUPPORTED
@@ -200,8 +200,8 @@ def test_a_second_look_is_registered_with_its_own_seeds(tmp_path: Path,
 
 def test_the_registration_a_run_is_built_under(tmp_path: Path) -> None:
     """Its own file first, else the profile's (whose seeds then read as a deviation)."""
-    from sharpness.claims.registration import seed_offset_mismatch
     from sharpness.claims.registration_files import existing_registration, registration_path
+    from sharpness.claims.registration_report import seed_offset_mismatch
 
     assert registration_path("evidence", tmp_path, 1000).name == "evidence-seed1000.json"
     assert existing_registration("evidence", 1000, tmp_path) is None

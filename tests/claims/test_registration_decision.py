@@ -14,7 +14,6 @@ from sharpness.claims.model import ItemData
 from sharpness.claims.registration import (
     deviation_rows,
     deviations,
-    deviations_markdown,
     load_profile_config,
     registration,
 )
@@ -25,6 +24,7 @@ from sharpness.claims.registration_decision import (
     registration_substitution,
 )
 from sharpness.claims.registration_files import registration_path
+from sharpness.claims.registration_report import deviations_markdown
 from sharpness.claims.rules import rules_for
 from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED
 from tests.claims import fixtures as fx

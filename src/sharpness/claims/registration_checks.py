@@ -12,9 +12,10 @@
   checkout that holds the registration (never inside a data folder), the commit that last
   wrote the registration file, whether the file equals that commit's blob and whether that
   commit is older than the first item the run built;
-* :func:`re_registered`: the claims whose parameters or stated predicate changed since a
-  ledger of the profile committed under ``docs/`` was run (its run's commit, read from git):
-  such a row was re-registered after its data were seen, and the ledger says so.
+* :func:`re_registered`: the claims that are new, or whose parameters, stated predicate,
+  kind, runs, items, rules or items' design changed since a ledger of the profile committed
+  under ``docs/`` was run (its run's commit, read from git; :func:`committed_looks`): such a
+  row was re-registered after its data were seen, and the ledger says so.
 """
 
 from __future__ import annotations
@@ -181,15 +182,15 @@ def _claims_at(checkout: tuple[Path, Path], commit: str) -> dict[str, dict[str, 
     return {str(e.get("id")): e for e in entries if isinstance(e, Mapping)}
 
 
-def re_registered(claims: Sequence[Claim], profile: str, anchor: Path) -> dict[str, str]:
-    """claim id -> the committed ledger of ``profile`` whose run (at its commit) decided the
-    claim with other parameters or another stated predicate than today's. ``anchor``: a path
-    in the checkout. Empty outside a checkout."""
+def committed_looks(profile: str, anchor: Path) -> list[dict[str, Any]]:
+    """Every look of ``profile`` whose ledger was ever committed under ``docs/`` (read from
+    git at every commit that wrote a snapshot record): ``{ledger, run, seed_offset,
+    registration}``, one per run commit, newest first. Empty outside a checkout."""
     checkout = checkout_of(anchor)
     if checkout is None:
-        return {}
+        return []
     commits = (git_output(checkout, "log", "--format=%H", "--", SNAPSHOTS) or "").split()
-    runs: dict[str, str] = {}  # run commit -> the ledger snapshot that records it
+    looks: dict[str, dict[str, Any]] = {}
     for commit in commits:
         names = (git_output(checkout, "ls-tree", "--name-only", commit, "docs/") or "").split()
         for name in names:
@@ -200,19 +201,80 @@ def re_registered(claims: Sequence[Claim], profile: str, anchor: Path) -> dict[s
             except json.JSONDecodeError:
                 continue
             if rec.get("profile") == profile and rec.get("git_commit"):
-                runs.setdefault(str(rec["git_commit"]), name.removesuffix(".record.json")
-                                + ".csv")
+                looks.setdefault(str(rec["git_commit"]), {
+                    "ledger": name.removesuffix(".record.json") + ".csv",
+                    "run": str(rec["git_commit"]),
+                    "seed_offset": int(rec.get("seed_offset") or 0),
+                    "registration": rec.get("registration")})
+    return list(looks.values())
+
+
+def _yaml_at(checkout: tuple[Path, Path], commit: str, path: str) -> Any:
+    try:
+        return yaml.safe_load(git_output(checkout, "show", f"{commit}:{path}") or "")
+    except yaml.YAMLError:
+        return None
+
+
+#: a claim's fields as claims.yaml states them, with their defaults
+CLAIM_FIELDS = {"kind": "claim", "runs": False, "trained": False}
+
+
+def _changed_since(claim: Claim, old: Mapping[str, Any] | None) -> list[str]:
+    """How ``claim`` differs from its claims.yaml entry at a look's commit."""
+    if old is None:
+        return ["new row"]
+    out = []
+    # an entry of the time before parameters were registered is compared on its predicate
+    if "params" in old and dict(old["params"] or {}) != dict(claim.params):
+        out.append("parameters")
+    if " ".join(str(old.get("predicate")).split()) != " ".join(claim.predicate.split()):
+        out.append("predicate")
+    stated = {**CLAIM_FIELDS, **old}
+    stated["runs"] = bool(old.get("runs", old.get("trained", False)))  # trained implies runs
+    out += [key for key in CLAIM_FIELDS if stated[key] != getattr(claim, key)]
+    if "items" in old and tuple(old["items"] or ()) != tuple(claim.items):
+        out.append("items")
+    return out
+
+
+def re_registered(claims: Sequence[Claim], profile: str, anchor: Path) -> dict[str, str]:
+    """claim id -> the committed ledger of ``profile`` whose run (at its commit) decided the
+    claim otherwise than today's registration would: a row new since, its parameters, stated
+    predicate, kind, runs or items changed, the profile's rules changed (rows about runs), or
+    the design of an item it reads (its config block in ``workflow/config/<profile>.yaml``,
+    seeds and counts included) changed. ``anchor``: a path in the checkout. Empty outside a
+    checkout."""
+    checkout = checkout_of(anchor)
+    if checkout is None:
+        return {}
+    from sharpness.claims.rules import FIELDS, rules_for
+
+    rules_now = {k: v for k, v in vars(rules_for(profile)).items() if k in FIELDS}
+    config_path = f"workflow/config/{profile}.yaml"
+    config_now = _yaml_at(checkout, "HEAD", config_path)
     out: dict[str, str] = {}
-    for run, ledger in runs.items():
+    for look in committed_looks(profile, anchor):
+        run = look["run"]
         then = _claims_at(checkout, run)
+        if not then:
+            continue
+        table = _yaml_at(checkout, run, "src/sharpness/claims/rules.yaml")
+        rules_then = ({**(table.get("default") or {}), **(table.get(profile) or {})}
+                      if isinstance(table, Mapping) else None)
+        rules_moved = sorted(k for k in rules_now if rules_then is not None
+                             and k in rules_then and rules_then[k] != rules_now[k])
+        config_then = _yaml_at(checkout, run, config_path)
         for claim in claims:
-            old = then.get(claim.id)
-            if old is None or claim.id in out:
+            if claim.id in out:
                 continue
-            # an entry of the time before parameters were registered is compared on its
-            # stated predicate alone
-            params_moved = "params" in old and dict(old["params"] or {}) != dict(claim.params)
-            if params_moved or " ".join(str(old.get("predicate")).split()) != \
-                    " ".join(claim.predicate.split()):
-                out[claim.id] = f"{ledger} (run at {run[:7]})"
+            why = _changed_since(claim, then.get(claim.id))
+            if rules_moved and (claim.runs or claim.trained):
+                why.append("rules (" + ", ".join(
+                    f"{k} {rules_then[k]!r} → {rules_now[k]!r}" for k in rules_moved) + ")")
+            if isinstance(config_then, Mapping) and isinstance(config_now, Mapping):
+                why += [f"design of {i}" for i in claim.items
+                        if _sha(config_block(config_then, i)) != _sha(config_block(config_now, i))]
+            if why:
+                out[claim.id] = f"{look['ledger']} (run at {run[:7]}): {', '.join(why)}"
     return out

@@ -61,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     reg.add_argument("--seed-offset", type=int, default=None, metavar="N",
                      help="register the run with `--config seed_offset=N` (default: the "
                           "config's own seed_offset, usually 0)")
+    reg.add_argument("--confirmatory", type=int, nargs="?", const=1, default=0, metavar="K",
+                     help="register confirmatory look K (default 1) at the seed offset derived "
+                          "from the registration's decision id (sharpness.claims.looks)")
     reg.add_argument("--out", default=None,
                      help="where to write it (default: docs/registration/PROFILE.json, or "
                           "PROFILE-seedN.json for an offset N)")
@@ -135,15 +138,12 @@ def _build_from(figures: Path, args: argparse.Namespace) -> int:
         markdown,
         write_ledger,
     )
-    from sharpness.claims.registration import (
-        deviation_rows,
-        deviations_markdown,
-        read_registration,
-        seed_offset_mismatch,
-    )
+    from sharpness.claims.looks import look_status, mark_rows
+    from sharpness.claims.registration import deviation_rows, read_registration
     from sharpness.claims.registration_checks import git_check
     from sharpness.claims.registration_decision import registration_substitution
     from sharpness.claims.registration_files import existing_registration, registration_path
+    from sharpness.claims.registration_report import deviations_markdown, seed_offset_mismatch
     from sharpness.claims.rules import rules_for
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
@@ -183,15 +183,17 @@ def _build_from(figures: Path, args: argparse.Namespace) -> int:
                     f"re-registered after data ({again[row['id']]})", row["note"]) if x)
     else:
         devs = []
+    look = look_status(record, args.seed_offset, reg_file if record else None)
+    mark_rows(rows, look)
     rows = annotate_to_settle(rows, claims, rules, load_configs() if args.price else None)
     if args.plan:
         from sharpness.planning.ledger import annotate, load_plan
 
         rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    footer = deviations_markdown(devs, record, args.seed_offset, git)
+    footer = deviations_markdown(devs, record, args.seed_offset, git, look)
     registered = ({"id": record["id"], "file": str(reg_file), "seed_offset": args.seed_offset,
-                   "git": git,
+                   "git": git, "look": look,
                    "seeds": seed_offset_mismatch(record, args.seed_offset) or "as registered",
                    "deviations": [{k: d[k] for k in ("id", "what", "verdict_now",
                                                      "verdict_registered", "p_adj_now",
@@ -245,7 +247,8 @@ def _register(args: argparse.Namespace) -> int:
                              f"profile, not {args.profile!r}")
     if args.seed_offset is not None:
         config["seed_offset"] = args.seed_offset
-    record = registration(args.profile, all_claims(), config, config_path, checkout=Path.cwd())
+    record = registration(args.profile, all_claims(), config, config_path, checkout=Path.cwd(),
+                          confirmatory=args.confirmatory)
     offset = record["config"]["seed_offset"]
     out = Path(args.out) if args.out else registration_path(args.profile, seed_offset=offset)
     out.parent.mkdir(parents=True, exist_ok=True)
