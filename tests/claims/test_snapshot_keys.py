@@ -58,6 +58,8 @@ def test_a_committed_ledger_rebuilds_with_no_key_of_this_machine(
                  "--out", str(out)]) == 0
     committed, rebuilt = _rows(snapshot), _rows(out.with_name("claims.csv"))
     assert committed.keys() == rebuilt.keys()
+    if record.get("superseded"):  # built by older deciding code: rebuilt, not compared
+        return
     for key, row in committed.items():
         assert {c: row[c] for c in EXACT} == {c: rebuilt[key][c] for c in EXACT}, key
         if row["estimate"] != rebuilt[key]["estimate"]:  # the last bit of a float may move
@@ -113,6 +115,7 @@ def test_archive_keys_count_only_as_committed_and_only_for_their_archive(
         return None if code == 0 else capsys.readouterr().err
 
     assert build(archive) is None  # the committed keys vouch for its records
+    assert (tmp_path / "out" / "claims.csv").read_bytes() == snap.read_bytes()
     record = json.loads((fig / "eos" / "fig_phase.provenance.json").read_text())
     assert "UNKNOWN KEY" in signature_problem(record)  # outside that build, no trust
     with trusting(read_keys(keys)):

@@ -324,8 +324,11 @@ def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
         then = None
         if dev["registered_params"] is not None and k is not None:
             alt = [dict(r) for r in raw]
-            alt[k] = evaluate_claim(registered_claim(by_id[dev["id"]], dev["entry"]),
-                                    data, profile, rules)
+            try:
+                alt[k] = evaluate_claim(registered_claim(by_id[dev["id"]], dev["entry"]),
+                                        data, profile, rules)
+            except SharpnessError as err:  # today's predicate needs a parameter added since
+                alt[k] = {**alt[k], "verdict": f"(not computable: {err})", "p_raw": None}
             adjust_multiplicity(alt, alpha)
             then = alt[k]
         if dev["id"] == "rules":
