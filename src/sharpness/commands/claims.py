@@ -388,7 +388,8 @@ def _supersede(args: argparse.Namespace) -> int:
     reg = existing_registration(str(record.get("profile")), int(record.get("seed_offset") or 0))
     current = read_registration(reg)["id"] if reg else None
     record["superseded"] = {"registration": record.get("registration"), "by": current,
-                            "at": now_iso()}
+                            "at": now_iso(), "look": "exploratory: not a look of today's "
+                            "rules on seeds derived from their registration"}
     atomic_write_json(record_path(ledger), record)
     print(f"{ledger}: superseded (built under registration {record.get('registration')}, "
           f"today's {current}); kept for `sharpness claims compare`")
