@@ -38,7 +38,8 @@ CLAIMS_YAML = "src/sharpness/claims/claims.yaml"
 SNAPSHOTS = "docs/claims_*.record.json"
 
 
-def _sha(obj: Any) -> str:
+def sha_of(obj: Any) -> str:
+    """SHA-256 of an object's canonical JSON (sorted keys)."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str,
                                      separators=(",", ":")).encode()).hexdigest()
 
@@ -56,7 +57,7 @@ def config_block(config: Mapping[str, Any], item: str) -> Any:
 def item_facts(config: Mapping[str, Any], claims: Sequence[Claim]) -> dict[str, str]:
     """``{item: SHA-256 of its config block}`` for every item the claims read."""
     items = sorted({i for c in claims for i in c.items})
-    return {item: _sha(config_block(config, item)) for item in items}
+    return {item: sha_of(config_block(config, item)) for item in items}
 
 
 def code_files(package: Path | None = None) -> dict[str, str]:
@@ -274,7 +275,7 @@ def re_registered(claims: Sequence[Claim], profile: str, anchor: Path) -> dict[s
                     f"{k} {rules_then[k]!r} → {rules_now[k]!r}" for k in rules_moved) + ")")
             if isinstance(config_then, Mapping) and isinstance(config_now, Mapping):
                 why += [f"design of {i}" for i in claim.items
-                        if _sha(config_block(config_then, i)) != _sha(config_block(config_now, i))]
+                        if sha_of(config_block(config_then, i)) != sha_of(config_block(config_now, i))]
             if why:
                 out[claim.id] = f"{look['ledger']} (run at {run[:7]}): {', '.join(why)}"
     return out

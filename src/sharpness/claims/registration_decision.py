@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.claims.model import Claim, ItemData
-from sharpness.claims.registration_checks import config_block
+from sharpness.claims.registration_checks import config_block, sha_of
 from sharpness.runs.cache import flatten
 
 #: the packages whose code decides a verdict; every sharpness module they import is added
@@ -170,10 +170,17 @@ def family_changes(record: Mapping[str, Any], claims: Sequence[Claim]) -> list[s
 
 
 def item_params(config: Mapping[str, Any], claims: Sequence[Claim]) -> dict[str, Any]:
-    """``{item: the resolved config block that sets it}`` for every item the claims read
-    (:func:`~sharpness.claims.registration_checks.config_block`)."""
-    items = sorted({i for c in claims for i in c.items})
-    return {item: config_block(config, item) for item in items}
+    """``{"blocks": {sha: block}, "items": {item: sha}}``: the resolved config block that sets
+    each item the claims read (:func:`~sharpness.claims.registration_checks.config_block`),
+    each distinct block stored once."""
+    blocks: dict[str, Any] = {}
+    items: dict[str, str] = {}
+    for item in sorted({i for c in claims for i in c.items}):
+        block = config_block(config, item)
+        key = sha_of(block)
+        blocks.setdefault(key, block)
+        items[item] = key
+    return {"blocks": blocks, "items": items}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -194,11 +201,13 @@ def input_changes(record: Mapping[str, Any], data: Mapping[str, ItemData | None]
     registered = record.get("item_params")
     if not isinstance(registered, Mapping):
         return {}
+    blocks, items = registered.get("blocks") or {}, registered.get("items") or {}
     out: dict[str, list[str]] = {}
     for item, d in data.items():
-        if d is None or not isinstance(registered.get(item), Mapping):
+        block = blocks.get(items.get(item))
+        if d is None or not isinstance(block, Mapping):
             continue
-        then, now = flatten(registered[item]), flatten(d.params or {})
+        then, now = flatten(block), flatten(d.params or {})
         diff = [f"{k} {then[k]!r} → {now[k]!r}" for k in sorted(set(then) & set(now))
                 if not _same(then[k], now[k])]
         if diff:
