@@ -46,6 +46,8 @@ def test_the_offset_is_drawn_from_what_decides(confirmatory: dict) -> None:
     # the same decision registered at another offset derives the same seeds ...
     plain = registration("evidence", CLAIMS, CONFIG)
     assert plain["look"]["decision_id"] == look["decision_id"] and plain["id"] != confirmatory["id"]
+    moved = registration("evidence", CLAIMS, {**CONFIG, "seed_offset": 1000})
+    assert moved["look"]["decision_id"] == look["decision_id"]
     # ... and any change to what decides draws others: a tolerance, a kind, a design
     tol = [replace(c, params={**c.params, "tol": 1e-4}) if c.id == "mf-l1" else c for c in CLAIMS]
     kind = [replace(c, kind="extension") if c.id == "eos-band" else c for c in CLAIMS]

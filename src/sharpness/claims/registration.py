@@ -205,12 +205,12 @@ def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any
     the seed offset it derives; ``confirmatory``: K ≥ 1 registers look K at that offset); ``id`` hashes
     that content (the same content registered twice has one id),
     ``git_commit``/``dirty``/``registered`` say when and from what it was written."""
-    zero = {**config, **({"seed_offset": 0} if "seed_offset" in config else {})}
-    at_zero = _body(profile, claims, zero, config_path)
-    look = look_entry(at_zero, profile, checkout, confirmatory)
+    unmoved = {k: v for k, v in config.items() if k != "seed_offset"}  # the seeds left out
+    look = look_entry(_body(profile, claims, unmoved, config_path), profile, checkout,
+                      confirmatory)
     if confirmatory:
         config = {**config, "seed_offset": look["confirmatory_offset"]}
-    body = _body(profile, claims, config, config_path) if config.get("seed_offset") else at_zero
+    body = _body(profile, claims, config, config_path)
     body["re_registered_after_data"] = (re_registered(claims, profile, checkout)
                                         if checkout is not None else {})
     body["look"] = look
