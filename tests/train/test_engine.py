@@ -85,6 +85,11 @@ def test_same_seed_same_metrics_other_seed_differs(tmp_path):
     a, b, c = ((tmp_path / d / "metrics.jsonl").read_bytes() for d in "abc")
     assert a == b
     assert a != c
+    # each run records its draw at its start, signed: same seed, same draw; another, another
+    fa, fb, fc = (read_json(tmp_path / d / "final.json") for d in "abc")
+    for key in ("init_sha256", "order_sha256"):
+        assert fa[key] == fb[key] != fc[key]
+        assert read_json(tmp_path / "a" / "provenance.json")[key] == fa[key]
 
 
 def test_divergence_is_recorded_not_raised(tmp_path):

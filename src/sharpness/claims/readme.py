@@ -85,7 +85,8 @@ def describe_run(record: Mapping[str, Any] | None) -> str:
     later = record.get("superseded") or {}
     if later.get("by"):
         text += (f"; superseded by registration {later['by']} (kept for comparison: its "
-                 "verdicts are not under today's rules)")
+                 "verdicts are not under today's rules"
+                 + ("; an exploratory look" if later.get("look") else "") + ")")
     return text
 
 

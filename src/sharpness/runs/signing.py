@@ -22,16 +22,24 @@ folder (``~/.config/sharpness/trusted/``, :func:`trust_folder`), or listed in
 ``SHARPNESS_TRUSTED_KEYS`` (paths, separated by ``:``); ``sharpness audit`` then checks every
 record against it. A trusted-key file inside an output tree (links resolved) is
 refused: whoever can write ``results/`` could replace it and re-sign edited records.
+
+**Scoped trust**: :func:`trusting` adds keys for the duration of one block, in this context
+only: ``sharpness claims build --figures ARCHIVE`` trusts the keys committed beside a ledger's
+data archive while it reads that archive (:mod:`sharpness.claims.snapshot_keys`), and nowhere
+else.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import json
 import logging
 import os
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +53,9 @@ FIELD = "signature"
 SCHEME = "ed25519"
 #: output trees a key must never be kept in (relative to the working folder and the checkout)
 OUTPUT_TREES = ("results", "figures")
+#: keys trusted for one block only (:func:`trusting`)
+_SCOPED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("sharpness_scoped_trust",
+                                                                         default=frozenset())
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +164,16 @@ def own_public_key(create: bool = True) -> str | None:
     return None if key is None else public_hex(key)
 
 
+@contextlib.contextmanager
+def trusting(keys: Iterable[str]) -> Iterator[None]:
+    """Trust ``keys`` (hex) too while the block runs, in this context only."""
+    token = _SCOPED.set(_SCOPED.get() | {str(k).strip().lower() for k in keys})
+    try:
+        yield
+    finally:
+        _SCOPED.reset(token)
+
+
 def trust_folder() -> Path:
     """The user's folder of trusted public keys (every ``*.pub`` file in it is trusted):
     ``$SHARPNESS_TRUSTED_DIR`` when set, else ``$XDG_CONFIG_HOME/sharpness/trusted``
@@ -177,9 +198,9 @@ def _trust_files() -> list[tuple[str, str]]:
 def trusted_keys() -> set[str]:
     """The public keys records are trusted from: this machine's own, each one in the files
     ``SHARPNESS_TRUSTED_KEYS`` lists and in the ``*.pub`` files of the user's trust folder
-    (one hex key a line); a file inside ``results/`` or ``figures/`` (links resolved) or one
-    that cannot be read is refused."""
-    keys = set()
+    (one hex key a line), and those of an enclosing :func:`trusting` block; a file inside
+    ``results/`` or ``figures/`` (links resolved) or one that cannot be read is refused."""
+    keys = set(_SCOPED.get())
     own = own_public_key(create=False)
     if own:
         keys.add(own)
