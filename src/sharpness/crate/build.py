@@ -48,6 +48,8 @@ PROFILES = {"https://w3id.org/ro/wfrun/process/0.5": "Process Run Crate",
 #: the workflow's own files, relative to the build (globs), copied as they are now
 WORKFLOW_FILES = ("workflow/rules/*.smk", "workflow/config/*.yaml", "workflow/report/**/*.rst",
                   "profiles/*/config.yaml", "envs/requirements.txt", "envs/environment.yaml")
+#: the folders that hold the workflow's files (a link among them may lead only into them)
+WORKFLOW_FOLDERS = ("workflow", "envs", "profiles")
 #: a run's output larger than this is named with its SHA-256 but not copied (checkpoints)
 MAX_COPIED_BYTES = 2 * 2**20
 #: the terms the crate uses beyond the RO-Crate 1.1 context (the later contexts define them)
@@ -60,12 +62,14 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
 
 
-def _file(crate: ROCrate, root: Path, rel: str, **props: Any) -> File:
-    """The crate's entity of the build's file ``rel`` (added once, with its SHA-256)."""
+def _file(crate: ROCrate, root: Path, rel: str, follow: bool = False, **props: Any) -> File:
+    """The crate's entity of the build's file ``rel`` (added once, with its SHA-256); one
+    reached through a link is refused unless ``follow`` (a link the caller has checked)."""
     found = crate.dereference(rel)
     if found is not None:
         return found
-    refuse_link(root, rel, "a file of the crate")
+    if not follow:
+        refuse_link(root, rel, "a file of the crate")
     path = root / rel
     props = {"name": rel, "sha256": file_sha256(path), "contentSize": path.stat().st_size,
              "encodingFormat": encoding_format(rel), **props}
@@ -206,12 +210,21 @@ def _device(record: dict[str, Any]) -> str:
     return "; ran on " + ", ".join(p for p in parts if p) if any(parts) else ""
 
 
+def _in_workflow(root: Path, rel: str) -> bool:
+    """Whether the workflow's file ``rel`` is one of the workflow's own files once links are
+    followed (the checkout's committed ``profiles/default -> ../workflow/profiles/default``):
+    a link is followed only into :data:`WORKFLOW_FOLDERS` of this build, never out of them."""
+    real = (root / rel).resolve()
+    return any(real.is_relative_to(root.resolve() / folder) for folder in WORKFLOW_FOLDERS)
+
+
 def _workflow(crate: ROCrate, root: Path, snakemake: str | None, commit: str | None) -> Any:
     """The Snakefile as the main entity, its rule files, configs and environment as parts
     (the Snakefile and each rule file at the build's commit: their ``version``)."""
     if not (root / "Snakefile").is_file():
         raise SharpnessError(f"{root}/Snakefile: not found; --root is the folder the build "
                              "ran in (the one holding the Snakefile, figures/ and results/)")
+    refuse_link(root, "Snakefile", "the workflow's Snakefile")
     workflow = crate.add_workflow(
         root / "Snakefile", dest_path="Snakefile", main=True, lang="snakemake",
         lang_version=snakemake, properties={
@@ -222,10 +235,10 @@ def _workflow(crate: ROCrate, root: Path, snakemake: str | None, commit: str | N
     for pattern in WORKFLOW_FILES:
         for path in sorted(root.glob(pattern)):
             rel = path.relative_to(root).as_posix()
-            _file(crate, root, rel, **({"@type": ["File", "SoftwareSourceCode"],
-                                        "isPartOf": workflow,
-                                        **({"version": commit} if commit else {})}
-                                       if rel.endswith(".smk") else {}))
+            _file(crate, root, rel, _in_workflow(root, rel),
+                  **({"@type": ["File", "SoftwareSourceCode"],
+                     "isPartOf": workflow, **({"version": commit} if commit else {})}
+                     if rel.endswith(".smk") else {}))
     return workflow
 
 
