@@ -91,3 +91,31 @@ def test_a_record_naming_files_outside_the_build_does_not_bring_them_in(tmp_path
     with pytest.raises(SharpnessError, match="reached through the link"):
         crate_of(root)
 
+
+
+def test_a_workflow_link_is_followed_only_into_the_workflows_own_folders(tmp_path):
+    """The checkout's committed `profiles/default -> ../workflow/profiles/default` is packed
+    (its config, under the link's path); a profile or Snakefile linked out of the workflow's
+    folders stops the crate."""
+    from sharpness.crate.build import crate_of
+
+    root = tmp_path / "build"
+    _record(root / "results/run/provenance.json")
+    (root / "Snakefile").write_text("rule all:\n    input: []\n")
+    (root / "workflow/profiles/default").mkdir(parents=True)
+    (root / "workflow/profiles/default/config.yaml").write_text("cores: 1\n")
+    (root / "profiles").mkdir()
+    (root / "profiles/default").symlink_to("../workflow/profiles/default")
+    crate = crate_of(root)
+    entity = crate.dereference("profiles/default/config.yaml")
+    assert entity is not None and entity["contentSize"] == len("cores: 1\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/config.yaml").write_text("token: secret\n")
+    (root / "profiles/evil").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(SharpnessError, match="reached through the link .*evil"):
+        crate_of(root)
+    (root / "profiles/evil").unlink()
+    (root / "Snakefile").rename(tmp_path / "Snakefile")
+    (root / "Snakefile").symlink_to(tmp_path / "Snakefile")
+    with pytest.raises(SharpnessError, match="Snakefile.*reached through the link"):
+        crate_of(root)
