@@ -92,10 +92,10 @@ def test_small_budget_settles_only_at_power(paper):
     signal = lines["ls-signal-sam"]
     assert not signal.settled and signal.power == 0 and "power unknown" in signal.basis
     assert signal.seeds == {"lesam.signal.seeds": [0, 1, 2]} and signal.runs == 2 * 3
-    # eos-measures' settings all have measured step counts; eos-band's ViT MSE does not:
+    # eos-measures' settings all have measured step counts; eos-band-all's ViT MSE does not:
     # its runs priced at their caps (here all at 1.0) mark its price an upper limit
-    assert not lines["eos-measures"].bound and lines["eos-band"].bound
-    assert "| eos-band | 14 | – | – | ≤ 14.0 (estimate) |" in plan_output.render(plan)
+    assert not lines["eos-measures"].bound and lines["eos-band-all"].bound
+    assert "| eos-band-all | 15 | – | – | ≤ 15.0 (estimate) |" in plan_output.render(plan)
     assert plan.hours <= 9
 
 

@@ -24,14 +24,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sharpness.claims.eos_common import network_of
 from sharpness.claims.model import Claim
 from sharpness.claims.rules import rules_for
 from sharpness.cost import plan_jobs
 from sharpness.lesam.experiments import training_runs
 from sharpness.planning.power import DEFAULT_POWER, Design, design, holm_family
-from sharpness.planning.reads import comparison_parts, reads_run, run_labels, selector_group
+from sharpness.planning.reads import (
+    comparison_parts,
+    reads,
+    reads_run,
+    run_labels,
+    selector_group,
+)
 from sharpness.planning.restrict import RunKey, lesam_restriction
 from sharpness.planning.select import Candidate, Pick, greedy
+from sharpness.planning.units import claim_units
 
 #: claim items whose runs the cost model files under another item name
 ITEM_ALIASES = {"minorfirst/gradcam_table": "minorfirst/gradcam"}
@@ -92,6 +100,18 @@ def _replicates(jobs: Sequence[Any], paths: set[SeedPath]) -> str:
     return "single"
 
 
+def eos_networks(config: Mapping[str, Any]) -> dict[str, str]:
+    """Each eos setting job (``setting/<name>``) -> the network family its label names
+    (:func:`sharpness.claims.eos_common.network_of`, the function the predicates filter
+    their rows with, so a claim buys exactly the settings it reads)."""
+    if not config.get("eos"):
+        return {}
+    from sharpness.eos.config import expand_settings  # lazy: the eos config expansion
+
+    return {f"setting/{name}": network_of(str(s.get("label") or name))
+            for name, s in expand_settings(dict(config["eos"])).items()}
+
+
 def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, ClaimNeeds]:
     """Each claim's runs (the jobs of its items that its predicate reads, see
     :func:`sharpness.planning.power.reads_run`) and the seed lists behind them."""
@@ -99,6 +119,7 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
     jobs = plan_jobs(dict(config))
     lesam_runs = training_runs(config["lesam"]) if config.get("lesam") else {}
     labels = run_labels(config)
+    networks = eos_networks(config)
     by_item: dict[str, list[Any]] = {}
     for job in jobs:
         for item in job.items:
@@ -107,8 +128,11 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
     for claim in claims:
         mine: dict[RunKey, Any] = {}
         read: set[tuple[str, str]] = set()
+        left_out = {str(n) for n in claim.params.get("leave_out") or ()}
         for item in claim.items:
             for job in by_item.get(ITEM_ALIASES.get(item, item), []):
+                if job.paper == "eos" and networks.get(job.run, "") in left_out:
+                    continue  # a setting of a network the claim leaves to its extension row
                 r = labels.get(job.run) if job.paper == "lesam" else None
                 if r is None or reads_run(claim.id, selector_group(r[0]), r[1], claim.params):
                     mine[(job.paper, job.run)] = job
@@ -157,12 +181,19 @@ def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float =
     if needs.replicates == "none":
         return Design(None, 1.0, True, "CPU only")
     if needs.replicates == "deterministic":
-        need = rules_for(str(config.get("profile", "default"))).min_runs
+        rules = rules_for(str(config.get("profile", "default")))
+        need = rules.min_runs
         if len(needs.runs) < need:
             return Design(None, 0.0, False, f"deterministic runs, but {len(needs.runs)} < the "
                           f"{need} independent runs the ledger's standard needs")
+        units = claim_units(reads().get(needs.claim.id, {}).get("units"), needs.claim.params,
+                            config, level=rules.level, min_runs=need)
+        if units is not None and not units.decidable:
+            return Design(None, 0.0, False, f"deterministic, but too few settings to decide: "
+                          f"{units.why}")
         return Design(None, 1.0, True, f"deterministic: full-batch gradient descent from a "
-                      f"fixed init, {len(needs.runs)} independent settings")
+                      f"fixed init, {len(needs.runs)} independent settings"
+                      + (f"; {units.why}" if units is not None else ""))
     if needs.replicates == "rounds":
         return Design(None, 1.0, True, "decided by its interval over interleaved timing "
                       "rounds in one process")
