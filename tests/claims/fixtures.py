@@ -120,10 +120,14 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
 }
 
 CASES.update({
-    "ls-cifar100": (lambda bad: cifar_groups(
-        ("cifar100_resnet18", "cifar100_wrn", "cifar100_pyramid"), bad), SUPPORTED, CONTRADICTED),
-    "ls-pyramidnet": (lambda bad: cifar_groups(("cifar10_pyramid", "cifar100_pyramid"), bad),
-                      SUPPORTED, CONTRADICTED),
+    "ls-cifar100": (lambda bad: cifar_groups(("cifar100_resnet18",), bad), SUPPORTED,
+                    CONTRADICTED),
+    "ls-cifar100-wrn": (lambda bad: cifar_groups(("cifar100_wrn",), bad), SUPPORTED,
+                        CONTRADICTED),
+    "ls-cifar100-pyramid": (lambda bad: cifar_groups(("cifar100_pyramid",), bad), SUPPORTED,
+                            CONTRADICTED),
+    "ls-pyramidnet": (lambda bad: cifar_groups(("cifar10_pyramid",), bad), SUPPORTED,
+                      CONTRADICTED),
     "ls-sota-numbers": (sota, SUPPORTED, CONTRADICTED),
     "ls-imagenet-r101": (lambda bad: table("table_imagenet", bad, group="imagenet_resnet101"),
                          SUPPORTED, CONTRADICTED),
