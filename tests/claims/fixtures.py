@@ -114,6 +114,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "eos-u-shape-all": (test_vs_lr, SUPPORTED, CONTRADICTED),
     "eos-traj-monotone-all": (trajectories, SUPPORTED, CONTRADICTED),
     "eos-measures": (measures, SUPPORTED, CONTRADICTED),
+    "eos-measures-all": (measures, SUPPORTED, CONTRADICTED),
     "eos-init-eta_c": (ablations, SUPPORTED, CONTRADICTED),
     "eos-ablations": (ablations, SUPPORTED, CONTRADICTED),
     "eos-ablations-ext": (ablations, SUPPORTED, CONTRADICTED),
