@@ -38,7 +38,7 @@ from sharpness.planning.reads import (
     selector_group,
 )
 from sharpness.planning.restrict import RunKey, lesam_restriction
-from sharpness.planning.select import Candidate, Pick, greedy
+from sharpness.planning.spend import choose
 from sharpness.planning.units import claim_units
 
 #: claim items whose runs the cost model files under another item name
@@ -251,6 +251,7 @@ class ClaimLine:
     effect: str = ""          # the effect size planned for, with its source
     reads: dict[str, int] = field(default_factory=dict)  # runs per group/optimizer (runs_read)
     spread: str = ""          # the seed spread planned with, with its source (or why none)
+    readings: dict[str, float] = field(default_factory=dict)  # power: effect/half x SD/SE
 
 
 @dataclass
@@ -328,9 +329,7 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                                    ledger=ledger)
     needs = {c.id: needs[c.id] for c in claims}
     caps = caps if caps is not None else prices
-    cands = [Candidate(cid, n.runs, designs[cid].power if designs[cid].settled else 0.0)
-             for cid, n in needs.items()]
-    picks: list[Pick] = greedy(cands, prices, budget)
+    picks, needs, designs = choose(needs, designs, config, prices, budget)
     added = {}
     for pick in picks:
         for cid in pick.settled:
@@ -354,7 +353,7 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                _source(n.runs, sources), d.power, d.basis,
                                planned, claim_seeds[cid], list(n.claim.items),
                                bool(n.bound), sum(caps[r] for r in n.runs), d.settled,
-                               d.effect, runs_read(n.runs, union), d.spread))
+                               d.effect, runs_read(n.runs, union), d.spread, d.readings))
     order = {cid: i for i, cid in enumerate(added)}  # pick order: cheapest information first
     lines.sort(key=lambda ln: (not ln.planned, order.get(ln.claim, 0)))
     planned_needs = [needs[ln.claim] for ln in lines if ln.planned]
