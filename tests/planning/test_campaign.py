@@ -93,9 +93,25 @@ def test_stages_follow_the_plans_order_and_end_with_the_ledger():
               "targets": ["figures/lesam/t1.csv", "figures/lesam/t3.csv",
                           "figures/minorfirst/x.csv", "figures/CLAIMS.md"]}
     stages = camp.stages_of(record)
-    assert [(s.name, s.targets) for s in stages] == [
-        ("a", ["figures/lesam/t1.csv"]), ("d", ["figures/lesam/t3.csv"]),
-        ("ledger and CPU-only claims", ["figures/minorfirst/x.csv", "figures/CLAIMS.md"])]
+    assert [(s.name, s.targets, s.charged) for s in stages] == [
+        (camp.CPU_STAGE, ["figures/minorfirst/x.csv"], False),
+        ("a", ["figures/lesam/t1.csv"], True), ("d", ["figures/lesam/t3.csv"], True),
+        ("ledger", ["figures/CLAIMS.md"], True)]
+
+
+def test_cpu_only_claims_are_built_first_and_never_charged():
+    """An uncharged stage of 5 hours leaves a 1 GPU-hour budget whole for the GPU stages."""
+    stages = [camp.Stage(camp.CPU_STAGE, ["figures/minorfirst/x.csv"], charged=False),
+              camp.Stage("a", ["figures/a.csv"])]
+
+    def run(stage, seconds):
+        clock.t += 5 * 3600 if not stage.charged else 600
+        return camp.StageResult(stage.name, 0, 0.0)
+
+    clock.t = 0.0
+    out = camp.run_stages(stages, run, budget_gpu_hours=1.0, gpus=1, clock=clock())
+    assert out.bought == [camp.CPU_STAGE, "a"] and out.ended == "completed"
+    assert out.spent_gpu_hours == pytest.approx(600 / 3600)
 
 
 @pytest.mark.workflow  # runs snakemake

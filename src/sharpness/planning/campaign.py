@@ -9,7 +9,8 @@ none was measured), and the global ``gpu`` count raised to ``jobs_per_gpu`` per 
 several small jobs share a GPU while their memory fits. The GPU rules are found in the rule
 files (every rule that declares a ``gpu=`` resource); nothing in them changes.
 
-**Watchdog.** The plan's claims are built in stages, in the order the plan bought them (the
+**Watchdog.** The CPU-only claims are built first, before the GPU budget starts and never
+charged to it; then the plan's claims in stages, in the order the plan bought them (the
 cheapest information first), one ``snakemake`` call each (:func:`run_stages`). Before each
 stage the GPU-hours spent so far (wall time x GPUs held) are compared with the budget: when
 it is spent, no further stage starts; a stage still running when it runs out is stopped (its
@@ -104,10 +105,17 @@ def write_profile(folder: str | Path, *, cores: str, gpus: int, gpu_mem_mb: int,
 
 @dataclass
 class Stage:
-    """One ``snakemake`` call: the targets of one planned claim (or the ledger)."""
+    """One ``snakemake`` call: the targets of one planned claim (or the ledger);
+    ``charged``: False for the CPU-only claims, built before the GPU budget starts and never
+    charged to it (they hold no GPU)."""
 
     name: str
     targets: list[str]
+    charged: bool = True
+
+
+#: the stage of the CPU-only claims, and how long it may run (it holds no GPU: no budget)
+CPU_STAGE, CPU_STAGE_LIMIT_S = "CPU-only claims (before the GPU budget, not charged)", 7 * 86400.0
 
 
 @dataclass
@@ -140,8 +148,9 @@ class Campaign:
 
 
 def stages_of(record: Mapping[str, Any]) -> list[Stage]:
-    """The plan's planned claims with runs, in the order it bought them, then one stage for
-    the CPU-only claims and the ledger (``figures/CLAIMS.md``)."""
+    """The CPU-only claims first (uncharged: no GPU run), then the plan's planned claims with
+    runs, in the order it bought them, then one stage for the ledger (``figures/CLAIMS.md``)
+    and any target left."""
     out, seen = [], set()
     claims = record.get("claims", {})
     for cid, line in claims.items():
@@ -152,9 +161,15 @@ def stages_of(record: Mapping[str, Any]) -> list[Stage]:
         seen.update(targets)
         if targets:
             out.append(Stage(cid, targets))
+    cpu = [t for t in (f"figures/{i}.csv" for cid, line in claims.items()
+                       if line.get("planned") and not line.get("runs")
+                       for i in line.get("items", []))
+           if t not in seen]
+    cpu = list(dict.fromkeys(cpu))
+    seen.update(cpu)
     rest = [t for t in record.get("targets", []) if t not in seen]
-    out.append(Stage("ledger and CPU-only claims", rest or ["figures/CLAIMS.md"]))
-    return out
+    first = [Stage(CPU_STAGE, cpu, charged=False)] if cpu else []
+    return [*first, *out, Stage("ledger", rest or ["figures/CLAIMS.md"])]
 
 
 def run_stages(stages: list[Stage], run: Callable[[Stage, float], StageResult], *,
@@ -168,6 +183,17 @@ def run_stages(stages: list[Stage], run: Callable[[Stage, float], StageResult], 
     out = Campaign(budget_gpu_hours, gpus)
     start = clock() - spent_before * 3600 / held
     for k, stage in enumerate(stages):
+        if not stage.charged:  # no GPU held: its wall time moves the start, not the budget
+            t0 = clock()
+            result = run(stage, CPU_STAGE_LIMIT_S)
+            start += clock() - t0
+            out.stages.append(result)
+            if result.returncode != 0:
+                out.ended = f"stage {stage.name!r} failed (snakemake exit {result.returncode})"
+                out.not_started = [s.name for s in stages[k + 1:]]
+                break
+            out.bought.append(stage.name)
+            continue
         spent = (clock() - start) * held / 3600
         if spent >= budget_gpu_hours:
             out.ended = f"budget spent ({spent:.3g} of {budget_gpu_hours:g} GPU-hours) " \
