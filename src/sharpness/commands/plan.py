@@ -138,6 +138,11 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[Any, s
                f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU" if estimated
                else "step times measured by `sharpness cost measure`")
     pricing += f"; prices rest on: {'; '.join(used) or 'nothing'}"
+    timed = sum(1 for s in prices.source.values() if s.startswith("measured"))
+    if timed and method == "analytic":
+        pricing += (f"; {timed} of {len(prices.source)} runs priced from step times measured "
+                    f"on a GPU ({args.measured or 'sharpness/cost/measured.yaml'}), preferred "
+                    "to the analytic estimate")
     return prices, pricing
 
 

@@ -277,6 +277,7 @@ class Plan:
                 "gpu_hours": round(self.hours, 6), "runs_priced_at_step_caps": self.bound,
                 "gpu_hours_at_step_caps": round(self.cap_hours, 6),
                 "runs": len(self.runs),
+                "run_keys": [f"{paper}:{run}" for paper, run in self.runs],
                 "targets": self.targets, "seeds": self.seeds, "restrict": self.restrict,
                 "claims": {ln.claim: {k: v for k, v in vars(ln).items() if k != "claim"}
                            for ln in self.lines}}
