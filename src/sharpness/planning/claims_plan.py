@@ -330,7 +330,11 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                                    ledger=ledger)
     needs = {c.id: needs[c.id] for c in claims}
     caps = caps if caps is not None else prices
-    picks, needs, designs = choose(needs, designs, config, prices, budget)
+    def runs_at(n: ClaimNeeds, seeds: int) -> ClaimNeeds:
+        return claim_runs([n.claim], with_seeds(config, dict.fromkeys(n.seed_paths, seeds)))[
+            n.claim.id]
+
+    picks, needs, designs = choose(needs, designs, runs_at, prices, budget)
     added = {}
     for pick in picks:
         for cid in pick.settled:

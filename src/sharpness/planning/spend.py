@@ -21,7 +21,7 @@ out would add, at which seeds, against what is left.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -37,13 +37,12 @@ def _runs(picks: Sequence[Pick]) -> frozenset[RunKey]:
     return frozenset().union(*(p.new_runs for p in picks)) if picks else frozenset()
 
 
-def choose(needs: Mapping[str, Any], designs: Mapping[str, Design], config: Mapping[str, Any],
-           prices: Mapping[RunKey, float], budget: float
+def choose(needs: Mapping[str, Any], designs: Mapping[str, Design],
+           runs_at: Callable[[Any, int], Any], prices: Mapping[RunKey, float], budget: float
            ) -> tuple[list[Pick], dict[str, Any], dict[str, Design]]:
     """The picks of the three passes (see the module) and each claim's needs and design as
-    bought (a claim of pass 2 at its SD-reading seeds)."""
-    from sharpness.planning.claims_plan import claim_runs, with_seeds  # lazy: a cycle
-
+    bought (a claim of pass 2 at its SD-reading seeds); ``runs_at(needs, seeds)``: a claim's
+    needs with its seed lists at ``seeds`` seeds."""
     needs, designs = dict(needs), dict(designs)
     first = [Candidate(cid, n.runs, designs[cid].power) for cid, n in needs.items()
              if designs[cid].settled]
@@ -55,8 +54,7 @@ def choose(needs: Mapping[str, Any], designs: Mapping[str, Design], config: Mapp
         if cid in done or d.fallback is None or not n.seed_paths:
             continue
         seeds, power, table = d.fallback
-        alt_needs[cid] = claim_runs([n.claim], with_seeds(config, dict.fromkeys(
-            n.seed_paths, seeds)))[cid]
+        alt_needs[cid] = runs_at(n, seeds)
         alt_designs[cid] = replace(d, seeds=seeds, power=power, settled=True, readings=table,
                                    basis=f"{SD_ONLY} ({seeds}; the conservative reading's "
                                          f"{d.seeds} do not fit the budget): {describe(table)}")
