@@ -15,6 +15,8 @@ cheapest information first), one ``snakemake`` call each (:func:`run_stages`). B
 stage the GPU-hours spent so far (wall time x GPUs held) are compared with the budget: when
 it is spent, no further stage starts; a stage still running when it runs out is stopped (its
 runs resume from their checkpoints on the next call). The record says what was bought.
+``max_wall_s`` (``sharpness campaign --max-wall``) is the allocation's wall time: no stage
+runs past it less a margin, and the record says the next call continues.
 """
 
 from __future__ import annotations
@@ -172,16 +174,44 @@ def stages_of(record: Mapping[str, Any]) -> list[Stage]:
     return [*first, *out, Stage("ledger", rest or ["figures/CLAIMS.md"])]
 
 
+def parse_duration(text: str) -> float:
+    """Seconds of a duration as an allocation states it: ``90m``, ``3h``, ``1h30m``,
+    ``3600s``, ``3600`` (seconds) or ``HH:MM:SS`` (SLURM's form)."""
+    text = str(text).strip()
+    if re.fullmatch(r"\d+(:\d{1,2}){1,2}", text):
+        parts = [int(p) for p in text.split(":")]
+        while len(parts) < 3:
+            parts.insert(0, 0)
+        return float(parts[0] * 3600 + parts[1] * 60 + parts[2])
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    found = re.findall(r"(\d+(?:\.\d+)?)([dhms])", text)
+    if not found or "".join(n + u for n, u in found) != text:
+        raise ValueError(f"--max-wall {text!r}: a duration such as 90m, 3h, 1h30m or 02:00:00")
+    scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    return float(sum(float(n) * scale[u] for n, u in found))
+
+
+#: the wall time kept free before an allocation's limit: a stopped stage's processes end and
+#: the record is written (the larger of these seconds and this share of the limit)
+WALL_MARGIN_S, WALL_MARGIN_SHARE = 300.0, 0.05
+
+
 def run_stages(stages: list[Stage], run: Callable[[Stage, float], StageResult], *,
                budget_gpu_hours: float, gpus: int, spent_before: float = 0.0,
-               clock: Callable[[], float] = time.monotonic) -> Campaign:
+               clock: Callable[[], float] = time.monotonic,
+               max_wall_s: float | None = None) -> Campaign:
     """Run the stages in turn while the budget lasts (see the module). ``run(stage, seconds)``
     runs one stage, stopping it after ``seconds``; a GPU-hour is an hour of the ``gpus`` held
     (at least one: tiny mode charges the CPU's hours); ``spent_before``: GPU-hours the
-    campaign spent before (preflight and measurement)."""
+    campaign spent before (preflight and measurement, earlier allocations); ``max_wall_s``:
+    the allocation's wall time left from now: no stage runs past it less a margin
+    (:data:`WALL_MARGIN_S`), and the campaign ends saying the next call continues."""
     held = max(gpus, 1)
     out = Campaign(budget_gpu_hours, gpus)
     start = clock() - spent_before * 3600 / held
+    wall_end = None if max_wall_s is None else \
+        clock() + max_wall_s - max(WALL_MARGIN_S, WALL_MARGIN_SHARE * max_wall_s)
     for k, stage in enumerate(stages):
         if not stage.charged:  # no GPU held: its wall time moves the start, not the budget
             t0 = clock()
@@ -195,15 +225,30 @@ def run_stages(stages: list[Stage], run: Callable[[Stage, float], StageResult], 
             out.bought.append(stage.name)
             continue
         spent = (clock() - start) * held / 3600
+        if wall_end is not None and clock() >= wall_end:
+            out.ended = (f"wall-time limit of the allocation reached before stage "
+                         f"{stage.name!r}: the next call continues")
+            out.not_started = [s.name for s in stages[k:]]
+            break
         if spent >= budget_gpu_hours:
             out.ended = f"budget spent ({spent:.3g} of {budget_gpu_hours:g} GPU-hours) " \
                         f"before stage {stage.name!r}: no further job launched"
             out.not_started = [s.name for s in stages[k:]]
             break
-        result = run(stage, (budget_gpu_hours - spent) * 3600 / held)
+        allowed = (budget_gpu_hours - spent) * 3600 / held
+        by_wall = wall_end is not None and wall_end - clock() < allowed
+        if wall_end is not None:
+            allowed = min(allowed, wall_end - clock())
+        result = run(stage, allowed)
         out.stages.append(result)
         if result.returncode == 0 and not result.stopped:
             out.bought.append(stage.name)
+        elif result.stopped and by_wall:
+            out.ended = (f"wall-time limit of the allocation reached during stage "
+                         f"{stage.name!r}: stopped cleanly (its runs resume from their "
+                         "checkpoints: the next call continues)")
+            out.not_started = [s.name for s in stages[k + 1:]]
+            break
         elif result.stopped:
             out.ended = f"budget spent during stage {stage.name!r}: stopped (its runs resume " \
                         "from their checkpoints on the next call)"
