@@ -289,6 +289,15 @@ def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
     record = {"status": "ok", "device_used": "cuda:0", "wall_s": 1800.0, "params": planned}
     (folder / "provenance.json").write_text(json.dumps(record))
     assert recorded_hours(job, runs[rid]["config"], tmp_path) == 0.5
+    # a campaign resumed in a later allocation prices the finished run at 0, and says so
+    from sharpness.planning.prices import run_prices
+
+    key = ("lesam", rid)
+    free = run_prices(config, method="analytic", results=tmp_path, only=frozenset({key}),
+                      finished_free=True)
+    assert free.hours[key] == 0.0 and "paid earlier" in free.source[key]
+    paid = run_prices(config, method="analytic", results=tmp_path, only=frozenset({key}))
+    assert paid.hours[key] == 0.5 and paid.source[key] == "recorded on this machine"
     for change in ({"device_used": "cpu"}, {"status": "diverged"},
                    {"params": {**planned, "epochs": 2}}):
         (folder / "provenance.json").write_text(json.dumps({**record, **change}))

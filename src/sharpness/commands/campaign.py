@@ -133,8 +133,8 @@ def spent_before(record: Path, budget: float) -> float:
     return float(prev.get("spent_gpu_hours", 0.0))
 
 
-def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path | None
-          ) -> tuple[dict, list]:
+def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path | None,
+          earlier: float = 0.0) -> tuple[dict, list]:
     """``sharpness plan`` over the profile (priced from ``measured`` where it has the shape),
     its record, and the jobs it builds (those of its targets, in the profile with its
     overlay)."""
@@ -145,8 +145,10 @@ def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path 
     from sharpness.cost import plan_jobs
     from sharpness.planning.claims_plan import ITEM_ALIASES
 
-    argv = ["plan", "--gpu-hours", str(args.gpu_hours), "--base", "none", "--out",
-            str(out / "plan.yaml"), "--method", "analytic", "--results", args.results]
+    # resumed in a later allocation: the budget left, and the runs finished here free
+    argv = ["plan", "--gpu-hours", str(max(args.gpu_hours - earlier, 0.0)), "--base", "none",
+            "--out", str(out / "plan.yaml"), "--method", "analytic", "--results", args.results]
+    argv += ["--finished-free"] if earlier > 0 else []
     argv += ["--measured", str(measured)] if measured is not None else []
     for f in files:
         argv += ["--configfile", f]
@@ -188,8 +190,9 @@ def run(args: argparse.Namespace) -> int:
               min_free_gb=0.1 if args.tiny else args.min_free_gb)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    earlier = spent_before(out / "campaign.json", args.gpu_hours)  # an earlier allocation's
     # a first plan (analytic prices) names the runs: their data, then their step times
-    _, jobs = _plan(args, files, out, None)
+    _, jobs = _plan(args, files, out, None, earlier)
     check_data(report, {j.dataset for j in jobs}, config)
     limit = args.measure_limit if args.measure_limit is not None else (1 if args.tiny else None)
     device = "cpu" if args.tiny else "cuda"
@@ -202,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
         Path(__file__).resolve().parents[1] / "cost" / MEASURED
     meas.write(entries, measured, note=f"written by `sharpness campaign` ({device})")
     # the plan priced from those step times (its data checked again: it may buy others)
-    record, jobs = _plan(args, files, out, measured)
+    record, jobs = _plan(args, files, out, measured, earlier)
     check_data(report, {j.dataset for j in jobs}, config)
     wide = sorted({j.run for j in jobs if j.gpus > max(gpus, 1)})
     if wide and not args.tiny:
@@ -220,7 +223,6 @@ def run(args: argparse.Namespace) -> int:
                                  jobs_per_gpu=args.jobs_per_gpu)
     runner = snakemake_stage(files, out / "plan.yaml", profile, args.cores)
     unlock(files, out / "plan.yaml")
-    earlier = spent_before(out / "campaign.json", args.gpu_hours)
     before = (time.monotonic() - started) * max(gpus, 1) / 3600  # preflight, measure, plan
     wall = None if args.max_wall is None else \
         camp.parse_duration(args.max_wall) - (time.monotonic() - started)
