@@ -32,7 +32,7 @@ if [ "${1:-}" = "--tiny" ]; then TINY=1; fi
 mkdir -p "$OUT"
 
 missing=$("$PY" - <<'EOF'
-import importlib
+import importlib.util
 need = {"torch": "torch", "numpy": "numpy", "scipy": "scipy", "yaml": "pyyaml", "tqdm": "tqdm"}
 print(" ".join(w for m, w in need.items() if importlib.util.find_spec(m) is None))
 EOF
