@@ -93,9 +93,25 @@ def test_stages_follow_the_plans_order_and_end_with_the_ledger():
               "targets": ["figures/lesam/t1.csv", "figures/lesam/t3.csv",
                           "figures/minorfirst/x.csv", "figures/CLAIMS.md"]}
     stages = camp.stages_of(record)
-    assert [(s.name, s.targets) for s in stages] == [
-        ("a", ["figures/lesam/t1.csv"]), ("d", ["figures/lesam/t3.csv"]),
-        ("ledger and CPU-only claims", ["figures/minorfirst/x.csv", "figures/CLAIMS.md"])]
+    assert [(s.name, s.targets, s.charged) for s in stages] == [
+        (camp.CPU_STAGE, ["figures/minorfirst/x.csv"], False),
+        ("a", ["figures/lesam/t1.csv"], True), ("d", ["figures/lesam/t3.csv"], True),
+        ("ledger", ["figures/CLAIMS.md"], True)]
+
+
+def test_cpu_only_claims_are_built_first_and_never_charged():
+    """An uncharged stage of 5 hours leaves a 1 GPU-hour budget whole for the GPU stages."""
+    stages = [camp.Stage(camp.CPU_STAGE, ["figures/minorfirst/x.csv"], charged=False),
+              camp.Stage("a", ["figures/a.csv"])]
+
+    def run(stage, seconds):
+        clock.t += 5 * 3600 if not stage.charged else 600
+        return camp.StageResult(stage.name, 0, 0.0)
+
+    clock.t = 0.0
+    out = camp.run_stages(stages, run, budget_gpu_hours=1.0, gpus=1, clock=clock())
+    assert out.bought == [camp.CPU_STAGE, "a"] and out.ended == "completed"
+    assert out.spent_gpu_hours == pytest.approx(600 / 3600)
 
 
 @pytest.mark.workflow  # runs snakemake
@@ -114,8 +130,10 @@ def test_tiny_campaign_runs_the_whole_path_on_the_cpu(repo, bin_dir, tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = work / "plans/campaign"
     record = json.loads((out / "campaign.json").read_text())
-    # ls-cost's timed runs (a GPU-priced stage), then the CPU-only claim and the ledger
-    assert record["ended"] == "completed" and record["bought"][0] == "ls-cost"
+    # the CPU-only claim first (not charged), ls-cost's timed runs (a GPU-priced stage), the
+    # ledger
+    assert record["ended"] == "completed"
+    assert record["bought"] == [camp.CPU_STAGE, "ls-cost", "ledger"]
     assert 0 < record["spent_gpu_hours"] < 1
     assert any("training step" in line for line in record["extra"]["preflight"])
     measured = yaml.safe_load((out / "measured.yaml").read_text())
@@ -126,3 +144,44 @@ def test_tiny_campaign_runs_the_whole_path_on_the_cpu(repo, bin_dir, tmp_path):
     plan = json.loads((out / "plan.json").read_text())
     assert "measured fp32 on cpu" in plan["pricing"]  # the plan priced from the measurement
     assert (work / "figures/CLAIMS.md").is_file()
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("90m", 5400), ("3h", 10800), ("1h30m", 5400),
+                                               ("02:00:00", 7200), ("45:00", 2700),
+                                               ("3600", 3600), ("1d", 86400)])
+def test_a_wall_time_as_an_allocation_states_it(text, seconds):
+    assert camp.parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "3 hours", "h3", "1h30", "--"])
+def test_a_malformed_wall_time_is_refused(text):
+    with pytest.raises(ValueError, match="--max-wall"):
+        camp.parse_duration(text)
+
+
+def test_the_campaign_stops_cleanly_before_the_allocations_wall_time():
+    """A 1-hour allocation, stages of 20 minutes, a budget of 10 GPU-hours: the third stage
+    is cut at the wall limit less its margin (5 minutes), the fourth never starts, and the
+    record says the next call continues."""
+    stages = [camp.Stage(f"c{i}", [f"figures/c{i}.csv"]) for i in range(4)]
+    log: list = []
+    clock.t = 0.0
+    out = camp.run_stages(stages, _runner(1200, log), budget_gpu_hours=10.0, gpus=1,
+                          clock=clock(), max_wall_s=3600)
+    assert out.bought == ["c0", "c1"] and out.stages[2].stopped
+    assert log[2][1] == pytest.approx(3600 - 300 - 2400)
+    assert "wall-time limit" in out.ended and "next call continues" in out.ended
+    assert out.not_started == ["c3"]
+
+
+def test_the_next_call_carries_the_gpu_hours_spent(tmp_path):
+    from sharpness.commands.campaign import spent_before
+
+    record = camp.Campaign(10.0, 1, spent_gpu_hours=0.9, ended="wall-time limit of the "
+                           "allocation reached during stage 'c2': stopped cleanly")
+    path = record.write(tmp_path / "campaign.json")
+    assert spent_before(path, 10.0) == pytest.approx(0.9)
+    assert spent_before(path, 20.0) == 0.0  # another budget: another campaign
+    camp.Campaign(10.0, 1, spent_gpu_hours=0.9, ended="completed").write(path)
+    assert spent_before(path, 10.0) == 0.0
+    assert spent_before(tmp_path / "none.json", 10.0) == 0.0

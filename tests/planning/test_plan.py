@@ -92,10 +92,10 @@ def test_small_budget_settles_only_at_power(paper):
     signal = lines["ls-signal-sam"]
     assert not signal.settled and signal.power == 0 and "power unknown" in signal.basis
     assert signal.seeds == {"lesam.signal.seeds": [0, 1, 2]} and signal.runs == 2 * 3
-    # eos-measures' settings all have measured step counts; eos-band's ViT MSE does not:
+    # eos-measures' settings all have measured step counts; eos-band-all's ViT MSE does not:
     # its runs priced at their caps (here all at 1.0) mark its price an upper limit
-    assert not lines["eos-measures"].bound and lines["eos-band"].bound
-    assert "| eos-band | 14 | – | – | ≤ 14.0 (estimate) |" in plan_output.render(plan)
+    assert not lines["eos-measures"].bound and lines["eos-band-all"].bound
+    assert "| eos-band-all | 15 | – | – | ≤ 15.0 (estimate) |" in plan_output.render(plan)
     assert plan.hours <= 9
 
 
@@ -290,6 +290,15 @@ def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
     record = {"status": "ok", "device_used": "cuda:0", "wall_s": 1800.0, "params": planned}
     (folder / "provenance.json").write_text(json.dumps(record))
     assert recorded_hours(job, runs[rid]["config"], tmp_path) == 0.5
+    # a campaign resumed in a later allocation prices the finished run at 0, and says so
+    from sharpness.planning.prices import run_prices
+
+    key = ("lesam", rid)
+    free = run_prices(config, method="analytic", results=tmp_path, only=frozenset({key}),
+                      finished_free=True)
+    assert free.hours[key] == 0.0 and "paid earlier" in free.source[key]
+    paid = run_prices(config, method="analytic", results=tmp_path, only=frozenset({key}))
+    assert paid.hours[key] == 0.5 and paid.source[key] == "recorded on this machine"
     for change in ({"device_used": "cpu"}, {"status": "diverged"},
                    {"params": {**planned, "epochs": 2}}):
         (folder / "provenance.json").write_text(json.dumps({**record, **change}))

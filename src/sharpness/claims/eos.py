@@ -15,7 +15,7 @@ import pandas as pd
 
 from sharpness.claims.common import fmt
 from sharpness.claims.eos_ablations import ablations_ext, ablations_paper
-from sharpness.claims.eos_common import converged, count_result, loss_of
+from sharpness.claims.eos_common import by_network, converged, count_result, loss_of
 from sharpness.claims.eos_shape import u_shape
 from sharpness.claims.model import Items as D
 from sharpness.claims.model import Params, Predicate, Result
@@ -115,6 +115,7 @@ def band(d: D, params: Params, rules: SeedRules) -> Result:
     when both tests agree (its p: the larger of the two, intersection–union); the row's p is
     the largest over losses when supported, the smallest contradicting one otherwise. ``n``:
     the settings used."""
+    d = by_network(d, params)  # the settings of the networks the row names
     factor, width = float(params["eos_factor"]), float(params["band"])
     df = d["eos/fig_phase"].rows
     conv = converged(df).copy()
@@ -187,6 +188,7 @@ def flat_below(d: D, params: Params, rules: SeedRules) -> Result:
     """Below η_c both the final sharpness and the final ℓ2 norm stay about constant: per
     setting, the relative spread (max ÷ min − 1) of each over the converged η < η_c below the
     registered ``spread``; settings counted by the registered count rule."""
+    d = by_network(d, params)  # the settings of the networks the row names
     ok, bad, thin, missing = [], [], [], []
     for setting, part, eta_c in _converged_settings(d):
         below = part[part["eta"].astype(float) < eta_c]
@@ -218,6 +220,7 @@ def norm_grows(d: D, params: Params, rules: SeedRules) -> Result:
     order, the final ℓ2 norm (and ℓ1 where recorded) rises from the smallest to the largest η
     by more than the registered ``growth`` and never falls by more than it between
     neighbouring η; settings counted by the registered count rule."""
+    d = by_network(d, params)  # the settings of the networks the row names
     growth = float(params["growth"])
     ok, bad, thin, sizes = [], [], [], []
     for setting, part, eta_c in _converged_settings(d):
@@ -249,6 +252,7 @@ def traj_monotone(d: D, params: Params, rules: SeedRules) -> Result:
     (``max_drop_after_eos``) against the registered ``drop`` (the figure's own 0.1 %); a
     setting holds when every one of its runs does, and the settings (the independent units:
     a setting's runs share its network and init) are counted by the registered count rule."""
+    d = by_network(d, params)  # the settings of the networks the row names
     drop = float(params["drop"])
     tr = d["eos/fig_trajectories"].rows
     phase = d["eos/fig_phase"].rows
@@ -283,6 +287,7 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
     below η_c (not the first against the last η above it): every measure lower above, every
     norm higher. A quantity's count decides it (the registered count rule); the row is
     supported when every quantity is; ``n``: the settings read."""
+    d = by_network(d, params)  # the settings of the networks the row names
     df = d["eos/fig_measures"].rows
     parts, verdicts, against, settings = [], [], [], set()
     shares: list[float] = []

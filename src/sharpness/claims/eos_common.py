@@ -4,6 +4,7 @@ test)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,3 +45,36 @@ def count_result(ok: int, bad: int, params: Mapping[str, Any], rules: SeedRules,
                   estimate=ok / max(ok + bad, 1), low=None if ok + bad == 0 else test.low,
                   high=None if ok + bad == 0 else test.high, n=n, note=note,
                   p_value=test.p_value)
+
+
+def network_of(label: str) -> str:
+    """The network family a setting's label names: the first word of the label that is a
+    known family once its size suffix is cut (``ResNet-18/16`` -> ``ResNet``, ``ViT-small``
+    -> ``ViT``); ``""`` when none is."""
+    for word in str(label).split():
+        head = word.split("-")[0].split("/")[0]
+        if head.lower() in NETWORKS:
+            return NETWORKS[head.lower()]
+    return ""
+
+
+#: the network families of the eos settings, as their labels spell them
+NETWORKS = {"fcn": "FCN", "cnn": "CNN", "resnet": "ResNet", "vit": "ViT"}
+
+
+def by_network(d: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The items without the rows of the settings whose network is among the claim's
+    registered ``leave_out`` networks (absent: every setting is read). The paper's headline
+    is decided on the settings a single GPU affords (FCN, CNN); the ResNet and ViT settings,
+    which cost two orders of magnitude more, are read by the extension rows (``-all``)."""
+    drop = {str(n) for n in params.get("leave_out") or ()}
+    if not drop:
+        return dict(d)
+    out = {}
+    for key, item in d.items():
+        rows = item.rows
+        if "setting" in rows.columns:
+            keep = ~rows["setting"].astype(str).map(network_of).isin(drop)
+            item = dataclasses.replace(item, rows=rows[keep])
+        out[key] = item
+    return out

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sharpness.claims.eos_common import count_result, loss_of
+from sharpness.claims.eos_common import by_network, count_result, loss_of
 from sharpness.claims.model import ItemData, Result
 from sharpness.claims.rules import SeedRules
 from sharpness.evidence.stats import separated_minimum, wilson_interval
@@ -41,6 +41,7 @@ def u_shape(d: D, params: Params, rules: SeedRules) -> Result:
     (the registered count rule, exact); a setting whose test set cannot separate its points,
     one with a missing (NaN) error, and the cross-entropy settings the paper itself sets apart
     ("with cross-entropy the relation may be more complex") are counted apart and named."""
+    d = by_network(d, params)  # the settings of the networks the row names
     df = d["eos/fig_test_vs_lr"].rows
     if "n_test" not in df.columns:
         raise ValueError("fig_test_vs_lr.csv has no n_test column (the test-set size)")

@@ -55,6 +55,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="at most this many jobs share one GPU (memory permitting; default 8)")
     p.add_argument("--gpu-mem-mb", type=int, default=None,
                    help="the GPU memory pool (default: 90%% of the GPUs' memory; tiny: 16000)")
+    p.add_argument("--max-wall", default=None, metavar="DURATION",
+                   help="the allocation's wall time (90m, 3h, 02:00:00): stop cleanly before "
+                        "it; the next call continues (unlock, rerun-incomplete, the GPU-hours "
+                        "spent so far carried over from plans/campaign/campaign.json)")
     p.add_argument("--measure-limit", type=int, default=None,
                    help="time at most this many run shapes (default all; tiny: 1)")
 
@@ -82,8 +86,11 @@ def snakemake_stage(configfiles: list[str], overlay: Path, profile: Path, cores:
     from sharpness.readme.sources import snakemake_executable
 
     def run_stage(stage: Stage, seconds: float) -> StageResult:
+        # --rerun-incomplete: a job killed at an allocation's end or at the budget is
+        # rerun (its run resumes from its checkpoint), not refused as incomplete
         cmd = [snakemake_executable(), "--cores", cores, "--workflow-profile", str(profile),
-               "--configfile", *configfiles, str(overlay), "--", *stage.targets]
+               "--rerun-incomplete", "--configfile", *configfiles, str(overlay), "--",
+               *stage.targets]
         print(f"campaign: stage {stage.name!r}: {' '.join(cmd)}", flush=True)
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, start_new_session=True)
@@ -101,8 +108,33 @@ def snakemake_stage(configfiles: list[str], overlay: Path, profile: Path, cores:
     return run_stage
 
 
-def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path | None
-          ) -> tuple[dict, list]:
+def unlock(configfiles: list[str], overlay: Path) -> None:
+    """``snakemake --unlock``: a campaign killed at an allocation's end leaves the working
+    directory locked; the next call lifts the lock before its first stage (a no-op when
+    there is none)."""
+    from sharpness.readme.sources import snakemake_executable
+
+    subprocess.run([snakemake_executable(), "--unlock", "--configfile", *configfiles,
+                    str(overlay)], check=False, capture_output=True, timeout=600)
+
+
+def spent_before(record: Path, budget: float) -> float:
+    """GPU-hours an earlier call of the same campaign spent (its ``campaign.json``, when it
+    ended at an allocation's wall-time limit and was given the same budget), else 0."""
+    import json
+
+    try:
+        prev = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return 0.0
+    if "wall-time limit" not in str(prev.get("ended", "")) or \
+            float(prev.get("budget_gpu_hours", -1)) != float(budget):
+        return 0.0
+    return float(prev.get("spent_gpu_hours", 0.0))
+
+
+def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path | None,
+          earlier: float = 0.0) -> tuple[dict, list]:
     """``sharpness plan`` over the profile (priced from ``measured`` where it has the shape),
     its record, and the jobs it builds (those of its targets, in the profile with its
     overlay)."""
@@ -113,8 +145,10 @@ def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path 
     from sharpness.cost import plan_jobs
     from sharpness.planning.claims_plan import ITEM_ALIASES
 
-    argv = ["plan", "--gpu-hours", str(args.gpu_hours), "--base", "none", "--out",
-            str(out / "plan.yaml"), "--method", "analytic", "--results", args.results]
+    # resumed in a later allocation: the budget left, and the runs finished here free
+    argv = ["plan", "--gpu-hours", str(max(args.gpu_hours - earlier, 0.0)), "--base", "none",
+            "--out", str(out / "plan.yaml"), "--method", "analytic", "--results", args.results]
+    argv += ["--finished-free"] if earlier > 0 else []
     argv += ["--measured", str(measured)] if measured is not None else []
     for f in files:
         argv += ["--configfile", f]
@@ -144,6 +178,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.gpu_hours > 0:
         raise ConfigError(f"--gpu-hours {args.gpu_hours}: must be > 0")
+    try:  # a malformed --max-wall fails before the preflight, not at the first stage
+        _ = None if args.max_wall is None else camp.parse_duration(args.max_wall)
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
     started = time.monotonic()
     report, gpus = device_check(args.tiny)  # first: nothing else is worth doing without it
     files = _configfiles(args)
@@ -152,8 +190,9 @@ def run(args: argparse.Namespace) -> int:
               min_free_gb=0.1 if args.tiny else args.min_free_gb)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    earlier = spent_before(out / "campaign.json", args.gpu_hours)  # an earlier allocation's
     # a first plan (analytic prices) names the runs: their data, then their step times
-    _, jobs = _plan(args, files, out, None)
+    _, jobs = _plan(args, files, out, None, earlier)
     check_data(report, {j.dataset for j in jobs}, config)
     limit = args.measure_limit if args.measure_limit is not None else (1 if args.tiny else None)
     device = "cpu" if args.tiny else "cuda"
@@ -166,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
         Path(__file__).resolve().parents[1] / "cost" / MEASURED
     meas.write(entries, measured, note=f"written by `sharpness campaign` ({device})")
     # the plan priced from those step times (its data checked again: it may buy others)
-    record, jobs = _plan(args, files, out, measured)
+    record, jobs = _plan(args, files, out, measured, earlier)
     check_data(report, {j.dataset for j in jobs}, config)
     wide = sorted({j.run for j in jobs if j.gpus > max(gpus, 1)})
     if wide and not args.tiny:
@@ -183,13 +222,17 @@ def run(args: argparse.Namespace) -> int:
                                  per_rule_mb=camp.rule_memory(rules, entries, shapes),
                                  jobs_per_gpu=args.jobs_per_gpu)
     runner = snakemake_stage(files, out / "plan.yaml", profile, args.cores)
+    unlock(files, out / "plan.yaml")
     before = (time.monotonic() - started) * max(gpus, 1) / 3600  # preflight, measure, plan
+    wall = None if args.max_wall is None else \
+        camp.parse_duration(args.max_wall) - (time.monotonic() - started)
     result = camp.run_stages(camp.stages_of(record), runner, budget_gpu_hours=args.gpu_hours,
-                             gpus=gpus, spent_before=before)
+                             gpus=gpus, spent_before=before + earlier, max_wall_s=wall)
     result.extra = {"plan": record["id"], "measured": str(measured),
                     "preflight": report.lines, "tiny": args.tiny}
     path = result.write(out / "campaign.json")
     print(f"campaign: {result.ended}; bought {len(result.bought)} stage(s) "
           f"({', '.join(result.bought) or 'none'}), spent {result.spent_gpu_hours:.3g} of "
           f"{args.gpu_hours:g} GPU-hours; record {path}")
-    return 0 if result.ended == "completed" or "budget spent" in result.ended else 1
+    return 0 if result.ended == "completed" or "budget spent" in result.ended \
+        or "wall-time limit" in result.ended else 1

@@ -12,6 +12,7 @@ precisions are priced, one column each: fp32 (as the official codes train) and b
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     measure.add_argument("--tiny", action="store_true",
                          help="a CPU check of the path: 1 warm-up and 2 timed steps, fp32 only")
     measure.add_argument("--note", default="", help="a line for the file's head")
+    measure.add_argument("--plan", default=None, metavar="JSON",
+                         help="only the runs a plan bought (its record, plans/plan.json)")
+    measure.add_argument("--recipes", default="configured",
+                         help="configured (as the profile sets precision and determinism) "
+                              "and/or fast (bf16, cuDNN autotuning), comma-separated")
+    measure.add_argument("--packed", default="1",
+                         help="runs of a shape at once on the device, e.g. 1,2,4,8 (each "
+                              "count measured; prices read the runs alone, 1)")
 
 
 def _stand_in_warning(config: dict[str, Any]) -> str | None:
@@ -106,6 +115,9 @@ def run_measure(args: argparse.Namespace) -> int:
 
     config = load_profile(args.configfile, None if args.base == "none" else args.base)
     jobs = [j for j in cost.plan_jobs(config) if args.paper in (None, j.paper)]
+    if args.plan:  # the shapes of the runs a plan bought, not the whole profile's
+        bought = set(json.loads(Path(args.plan).read_text())["run_keys"])
+        jobs = [j for j in jobs if f"{j.paper}:{j.run}" in bought]
     if not jobs:
         raise ConfigError(f"sharpness cost measure: no run of {args.paper or 'any paper'} in "
                           "this profile")
@@ -116,11 +128,15 @@ def run_measure(args: argparse.Namespace) -> int:
     device = str(resolve_device(args.device))
     warmup, steps = (1, 2) if args.tiny else (args.warmup, args.steps)
     root = (config.get("data") or {}).get("root")
-    entries = meas.measure(jobs, device=device, precisions=precisions, warmup=warmup,
-                           steps=steps, data_root=root, log=lambda t: print(t, flush=True))
+    recipes = [r.strip() for r in args.recipes.split(",") if r.strip()]
+    packs = [int(k) for k in str(args.packed).split(",") if k.strip()]
     out = args.out or str(resources.files("sharpness.cost").joinpath(cost.MEASURED))
     note = args.note or (f"profile {config.get('profile', '?')}, {warmup} warm-up and {steps} "
                          f"timed steps per shape")
+    entries = meas.measure(jobs, device=device, precisions=precisions, warmup=warmup,
+                           steps=steps, data_root=root, log=lambda t: print(t, flush=True),
+                           recipes=recipes, packs=packs,
+                           sink=lambda got: meas.write(got, out, note=note))
     path = meas.write(entries, out, note=note)
     print(f"{len(entries)} step times measured on {entries[0]['device']} written to {path}")
     return 0

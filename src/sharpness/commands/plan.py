@@ -72,6 +72,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--results", default="results",
                    help="the workflow's results folder: a finished CUDA run there with the "
                         "planned settings is priced at its recorded wall time")
+    p.add_argument("--finished-free", action="store_true",
+                   help="price a run that finished there at 0 (a campaign resumed in a later "
+                        "allocation: it was paid for already)")
     p.add_argument("--ledger", default="none", metavar="CSV",
                    help="a pilot's claims.csv built by the paper profile: its paired "
                         "intervals give each comparison's seed spread at paper scale (a "
@@ -131,13 +134,19 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[Any, s
         method = "measured" if device.type == "cuda" else "analytic"
     needed = frozenset().union(*(n.runs for n in needs.values()))
     prices = run_prices(config, method=method, device=device, rates=rates,
-                        results=args.results, only=needed, measured=args.measured)
+                        results=args.results, only=needed, measured=args.measured,
+                        finished_free=bool(getattr(args, "finished_free", False)))
     used = sorted({s for s in prices.source.values()})
     estimated = any(s.startswith("analytic") for s in used)
     pricing = ("step times measured on this device" if method == "measured" else
                f"ESTIMATE: analytic FLOPs, {rates_text(rates)} assumed per GPU" if estimated
                else "step times measured by `sharpness cost measure`")
     pricing += f"; prices rest on: {'; '.join(used) or 'nothing'}"
+    timed = sum(1 for s in prices.source.values() if s.startswith("measured"))
+    if timed and method == "analytic":
+        pricing += (f"; {timed} of {len(prices.source)} runs priced from step times measured "
+                    f"on a GPU ({args.measured or 'sharpness/cost/measured.yaml'}), preferred "
+                    "to the analytic estimate")
     return prices, pricing
 
 

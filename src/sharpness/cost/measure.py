@@ -32,6 +32,13 @@ from sharpness.runs.environment import SAFE_GIT_OPTIONS
 
 #: keys of a measured entry that identify what it prices
 KEY_FIELDS = ("model", "dataset", "width", "batch", "optimizer", "precision")
+#: the recipes a step is timed in: as configured (the profile's precision, fp32 for the paper
+#: profile, and its deterministic kernels) and the fast one (bf16 autocast, cuDNN autotuning,
+#: no deterministic kernels); prices are read from the configured one run alone
+RECIPES: dict[str, dict[str, Any]] = {"configured": {}, "fast": {"bf16": True,
+                                                                 "deterministic": False}}
+#: how many copies of a run share one GPU in a packed measurement
+PACKS = (1, 2, 4, 8)
 #: train-config keys a measurement keeps from a run's config (the rest is the run's schedule,
 #: logging and study keys, which do not change what one step costs)
 KEPT = ("dataset", "data_root", "model", "width", "model_kwargs", "optimizer", "opt_hparams",
@@ -66,9 +73,51 @@ def measure_config(job: Job, *, precision: str, device: str, data_root: str | No
             "test_size": min(batch, 64), "seed": 0}
 
 
-def time_steps(cfg: dict[str, Any], *, warmup: int, steps: int) -> tuple[float, float | None]:
+def time_steps(cfg: dict[str, Any], *, warmup: int, steps: int, autotune: bool = False
+               ) -> tuple[float, float | None]:
     """(seconds per step after ``warmup`` steps, peak CUDA memory in MB or None) of the engine
-    training ``cfg`` (its ``train_size`` set to the batches needed)."""
+    training ``cfg`` (its ``train_size`` set to the batches needed); ``autotune``: cuDNN's
+    benchmark mode on (the fast recipe). The CUDA cache is emptied afterwards, so that the
+    next shape is measured on an empty device."""
+    import torch  # lazy: torch
+
+    before = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = bool(autotune)
+    try:
+        return _time_steps(cfg, warmup=warmup, steps=steps)
+    finally:
+        torch.backends.cudnn.benchmark = before
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+
+def _one(args: tuple[dict[str, Any], int, int, bool]) -> tuple[float, float | None]:
+    cfg, warmup, steps, autotune = args
+    return time_steps(cfg, warmup=warmup, steps=steps, autotune=autotune)
+
+
+def packed_steps(cfg: dict[str, Any], copies: int, *, warmup: int, steps: int,
+                 autotune: bool = False, pools: dict[int, Any] | None = None
+                 ) -> tuple[float, float | None]:
+    """(mean seconds per step of each run, largest peak memory) with ``copies`` runs of
+    ``cfg`` at once on one device, each in its own process (started together; the warm-up
+    steps absorb the start-up). ``copies`` = 1 runs in this process. ``pools``: worker pools
+    by size, kept across shapes so that each size pays its processes' start once (the
+    caller closes them)."""
+    if copies == 1:
+        return time_steps(cfg, warmup=warmup, steps=steps, autotune=autotune)
+    import multiprocessing as mp
+
+    pools = {} if pools is None else pools
+    if copies not in pools:
+        pools[copies] = mp.get_context("spawn").Pool(copies)
+    got = pools[copies].map(_one, [(cfg, warmup, steps, autotune)] * copies, chunksize=1)
+    peaks = [p for _, p in got if p is not None]
+    return sum(s for s, _ in got) / copies, (max(peaks) if peaks else None)
+
+
+def _time_steps(cfg: dict[str, Any], *, warmup: int, steps: int
+                ) -> tuple[float, float | None]:
     import torch  # lazy: torch
 
     from sharpness.train.engine import train  # lazy: torch
@@ -121,34 +170,75 @@ def commit() -> str:
         return "unknown"
 
 
+def torch_version() -> str:
+    """The PyTorch version the step times were measured with (written beside each)."""
+    import torch  # lazy: torch
+
+    return str(torch.__version__)
+
+
 def measure(jobs: Iterable[Job], *, device: str, precisions: Sequence[str] = ("fp32",),
             warmup: int = 3, steps: int = 10, data_root: str | None = None,
-            log: Any = None) -> list[dict[str, Any]]:
+            log: Any = None, recipes: Sequence[str] = ("configured",),
+            packs: Sequence[int] = (1,), sink: Any = None) -> list[dict[str, Any]]:
     """One entry per distinct (model, data set, width, batch, optimizer, precision) of
-    ``jobs`` (see the module); ``log(text)`` reports each as it is measured."""
+    ``jobs`` in each of ``recipes`` (:data:`RECIPES`; the configured one in each of
+    ``precisions``, the fast one in bf16) and each count of runs packed on the device
+    (``packs``); ``log(text)`` reports each as it is measured (see the module) and
+    ``sink(entries)`` is given every entry so far after each (a run cut short by a wall-time
+    limit keeps what it measured)."""
     if warmup < 1 or steps < 1:
         raise ConfigError("sharpness cost measure: --warmup and --steps must be >= 1")
-    name, rev = device_name(device), commit()
+    unknown = set(recipes) - set(RECIPES)
+    if unknown or not all(int(k) >= 1 for k in packs):
+        raise ConfigError(f"sharpness cost measure: recipes {sorted(RECIPES)} and packs >= 1 "
+                          f"(got {list(recipes)}, {list(packs)})")
+    name, rev, version = device_name(device), commit(), torch_version()
     today = dt.date.today().isoformat()
     done: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for job in jobs:
-        for precision in precisions:
-            key = job_key(job, precision)
-            if key in done:
-                continue
-            cfg = measure_config(job, precision=precision, device=device, data_root=data_root)
-            seconds, peak = time_steps(cfg, warmup=warmup, steps=steps)
-            passes = passes_per_step(cfg["optimizer"], cfg.get("opt_hparams") or {})
-            entry = {"device": name, "commit": rev, "date": today,
-                     **dict(zip(KEY_FIELDS, key, strict=True)),
-                     "model_kwargs": dict(job.model_kwargs), "passes": passes,
-                     "step_seconds": round(seconds, 6), "warmup": warmup, "steps": steps}
-            if peak is not None:
-                entry["gpu_mem_mb"] = round(peak)
-            done[key] = entry
-            if log is not None:
-                log(f"{key}: {seconds * 1e3:.2f} ms/step")
+    pools: dict[int, Any] = {}
+    try:
+        _measure_all(jobs, done, pools, device=device, precisions=precisions, warmup=warmup,
+                     steps=steps, data_root=data_root, log=log, recipes=recipes, packs=packs,
+                     sink=sink, stamp={"device": name, "commit": rev, "date": today, "torch": version})
+    finally:
+        for pool in pools.values():
+            pool.close()
+            pool.join()
     return list(done.values())
+
+
+def _measure_all(jobs: Iterable[Job], done: dict[tuple[Any, ...], dict[str, Any]],
+                 pools: dict[int, Any], *, device: str, precisions: Sequence[str],
+                 warmup: int, steps: int, data_root: str | None, log: Any,
+                 recipes: Sequence[str], packs: Sequence[int], sink: Any,
+                 stamp: dict[str, str]) -> None:
+    version = stamp["torch"]
+    for job in jobs:
+        for recipe in recipes:
+            for precision in (precisions if recipe == "configured" else ("bf16",)):
+                for k in packs:
+                    key = (*job_key(job, precision), recipe, int(k))
+                    if key in done:
+                        continue
+                    cfg = {**measure_config(job, precision=precision, device=device,
+                                            data_root=data_root), **RECIPES[recipe]}
+                    seconds, peak = packed_steps(cfg, int(k), warmup=warmup, steps=steps,
+                                                 autotune=recipe == "fast", pools=pools)
+                    passes = passes_per_step(cfg["optimizer"], cfg.get("opt_hparams") or {})
+                    entry = {**stamp,
+                             **dict(zip(KEY_FIELDS, key, strict=False)),
+                             "model_kwargs": dict(job.model_kwargs), "passes": passes,
+                             "recipe": recipe, "packed": int(k),
+                             "step_seconds": round(seconds, 6), "warmup": warmup,
+                             "steps": steps}
+                    if peak is not None:
+                        entry["gpu_mem_mb"] = round(peak)
+                    done[key] = entry
+                    if log is not None:
+                        log(f"{key}: {seconds * 1e3:.2f} ms/step (torch {version})")
+                    if sink is not None:
+                        sink(list(done.values()))
 
 
 def write(entries: list[dict[str, Any]], path: str | Path, *, note: str = "") -> Path:

@@ -96,13 +96,19 @@ def recorded_step(job: Job, precision: str, path: str | None = None
     matches = [e for e in measured_throughputs(path)
                if (e["model"], e["dataset"], int(e["batch"]), e["precision"]) ==
                (job.model, job.dataset, job.shape_key[-1], precision)
-               and float(e.get("width", 1.0)) == width]
+               and float(e.get("width", 1.0)) == width and int(e.get("packed", 1)) == 1]
     if not matches:
         return None
-    e = next((e for e in matches if e.get("optimizer", "sgd") == job.optimizer), matches[0])
+    # a run alone on its device, in the recipe it is configured with where that was measured
+    # (the fast recipe's bf16 prices a bf16 column only when no configured bf16 was timed)
+    matches.sort(key=lambda e: (e.get("optimizer", "sgd") != job.optimizer,
+                                e.get("recipe", "configured") != "configured"))
+    e = matches[0]
     where = e.get("device") or e["gpu"]
+    torch_text = f", torch {e['torch']}" if e.get("torch") else ""
+    recipe = f" {e['recipe']}" if e.get("recipe") not in (None, "configured") else ""
     return (float(e["step_seconds"]) / float(e.get("passes", 1.0)),
-            f"measured {precision} on {where} at {e['commit']}")
+            f"measured {precision}{recipe} on {where} at {e['commit']}{torch_text}")
 
 
 def forward_flops(job: Job) -> float:

@@ -9,11 +9,14 @@ none was measured), and the global ``gpu`` count raised to ``jobs_per_gpu`` per 
 several small jobs share a GPU while their memory fits. The GPU rules are found in the rule
 files (every rule that declares a ``gpu=`` resource); nothing in them changes.
 
-**Watchdog.** The plan's claims are built in stages, in the order the plan bought them (the
+**Watchdog.** The CPU-only claims are built first, before the GPU budget starts and never
+charged to it; then the plan's claims in stages, in the order the plan bought them (the
 cheapest information first), one ``snakemake`` call each (:func:`run_stages`). Before each
 stage the GPU-hours spent so far (wall time x GPUs held) are compared with the budget: when
 it is spent, no further stage starts; a stage still running when it runs out is stopped (its
 runs resume from their checkpoints on the next call). The record says what was bought.
+``max_wall_s`` (``sharpness campaign --max-wall``) is the allocation's wall time: no stage
+runs past it less a margin, and the record says the next call continues.
 """
 
 from __future__ import annotations
@@ -104,10 +107,17 @@ def write_profile(folder: str | Path, *, cores: str, gpus: int, gpu_mem_mb: int,
 
 @dataclass
 class Stage:
-    """One ``snakemake`` call: the targets of one planned claim (or the ledger)."""
+    """One ``snakemake`` call: the targets of one planned claim (or the ledger);
+    ``charged``: False for the CPU-only claims, built before the GPU budget starts and never
+    charged to it (they hold no GPU)."""
 
     name: str
     targets: list[str]
+    charged: bool = True
+
+
+#: the stage of the CPU-only claims, and how long it may run (it holds no GPU: no budget)
+CPU_STAGE, CPU_STAGE_LIMIT_S = "CPU-only claims (before the GPU budget, not charged)", 7 * 86400.0
 
 
 @dataclass
@@ -140,8 +150,9 @@ class Campaign:
 
 
 def stages_of(record: Mapping[str, Any]) -> list[Stage]:
-    """The plan's planned claims with runs, in the order it bought them, then one stage for
-    the CPU-only claims and the ledger (``figures/CLAIMS.md``)."""
+    """The CPU-only claims first (uncharged: no GPU run), then the plan's planned claims with
+    runs, in the order it bought them, then one stage for the ledger (``figures/CLAIMS.md``)
+    and any target left."""
     out, seen = [], set()
     claims = record.get("claims", {})
     for cid, line in claims.items():
@@ -152,32 +163,92 @@ def stages_of(record: Mapping[str, Any]) -> list[Stage]:
         seen.update(targets)
         if targets:
             out.append(Stage(cid, targets))
+    cpu = [t for t in (f"figures/{i}.csv" for cid, line in claims.items()
+                       if line.get("planned") and not line.get("runs")
+                       for i in line.get("items", []))
+           if t not in seen]
+    cpu = list(dict.fromkeys(cpu))
+    seen.update(cpu)
     rest = [t for t in record.get("targets", []) if t not in seen]
-    out.append(Stage("ledger and CPU-only claims", rest or ["figures/CLAIMS.md"]))
-    return out
+    first = [Stage(CPU_STAGE, cpu, charged=False)] if cpu else []
+    return [*first, *out, Stage("ledger", rest or ["figures/CLAIMS.md"])]
+
+
+def parse_duration(text: str) -> float:
+    """Seconds of a duration as an allocation states it: ``90m``, ``3h``, ``1h30m``,
+    ``3600s``, ``3600`` (seconds) or ``HH:MM:SS`` (SLURM's form)."""
+    text = str(text).strip()
+    if re.fullmatch(r"\d+(:\d{1,2}){1,2}", text):
+        parts = [int(p) for p in text.split(":")]
+        while len(parts) < 3:
+            parts.insert(0, 0)
+        return float(parts[0] * 3600 + parts[1] * 60 + parts[2])
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    found = re.findall(r"(\d+(?:\.\d+)?)([dhms])", text)
+    if not found or "".join(n + u for n, u in found) != text:
+        raise ValueError(f"--max-wall {text!r}: a duration such as 90m, 3h, 1h30m or 02:00:00")
+    scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+    return float(sum(float(n) * scale[u] for n, u in found))
+
+
+#: the wall time kept free before an allocation's limit: a stopped stage's processes end and
+#: the record is written (the larger of these seconds and this share of the limit)
+WALL_MARGIN_S, WALL_MARGIN_SHARE = 300.0, 0.05
 
 
 def run_stages(stages: list[Stage], run: Callable[[Stage, float], StageResult], *,
                budget_gpu_hours: float, gpus: int, spent_before: float = 0.0,
-               clock: Callable[[], float] = time.monotonic) -> Campaign:
+               clock: Callable[[], float] = time.monotonic,
+               max_wall_s: float | None = None) -> Campaign:
     """Run the stages in turn while the budget lasts (see the module). ``run(stage, seconds)``
     runs one stage, stopping it after ``seconds``; a GPU-hour is an hour of the ``gpus`` held
     (at least one: tiny mode charges the CPU's hours); ``spent_before``: GPU-hours the
-    campaign spent before (preflight and measurement)."""
+    campaign spent before (preflight and measurement, earlier allocations); ``max_wall_s``:
+    the allocation's wall time left from now: no stage runs past it less a margin
+    (:data:`WALL_MARGIN_S`), and the campaign ends saying the next call continues."""
     held = max(gpus, 1)
     out = Campaign(budget_gpu_hours, gpus)
     start = clock() - spent_before * 3600 / held
+    wall_end = None if max_wall_s is None else \
+        clock() + max_wall_s - max(WALL_MARGIN_S, WALL_MARGIN_SHARE * max_wall_s)
     for k, stage in enumerate(stages):
+        if not stage.charged:  # no GPU held: its wall time moves the start, not the budget
+            t0 = clock()
+            result = run(stage, CPU_STAGE_LIMIT_S)
+            start += clock() - t0
+            out.stages.append(result)
+            if result.returncode != 0:
+                out.ended = f"stage {stage.name!r} failed (snakemake exit {result.returncode})"
+                out.not_started = [s.name for s in stages[k + 1:]]
+                break
+            out.bought.append(stage.name)
+            continue
         spent = (clock() - start) * held / 3600
+        if wall_end is not None and clock() >= wall_end:
+            out.ended = (f"wall-time limit of the allocation reached before stage "
+                         f"{stage.name!r}: the next call continues")
+            out.not_started = [s.name for s in stages[k:]]
+            break
         if spent >= budget_gpu_hours:
             out.ended = f"budget spent ({spent:.3g} of {budget_gpu_hours:g} GPU-hours) " \
                         f"before stage {stage.name!r}: no further job launched"
             out.not_started = [s.name for s in stages[k:]]
             break
-        result = run(stage, (budget_gpu_hours - spent) * 3600 / held)
+        allowed = (budget_gpu_hours - spent) * 3600 / held
+        by_wall = wall_end is not None and wall_end - clock() < allowed
+        if wall_end is not None:
+            allowed = min(allowed, wall_end - clock())
+        result = run(stage, allowed)
         out.stages.append(result)
         if result.returncode == 0 and not result.stopped:
             out.bought.append(stage.name)
+        elif result.stopped and by_wall:
+            out.ended = (f"wall-time limit of the allocation reached during stage "
+                         f"{stage.name!r}: stopped cleanly (its runs resume from their "
+                         "checkpoints: the next call continues)")
+            out.not_started = [s.name for s in stages[k + 1:]]
+            break
         elif result.stopped:
             out.ended = f"budget spent during stage {stage.name!r}: stopped (its runs resume " \
                         "from their checkpoints on the next call)"

@@ -24,14 +24,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sharpness.claims.eos_common import network_of
 from sharpness.claims.model import Claim
 from sharpness.claims.rules import rules_for
 from sharpness.cost import plan_jobs
 from sharpness.lesam.experiments import training_runs
 from sharpness.planning.power import DEFAULT_POWER, Design, design, holm_family
-from sharpness.planning.reads import comparison_parts, reads_run, run_labels, selector_group
+from sharpness.planning.reads import (
+    comparison_parts,
+    reads,
+    reads_run,
+    run_labels,
+    selector_group,
+)
 from sharpness.planning.restrict import RunKey, lesam_restriction
-from sharpness.planning.select import Candidate, Pick, greedy
+from sharpness.planning.spend import choose
+from sharpness.planning.units import claim_units
 
 #: claim items whose runs the cost model files under another item name
 ITEM_ALIASES = {"minorfirst/gradcam_table": "minorfirst/gradcam"}
@@ -92,6 +100,18 @@ def _replicates(jobs: Sequence[Any], paths: set[SeedPath]) -> str:
     return "single"
 
 
+def eos_networks(config: Mapping[str, Any]) -> dict[str, str]:
+    """Each eos setting job (``setting/<name>``) -> the network family its label names
+    (:func:`sharpness.claims.eos_common.network_of`, the function the predicates filter
+    their rows with, so a claim buys exactly the settings it reads)."""
+    if not config.get("eos"):
+        return {}
+    from sharpness.eos.config import expand_settings  # lazy: the eos config expansion
+
+    return {f"setting/{name}": network_of(str(s.get("label") or name))
+            for name, s in expand_settings(dict(config["eos"])).items()}
+
+
 def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, ClaimNeeds]:
     """Each claim's runs (the jobs of its items that its predicate reads, see
     :func:`sharpness.planning.power.reads_run`) and the seed lists behind them."""
@@ -99,6 +119,7 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
     jobs = plan_jobs(dict(config))
     lesam_runs = training_runs(config["lesam"]) if config.get("lesam") else {}
     labels = run_labels(config)
+    networks = eos_networks(config)
     by_item: dict[str, list[Any]] = {}
     for job in jobs:
         for item in job.items:
@@ -107,8 +128,11 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
     for claim in claims:
         mine: dict[RunKey, Any] = {}
         read: set[tuple[str, str]] = set()
+        left_out = {str(n) for n in claim.params.get("leave_out") or ()}
         for item in claim.items:
             for job in by_item.get(ITEM_ALIASES.get(item, item), []):
+                if job.paper == "eos" and networks.get(job.run, "") in left_out:
+                    continue  # a setting of a network the claim leaves to its extension row
                 r = labels.get(job.run) if job.paper == "lesam" else None
                 if r is None or reads_run(claim.id, selector_group(r[0]), r[1], claim.params):
                     mine[(job.paper, job.run)] = job
@@ -157,12 +181,19 @@ def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float =
     if needs.replicates == "none":
         return Design(None, 1.0, True, "CPU only")
     if needs.replicates == "deterministic":
-        need = rules_for(str(config.get("profile", "default"))).min_runs
+        rules = rules_for(str(config.get("profile", "default")))
+        need = rules.min_runs
         if len(needs.runs) < need:
             return Design(None, 0.0, False, f"deterministic runs, but {len(needs.runs)} < the "
                           f"{need} independent runs the ledger's standard needs")
+        units = claim_units(reads().get(needs.claim.id, {}).get("units"), needs.claim.params,
+                            config, level=rules.level, min_runs=need)
+        if units is not None and not units.decidable:
+            return Design(None, 0.0, False, f"deterministic, but too few settings to decide: "
+                          f"{units.why}")
         return Design(None, 1.0, True, f"deterministic: full-batch gradient descent from a "
-                      f"fixed init, {len(needs.runs)} independent settings")
+                      f"fixed init, {len(needs.runs)} independent settings"
+                      + (f"; {units.why}" if units is not None else ""))
     if needs.replicates == "rounds":
         return Design(None, 1.0, True, "decided by its interval over interleaved timing "
                       "rounds in one process")
@@ -220,6 +251,7 @@ class ClaimLine:
     effect: str = ""          # the effect size planned for, with its source
     reads: dict[str, int] = field(default_factory=dict)  # runs per group/optimizer (runs_read)
     spread: str = ""          # the seed spread planned with, with its source (or why none)
+    readings: dict[str, float] = field(default_factory=dict)  # power: effect/half x SD/SE
 
 
 @dataclass
@@ -245,6 +277,7 @@ class Plan:
                 "gpu_hours": round(self.hours, 6), "runs_priced_at_step_caps": self.bound,
                 "gpu_hours_at_step_caps": round(self.cap_hours, 6),
                 "runs": len(self.runs),
+                "run_keys": [f"{paper}:{run}" for paper, run in self.runs],
                 "targets": self.targets, "seeds": self.seeds, "restrict": self.restrict,
                 "claims": {ln.claim: {k: v for k, v in vars(ln).items() if k != "claim"}
                            for ln in self.lines}}
@@ -297,9 +330,11 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                                    ledger=ledger)
     needs = {c.id: needs[c.id] for c in claims}
     caps = caps if caps is not None else prices
-    cands = [Candidate(cid, n.runs, designs[cid].power if designs[cid].settled else 0.0)
-             for cid, n in needs.items()]
-    picks: list[Pick] = greedy(cands, prices, budget)
+    def runs_at(n: ClaimNeeds, seeds: int) -> ClaimNeeds:
+        return claim_runs([n.claim], with_seeds(config, dict.fromkeys(n.seed_paths, seeds)))[
+            n.claim.id]
+
+    picks, needs, designs = choose(needs, designs, runs_at, prices, budget)
     added = {}
     for pick in picks:
         for cid in pick.settled:
@@ -323,7 +358,7 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                                _source(n.runs, sources), d.power, d.basis,
                                planned, claim_seeds[cid], list(n.claim.items),
                                bool(n.bound), sum(caps[r] for r in n.runs), d.settled,
-                               d.effect, runs_read(n.runs, union), d.spread))
+                               d.effect, runs_read(n.runs, union), d.spread, d.readings))
     order = {cid: i for i, cid in enumerate(added)}  # pick order: cheapest information first
     lines.sort(key=lambda ln: (not ln.planned, order.get(ln.claim, 0)))
     planned_needs = [needs[ln.claim] for ln in lines if ln.planned]

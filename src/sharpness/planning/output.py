@@ -15,6 +15,7 @@ from sharpness.cost.price import hours_text
 from sharpness.io import atomic_write_text
 from sharpness.mappings import deep_merge
 from sharpness.planning.claims_plan import ClaimLine, Plan
+from sharpness.planning.spend import SD_ONLY, leftover
 
 
 def overlay(record: Mapping[str, Any], plan_file: str) -> dict[str, Any]:
@@ -45,6 +46,13 @@ def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
     atomic_write_text(out, head + yaml.safe_dump(overlay(record, str(record_path)),
                                                  sort_keys=False))
     return out, record_path
+
+
+def by_reading(settled: list[ClaimLine]) -> str:
+    """How many settled seeded claims reach their power only under the SD reading."""
+    sd_only = [ln.claim for ln in settled if ln.basis.startswith(SD_ONLY)]
+    return (f" ({len(sd_only)} of them only under the SD reading of the cited ±, the budget "
+            f"allowing no more seeds: {', '.join(sd_only)})" if sd_only else "")
 
 
 def render(plan: Plan, limit_left_out: int | None = None,
@@ -80,7 +88,8 @@ def render(plan: Plan, limit_left_out: int | None = None,
     lines = [f"Plan for {plan.budget:g} GPU-hours, profile `{plan.profile}` ({plan.pricing}).",
              f"Buys the runs of {len(planned)} of {len(plan.lines)} claims: {len(plan.runs)} "
              f"runs, {spent} (each run paid once). Settled "
-             f"at their stated power by this GPU budget: {len(on_gpu)} claims; CPU-only "
+             f"at their stated power by this GPU budget: {len(on_gpu)} claims"
+             f"{by_reading(on_gpu)}; CPU-only "
              f"claims (no GPU run, free): {len(cpu_only)}; bought at the standard's minimum, "
              f"seeds to follow a pilot (sequential): {len(sequential)}.", "",
              head.format(added="added by it"), rule]
@@ -88,8 +97,7 @@ def render(plan: Plan, limit_left_out: int | None = None,
         lines.append(row(ln, hours(ln.added_hours, capped(ln))))
     left = sorted((ln for ln in plan.lines if not ln.planned), key=lambda ln: ln.added_hours)
     if left:
-        lines += ["", f"Unspent: {hours(plan.budget - plan.hours)} GPU-hours; the cheapest "
-                      f"claim left out would add {hours(left[0].added_hours, capped(left[0]))}."]
+        lines += ["", leftover(plan.budget, plan.hours, left)]
         lines += ["", "Left out (the runs it reads that the plan does not hold, at its seeds):",
                   "", head.format(added="would add"), rule]
         for ln in left[:limit_left_out]:

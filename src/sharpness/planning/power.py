@@ -15,8 +15,8 @@ sequential (:mod:`sharpness.planning.sequential` adds seeds after that pilot).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -98,6 +98,10 @@ class Design:
     effect: str = ""         # the effect size and its source
     spread: str = ""         # the seed spread and its source (or why there is none)
     sequential: bool = False  # bought at the minimum; seeds follow the pilot
+    readings: dict[str, float] = field(default_factory=dict)  # power per effect x reading
+    #: (seeds, power, readings) under the SD reading of a cited ±, when it asks fewer seeds
+    #: than the conservative (SE) reading: what the plan buys where the budget allows no more
+    fallback: tuple[int, float, dict[str, float]] | None = None
 
 
 def design(claim_id: str, profile_seeds: int, ledger: Mapping[str, Mapping[str, Any]] | None,
@@ -127,18 +131,52 @@ def design(claim_id: str, profile_seeds: int, ledger: Mapping[str, Mapping[str, 
                           "carried to paper scale")
         return minimum
 
-    def at(n: int) -> float:
-        return claim_power(effect[0], spread.sd, n, parts=parts, family=family, alpha=alpha)
+    def at(n: int, eff: float | None = None, sd: float | None = None) -> float:
+        return claim_power(effect[0] if eff is None else eff,
+                           spread.conservative if sd is None else sd, n, parts=parts,
+                           family=family, alpha=alpha)
 
     how = (f"simulated: all {parts} part(s) at Holm over {family} claims, "
-           f"d = {effect[0] / spread.sd:.2f}")
+           f"d = {effect[0] / spread.conservative:.2f}")
     if at(max_seeds) < power:
         return Design(max_seeds, at(max_seeds), False, f"{how}: more than {max_seeds} seeds "
                       f"for {power:.0%}", what, spread.source)
-    low, high = max(seeds, 2), max_seeds
-    while low < high:  # the power rises with the seeds (common random numbers per count)
-        mid = (low + high) // 2
-        low, high = (low, mid) if at(mid) >= power else (mid + 1, high)
+    low = fewest(lambda n: at(n) >= power, max(seeds, 2), max_seeds)
     got = at(low)
-    return Design(low, got, got >= power,
-                  f"{how}: {low} seeds for {power:.0%}", what, spread.source)
+    table = readings(lambda eff, sd: at(low, eff, sd), effect[0], spread)
+    out = Design(low, got, got >= power,
+                 f"{how}: {low} seeds for {power:.0%} under the conservative reading; "
+                 f"{describe(table)}", what, spread.source, readings=table)
+    if spread.sd_se is not None and spread.sd < spread.conservative:
+        # the seeds the SD reading asks: bought where the budget does not allow the larger
+        few = fewest(lambda n: at(n, sd=spread.sd) >= power, max(seeds, 2), low)
+        if few < low:
+            out.fallback = (few, at(few, sd=spread.sd),
+                            readings(lambda eff, sd: at(few, eff, sd), effect[0], spread))
+    return out
+
+
+def fewest(reaches: Callable[[int], bool], low: int, high: int) -> int:
+    """The fewest seeds in [low, high] for which ``reaches`` holds (it holds at ``high``;
+    the power rises with the seeds: common random numbers per count)."""
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if reaches(mid) else (mid + 1, high)
+    return low
+
+
+def readings(power_at: Callable[[float, float], float], effect: float, spread: Spread
+             ) -> dict[str, float]:
+    """Claim-level power at the paper's effect and at half of it, with the cited ± read as a
+    standard deviation and as a standard error of its seeds (one reading for a pilot)."""
+    sds = {"± as SD": spread.sd}
+    if spread.sd_se is not None:
+        sds["± as SE"] = spread.sd_se
+    return {f"{name}, {label}": power_at(eff, sd)
+            for name, eff in (("effect", effect), ("half effect", effect / 2))
+            for label, sd in sds.items()}
+
+
+def describe(table: Mapping[str, float]) -> str:
+    """The power readings in words, for the plan's table."""
+    return "power " + ", ".join(f"{p:.2f} at {k}" for k, p in table.items())

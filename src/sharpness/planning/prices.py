@@ -66,10 +66,12 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
                device: Any = None, results: str | Path = "results",
                only: frozenset[RunKey] | None = None,
                rates: Mapping[str, float] | None = None,
-               measured: str | None = None) -> Prices:
+               measured: str | None = None, finished_free: bool = False) -> Prices:
     """The :class:`Prices` of every run (or of the runs ``only`` names): its recorded time
     on this machine, step times measured (on which GPU and when), or the analytic estimate
-    at the rate of its precision (``rates``, TFLOP/s per precision)."""
+    at the rate of its precision (``rates``, TFLOP/s per precision). ``finished_free``: a
+    run that finished here costs nothing now (a campaign resumed in a later allocation has
+    paid for it already, and carries that spend over)."""
 
     jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
     planned = {rid: r["config"] for rid, r in training_runs(config["lesam"]).items()} \
@@ -80,8 +82,9 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
         took = recorded_hours(job, planned.get(job.run), Path(results))
         if took is not None:
             key = (job.paper, job.run)
-            out.hours[key] = out.caps[key] = took
-            out.source[key] = "recorded on this machine"
+            out.hours[key] = out.caps[key] = 0.0 if finished_free else took
+            out.source[key] = (f"finished on this machine ({took:.3g} GPU-hours paid "
+                               "earlier): 0 now") if finished_free else "recorded on this machine"
         else:
             todo.append(job)
     for p in price(todo, method=method, tflops=tflops, device=device, rates=rates,

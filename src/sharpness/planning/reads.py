@@ -19,14 +19,14 @@ from typing import Any
 import yaml
 
 #: keys a claim's entry in reads.yaml may hold
-ENTRY_KEYS = {"runs", "effect", "sd_from", "spread"}
+ENTRY_KEYS = {"runs", "effect", "sd_from", "spread", "units"}
 #: keys of one run selector
 SELECTOR_KEYS = {"group", "labels", "exclude", "param"}
 
 
 @functools.lru_cache(maxsize=1)
 def reads() -> dict[str, dict[str, Any]]:
-    """``reads.yaml``: claim id -> {runs, effect, sd_from, spread}."""
+    """``reads.yaml``: claim id -> {runs, effect, sd_from, spread, units}."""
 
     text = resources.files("sharpness.planning").joinpath("reads.yaml").read_text("utf-8")
     data = yaml.safe_load(text) or {}

@@ -59,9 +59,12 @@ def value_of(cands: Sequence[Candidate], runs: frozenset[Run]) -> float:
     return sum(c.value for c in covered(cands, runs))
 
 
-def greedy(cands: Sequence[Candidate], prices: Mapping[Run, float], budget: float
-           ) -> list[Pick]:
-    """The plan as an ordered list of picks (cheapest information first); see the module."""
+def greedy(cands: Sequence[Candidate], prices: Mapping[Run, float], budget: float, *,
+           start: frozenset[Run] = frozenset()) -> list[Pick]:
+    """The plan as an ordered list of picks (cheapest information first); see the module.
+    ``start``: runs bought already (by an earlier pass), paid out of ``budget``."""
+    if start:
+        return _greedy(cands, prices, budget, start=start)
     plan = _greedy(cands, prices, budget)
     single = _best_single(cands, prices, budget)
     plan_runs = frozenset().union(*(p.new_runs for p in plan)) if plan else frozenset()

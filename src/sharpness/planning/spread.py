@@ -29,10 +29,18 @@ PAPER_SCALE = "paper"
 
 @dataclass(frozen=True)
 class Spread:
-    """Standard deviation over seeds of a paired difference, and its source in words."""
+    """Standard deviation over seeds of a paired difference, and its source in words;
+    ``sd_se``: the same spread if the cited ± is a standard error of its ``seeds`` seeds
+    (``sd · √seeds``; None for a measured pilot, whose spread has one reading)."""
 
     sd: float
     source: str
+    sd_se: float | None = None
+
+    @property
+    def conservative(self) -> float:
+        """The larger of the two readings: seeds are bought for it."""
+        return max(self.sd, self.sd_se or self.sd)
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,9 +77,12 @@ def cited_spread(claim_id: str) -> Spread | None:
             continue
         a, b = (float(s) for s in entry["sd"])
         sd = math.hypot(a, b)
+        se = sd * math.sqrt(int(entry["seeds"]))  # the ± read as an SE of its seeds
         found.append(Spread(sd, f"sd {sd:.2f} of the difference from ±{a:g} and ±{b:g} over "
-                                f"{entry['seeds']} seeds, {entry['recipe']} ({entry['source']})"))
-    return max(found, key=lambda s: s.sd) if found else None
+                                f"{entry['seeds']} seeds read as SDs, {se:.2f} read as SEs of "
+                                f"{entry['seeds']} seeds (seeds bought for the larger), "
+                                f"{entry['recipe']} ({entry['source']})", se))
+    return max(found, key=lambda s: s.conservative) if found else None
 
 
 def pilot_spread(claim_id: str, ledger: Mapping[str, Mapping[str, Any]] | None,

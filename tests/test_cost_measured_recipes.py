@@ -1,0 +1,91 @@
+"""Step times measured in two recipes and packed on a GPU (benchmarks/gpu_check.sh writes
+them): the file round-trips, prices read the configured recipe of a run alone, with the
+device, the commit and the PyTorch version beside them, and the planner prefers them to the
+analytic estimate and says so."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sharpness.cost import measure as meas
+from sharpness.cost import plan_jobs
+from sharpness.cost.price import measured_throughputs, price, recorded_step
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def paper():
+    from sharpness.config.profiles import load_profile
+
+    return load_profile([str(REPO / "workflow/config/paper.yaml")], None)
+
+
+def _job(config, run):
+    return next(j for j in plan_jobs(config) if (j.paper, j.run) == ("lesam", run))
+
+
+def _entry(job, seconds, **extra):
+    return {"device": "NVIDIA H200", "commit": "abc1234", "date": "2026-12-04",
+            "torch": "2.9.1+cu128", "model": job.model, "dataset": job.dataset,
+            "width": float(job.width), "batch": job.shape_key[-1], "optimizer": job.optimizer,
+            "precision": job.precision, "model_kwargs": {}, "passes": 2.0,
+            "recipe": "configured", "packed": 1, "step_seconds": seconds, "warmup": 3,
+            "steps": 10, **extra}
+
+
+def _run_of(config, group="cifar100_resnet18", label="sam"):
+    from sharpness.lesam.experiments import training_runs
+
+    return next(rid for rid, r in training_runs(config["lesam"]).items()
+                if r["group"] == group and r["label"] == label)
+
+
+def test_prices_read_the_configured_recipe_of_a_run_alone(paper, tmp_path):
+    job = _job(paper, _run_of(paper))
+    entries = [_entry(job, 0.9, packed=4), _entry(job, 0.1, recipe="fast", precision="bf16"),
+               _entry(job, 0.2)]
+    path = meas.write(entries, tmp_path / "measured.yaml", note="test")
+    assert [e["step_seconds"] for e in measured_throughputs(str(path))] == [0.9, 0.1, 0.2]
+    seconds, basis = recorded_step(job, job.precision, str(path))
+    assert seconds == pytest.approx(0.2 / 2.0)  # per pass, the solo configured entry
+    assert basis == "measured fp32 on NVIDIA H200 at abc1234, torch 2.9.1+cu128"
+    # bf16: the fast recipe prices it when no configured bf16 was measured, and says so
+    seconds, basis = recorded_step(job, "bf16", str(path))
+    assert seconds == pytest.approx(0.05) and "bf16 fast on NVIDIA H200" in basis
+    # a packed measurement alone never prices a run
+    only_packed = meas.write([_entry(job, 0.9, packed=2)], tmp_path / "p.yaml")
+    assert recorded_step(job, job.precision, str(only_packed)) is None
+
+
+def test_the_planner_prefers_measured_step_times_and_says_so(paper, tmp_path):
+    job = _job(paper, _run_of(paper))
+    path = meas.write([_entry(job, 0.05)], tmp_path / "measured.yaml")
+    measured_price, = price([job], method="analytic", measured=str(path))
+    analytic, = price([job], method="analytic",
+                      measured=str(meas.write([], tmp_path / "none.yaml")))
+    assert measured_price.basis.startswith("measured fp32 on NVIDIA H200")
+    assert analytic.basis.startswith("analytic")
+    assert measured_price.gpu_hours != pytest.approx(analytic.gpu_hours)
+    out = subprocess.run(
+        [sys.executable, "-m", "sharpness.cli", "plan", "--gpu-hours", "100", "--configfile",
+         str(REPO / "workflow/config/paper.yaml"), "--claims", "ls-cifar100", "--method",
+         "analytic", "--measured", str(path), "--out", str(tmp_path / "plan.yaml")],
+        capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "runs priced from step times measured on a GPU" in out.stdout
+    assert "preferred to the analytic estimate" in out.stdout
+    assert "measured fp32 on NVIDIA H200 at abc1234, torch 2.9.1+cu128" in out.stdout
+
+
+def test_measure_rejects_an_unknown_recipe_or_pack():
+    from sharpness.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="recipes"):
+        meas.measure([], device="cpu", recipes=("turbo",))
+    with pytest.raises(ConfigError, match="packs"):
+        meas.measure([], device="cpu", packs=(0,))
