@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import sharpness
 import sharpness.commands
+from sharpness.config.targets import subfolder_hint
 from sharpness.errors import SharpnessError
 from sharpness.evidence.level import LEVELS, use_profile
 from sharpness.runs.provenance import discard_artifact_record
@@ -41,10 +42,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: commands that hand every word after their name to another program (``sharpness build``
+#: runs snakemake): argparse's REMAINDER refuses a leading option such as ``-n``
+PASSTHROUGH = {"build"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen subcommand; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] and words[0] in PASSTHROUGH and words[1:2] not in (["-h"], ["--help"]):
+        args = parser.parse_args(words[:1])
+        args.words = words[1:]
+    else:
+        args = parser.parse_args(words)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
@@ -53,9 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     use_profile(args.drawn_under)  # the evidence level its figures state (sharpness.evidence)
     try:
         code = int(func(args) or 0)
-    except SharpnessError as exc:
+    except (SharpnessError, FileNotFoundError) as exc:
         _discard_stale_record(args)
-        print(f"sharpness {args.command}: error: {exc}", file=sys.stderr)
+        hint = subfolder_hint()
+        if not isinstance(exc, SharpnessError) and not hint:
+            raise
+        print(f"sharpness {args.command}: error: {exc}"
+              + (f"\n  {hint}" if hint else ""), file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the run resumes when started again
         _discard_stale_record(args)
