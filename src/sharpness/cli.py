@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import signal
 import sys
@@ -72,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sharpness {args.command}: error: {exc}"
               + (f"\n  {hint}" if hint else ""), file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`sharpness audit ... | head`): stop quietly
+        _quiet_stdout()
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the run resumes when started again
         _discard_stale_record(args)
         print(f"sharpness {args.command}: interrupted ({exc or 'Ctrl-C'}); run the same "
@@ -83,6 +87,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if code != 0:
         _discard_stale_record(args)
     return code
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so that the flush at exit does not raise again into a
+    closed pipe (the recipe of Python's signal documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _discard_stale_record(args: argparse.Namespace) -> None:
