@@ -91,6 +91,11 @@ include: "workflow/rules/claims.smk"
 include: "workflow/rules/crate.smk"
 
 
+# When this invocation started: the closing screen lists the figures and tables written since.
+import time
+
+BUILD_STARTED = time.time()
+
 # The last screen: what the build made and what to do next, or which job failed and how to
 # resume (sharpness.crate.screen).
 onsuccess:
@@ -98,7 +103,7 @@ onsuccess:
 
     from sharpness.crate.screen import finished
 
-    print(finished(".", sys.argv))
+    print(finished(".", sys.argv, started=BUILD_STARTED))
 
 
 onerror:

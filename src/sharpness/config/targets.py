@@ -15,11 +15,13 @@ the README's troubleshooting table names Snakemake's own error for it.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import shlex
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from sharpness.errors import TargetError
 
@@ -72,13 +74,19 @@ def refuse_misplaced(argv: Sequence[str]) -> None:
             f"rule, not as a target. Put targets first:\n\n    {reordered(argv)}\n")
 
 
+@functools.cache
+def _snakemake_parser() -> Any:
+    """Snakemake's own argument parser, built once (about a CPU-second)."""
+    from snakemake.cli import get_argument_parser  # lazy: the Snakefile and the screen only
+
+    return get_argument_parser()
+
+
 def positional_targets(argv: Sequence[str]) -> list[str]:
     """The targets of a ``snakemake`` command line, read with Snakemake's own parser (so
     every option's arity is Snakemake's); empty when it cannot parse them."""
     try:
-        from snakemake.cli import get_argument_parser  # lazy: only the Snakefile calls this
-
-        args, _ = get_argument_parser().parse_known_args(list(argv))
+        args, _ = _snakemake_parser().parse_known_args(list(argv))
     except (SystemExit, Exception):  # noqa: BLE001 - a line it cannot parse is Snakemake's to refuse
         return []
     return [str(t) for t in (getattr(args, "targets", None) or [])]
