@@ -21,6 +21,7 @@ STAMP = re.compile(r"Measured on (?P<date>\d{4}-\d\d-\d\d) .*?at commit (?P<comm
                    re.DOTALL)
 TOTAL = re.compile(r"^\| \*\*all\*\* \| \*\*total[^|]*\*\* \| (?P<runs>[\d,]+) \| [^|]+ \| "
                    r"(?P<hours>[^|]+) \|", re.MULTILINE)
+BUSY = re.compile(r"Cores busy on average: (?P<busy>[\d.]+) of (?P<cores>\d+)")
 TEST_PAPER = re.compile(r"in (?P<time>\d+ min \d+ s)")
 #: a tier's row of ``benchmarks/measured/test_suite.md``: its result, wall time and CPU time
 TIER_ROW = re.compile(r"^\| `(?P<tier>make [\w-]+)` \| [^|]+ \| (?P<result>[^|]+) \| [^|]+ \| "
@@ -33,8 +34,10 @@ def _budget(root: Path, profile: str) -> str:
     row, stamp = ALL_ROW.search(text), STAMP.search(text)
     if not row or not stamp:
         return "not measured yet"
-    return (f"{row['wall']} (m:ss) on 2 cores, {int(row['cpu']):,} CPU-s, {row['jobs']} jobs "
-            f"(measured {stamp['date']} at `{stamp['commit']}`)")
+    busy = BUSY.search(text)  # below the core count: the machine was shared during the run
+    return (f"{row['wall']} (m:ss) on 2 cores, {int(row['cpu']):,} CPU-s, {row['jobs']} jobs"
+            + (f"; {busy['busy']} of {busy['cores']} cores busy on average" if busy else "")
+            + f" (measured {stamp['date']} at `{stamp['commit']}`)")
 
 
 def _paper(root: Path) -> str:
@@ -106,7 +109,10 @@ def commands_block(root: Path) -> str:
              suite.get("make test-workflow", "not measured yet"))]
     lines = ["| command | what it does | cost today |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
-    lines += ["", "Re-measure with `bash benchmarks/quick_budget.sh` and "
+    lines += ["", "Fewer cores busy on average than the machine has means other work shared it "
+              "during the measurement: the wall time is then an upper bound, the CPU-s the "
+              "steadier number.",
+              "Re-measure with `bash benchmarks/quick_budget.sh` and "
               "`bash benchmarks/time_test_suite.sh`; per paper and per part in "
               "[docs/performance.md](docs/performance.md)."]
     return "\n".join(lines) + "\n"
