@@ -72,6 +72,14 @@ from sharpness.runs.lockinfo import RefusalNote
 if not any(isinstance(h, RefusalNote) for h in snakemake_logger.handlers):
     snakemake_logger.addHandler(RefusalNote(["results", config["data"]["root"]]))
 
+# A job running longer than a few seconds gets a heartbeat on the console: how long it has
+# run, its log's path and the log's last line (sharpness.runs.console; SHARPNESS_HEARTBEAT_S
+# sets the interval, 0 turns it off).
+from sharpness.runs.console import JobWatch
+
+if not any(isinstance(h, JobWatch) for h in snakemake_logger.handlers):
+    snakemake_logger.addHandler(JobWatch())
+
 
 report: "workflow/report/workflow.rst"
 
