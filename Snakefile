@@ -156,4 +156,4 @@ import sys
 
 from sharpness.config.targets import from_snakefile
 
-from_snakefile(sys.argv, ALL_TARGETS, [r.name for r in workflow.rules])
+from_snakefile(sys.argv, PROFILE_ITEMS + ALL_TARGETS, [r.name for r in workflow.rules])
