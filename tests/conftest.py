@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,45 @@ def pytest_configure(config: pytest.Config) -> None:
 
     keys = Path(tempfile.mkdtemp(prefix="sharpness-test-keys-"))
     os.environ["SHARPNESS_SIGNING_KEY"] = str(keys / "signing_key")
+    os.environ["SHARPNESS_TRUSTED_DIR"] = str(keys / "trusted")  # none: never the developer's
     os.environ.pop("SHARPNESS_TRUSTED_KEYS", None)
+
+
+@pytest.fixture(autouse=True)
+def _own_working_folder(tmp_path_factory: pytest.TempPathFactory,
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs in an empty folder of its own: a relative path a test (or the code it
+    calls) reads never lands on the checkout's own `results/` or `figures/`, so the suite
+    passes alike on a fresh clone and where `make` has built. Tests name repository files
+    through the `repo` fixture (or :data:`REPO`)."""
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """One torch intra-op thread and one BLAS thread for the test: tiny models run faster so
+    and leave the other core to a parallel worker (a module asks for it through
+    ``pytestmark = pytest.mark.usefixtures("one_thread")``)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    with threadpool_limits(limits=1):
+        yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
+def in_workflow_copy(tmp_path_factory: pytest.TempPathFactory,
+                     monkeypatch: pytest.MonkeyPatch) -> Path:
+    """For a command that runs from the repository root: the working folder becomes a fresh
+    copy of the workflow's files (Snakefile, workflow/, envs/, profiles/), with no results."""
+    from tests.pipeline.helpers import copy_workflow
+
+    work = copy_workflow(REPO, tmp_path_factory.mktemp("checkout"))
+    monkeypatch.chdir(work)
+    return work
 
 
 @pytest.fixture(scope="session")

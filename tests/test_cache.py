@@ -18,8 +18,9 @@ import torch
 
 from sharpness.io import atomic_write_json, read_json, read_jsonl
 from sharpness.runs import cache
-from sharpness.train import TrainHooks, train
+from sharpness.train import train
 from sharpness.train.checkpoint import UnsafeCheckpointError
+from tests.killing import Killed, kill_at
 
 REPO = Path(__file__).resolve().parents[1]
 FULL = {
@@ -93,21 +94,11 @@ def test_claim_dir_reuses_only_an_exact_key_and_says_why(tmp_path, caplog):
 
 # -- the training engine ----------------------------------------------------------------------
 
-class Killed(RuntimeError):
-    pass
-
-
-def _kill_at(step: int) -> TrainHooks:
-    def hook(info):
-        if info.step == step:
-            raise Killed(step)
-    return TrainHooks(on_step_end=hook)
-
 
 def test_rerun_after_a_code_change_trains_from_step_zero(tmp_path, package_copy, caplog):
     torch.set_num_threads(1)
     with pytest.raises(Killed):
-        train(FULL, tmp_path, hooks=_kill_at(6))
+        train(FULL, tmp_path, hooks=kill_at(6))
     assert (tmp_path / "checkpoint.pt").exists()
     _edit(package_copy / "optim" / "sam.py")  # the engine imports it: the key changes
     with caplog.at_level(logging.WARNING):
@@ -130,7 +121,7 @@ def test_rerun_after_a_code_change_trains_from_step_zero(tmp_path, package_copy,
 def test_same_key_still_resumes_from_the_checkpoint(tmp_path):
     torch.set_num_threads(1)
     with pytest.raises(Killed):
-        train(FULL, tmp_path, hooks=_kill_at(6))
+        train(FULL, tmp_path, hooks=kill_at(6))
     train(FULL, tmp_path)
     assert read_json(tmp_path / "provenance.json")["resumed_from_step"] == 4
 
@@ -149,7 +140,7 @@ def test_a_checkpoint_holding_a_pickled_object_is_never_loaded(tmp_path, caplog,
 
     torch.set_num_threads(1)
     with pytest.raises(Killed):
-        train(FULL, tmp_path, hooks=_kill_at(6))
+        train(FULL, tmp_path, hooks=kill_at(6))
     state = torch.load(tmp_path / "checkpoint.pt", weights_only=True)
     state["extra"] = _Payload()
     torch.save(state, tmp_path / "checkpoint.pt")

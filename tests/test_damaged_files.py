@@ -17,7 +17,10 @@ import torch
 
 from sharpness.io import read_json
 from sharpness.runs.seal import DamagedFile, damage, load_checked, seal
-from sharpness.train import TrainHooks, train
+from sharpness.train import train
+from tests.killing import Killed, kill_at
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = str(REPO / "data")
@@ -35,28 +38,9 @@ SETTING = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _truncate(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-
-
-class Killed(RuntimeError):
-    pass
-
-
-def _kill_at(step: int) -> TrainHooks:
-    def hook(info):
-        if info.step == step:
-            raise Killed(f"simulated kill at step {info.step}")
-    return TrainHooks(on_step_end=hook)
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +77,7 @@ def test_seal_records_and_checks_the_hash(tmp_path):
 def test_truncated_checkpoint_starts_the_run_over(tmp_path, clean, caplog):
     run = tmp_path / "run"
     with pytest.raises(Killed):
-        train(FULL, run, hooks=_kill_at(10))
+        train(FULL, run, hooks=kill_at(10))
     _truncate(run / "checkpoint.pt")
     with caplog.at_level(logging.WARNING, logger="sharpness.runs.seal"):
         train(FULL, run)
@@ -108,7 +92,7 @@ def test_truncated_checkpoint_starts_the_run_over(tmp_path, clean, caplog):
 def test_checkpoint_changed_after_it_was_written_is_not_resumed(tmp_path, clean, caplog):
     run = tmp_path / "run"
     with pytest.raises(Killed):
-        train(FULL, run, hooks=_kill_at(10))
+        train(FULL, run, hooks=kill_at(10))
     # a loadable checkpoint that is not the one recorded (another run's, or edited)
     state = torch.load(run / "checkpoint.pt", weights_only=True)
     state["model"] = {k: v + 1 for k, v in state["model"].items()}

@@ -76,6 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`sharpness audit ... | head`): stop quietly
         _quiet_stdout()
         return 128 + signal.SIGPIPE
+    except RecursionError:  # hostile input nested past every parser's own bound
+        _discard_stale_record(args)
+        print(f"sharpness {args.command}: error: an input is nested too deeply to read "
+              "(hostile or damaged); nothing was written", file=sys.stderr)
+        return 2
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the run resumes when started again
         _discard_stale_record(args)
         print(f"sharpness {args.command}: interrupted ({exc or 'Ctrl-C'}); run the same "

@@ -12,6 +12,7 @@ of a backslash), group or math mode, no Markdown table cell split by ``|``, no H
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 _LATEX = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "%": r"\%",
@@ -36,7 +37,16 @@ def latex(text: object) -> str:
     return "".join(_LATEX.get(c) or _one_line(c) or c for c in str(text))
 
 
+#: a run of underscores with a letter or digit on both sides: CommonMark's flanking rules let
+#: such a run neither open nor close emphasis, so it is shown as typed without a backslash
+_INTRAWORD = re.compile(r"(?<=[^\W_])_+(?=[^\W_])")
+
+
 def markdown(text: object) -> str:
     """``text`` as Markdown (GitHub's included) shows it literally, on one line: safe in a
-    table cell, in emphasis and as HTML."""
-    return "".join(_MARKDOWN.get(c) or _one_line(c) or c for c in str(text))
+    table cell, in emphasis and as HTML. Underscores inside a word stay bare (a run label
+    such as ``lesam_readme_rmax999`` reads the same in the file as in its config)."""
+    text = str(text)
+    bare = {i for m in _INTRAWORD.finditer(text) for i in range(m.start(), m.end())}
+    return "".join(c if i in bare else _MARKDOWN.get(c) or _one_line(c) or c
+                   for i, c in enumerate(text))

@@ -158,9 +158,14 @@ def atomic_torch_save(path: str | os.PathLike[str], obj: Any) -> Path:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """Read a JSON file."""
+    """Read a JSON file. A file nested too deeply for the parser is a ``ValueError`` (as any
+    unreadable JSON is, an integer past 4,300 digits included), never a ``RecursionError``:
+    every reader that handles a bad file handles a hostile one too."""
     with open(path) as handle:
-        return json.load(handle)
+        try:
+            return json.load(handle)
+        except RecursionError as exc:
+            raise ValueError(f"{path}: JSON nested too deeply to read") from exc
 
 
 def append_jsonl(path: str | os.PathLike[str], record: dict[str, Any]) -> None:

@@ -33,9 +33,21 @@ def seeds(values: Sequence[float]) -> str:
     return " ".join(f"{k}:{v}" for k, v in enumerate(values))
 
 
-def trained(n: int, classes: int = 10, bad: Sequence[int] = ()) -> str:
-    """A ``per_seed_train`` cell: ``n`` seeds that trained (loss 0.5, acc 0.85), except those
-    in ``bad``, which sat at chance (loss ln C, acc 1/C)."""
+def draw(seed: int, what: str) -> str:
+    """The recorded fingerprint of seed ``seed``'s ``what`` (``init``, ``order``): a distinct
+    draw per seed, as a run's record holds it (16 hex digits)."""
+    import hashlib
 
-    return " ".join(f"{k}:{math.log(classes):.4f}/{1 / classes:.4f}/{classes}" if k in bad
-                    else f"{k}:0.5000/0.8500/{classes}" for k in range(n))
+    return hashlib.sha256(f"{what}/{seed}".encode()).hexdigest()[:16]
+
+
+def trained(n: int, classes: int = 10, bad: Sequence[int] = (), proven: bool = True) -> str:
+    """A ``per_seed_train`` cell: ``n`` seeds that trained (loss 0.5, acc 0.85), except those
+    in ``bad``, which sat at chance (loss ln C, acc 1/C); each a distinct draw, its record's
+    fingerprints of initial weights and data order beside it (``proven``)."""
+
+    def prints(k: int) -> str:
+        return f"/{draw(k, 'init')}/{draw(k, 'order')}" if proven else ""
+
+    return " ".join((f"{k}:{math.log(classes):.4f}/{1 / classes:.4f}/{classes}" if k in bad
+                     else f"{k}:0.5000/0.8500/{classes}") + prints(k) for k in range(n))

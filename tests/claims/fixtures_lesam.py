@@ -28,7 +28,8 @@ def table(name: str, bad: bool, **keys: Any) -> dict[str, ItemData]:
 def cifar(bad: bool) -> dict[str, ItemData]:
     rows = acc_rows(not bad, group="cifar10_resnet18") + acc_rows(not bad, group="cifar10_wrn")
     rows.append({"group": "cifar10_resnet18", "label": "asam", "optimizer": "ASAM",
-                 "mean": 9.0 if bad else 59.0, "model": "m", "per_seed": seeds([59, 59.5, 58]),
+                 "mean": 9.0 if bad else 59.0, "model": "m",
+                 "per_seed": seeds([5, 6, 7] if bad else [59, 59.5, 58]),
                  "per_seed_train": trained(3)})
     return {"lesam/table_cifar": item("lesam/table_cifar", rows)}
 

@@ -46,9 +46,25 @@ def test_one_cnn_run_under_five_seed_labels_is_one_run() -> None:
 
 def test_one_gradcam_pair_copied_five_times_is_refused() -> None:
     """A Grad-CAM pair copied five times (difference +0.01 each). Before: supported, p = 0."""
-    row = run("mf-gradcam-mnist-l2", fx.gradcam(1, n=5, sam_means=[0.41] * 5))
+    copies = fx.gradcam(1, n=5, sam_means=[0.41] * 5)
+    row = run("mf-gradcam-mnist-l2", _copied_records(copies, {k: 0 for k in range(1, 5)}))
     assert row["verdict"] == INCONCLUSIVE and row["n"] == 1
     assert "refused as copies" in row["note"]
+
+
+def _copied_records(data: dict, copied: dict[int, int]) -> dict:
+    """``data`` whose runs ``copied`` (seed -> the seed it copies) carry the copied run's
+    recorded fingerprints: a copy under another label, as its record shows it."""
+    from tests.claims.fixtures_common import draw
+
+    for d in data.values():
+        if "per_seed_train" not in d.rows.columns:
+            continue
+        for seed, of in copied.items():
+            d.rows["per_seed_train"] = d.rows["per_seed_train"].astype(str).str.replace(
+                f"/{draw(seed, 'init')}/{draw(seed, 'order')}",
+                f"/{draw(of, 'init')}/{draw(of, 'order')}", regex=False)
+    return data
 
 
 def test_identical_differences_of_distinct_runs_are_refused() -> None:
@@ -63,9 +79,25 @@ def test_identical_differences_of_distinct_runs_are_refused() -> None:
 
 def test_a_relabelled_seed_is_counted_once() -> None:
     """Seed 2 is seed 0's run under another label: three labels, two runs."""
-    row = run("mf-gradcam-mnist-l2", fx.gradcam(1, n=3, sam_means=[0.45, 0.455, 0.45]))
+    data = _copied_records(fx.gradcam(1, n=3, sam_means=[0.45, 0.455, 0.45]), {2: 0})
+    row = run("mf-gradcam-mnist-l2", data)
     assert row["verdict"] not in DECIDED and row["n"] == 2
     assert "seed 2 = seed 0" in row["note"]
+
+
+def test_a_nudged_copy_is_refused_by_its_record() -> None:
+    """Seed 2 is seed 0's run with its values nudged by 1e-6 (the numbers differ, the record
+    is seed 0's): counted once. Runs without fingerprints fall back to the numbers, and say
+    so."""
+    data = _copied_records(fx.gradcam(1, n=3, sam_means=[0.45, 0.455, 0.45 + 1e-6]), {2: 0})
+    row = run("mf-gradcam-mnist-l2", data)
+    assert row["n"] == 2 and "seed 2 = seed 0" in row["note"]
+    unproven = fx.gradcam(1, n=3)
+    for d in unproven.values():
+        if "per_seed_train" in d.rows.columns:
+            d.rows["per_seed_train"] = d.rows["per_seed_train"].astype(str).str.replace(
+                r"/[0-9a-f]{16}/[0-9a-f]{16}", "", regex=True)
+    assert "independence read from the numbers" in run("mf-gradcam-mnist-l2", unproven)["note"]
 
 
 def test_one_signal_run_copied_three_times_is_one_run() -> None:

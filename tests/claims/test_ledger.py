@@ -227,13 +227,12 @@ def test_settle_recomputes_only_the_to_settle_column(tmp_path: Path,
     import shutil
 
     import sharpness.planning.settle as settle
+    from sharpness.claims.snapshot_trust import write_record
     from sharpness.cli import main
 
     monkeypatch.setattr(settle, "load_configs", lambda: {})  # no pricing: not timed here
     snap = tmp_path / "claims_evidence.csv"
     shutil.copy(ROOT / "docs" / "claims_evidence.csv", snap)
-    shutil.copy(readme.record_path(ROOT / "docs" / "claims_evidence.csv"),
-                readme.record_path(snap))
     rows = list(csv.DictReader(snap.open()))
     for row in rows:  # an old snapshot: nothing said what would settle a row
         row["to_settle"] = ""
@@ -241,6 +240,9 @@ def test_settle_recomputes_only_the_to_settle_column(tmp_path: Path,
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
+    # a copy outside the checkout counts as a snapshot once its record is signed with its hash
+    write_record(snap, json.loads(readme.record_path(ROOT / "docs" / "claims_evidence.csv")
+                                  .read_text()))
     assert main(["claims", "settle", "--ledger", str(snap)]) == 0
     after = list(csv.DictReader(snap.open()))
     assert [{k: v for k, v in r.items() if k != "to_settle"} for r in after] == \

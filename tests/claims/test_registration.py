@@ -14,10 +14,10 @@ from sharpness.claims.registration import (
     code_hash,
     deviation_rows,
     deviations,
-    deviations_markdown,
     read_registration,
     registration,
 )
+from sharpness.claims.registration_report import deviations_markdown
 from sharpness.claims.rules import rules_for
 from sharpness.errors import SharpnessError
 from sharpness.evidence.stats import CONTRADICTED, SUPPORTED
@@ -72,8 +72,11 @@ def test_changed_tolerance_is_a_deviation_with_both_verdicts() -> None:
     assert devs[0]["what"] == ["parameters changed: tol 0.001 → 1e-06"]
     data = fx.l1(False)
     raw = [evaluate_claim(c, data, "paper") for c in changed if c.id == "mf-l1"]
-    (row,) = deviation_rows(record, [c for c in changed if c.id == "mf-l1"], raw, data,
-                            "paper", rules_for("paper"))
+    # given mf-l1 alone, the rest of its paper's Holm family is listed as gone too
+    rows = deviation_rows(record, [c for c in changed if c.id == "mf-l1"], raw, data,
+                          "paper", rules_for("paper"))
+    assert [r["id"] for r in rows] == ["holm families", "mf-l1"]
+    row = rows[1]
     assert row["verdict_now"] == CONTRADICTED and row["verdict_registered"] == SUPPORTED
     text = deviations_markdown([row], record)
     assert "## Deviations from the registration" in text
@@ -197,8 +200,8 @@ def test_a_second_look_is_registered_with_its_own_seeds(tmp_path: Path,
 
 def test_the_registration_a_run_is_built_under(tmp_path: Path) -> None:
     """Its own file first, else the profile's (whose seeds then read as a deviation)."""
-    from sharpness.claims.registration import seed_offset_mismatch
     from sharpness.claims.registration_files import existing_registration, registration_path
+    from sharpness.claims.registration_report import seed_offset_mismatch
 
     assert registration_path("evidence", tmp_path, 1000).name == "evidence-seed1000.json"
     assert existing_registration("evidence", 1000, tmp_path) is None

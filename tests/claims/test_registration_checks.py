@@ -99,7 +99,11 @@ def test_a_row_changed_after_a_committed_ledger_is_re_registered(tmp_path: Path)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "its ledger")
     again = re_registered([claim, replace(claim, id="other")], "evidence", repo)
-    assert again == {"mf-l1": f"docs/claims_evidence.csv (run at {run[:7]})"}
+    assert again == {"mf-l1": f"docs/claims_evidence.csv (run at {run[:7]}): parameters",
+                     "other": f"docs/claims_evidence.csv (run at {run[:7]}): new row"}
+    kind = re_registered([replace(claim, params={"tol": 0.01}, kind="extension")], "evidence",
+                         repo)
+    assert kind == {"mf-l1": f"docs/claims_evidence.csv (run at {run[:7]}): kind"}
     assert re_registered([replace(claim, params={"tol": 0.01})], "evidence", repo) == {}
     assert re_registered([claim], "quick", repo) == {}
 

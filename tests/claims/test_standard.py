@@ -25,6 +25,7 @@ from sharpness.evidence.stats import (
 )
 from sharpness.planning.settle import annotate_to_settle, settings_to_settle, spread_from_interval
 from tests.claims import fixtures as fx
+from tests.conftest import REPO
 
 CLAIMS = {c.id: c for c in all_claims()}
 
@@ -191,7 +192,7 @@ def test_price_names_the_profile_and_its_hours() -> None:
     paper profile with them added), GPU-hours from the analytic estimate there."""
     from sharpness.planning.settle import load_configs, price_claim
 
-    configs = load_configs()
+    configs = load_configs(REPO / "workflow" / "config")
     paper = {"paper": configs["paper"]}
     text = price_claim(CLAIMS["ls-imagenet-r50"], 40, paper)
     assert text.startswith("paper profile with 40 seeds (has ") and "GPU-h for its 80 runs" \
@@ -220,20 +221,20 @@ def test_a_threshold_over_runs_is_a_t_test_on_the_log_scale() -> None:
 
     # medians 30, 40, 50 against 10: log ratios 1.10, 1.39, 1.61 -> t interval above 0;
     # 20, 40, 80 spread too far for three runs (the interval reaches below 0)
-    above = threshold_test([30.0, 40.0, 50.0], 10.0, below=False)
+    above = threshold_test([30.0, 40.0, 50.0], 10.0, below=False, margin=0.0)
     assert above.verdict == SUPPORTED and above.p_value == pytest.approx(
         t_pvalue([math.log(3), math.log(4), math.log(5)]))
-    assert threshold_test([20.0, 40.0, 80.0], 10.0, below=False).verdict == INCONCLUSIVE
+    assert threshold_test([20.0, 40.0, 80.0], 10.0, below=False, margin=0.0).verdict == INCONCLUSIVE
     # one run on the wrong side keeps it open; two runs never decide; NaN is not a run
-    assert threshold_test([2.2, 0.96, 1.8], 1.0, below=True).verdict == INCONCLUSIVE
-    assert threshold_test([0.1, 0.2], 1.0, below=True).verdict == INCONCLUSIVE
-    nan = threshold_test([0.1, 0.2, float("nan")], 1.0, below=True)
+    assert threshold_test([2.2, 0.96, 1.8], 1.0, below=True, margin=0.0).verdict == INCONCLUSIVE
+    assert threshold_test([0.1, 0.2], 1.0, below=True, margin=0.0).verdict == INCONCLUSIVE
+    nan = threshold_test([0.1, 0.2, float("nan")], 1.0, below=True, margin=0.0)
     assert nan.verdict == INCONCLUSIVE and nan.interval.n == 2
-    below = threshold_test([0.1, 0.2, 0.15], 1.0, below=True)
+    below = threshold_test([0.1, 0.2, 0.15], 1.0, below=True, margin=0.0)
     assert below.verdict == SUPPORTED
-    assert threshold_test([5.0, 6.0, 7.0], 1.0, below=True).verdict == CONTRADICTED
+    assert threshold_test([5.0, 6.0, 7.0], 1.0, below=True, margin=0.0).verdict == CONTRADICTED
     # several tests at once: supported takes the largest p, contradicted the smallest
     # contradicting one (Bonferroni within the row)
     assert row_pvalue([above, below]) == max(above.p_value, below.p_value)
-    wrong = threshold_test([5.0, 6.0, 7.0], 1.0, below=True)
+    wrong = threshold_test([5.0, 6.0, 7.0], 1.0, below=True, margin=0.0)
     assert row_pvalue([above, wrong]) == pytest.approx(min(1.0, 2 * wrong.p_value))

@@ -46,6 +46,25 @@ def test_a_figure_sent_alone_passes_against_its_crate(crate, build, tmp_path, ca
     assert record["code"]["git_commit"] in out
 
 
+def test_a_figure_sent_alone_passes_beside_another_build(crate, build, tmp_path, capsys,
+                                                        monkeypatch):
+    """The working folder holds a build of its own (other bytes at the crate's path): the
+    file given is what is checked; the other one is named as information, never a failure."""
+    here = tmp_path / "checkout"
+    (here / FIGURE).parent.mkdir(parents=True)
+    (here / FIGURE).write_bytes(b"%PDF-1.4 another build\n")
+    copy = tmp_path / "sent.pdf"
+    shutil.copy(build / FIGURE, copy)
+    monkeypatch.chdir(here)
+    assert main(["audit", "--crate", str(crate), str(copy)]) == 0
+    out = capsys.readouterr().out
+    assert f"{FIGURE} in the crate" in out and "!!! FILE CHANGED" not in out
+    assert f"note:     {FIGURE} in this folder has other bytes" in out
+    # the same file named by its path in this folder is what is then checked, and fails
+    assert main(["audit", "--crate", str(crate), FIGURE]) == 1
+    assert "!!! FILE CHANGED" in capsys.readouterr().out
+
+
 def test_a_changed_copy_fails_naming_the_hashes(crate, build, tmp_path, capsys):
     copy = tmp_path / "l1_maxmargin.pdf"
     copy.write_bytes((build / FIGURE).read_bytes() + b"\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,12 @@ import pytest
 from sharpness.cli import main
 from sharpness.crate.build import PROFILES, write_crate
 from tests.crate.conftest import FIGURE
-from tests.crate.validation import required_issues, seed_cache
+from tests.crate.validation import (
+    explained_kinds,
+    issue_kinds,
+    required_issues,
+    seed_cache,
+)
 
 # builds a small run, figure and ledger (about 15 s) and runs roc-validator (about 10 s a
 # profile): second tier
@@ -50,20 +56,59 @@ def test_zip_and_folder_pass_every_required_check_of_the_declared_profiles(crate
                 "workflow-ro-crate-1.0", "ro-crate-1.1"} <= checked, checked
 
 
-def test_an_invalid_crate_is_caught(crate, tmp_path):
-    """The validation can fail: the same crate with its main workflow's types cut to File."""
-    cache = seed_cache(tmp_path / "validator-cache")
-    folder = tmp_path / "broken"
+def _edited(crate: Path, folder: Path, edit: Callable[[dict], None]) -> Path:
+    """The crate unpacked into ``folder``, ``edit`` applied to each entity of its metadata."""
     with zipfile.ZipFile(crate) as archive:
         archive.extractall(folder)
     metadata = folder / "ro-crate-metadata.json"
     doc = json.loads(metadata.read_text())
     for entity in doc["@graph"]:
+        edit(entity)
+    metadata.write_text(json.dumps(doc))
+    return folder
+
+
+def test_an_invalid_crate_is_caught(crate, tmp_path):
+    """The validation can fail: the same crate with its main workflow's types cut to File."""
+    cache = seed_cache(tmp_path / "validator-cache")
+
+    def cut(entity: dict) -> None:
         if entity["@id"] == "Snakefile":
             entity["@type"] = "File"
-    metadata.write_text(json.dumps(doc))
-    issues, _ = required_issues(folder, "workflow-ro-crate-1.0", cache)
+
+    issues, _ = required_issues(_edited(crate, tmp_path / "broken", cut),
+                                "workflow-ro-crate-1.0", cache)
     assert any("Main Workflow" in i for i in issues), issues
+
+
+def test_the_recommended_issues_left_are_exactly_those_docs_audit_explains(crate, repo,
+                                                                          tmp_path):
+    """No REQUIRED issue; each kind of RECOMMENDED issue left (a validator check) has its
+    paragraph in docs/audit.md, and each paragraph's kind still occurs (a new kind, or one
+    fixed without its paragraph removed, fails)."""
+    required, kinds = issue_kinds(crate, "provenance-run-crate-0.5",
+                                  seed_cache(tmp_path / "validator-cache"))
+    assert required == [], "\n".join(required)
+    explained = explained_kinds(repo / "docs/audit.md")
+    assert explained, "docs/audit.md explains no kind"
+    assert set(kinds) == explained, (f"not explained in docs/audit.md: "
+                                     f"{sorted(set(kinds) - explained)}; explained but gone: "
+                                     f"{sorted(explained - set(kinds))}")
+
+
+def test_a_recommended_kind_docs_audit_does_not_explain_is_caught(crate, repo, tmp_path):
+    """The comparison can fail: the same crate without the root's mentions and the actions'
+    agents shows the kinds the crate fixes, which docs/audit.md does not explain."""
+    def unmention(entity: dict) -> None:
+        entity.pop("mentions", None)
+        if entity["@type"] == "CreateAction":
+            entity.pop("agent", None)
+
+    _, kinds = issue_kinds(_edited(crate, tmp_path / "unmentioned", unmention),
+                           "provenance-run-crate-0.5",
+                           seed_cache(tmp_path / "validator-cache"))
+    new = set(kinds) - explained_kinds(repo / "docs/audit.md")
+    assert {"process-run-crate-0.5_8.1", "process-run-crate-0.5_8.6"} <= new, kinds
 
 
 def test_every_job_is_an_action_read_from_its_record(crate, build):

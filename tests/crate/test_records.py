@@ -10,12 +10,17 @@ import pytest
 from sharpness.cli import main
 from sharpness.crate.records import read_build
 from sharpness.errors import SharpnessError
+from sharpness.runs.provenance import content_id
+from sharpness.runs.signing import sign
 
 
 def _record(path, **fields):
+    """A record as a job writes it: its id the hash of its content, signed (packing refuses
+    any other)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"id": "0123456789abcdef", "kind": "run", "status": "ok",
-                                "cwd": str(path.parent.parent), **fields}))
+    record = {"kind": "run", "status": "ok", "cwd": str(path.parent.parent), **fields}
+    record["id"] = content_id(record)
+    path.write_text(json.dumps(sign(record)))
     return path
 
 
@@ -68,19 +73,49 @@ def test_jobs_read_paths_relative_to_the_build_and_skip_hidden_folders(tmp_path)
 
 
 def test_a_record_naming_files_outside_the_build_does_not_bring_them_in(tmp_path):
-    """An output a record names by `..` or through a link out of the build is named by its
-    hash in the crate, never copied into it."""
+    """An output a record names by `..` is named by its hash in the crate, never copied into
+    it; one reached through a link out of the build stops the crate."""
     from sharpness.crate.build import crate_of
 
     root = tmp_path / "build"
     (tmp_path / "secret.txt").write_text("not the build's")
-    _record(root / "results/run/provenance.json",
-            output_sha256={"../../../secret.txt": "00", "link.txt": "11"})
-    (root / "results/run/link.txt").symlink_to(tmp_path / "secret.txt")
+    _record(root / "results/run/provenance.json", output_sha256={"../../../secret.txt": "00"})
     (root / "Snakefile").write_text("rule all:\n    input: []\n")
     crate = crate_of(root)
     held = {e.id for e in crate.data_entities}
-    assert not any("secret" in i or i.endswith("link.txt") for i in held), held
+    assert not any("secret" in i for i in held), held
     named = {e["name"] for e in crate.contextual_entities if e.id.startswith("#not-included")}
-    assert named == {"results/run/../../../secret.txt", "results/run/link.txt"}
+    assert named == {"results/run/../../../secret.txt"}
+    _record(root / "results/run/provenance.json", output_sha256={"link.txt": "11"})
+    (root / "results/run/link.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(SharpnessError, match="reached through the link"):
+        crate_of(root)
 
+
+
+def test_a_workflow_link_is_followed_only_into_the_workflows_own_folders(tmp_path):
+    """The checkout's committed `profiles/default -> ../workflow/profiles/default` is packed
+    (its config, under the link's path); a profile or Snakefile linked out of the workflow's
+    folders stops the crate."""
+    from sharpness.crate.build import crate_of
+
+    root = tmp_path / "build"
+    _record(root / "results/run/provenance.json")
+    (root / "Snakefile").write_text("rule all:\n    input: []\n")
+    (root / "workflow/profiles/default").mkdir(parents=True)
+    (root / "workflow/profiles/default/config.yaml").write_text("cores: 1\n")
+    (root / "profiles").mkdir()
+    (root / "profiles/default").symlink_to("../workflow/profiles/default")
+    crate = crate_of(root)
+    entity = crate.dereference("profiles/default/config.yaml")
+    assert entity is not None and entity["contentSize"] == len("cores: 1\n")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/config.yaml").write_text("token: secret\n")
+    (root / "profiles/evil").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(SharpnessError, match="reached through the link .*evil"):
+        crate_of(root)
+    (root / "profiles/evil").unlink()
+    (root / "Snakefile").rename(tmp_path / "Snakefile")
+    (root / "Snakefile").symlink_to(tmp_path / "Snakefile")
+    with pytest.raises(SharpnessError, match="Snakefile.*reached through the link"):
+        crate_of(root)

@@ -4,28 +4,17 @@ test draws from ``sweep_path``: one tiny setting swept once per module."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import torch
 
 from sharpness.eos.sweep import run_setting
 from tests.eos.test_sweep import TINY
 
 
 @pytest.fixture(autouse=True)
-def _one_thread() -> Iterator[None]:
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        yield
-    else:
-        with threadpool_limits(limits=1):
-            yield
-    torch.set_num_threads(before)
+def _tiny_models_one_thread(one_thread: None) -> None:
+    """Every test here runs on one thread (the `one_thread` fixture of tests/conftest.py)."""
 
 
 @pytest.fixture(scope="module")

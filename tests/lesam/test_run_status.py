@@ -19,17 +19,15 @@ from sharpness.lesam.report import mean_std
 from sharpness.lesam.signal import run_signal
 from sharpness.runs.provenance import write_artifact_provenance
 from sharpness.train import load_trained_model
+from tests.killing import Killed
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread
 
 DATA = str(Path(__file__).resolve().parents[2] / "data")
 BASE = {"dataset": "mnist_embedded", "data_root": DATA, "model": "cnn",
         "model_kwargs": {"channels": 4}, "train_size": 128, "test_size": 60, "epochs": 2,
         "batch_size": 64, "lr": 0.05, "device": "cpu", "checkpoint_every": 1}
 GLMC = {**BASE, "glmc": {"imbalance_factor": 4, "proj_dim": 8}}
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    torch.set_num_threads(1)
 
 
 def test_glmc_divergence_is_recorded_with_its_step(tmp_path):
@@ -45,10 +43,6 @@ def test_signal_divergence_is_recorded_with_its_step(tmp_path):
     final = read_json(tmp_path / "final.json")
     assert final["status"] == "diverged" and final["diverged_step"] == 0
     assert read_json(tmp_path / "provenance.json")["status"] == "diverged"
-
-
-class Killed(RuntimeError):
-    pass
 
 
 def test_glmc_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch):

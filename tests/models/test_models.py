@@ -8,6 +8,8 @@ import torchvision
 
 from sharpness.models import MODELS, QUICK_SETTINGS, build_model, count_parameters
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread
+
 # tiny settings so that the whole zoo runs in a few seconds on one CPU thread
 TINY = {
     "resnet18": {"width": 0.0625},
@@ -20,14 +22,6 @@ TINY = {
     "cnn": {"width": 0.25},
     "fcn": {"width": 0.1},
 }
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_every_registered_model_has_tiny_and_quick_settings():

@@ -12,6 +12,7 @@ What cannot run here, in one line each (also printed by the test):
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -19,8 +20,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from sharpness import escape
+from sharpness.config.profiles import load_profile
+from sharpness.lesam.experiments import training_runs
+from sharpness.plots.methods import method_text
 from tests.paper import formats
-from tests.pipeline.helpers import copy_workflow, snakemake
+from tests.pipeline.helpers import copy_workflow, job_stats, paper_with_imagenet, snakemake
 
 pytestmark = pytest.mark.paper
 
@@ -52,16 +57,46 @@ def write_data(root: Path) -> None:
     formats.write_domains(root, "vlcs")
 
 
+def assert_every_configured_row_shown(work: Path) -> None:
+    """Each accuracy table holds one row per (group, label) the merged config runs, no more,
+    and its Markdown names each row as the config labels it (the caption's sources name the
+    same labels)."""
+    config = load_profile([work / "workflow/config/paper.yaml", work / "smoke.yaml"], None)
+    runs = training_runs(config["lesam"])
+    for item in ("table_cifar", "table_imagenet", "table_transfer"):
+        groups = [row["group"] for row in config["lesam"]["items"][item]["rows"]]
+        expected = {(r["group"], r["label"]) for r in runs.values() if r["group"] in groups}
+        stem = work / "figures" / "lesam" / item
+        with (stem.with_suffix(".csv")).open(newline="") as handle:
+            shown = {(row["group"], row["label"]) for row in csv.DictReader(handle)
+                     if row.get("group")}
+        assert shown == expected, (item, sorted(expected ^ shown))
+        markdown = stem.with_suffix(".md").read_text()
+        for _, label in expected:
+            assert f"| {escape.markdown(method_text(label))} |" in markdown, (item, label)
+
+
 def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
     for line in CANNOT_RUN:
         print(f"cannot run here: {line}")
-    work = copy_workflow(ROOT, tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    copy_workflow(ROOT, work)
     shutil.copy(ROOT / "tests" / "paper" / "smoke.yaml", work / "smoke.yaml")
     write_data(work / "data")
     # the synthetic files of tests/paper/formats.py: checksums off for this folder only
     monkeypatch.setenv("SHARPNESS_UNVERIFIED_DATA", str(work / "data"))
-    snakemake(bin_dir, work, "--cores", "2", "--configfile", "workflow/config/paper.yaml",
-              "smoke.yaml", timeout=3600)
+    # every rule of the paper profile's own DAG (its real settings) is among the rules the
+    # smoke run executes: a cut that drops a rule fails here, not in a user's first GPU run
+    plan = tmp_path / "plan"  # planned apart from `work`: its data folder stays the smoke's
+    plan.mkdir()
+    copy_workflow(ROOT, plan)
+    paper = job_stats(snakemake(bin_dir, plan, "-n", "--configfile", "workflow/config/paper.yaml",
+                                paper_with_imagenet(plan, ROOT), timeout=600).stdout)
+    run = snakemake(bin_dir, work, "--cores", "2", "--configfile", "workflow/config/paper.yaml",
+                    "smoke.yaml", timeout=3600)
+    executed = job_stats(run.stdout + run.stderr)
+    assert paper and set(paper) <= set(executed), sorted(set(paper) - set(executed))
     # every figure and table of the three papers and the bridges, and the claims ledger
     figures = sorted(p.relative_to(work / "figures").as_posix()
                      for p in (work / "figures").rglob("*") if p.suffix in (".pdf", ".md"))
@@ -92,11 +127,9 @@ def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
     assert all(r["target"] != r["source"] for r in evals)
     imagenet = json.loads((runs / "imagenet_resnet50-sam-s0" / "provenance.json").read_text())
     assert imagenet["data"][0]["name"] == "imagenet"
+    assert_every_configured_row_shown(work)
     table = (work / "figures" / "lesam" / "table_cifar.md").read_text()
-    assert "lesam_readme_rmax999" in table  # the README command's rho_max, a labelled variant
-    caption = (work / "figures" / "lesam" / "table_cifar.caption.txt")
-    if caption.exists():
-        assert "Settings and sources" in caption.read_text()
+    assert "| lesam_readme_rmax999 |" in table  # the README command's rho_max, a labelled row
     # the full-width models' files take gigabytes: keep the figures, drop the weights
     for weights in (work / "results").rglob("*.pt"):
         weights.unlink()

@@ -49,6 +49,16 @@ def snakemake(bin_dir: Path, workdir: Path, *args: str, timeout: float = 600,
     return proc
 
 
+def job_stats(output: str) -> dict[str, int]:
+    """The "Job stats" table Snakemake prints before it runs (or dry-runs) a DAG: rule ->
+    job count, ``total`` left out; empty when there is nothing to do."""
+    if "Job stats:" not in output:
+        return {}
+    table = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    return {rule: int(n) for rule, n in re.findall(r"^(\w+)\s+(\d+)$", table, re.M)
+            if rule != "total"}
+
+
 def paper_with_imagenet(workdir: Path, repo: Path) -> str:
     """An override config for the paper profile pointing ``data.imagenet`` at an empty
     ``train/ val/`` layout in ``workdir``: without it the paper profile's DAG stops while it

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.pipeline.helpers import copy_workflow, write_config
+from tests.pipeline.helpers import copy_workflow, job_stats, write_config
 
 pytestmark = pytest.mark.workflow  # runs and plans the workflow
 
@@ -50,11 +49,8 @@ def _run(bin_dir: Path, work: Path, *args: str) -> str:
 
 def _planned(bin_dir: Path, work: Path) -> list[str]:
     """The rules `snakemake -n` would run for the targets (one entry a job)."""
-    out = _run(bin_dir, work, "-n", *TARGETS)
-    # the "Job stats" table (rules with a message: print it, not their rule block)
-    table = out.split("Job stats:", 1)[1].split("\n\n", 1)[0] if "Job stats:" in out else ""
-    rows = re.findall(r"^(\w+)\s+(\d+)$", table, re.M)
-    return sorted(rule for rule, n in rows if rule != "total" for _ in range(int(n)))
+    stats = job_stats(_run(bin_dir, work, "-n", *TARGETS))
+    return sorted(rule for rule, n in stats.items() for _ in range(n))
 
 
 @pytest.fixture(scope="module")

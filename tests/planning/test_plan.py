@@ -175,7 +175,7 @@ def test_plan_files_and_ledger_provenance(paper, tmp_path):
         load_plan(rec)
 
 
-def test_cli_plan_for_chosen_claims(tmp_path, capsys):
+def test_cli_plan_for_chosen_claims(tmp_path, capsys, in_workflow_copy):
     from sharpness.cli import main
 
     out = tmp_path / "p.yaml"
@@ -191,7 +191,8 @@ def test_cli_plan_for_chosen_claims(tmp_path, capsys):
 
 
 def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, capsys,
-                                                                   monkeypatch):
+                                                                   monkeypatch,
+                                                                   in_workflow_copy):
     """The driver behind `sharpness plan --sequential`, with simulated arms in place of
     Snakemake: a null comparison runs to --max-seeds, and `claims build --plan` then keeps
     the row inconclusive even where the plain 95 % interval would decide."""

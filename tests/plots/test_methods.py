@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from sharpness.optim.registry import OPTIMIZERS
@@ -54,7 +58,12 @@ def test_unknown_names_pass_through_and_raise_when_required():
     assert find_method("sigma_0.02") is None
     assert method_label("sigma_0.02") == "sigma_0.02"
     assert method_text("no_rho_max") == "no_rho_max"
-    assert method_color("no_rho_max") == method_color("no_rho_max")
+    # the same colour in another interpreter: chosen from the name's characters, not hash()
+    other = subprocess.run([sys.executable, "-c", "from sharpness.plots.methods import "
+                            "method_color; print(*method_color('no_rho_max'))"],
+                           capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": "12345"}).stdout.split()
+    assert tuple(map(float, other)) == method_color("no_rho_max")
     assert method_color("no_rho_max") in [tuple(c) for c in PALETTE]
     with pytest.raises(KeyError, match="sigma_0.02"):
         method("sigma_0.02")

@@ -11,7 +11,11 @@ examples someone thought of:
 * a seed offset is accepted exactly within its bounds, and every offset seed stays below
   numpy's 2^32;
 * any caption or record text is shown as typed in LaTeX and Markdown and keeps a table's
-  shape.
+  shape;
+* a ledger's data archive (any member names, links, folders, sizes, counts, limits) unpacks
+  exactly when it is plain and within its limits, and nothing lands outside its folder;
+* any crate metadata is checked or refused in one line, and a figure edited in a crate never
+  passes, whatever the forger restates in the crate's unsigned metadata.
 
 Example counts are modest (each property runs in about a second) so the suite stays in the
 fast tier; ``derandomize`` makes a failure reproducible on every run, and no example database
@@ -21,8 +25,14 @@ is written.
 from __future__ import annotations
 
 import copy
+import hashlib
+import io
+import json
 import re
 import shlex
+import tarfile
+import tempfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -31,12 +41,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sharpness import escape
+from sharpness.claims.snapshot_data import unpack
 from sharpness.config.check import check_config, load_schema
 from sharpness.config.plain import TEMPLATE_KEYS, load_plain
-from sharpness.errors import ConfigError, key_path
+from sharpness.crate.check import audit_crate
+from sharpness.errors import ConfigError, SharpnessError, key_path
+from sharpness.limits import ArchiveLimits, LimitExceeded
 from sharpness.mappings import offset_seeds
 from sharpness.plots.save import table_latex, table_markdown
 from tests.conftest import REPO
+from tests.security.crates import FIGURE, METADATA, OTHER, edit_graph, pack, repack, tiny_build
 from tests.security.test_escaping import read_latex, read_markdown
 
 SCHEMA = load_schema(REPO / "workflow/config/config.schema.yaml")
@@ -176,3 +190,127 @@ def test_any_caption_and_cell_keep_the_tables_shape(cells, caption) -> None:
     tex = table_latex([row], columns, caption)
     assert len(tex.splitlines()) == 11 and tex.count(r"\caption{") == 1
     assert "<img" not in "".join(md) and "^^" not in tex
+
+
+# --- archives and crates (issue 52) --------------------------------------------------------
+
+SAFE_MEMBER = st.from_regex(r"[a-z]{1,4}(/[a-z]{1,4}){0,2}\.csv", fullmatch=True)
+HOSTILE_MEMBER = st.sampled_from(["../x.csv", "/tmp/x.csv", "a/../../x.csv", "a/../../../etc",
+                                  "..", "./../x.csv"])
+MEMBERS = st.lists(st.tuples(st.one_of(SAFE_MEMBER, SAFE_MEMBER, HOSTILE_MEMBER),
+                             st.binary(max_size=200),
+                             st.sampled_from(["file", "file", "file", "dir", "symlink"])),
+                   max_size=10, unique_by=lambda m: m[0])
+LIMITS = st.builds(ArchiveLimits, st.integers(1, 10), st.integers(1, 200), st.integers(1, 1000))
+
+
+def _tar(members: list[tuple[str, bytes, str]]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, data, kind in members:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            else:
+                info.type = tarfile.DIRTYPE if kind == "dir" else tarfile.SYMTYPE
+                info.linkname = "/etc/passwd" if kind == "symlink" else ""
+                tar.addfile(info)
+    return buf.getvalue()
+
+
+@FAST
+@given(members=MEMBERS, limits=LIMITS)
+def test_a_ledger_archive_unpacks_exactly_when_it_is_plain_and_within_its_limits(
+        members, limits) -> None:
+    """Any generated archive (names escaping the folder, links, folders, sizes, counts):
+    unpacked exactly when every member is a plain file under the folder and the count, each
+    size and the total are within the limits, then each member holds its bytes; otherwise
+    refused (a limit named when only a limit was passed), and nothing lands outside."""
+    plain = all(kind == "file" and not name.startswith("/") and ".." not in Path(name).parts
+                for name, _, kind in members)
+    within = (len(members) <= limits.entries
+              and all(len(data) <= limits.member_bytes for _, data, _ in members)
+              and sum(len(data) for _, data, _ in members) <= limits.total_bytes)
+    with tempfile.TemporaryDirectory() as tmp:
+        archive, dest = Path(tmp) / "x.figures.tar.gz", Path(tmp) / "a" / "b" / "dest"
+        archive.write_bytes(_tar(members))
+        dest.mkdir(parents=True)
+        try:
+            unpack(archive, dest, limits)
+        except LimitExceeded as exc:
+            assert not within and "\n" not in str(exc)
+        except SharpnessError as exc:
+            assert not plain and "\n" not in str(exc)
+        else:
+            assert plain and within
+            assert {n: (dest / n).read_bytes() for n, _, _ in members} == \
+                {n: d for n, d, _ in members}
+        outside = [p for p in Path(tmp).rglob("*") if not p.is_relative_to(dest)
+                   and p not in (archive, dest.parent, dest.parent.parent)]
+        assert outside == []
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=10)
+ENTITY_KEYS = st.sampled_from(["@id", "@type", "sha256", "result", "subjectOf", "hasPart",
+                               "mainEntity", "version", "identifier"])
+ENTITY = st.dictionaries(ENTITY_KEYS, JSON | st.sampled_from(
+    ["./", "File", "CreateAction", "figures/p/a.csv", "figures/p/a.provenance.json"]),
+    max_size=6)
+
+
+@FAST
+@given(graph=st.one_of(JSON, st.lists(ENTITY, max_size=5)))
+def test_any_crate_metadata_is_checked_or_refused_in_one_line(graph) -> None:
+    """Generated metadata (any JSON, entities of any shape): `audit --crate` either reports
+    its checks or refuses the crate with one line; never another exception."""
+    with tempfile.TemporaryDirectory() as tmp:
+        crate = Path(tmp) / "c.zip"
+        with zipfile.ZipFile(crate, "w") as zf:
+            zf.writestr("ro-crate-metadata.json", json.dumps({"@graph": graph}))
+            zf.writestr("figures/p/a.csv", b"x,y\n")
+        try:
+            audit_crate(crate, ["figures/p/a.csv"])
+        except SharpnessError as exc:
+            assert "\n" not in str(exc)
+
+
+@pytest.fixture(scope="module")
+def tiny_crate(tmp_path_factory) -> Path:
+    root = tiny_build(tmp_path_factory.mktemp("suite") / "build")
+    assert pack(root, root.parent / "c.zip") == 0
+    return root.parent / "c.zip"
+
+
+@FAST
+@given(forged=st.binary(min_size=1, max_size=40), restate=st.booleans(),
+       job=st.sampled_from([None, FIGURE, OTHER]), swap=st.booleans())
+def test_an_edited_figure_never_passes_whatever_the_crate_says(tiny_crate, forged, restate,
+                                                               job, swap) -> None:
+    """The figure's bytes edited in the crate, with any mix of the forger's moves (its stated
+    SHA-256 updated, its job pointed at its own or another genuine record or at none, its
+    sidecar swapped for another genuine record): never an audit without a failed check."""
+    side = {p: p.replace(".csv", ".provenance.json") for p in (FIGURE, OTHER)}
+    with zipfile.ZipFile(tiny_crate) as src:
+        other = src.read(side[OTHER])
+
+    def graph(entities: dict[str, dict]) -> None:
+        if restate:
+            entities[FIGURE]["sha256"] = hashlib.sha256(forged).hexdigest()
+            if swap:
+                entities[side[FIGURE]]["sha256"] = hashlib.sha256(other).hexdigest()
+        action = next(e for e in entities.values() if e.get("result") == {"@id": FIGURE})
+        if job is None:
+            action.pop("subjectOf")
+        else:
+            action["subjectOf"] = {"@id": side[job]}
+
+    edits = {METADATA: edit_graph(graph), FIGURE: lambda _: forged}
+    if swap:
+        edits[side[FIGURE]] = lambda _: other
+    with tempfile.TemporaryDirectory() as tmp:
+        crate = repack(tiny_crate, Path(tmp) / "forged.zip", edits)
+        _, found = audit_crate(crate, [FIGURE])
+    assert found

@@ -10,6 +10,7 @@ the Snakefile stops at a file holding a template, saying what already ran.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -144,7 +145,8 @@ def test_make_with_a_config_checks_it_before_snakemake_reads_it(tmp_path) -> Non
     proc = subprocess.run(["make", "-n", "-C", str(REPO), "run", "CONFIG=my.yaml",
                            f"VENV={tmp_path / 'venv'}"], capture_output=True, text=True,
                           check=True)
-    lines = [line for line in proc.stdout.splitlines() if "sharpness" in line
+    lines = [shlex.split(line) for line in proc.stdout.splitlines() if "sharpness" in line
              or "snakemake" in line]
-    assert lines == [f"{tmp_path / 'venv'}/bin/sharpness config check my.yaml",
-                     f"{tmp_path / 'venv'}/bin/snakemake --cores all --configfile my.yaml"]
+    assert lines == [[f"{tmp_path / 'venv'}/bin/sharpness", "config", "check", "my.yaml"],
+                     [f"{tmp_path / 'venv'}/bin/snakemake", "--cores", "all", "--configfile",
+                      "my.yaml"]]

@@ -21,6 +21,7 @@ from sharpness.errors import DataError
 from sharpness.io import LinkRefused
 from sharpness.runs.lock import run_lock
 from tests.paper import formats
+from tests.security.archives import tar_gz
 
 VICTIM = b"a file outside the project that must never change\n"
 
@@ -237,21 +238,12 @@ def test_a_batch_that_is_not_the_published_structure_is_refused(tmp_path):
         read_batch(path, "labels")
 
 
-def test_a_link_where_an_archive_member_goes_is_replaced_not_written_through(
+def test_a_link_where_an_archive_member_goes_is_left_alone_not_written_through(
         tmp_path, monkeypatch):
     """A link planted at the path of an archive member (one the registry does not name, so
-    no check removes it first): unpacking replaces the link; its target keeps its bytes."""
-    import io
-    import tarfile
-
-    members = {"toy/named.txt": b"named\n", "toy/other.txt": b"other member\n"}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    archive = buf.getvalue()
+    no check removes it first), leading out of the data folder: unpacking stops naming it,
+    the link is left alone and its target keeps its bytes (sharpness.data.links)."""
+    archive = tar_gz({"toy/named.txt": b"named\n", "toy/other.txt": b"other member\n"})
     monkeypatch.setitem(DATASETS, "toytar", DatasetSpec(
         name="toytar", title="toy", source="test", files=(FileSpec(
             "toy/named.txt", sha256=hashlib.sha256(b"named\n").hexdigest(),
@@ -264,6 +256,7 @@ def test_a_link_where_an_archive_member_goes_is_replaced_not_written_through(
     planted = tmp_path / "data" / "toytar" / "toy" / "other.txt"
     planted.parent.mkdir(parents=True)
     planted.symlink_to(victim)
-    resolve("toytar", tmp_path / "data", mirror=mirror, download=False)
+    with pytest.raises(DataError):
+        resolve("toytar", tmp_path / "data", mirror=mirror, download=False)
     assert victim.read_bytes() == VICTIM
-    assert not planted.is_symlink() and planted.read_bytes() == b"other member\n"
+    assert planted.is_symlink()

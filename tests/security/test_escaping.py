@@ -27,7 +27,8 @@ _LATEX_TOKEN = re.compile(r"\\textbackslash\{\}|\\textasciicircum\{\}|\\textasci
                           r"|\\[{}$%&#_]|[^\\{}$%&#_^~<>|]")
 _LATEX_CHAR = {r"\textbackslash{}": "\\", r"\textasciicircum{}": "^", r"\textasciitilde{}": "~",
                r"\textless{}": "<", r"\textgreater{}": ">", r"\textbar{}": "|", r"$\pm$": "±"}
-_MD_TOKEN = re.compile(r"\\[\\`*_\[\]|$~#!]|&lt;|&gt;|&amp;|[^\\`*_\[\]|$~#!<>&\n]")
+_MD_TOKEN = re.compile(r"(?<=[^\W_])_+(?=[^\W_])"  # inside a word: never emphasis
+                       r"|\\[\\`*_\[\]|$~#!]|&lt;|&gt;|&amp;|[^\\`*_\[\]|$~#!<>&\n]")
 _MD_CHAR = {"&lt;": "<", "&gt;": ">", "&amp;": "&"}
 
 
@@ -44,7 +45,7 @@ def read_markdown(text: str) -> str:
     math, a line break)."""
     tokens = _MD_TOKEN.findall(text)
     assert "".join(tokens) == text, f"markup left in {text!r}"
-    return "".join(_MD_CHAR.get(t, t[-1]) for t in tokens)
+    return "".join(_MD_CHAR.get(t, t if set(t) == {"_"} else t[-1]) for t in tokens)
 
 
 def _shown(text: str) -> str:
@@ -56,6 +57,25 @@ def test_each_format_shows_hostile_text_as_typed(text) -> None:
     assert read_latex(escape.latex(text)) == _shown(text)
     assert read_markdown(escape.markdown(text)) == _shown(text)
     assert "<img" not in escape.markdown(text) and "^^" not in escape.latex(text)
+
+
+@pytest.mark.parametrize("text", ["lesam_readme_rmax999", "a__b", "é_1", *HOSTILE, ALL,
+                                  "x_*y*_z", "_lead", "trail_", "a_ b", "**a_b**"])
+def test_commonmark_renders_escaped_text_as_typed(text) -> None:
+    """A CommonMark renderer (markdown-it) shows the escaped text as typed, with no emphasis:
+    the underscores left bare inside a word included."""
+    from html import unescape
+
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").renderInline(escape.markdown(text))
+    assert "<em>" not in html and "<strong>" not in html and "<img" not in html
+    assert unescape(html) == _shown(text)
+
+
+def test_a_run_label_reads_in_the_markdown_as_in_its_config() -> None:
+    assert escape.markdown("lesam_readme_rmax999") == "lesam_readme_rmax999"
+    assert escape.markdown("_x_") == "\\_x\\_"  # a run at a word's edge could open emphasis
 
 
 def test_the_readers_see_markup_left_unescaped() -> None:

@@ -12,6 +12,9 @@ from sharpness.errors import ConfigError
 from sharpness.io import read_json, read_jsonl
 from sharpness.optim import OPTIMIZERS
 from sharpness.train import TrainHooks, load_trained_model, train, validate_config
+from tests.killing import Killed, kill_at
+
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -33,25 +36,6 @@ FULL = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-class Killed(RuntimeError):
-    pass
-
-
-def _kill_at(step: int) -> TrainHooks:
-    def hook(info):
-        if info.step == step:
-            raise Killed(f"simulated kill at step {info.step}")
-    return TrainHooks(on_step_end=hook)
-
-
 def _same_model(a: Path, b: Path) -> None:
     sa = torch.load(a / "model.pt", weights_only=True)["state_dict"]
     sb = torch.load(b / "model.pt", weights_only=True)["state_dict"]
@@ -69,7 +53,7 @@ def test_minibatch_kill_and_resume_is_bit_identical(tmp_path):
     train(MINI, ref)
     run = tmp_path / "run"
     with pytest.raises(Killed):
-        train(MINI, run, hooks=_kill_at(5))  # mid-epoch 2 (3 steps an epoch)
+        train(MINI, run, hooks=kill_at(5))  # mid-epoch 2 (3 steps an epoch)
     assert read_json(run / "provenance.json")["status"] == "failed"
     assert (run / "checkpoint.pt").exists() and not (run / "final.json").exists()
     rows_before = read_jsonl(run / "metrics.jsonl")
@@ -86,7 +70,7 @@ def test_fullbatch_kill_and_resume_is_bit_identical(tmp_path):
     ref, run = tmp_path / "ref", tmp_path / "run"
     train(FULL, ref)
     with pytest.raises(Killed):
-        train(FULL, run, hooks=_kill_at(11))
+        train(FULL, run, hooks=kill_at(11))
     train(FULL, run)
     assert (run / "metrics.jsonl").read_bytes() == (ref / "metrics.jsonl").read_bytes()
     assert _final_without_id(run) == _final_without_id(ref)
@@ -101,6 +85,11 @@ def test_same_seed_same_metrics_other_seed_differs(tmp_path):
     a, b, c = ((tmp_path / d / "metrics.jsonl").read_bytes() for d in "abc")
     assert a == b
     assert a != c
+    # each run records its draw at its start, signed: same seed, same draw; another, another
+    fa, fb, fc = (read_json(tmp_path / d / "final.json") for d in "abc")
+    for key in ("init_sha256", "order_sha256"):
+        assert fa[key] == fb[key] != fc[key]
+        assert read_json(tmp_path / "a" / "provenance.json")[key] == fa[key]
 
 
 def test_divergence_is_recorded_not_raised(tmp_path):

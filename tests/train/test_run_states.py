@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-import torch
 
 from sharpness.io import read_json, read_jsonl
 from sharpness.runs.seal import damage
@@ -33,6 +32,8 @@ from sharpness.runs.state import (
 from sharpness.train import TrainHooks, train
 from sharpness.train.status import END_MIN_STEPS, final_check
 
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = str(REPO / "data")
 # a tiny CNN classifier: a few seconds at most
@@ -45,14 +46,6 @@ FULL = {"dataset": "mnist_embedded", "data_root": DATA, "train_size": 64, "test_
         "momentum": 0.0, "weight_decay": 0.0, "lr": 0.05, "mode": "fullbatch", "loss": "mse",
         "max_steps": 40, "checkpoint_every": 5, "log_every": 1, "eval_every": 0,
         "device": "cpu", "seed": 1}
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 # the rule ------------------------------------------------------------------------------------

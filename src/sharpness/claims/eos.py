@@ -135,9 +135,9 @@ def band(d: D, params: Params, rules: SeedRules) -> Result:
         trajs = {s_: float(np.median([v for (t_, _), v in traj.items() if t_ == s_]))
                  for s_ in finals.index if any(t_ == s_ for t_, _ in traj)}
         ft = threshold_test(finals.to_numpy(float), width, below=True, level=rules.level,
-                            min_runs=rules.min_runs)
+                            margin=float(params["sesoi"]), min_runs=rules.min_runs)
         tt = threshold_test(list(trajs.values()), width, below=True, level=rules.level,
-                            min_runs=rules.min_runs)
+                            margin=float(params["sesoi"]), min_runs=rules.min_runs)
         # both halves of the rule decide, and a loss is decided only when they agree (a
         # missing trajectory leaves it undecided; cross-entropy's late fall in sharpness,
         # final point out and trajectory in, is not a contradiction of the transition)

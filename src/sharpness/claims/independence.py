@@ -1,4 +1,11 @@
-"""Which runs a row may count as independent replicates, proven from the numbers.
+"""Which runs a row may count as independent replicates: proven by their records, else (runs
+whose records carry no fingerprint) read from their numbers.
+
+A run whose training record carries the fingerprints of its initial weights and data order
+(written at its start and signed with its record) is independent of another only when all of
+them differ (:func:`distinct_by_records`); nothing is then read from the numbers. For runs
+without them, the fallback below holds, and the row's note says independence was read from
+the numbers.
 
 A row that counts runs (seeds) as replicates counts each *distinct* run once. Each run carries a
 fingerprint: its seed label and what identifies its draw. The producers of the figures record no
@@ -59,18 +66,7 @@ class Distinct:
 def distinct_runs(runs: Iterable[tuple[Hashable, Hashable]]) -> Distinct:
     """From ``(seed, fingerprint)`` pairs, the runs a row may count: the first of each seed
     label and of each fingerprint (a copy under another label is refused and named)."""
-    out = Distinct()
-    owner: dict[Hashable, Hashable] = {}
-    for seed, fingerprint in runs:
-        if seed in out.kept or seed in out.copies:
-            out.relabelled.append(seed)
-            continue
-        if fingerprint in owner:
-            out.copies[seed] = owner[fingerprint]
-            continue
-        owner[fingerprint] = seed
-        out.kept.append(seed)
-    return out
+    return distinct_by_records((seed, [fingerprint]) for seed, fingerprint in runs)
 
 
 def distinct_frames(groups: Iterable[tuple[Hashable, pd.DataFrame]]
@@ -87,6 +83,27 @@ def distinct_frames(groups: Iterable[tuple[Hashable, pd.DataFrame]]
             seen.add(seed)
             kept.append((seed, part))
     return kept, found
+
+
+def distinct_by_records(runs: Iterable[tuple[Hashable, Sequence[Hashable]]]) -> Distinct:
+    """From ``(seed, [fingerprints])`` pairs (a run's recorded fingerprints: initial weights,
+    data order, in each arm), the runs a row may count: a run counts only when every one of
+    its fingerprints differs from every counted run's (and its seed label too); nothing is
+    read from the numbers. A run sharing any fingerprint is refused as a copy of its owner."""
+    out = Distinct()
+    owner: dict[Hashable, Hashable] = {}
+    for seed, prints in runs:
+        if seed in out.kept or seed in out.copies:
+            out.relabelled.append(seed)
+            continue
+        shared = [owner[p] for p in prints if p in owner]
+        if shared:
+            out.copies[seed] = shared[0]
+            continue
+        for p in prints:
+            owner[p] = seed
+        out.kept.append(seed)
+    return out
 
 
 def zero_spread(values: Sequence[float], rel: float = 1e-9) -> bool:

@@ -116,8 +116,13 @@ def min_runs_standard(claim: Claim, result: Result, rules: SeedRules) -> None:
 def smoke_standard(claim: Claim, result: Result, rules: SeedRules) -> None:
     """A smoke profile (``rules.smoke``, the quick profile) is no evidence: a decided row about
     runs, and a paper's claim it would contradict, is ``inconclusive`` at level ``smoke`` and
-    says what it was. Changes ``result`` in place."""
-    if not rules.smoke or result.verdict not in (SUPPORTED, CONTRADICTED):
+    says what it was; every other row about runs is at level ``smoke`` too (an inconclusive
+    row of a smoke run is no weak evidence either). Changes ``result`` in place."""
+    if not rules.smoke:
+        return
+    if result.verdict not in (SUPPORTED, CONTRADICTED):
+        if claim.runs and result.verdict != NOT_RUN:
+            result.level = SMOKE
         return
     if not claim.runs and not (claim.kind == "claim" and result.verdict == CONTRADICTED):
         return
@@ -128,14 +133,19 @@ def smoke_standard(claim: Claim, result: Result, rules: SeedRules) -> None:
 
 
 def adjust_multiplicity(rows: list[dict[str, Any]], alpha: float) -> None:
-    """Holm's correction per paper over its claim rows that carry a raw p-value (interval and
-    exact count tests alike; kind ``claim``): each such row gets ``p_adj``, and a decided row
+    """Holm's correction per paper over its claim rows that were tested (kind ``claim``): every
+    row that carries a raw p-value (interval and exact count tests alike), inconclusive or not,
+    and every inconclusive row tested on runs without one (as p = 1, so a family never shrinks
+    by the rows that came out inconclusive): each row with a p-value gets ``p_adj``, and a decided row
     whose adjusted p-value is not below ``alpha`` becomes inconclusive (named in its note).
     Rows in place."""
     for paper in dict.fromkeys(str(r.get("paper")) for r in rows):
         family = [r for r in rows if r.get("kind") == "claim" and str(r.get("paper")) == paper
-                  and _finite(r.get("p_raw"))]
-        for row, adj in zip(family, holm([float(r["p_raw"]) for r in family]), strict=True):
+                  and (_finite(r.get("p_raw")) or _tested(r))]
+        ps = [float(r["p_raw"]) if _finite(r.get("p_raw")) else 1.0 for r in family]
+        for row, adj in zip(family, holm(ps), strict=True):
+            if not _finite(row.get("p_raw")):
+                continue  # counted in the family (p = 1), no p-value of its own to adjust
             row["p_adj"] = adj
             if row["verdict"] in (SUPPORTED, CONTRADICTED) and not adj < alpha:
                 row["note"] = "; ".join(x for x in (
@@ -143,6 +153,13 @@ def adjust_multiplicity(rows: list[dict[str, Any]], alpha: float) -> None:
                     f"the {len(family)} tested claims of {paper} p = {adj:.3g} ≥ α = "
                     f"{alpha:.2g}: inconclusive", row["note"]) if x)
                 row["verdict"], row["level"] = INCONCLUSIVE, WEAK
+
+
+def _tested(row: Mapping[str, Any]) -> bool:
+    """An inconclusive row whose predicate ran on runs (it states their number) but gave no
+    p-value: it was tested all the same, so it stays in its paper's Holm family as p = 1."""
+    n = row.get("n")
+    return row.get("verdict") == INCONCLUSIVE and _finite(n) and float(n) >= 1
 
 
 def _finite(x: Any) -> bool:

@@ -85,11 +85,11 @@ def _runs_text(test: ThresholdTest, bound: float, side: str) -> str:
 
 
 def _over_runs(what: str, values: list[float], parts: list[str], bound: float, *,
-               below: bool, rules: SeedRules, notes: list[str],
+               below: bool, rules: SeedRules, notes: list[str], margin: float,
                estimate: float | None = None) -> Result:
     """A row decided by :func:`threshold_test` over one value per run: ``what``, then each
     run's words (``parts``), then the test's; ``notes`` that are not empty become its note."""
-    test = threshold_test(values, bound, below=below, level=rules.level,
+    test = threshold_test(values, bound, below=below, margin=margin, level=rules.level,
                           min_runs=rules.min_runs)
     return Result(test.verdict,
                   what + ("; ".join(parts) or "no run that trained")
@@ -116,6 +116,7 @@ def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
     bound = float(params["ratio"])
     return _over_runs(f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {bound:g}): ",
                       meds, parts, bound, below=False, rules=rules,
+                      margin=float(params["sesoi"]),
                       notes=[_excluded_note(excluded)], estimate=min(meds) if meds else None)
 
 
@@ -171,7 +172,7 @@ def signal_curvature(d: D, params: Params, rules: SeedRules) -> Result:
                      f"{fmt(resid)}, curvature {fmt(curv)})")
     return _over_runs("LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: ",
                       ratios, parts, float(params["ratio"]), below=True, rules=rules,
-                      notes=[f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
+                      margin=float(params["sesoi"]), notes=[f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
                              if dropped_all else "", _excluded_note(excluded)])
 
 
@@ -197,9 +198,9 @@ def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
         dropped_all += sum(e[2] for e in evals)
         trains = [_residual_ratio(df, opt, "")[0] for df in probed]
         ev = threshold_test([e[0] for e in evals], bound, below=True, level=rules.level,
-                            min_runs=rules.min_runs)
+                            margin=float(params["sesoi"]), min_runs=rules.min_runs)
         tr = threshold_test(trains, bound, below=False, level=rules.level,
-                            min_runs=rules.min_runs)
+                            margin=float(params["sesoi"]), min_runs=rules.min_runs)
         tests += [ev, tr]
         evals_tests.append(ev)
         # the contrast the row names: no residual in eval mode, and one in train mode for

@@ -8,7 +8,8 @@ themselves too, so that the verdict under them can be computed later), the profi
 resolved profile config, the commit and the date. Committed before the run it registers, it is
 the record the ledger is compared with: :func:`deviations` lists each claim whose predicate code
 or parameters changed since, :func:`deviation_rows` evaluates such a claim both ways, and
-:func:`seed_offset_mismatch` names a run whose seeds are not the registered ones.
+:func:`~sharpness.claims.registration_report.seed_offset_mismatch` names a run whose seeds are
+not the registered ones.
 
 The code hash is of the predicate function's own source, parsed and dumped without comments,
 docstrings or layout (:func:`code_hash`), with the values a factory bound into it (e.g. the
@@ -17,7 +18,10 @@ evidence packages it calls, directly or through each other (readers, intervals, 
 a change there is a deviation too (a registration written before that hash existed lists every claim as "helpers
 not registered"). It also holds each item's config block and the package's source files
 (:mod:`sharpness.claims.registration_checks`), so a changed setting or producer is a deviation,
-and the rules: a build under other rules (``--min-seeds``) lists them as a deviation.
+and the rules: a build under other rules (``--min-seeds``) lists them as a deviation, with the
+verdicts the registered rules give. The rest of the decision (the modules that can decide, every
+field of a claim, the Holm families, the parameters each input's provenance records) is
+registered and compared by :mod:`sharpness.claims.registration_decision`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ import inspect
 import json
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,7 @@ from typing import Any
 import yaml
 
 from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
+from sharpness.claims.looks import look_entry
 from sharpness.claims.model import Claim, ItemData, Predicate
 from sharpness.claims.registration_checks import (
     code_files,
@@ -44,6 +48,17 @@ from sharpness.claims.registration_checks import (
     item_facts,
     producer_changes,
     re_registered,
+)
+from sharpness.claims.registration_decision import (
+    claim_fields,
+    decision_changes,
+    decision_files,
+    families,
+    family_changes,
+    field_changes,
+    input_changes,
+    item_params,
+    registered_claim,
 )
 from sharpness.claims.rules import SeedRules, rules_for
 from sharpness.errors import SharpnessError
@@ -131,7 +146,7 @@ def claim_entry(claim: Claim) -> dict[str, Any]:
             "code": code_hash(claim.test) if claim.test is not None else None,
             "helpers": helpers_hash(claim.test) if claim.test is not None else None,
             "params": dict(claim.params), "params_hash": params_hash(claim.params),
-            "kind": claim.kind, "runs": claim.runs}
+            "kind": claim.kind, "runs": claim.runs, "fields": claim_fields(claim)}
 
 
 def config_facts(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,21 +182,38 @@ def load_profile_config(path: str | Path) -> dict[str, Any]:
     return yaml.safe_load(path.read_text()) or {}
 
 
-def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any],
-                 config_path: str = "", checkout: Path | None = None) -> dict[str, Any]:
-    """The registration of ``profile``: rules, config facts and every claim's code and
-    parameters, each item's config block and the package's source files; with ``checkout``
-    (a path in the git checkout) the rows re-registered after a committed ledger's data; ``id`` hashes that content (the same content registered twice has one id),
-    ``git_commit``/``dirty``/``registered`` say when and from what it was written."""
-
+def _body(profile: str, claims: Sequence[Claim], config: Mapping[str, Any],
+          config_path: str) -> dict[str, Any]:
+    """What a registration holds of ``config`` (seeds moved by its ``seed_offset``)."""
     resolved = copy.deepcopy(dict(config))
     offset_seeds(resolved)  # the seeds the run will use, as the Snakefile moves them
-    body = {"profile": profile, "rules": vars(rules_for(profile)),
+    return {"profile": profile, "rules": vars(rules_for(profile)),
             "config": {"path": config_path, **config_facts(resolved)},
             "claims": {c.id: claim_entry(c) for c in claims},
             "items": item_facts(resolved, claims), "code_files": code_files(),
-            "re_registered_after_data": re_registered(claims, profile, checkout)
-            if checkout is not None else {}}
+            "decision_files": decision_files(), "families": families(claims),
+            "item_params": item_params(resolved, claims)}
+
+
+def registration(profile: str, claims: Sequence[Claim], config: Mapping[str, Any],
+                 config_path: str = "", checkout: Path | None = None,
+                 confirmatory: int = 0) -> dict[str, Any]:
+    """The registration of ``profile``: rules, config facts and every claim's code and
+    parameters, each item's config block and the package's source files; with ``checkout``
+    (a path in the git checkout) the rows re-registered after a committed ledger's data and
+    the looks already committed; its look (:mod:`sharpness.claims.looks`: the decision id and
+    the seed offset it derives; ``confirmatory``: K ≥ 1 registers look K at that offset); ``id`` hashes
+    that content (the same content registered twice has one id),
+    ``git_commit``/``dirty``/``registered`` say when and from what it was written."""
+    unmoved = {k: v for k, v in config.items() if k != "seed_offset"}  # the seeds left out
+    look = look_entry(_body(profile, claims, unmoved, config_path), profile, checkout,
+                      confirmatory)
+    if confirmatory:
+        config = {**config, "seed_offset": look["confirmatory_offset"]}
+    body = _body(profile, claims, config, config_path)
+    body["re_registered_after_data"] = (re_registered(claims, profile, checkout)
+                                        if checkout is not None else {})
+    body["look"] = look
     code = code_version()
     # the registrations themselves are not the code they register: a second profile written
     # right after the first is registered from a clean tree too
@@ -208,7 +240,7 @@ def read_registration(path: str | Path) -> dict[str, Any]:
 
 #: the keys of a registration its id is computed over
 BODY = ("profile", "rules", "config", "claims", "items", "code_files",
-        "re_registered_after_data")
+        "re_registered_after_data", "decision_files", "families", "item_params", "look")
 
 
 def rules_changes(record: Mapping[str, Any], rules: SeedRules | None) -> list[str]:
@@ -234,6 +266,11 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim],
     if changed_rules:
         out.append({"id": "rules", "what": ["rules changed: " + ", ".join(changed_rules)],
                     "registered_params": None})
+    for name, what in (("decision code", decision_changes(record)),
+                       ("holm families", family_changes(record, claims))):
+        if what:
+            out.append({"id": name, "what": what, "registered_params": None})
+    inputs = input_changes(record, data or {})
     configs = config_changes(record, config, claims)
     producers = producer_changes(record, data or {}, claims)
     known = record.get("claims") or {}
@@ -250,7 +287,10 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim],
             what.append("helpers not registered (a registration older than helper hashing)")
         elif now["helpers"] != entry["helpers"]:
             what.append("helper code changed")
+        what += field_changes(entry, claim)
         what += configs.get(claim.id, []) + producers.get(claim.id, [])
+        what += [f"input {i} built from other parameters than registered: "
+                 + ", ".join(inputs[i][:4]) for i in claim.items if i in inputs]
         if now["params_hash"] != entry.get("params_hash"):
             changed = sorted(k for k in set(now["params"]) | set(entry.get("params") or {})
                              if now["params"].get(k) != (entry.get("params") or {}).get(k))
@@ -259,7 +299,7 @@ def deviations(record: Mapping[str, Any], claims: Sequence[Claim],
                 for k in changed))
         if what:
             out.append({"id": claim.id, "what": what,
-                        "registered_params": entry.get("params")})
+                        "registered_params": entry.get("params"), "entry": entry})
     return out
 
 
@@ -284,11 +324,15 @@ def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
         then = None
         if dev["registered_params"] is not None and k is not None:
             alt = [dict(r) for r in raw]
-            alt[k] = evaluate_claim(replace(by_id[dev["id"]],
-                                            params=dev["registered_params"]),
-                                    data, profile, rules)
+            try:
+                alt[k] = evaluate_claim(registered_claim(by_id[dev["id"]], dev["entry"]),
+                                        data, profile, rules)
+            except SharpnessError as err:  # today's predicate needs a parameter added since
+                alt[k] = {**alt[k], "verdict": f"(not computable: {err})", "p_raw": None}
             adjust_multiplicity(alt, alpha)
             then = alt[k]
+        if dev["id"] == "rules":
+            then = {"verdict": _under_registered_rules(record, claims, data, profile, final)}
         out.append({**dev, "verdict_now": final[k]["verdict"] if k is not None else None,
                     "p_adj_now": final[k].get("p_adj") if k is not None else None,
                     "verdict_registered": then["verdict"] if then else None,
@@ -296,57 +340,15 @@ def deviation_rows(record: Mapping[str, Any], claims: Sequence[Claim],
     return out
 
 
-def seed_offset_mismatch(record: Mapping[str, Any], seed_offset: int) -> str | None:
-    """Why a run with ``seed_offset`` is not the run ``record`` registered, or None when the
-    offsets agree (the registered seeds are the offset ones, so equal offsets mean equal seeds
-    for an unchanged profile config)."""
-    registered = int((record.get("config") or {}).get("seed_offset") or 0)
-    if registered == int(seed_offset):
-        return None
-    return (f"the run's seed_offset is {int(seed_offset)}, the registration's {registered}: "
-            "its seeds are not the registered ones (register the run with `sharpness claims "
-            f"register --profile {record.get('profile')} --seed-offset {int(seed_offset)}`)")
-
-
-def deviations_markdown(rows: Sequence[Mapping[str, Any]], record: Mapping[str, Any] | None,
-                        seed_offset: int = 0, git: Mapping[str, Any] | None = None) -> str:
-    """The ledger's section "Deviations from the registration"; a run whose ``seed_offset``
-    is not the registered one is a deviation of its own, named first; ``git``: what
-    :func:`~sharpness.claims.registration_checks.git_check` found (its commit, stated); the
-    rows re-registered after a ledger of their data existed are listed last."""
-    lines = ["## Deviations from the registration", ""]
-    if record is None:
-        return "\n".join(lines + ["No registration was given for this profile: every "
-                                  "threshold is the one in `claims.yaml` at build time.", ""])
-    lines.append(f"Registration `{record.get('id')}` (profile `{record.get('profile')}`, "
-                 f"seed offset {int((record.get('config') or {}).get('seed_offset') or 0)}, "
-                 f"commit {str(record.get('git_commit') or '?')[:7]}, registered "
-                 f"{str(record.get('registered') or '?')[:10]}).")
-    if git and git.get("commit"):
-        lines.append(f"Committed in {str(git['commit'])[:7]} ({git.get('committed')}); the "
-                     f"run's first item built {git.get('first_job') or '(unknown)'}; the file "
-                     f"{'equals' if git.get('blob_equal') else 'differs from'} the committed "
-                     "blob.")
-    mismatch = seed_offset_mismatch(record, seed_offset)
-    if mismatch:
-        lines += ["", f"**Seeds:** {mismatch}."]
-    again = dict(record.get("re_registered_after_data") or {})
-    tail = ["", "### Re-registered after data", "",
-            "Rows whose parameters or stated predicate changed after a ledger of the profile "
-            "had been run and committed (the rule was set with those data seen):", ""] + [
-        f"- {cid}: re-registered after data of {where}" for cid, where in again.items()] \
-        if again else []
-    if not rows:
-        return "\n".join(lines + ["", "None: every claim's predicate code and parameters are "
-                                      "the registered ones.", ""] + tail + [""])
-    lines += ["", "| id | what changed | verdict now | verdict under the registered parameters |",
-              "|---|---|---|---|"]
-    for r in rows:
-        # the rules and the registration's commit are the ledger's, not one claim's
-        then = r["verdict_registered"] or ("–" if r["id"] in ("rules", "registration")
-                                           else "(not registered)")
-        if "predicate code changed" in r["what"] and r["verdict_registered"]:
-            then += " (current code, registered parameters)"
-        lines.append(f"| {r['id']} | {'; '.join(r['what'])} | {r['verdict_now'] or ''} | "
-                     f"{then} |")
-    return "\n".join(lines + tail) + "\n"
+def _under_registered_rules(record: Mapping[str, Any], claims: Sequence[Claim],
+                            data: Mapping[str, ItemData | None], profile: str,
+                            final: Sequence[Mapping[str, Any]]) -> str:
+    """The rows whose verdict the registered rules give otherwise (after Holm's correction)."""
+    then_rules = SeedRules(**{k: v for k, v in (record.get("rules") or {}).items()
+                              if k in SeedRules.__dataclass_fields__})
+    alt = [evaluate_claim(c, data, profile, then_rules) for c in claims]
+    adjust_multiplicity(alt, 1 - then_rules.level)
+    moved = [f"{a['id']} {a['verdict']}" for a, b in zip(alt, final, strict=True)
+             if a["verdict"] != b["verdict"]]
+    return ("under the registered rules: " + ", ".join(moved)) if moved else \
+        "the same verdicts under the registered rules"

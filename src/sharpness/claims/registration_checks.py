@@ -12,9 +12,10 @@
   checkout that holds the registration (never inside a data folder), the commit that last
   wrote the registration file, whether the file equals that commit's blob and whether that
   commit is older than the first item the run built;
-* :func:`re_registered`: the claims whose parameters or stated predicate changed since a
-  ledger of the profile committed under ``docs/`` was run (its run's commit, read from git):
-  such a row was re-registered after its data were seen, and the ledger says so.
+* :func:`re_registered`: the claims that are new, or whose parameters, stated predicate,
+  kind, runs, items, rules or items' design changed since a ledger of the profile committed
+  under ``docs/`` was run (its run's commit, read from git; :func:`committed_looks`): such a
+  row was re-registered after its data were seen, and the ledger says so.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from typing import Any
 import yaml
 
 from sharpness.claims.model import Claim, ItemData
+from sharpness.data.checkout import clean_env
+from sharpness.runs.environment import SAFE_GIT_OPTIONS
 
 #: where the claims live in the checkout (read at a past commit by :func:`re_registered`)
 CLAIMS_YAML = "src/sharpness/claims/claims.yaml"
@@ -37,7 +40,8 @@ CLAIMS_YAML = "src/sharpness/claims/claims.yaml"
 SNAPSHOTS = "docs/claims_*.record.json"
 
 
-def _sha(obj: Any) -> str:
+def sha_of(obj: Any) -> str:
+    """SHA-256 of an object's canonical JSON (sorted keys)."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str,
                                      separators=(",", ":")).encode()).hexdigest()
 
@@ -55,7 +59,7 @@ def config_block(config: Mapping[str, Any], item: str) -> Any:
 def item_facts(config: Mapping[str, Any], claims: Sequence[Claim]) -> dict[str, str]:
     """``{item: SHA-256 of its config block}`` for every item the claims read."""
     items = sorted({i for c in claims for i in c.items})
-    return {item: _sha(config_block(config, item)) for item in items}
+    return {item: sha_of(config_block(config, item)) for item in items}
 
 
 def code_files(package: Path | None = None) -> dict[str, str]:
@@ -121,11 +125,12 @@ def checkout_of(path: Path) -> tuple[Path, Path] | None:
     return None
 
 
-def _git(checkout: tuple[Path, Path], *args: str) -> str | None:
+def git_output(checkout: tuple[Path, Path], *args: str) -> str | None:
     git_dir, work_tree = checkout
     try:
         done = subprocess.run(["git", f"--git-dir={git_dir}", f"--work-tree={work_tree}",
-                               *args], capture_output=True, text=True, check=True, timeout=60)
+                               *SAFE_GIT_OPTIONS, *args], cwd=work_tree, env=clean_env(),
+                              capture_output=True, text=True, check=True, timeout=60)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip()
@@ -154,13 +159,13 @@ def git_check(reg_file: Path, data: Mapping[str, ItemData | None]) -> dict[str, 
         out["problem"] = f"{reg_file} is not in a git checkout: its commit cannot be checked"
         return out
     rel = Path(reg_file).resolve().relative_to(checkout[1]).as_posix()
-    last = _git(checkout, "log", "-1", "--format=%H%x09%cI", "--", rel)
+    last = git_output(checkout, "log", "-1", "--format=%H%x09%cI", "--", rel)
     if not last:
         out["problem"] = f"{rel} is not committed"
         return out
     out["commit"], out["committed"] = last.split("\t")
-    blob = _git(checkout, "rev-parse", f"{out['commit']}:{rel}")
-    here = _git(checkout, "hash-object", str(Path(reg_file).resolve()))
+    blob = git_output(checkout, "rev-parse", f"{out['commit']}:{rel}")
+    here = git_output(checkout, "hash-object", str(Path(reg_file).resolve()))
     out["blob_equal"] = bool(blob) and blob == here
     if not out["blob_equal"]:
         out["problem"] = f"{rel} differs from the file committed in {out['commit'][:7]}"
@@ -173,7 +178,7 @@ def git_check(reg_file: Path, data: Mapping[str, ItemData | None]) -> dict[str, 
 
 
 def _claims_at(checkout: tuple[Path, Path], commit: str) -> dict[str, dict[str, Any]]:
-    text = _git(checkout, "show", f"{commit}:{CLAIMS_YAML}")
+    text = git_output(checkout, "show", f"{commit}:{CLAIMS_YAML}")
     try:
         entries = yaml.safe_load(text or "") or []
     except yaml.YAMLError:
@@ -181,38 +186,99 @@ def _claims_at(checkout: tuple[Path, Path], commit: str) -> dict[str, dict[str, 
     return {str(e.get("id")): e for e in entries if isinstance(e, Mapping)}
 
 
-def re_registered(claims: Sequence[Claim], profile: str, anchor: Path) -> dict[str, str]:
-    """claim id -> the committed ledger of ``profile`` whose run (at its commit) decided the
-    claim with other parameters or another stated predicate than today's. ``anchor``: a path
-    in the checkout. Empty outside a checkout."""
+def committed_looks(profile: str, anchor: Path) -> list[dict[str, Any]]:
+    """Every look of ``profile`` whose ledger was ever committed under ``docs/`` (read from
+    git at every commit that wrote a snapshot record): ``{ledger, run, seed_offset,
+    registration}``, one per run commit, newest first. Empty outside a checkout."""
     checkout = checkout_of(anchor)
     if checkout is None:
-        return {}
-    commits = (_git(checkout, "log", "--format=%H", "--", SNAPSHOTS) or "").split()
-    runs: dict[str, str] = {}  # run commit -> the ledger snapshot that records it
+        return []
+    commits = (git_output(checkout, "log", "--format=%H", "--", SNAPSHOTS) or "").split()
+    looks: dict[str, dict[str, Any]] = {}
     for commit in commits:
-        names = (_git(checkout, "ls-tree", "--name-only", commit, "docs/") or "").split()
+        names = (git_output(checkout, "ls-tree", "--name-only", commit, "docs/") or "").split()
         for name in names:
             if not (name.startswith("docs/claims_") and name.endswith(".record.json")):
                 continue
             try:
-                rec = json.loads(_git(checkout, "show", f"{commit}:{name}") or "{}")
+                rec = json.loads(git_output(checkout, "show", f"{commit}:{name}") or "{}")
             except json.JSONDecodeError:
                 continue
             if rec.get("profile") == profile and rec.get("git_commit"):
-                runs.setdefault(str(rec["git_commit"]), name.removesuffix(".record.json")
-                                + ".csv")
+                looks.setdefault(str(rec["git_commit"]), {
+                    "ledger": name.removesuffix(".record.json") + ".csv",
+                    "run": str(rec["git_commit"]),
+                    "seed_offset": int(rec.get("seed_offset") or 0),
+                    "registration": rec.get("registration")})
+    return list(looks.values())
+
+
+def _yaml_at(checkout: tuple[Path, Path], commit: str, path: str) -> Any:
+    try:
+        return yaml.safe_load(git_output(checkout, "show", f"{commit}:{path}") or "")
+    except yaml.YAMLError:
+        return None
+
+
+#: a claim's fields as claims.yaml states them, with their defaults
+CLAIM_FIELDS = {"kind": "claim", "runs": False, "trained": False}
+
+
+def _changed_since(claim: Claim, old: Mapping[str, Any] | None) -> list[str]:
+    """How ``claim`` differs from its claims.yaml entry at a look's commit."""
+    if old is None:
+        return ["new row"]
+    out = []
+    # an entry of the time before parameters were registered is compared on its predicate
+    if "params" in old and dict(old["params"] or {}) != dict(claim.params):
+        out.append("parameters")
+    if " ".join(str(old.get("predicate")).split()) != " ".join(claim.predicate.split()):
+        out.append("predicate")
+    stated = {**CLAIM_FIELDS, **old}
+    stated["runs"] = bool(old.get("runs", old.get("trained", False)))  # trained implies runs
+    out += [key for key in CLAIM_FIELDS if stated[key] != getattr(claim, key)]
+    if "items" in old and tuple(old["items"] or ()) != tuple(claim.items):
+        out.append("items")
+    return out
+
+
+def re_registered(claims: Sequence[Claim], profile: str, anchor: Path) -> dict[str, str]:
+    """claim id -> the committed ledger of ``profile`` whose run (at its commit) decided the
+    claim otherwise than today's registration would: a row new since, its parameters, stated
+    predicate, kind, runs or items changed, the profile's rules changed (rows about runs), or
+    the design of an item it reads (its config block in ``workflow/config/<profile>.yaml``,
+    seeds and counts included) changed. ``anchor``: a path in the checkout. Empty outside a
+    checkout."""
+    checkout = checkout_of(anchor)
+    if checkout is None:
+        return {}
+    from sharpness.claims.rules import FIELDS, rules_for
+
+    rules_now = {k: v for k, v in vars(rules_for(profile)).items() if k in FIELDS}
+    config_path = f"workflow/config/{profile}.yaml"
+    config_now = _yaml_at(checkout, "HEAD", config_path)
     out: dict[str, str] = {}
-    for run, ledger in runs.items():
+    for look in committed_looks(profile, anchor):
+        run = look["run"]
         then = _claims_at(checkout, run)
+        if not then:
+            continue
+        table = _yaml_at(checkout, run, "src/sharpness/claims/rules.yaml")
+        rules_then = ({**(table.get("default") or {}), **(table.get(profile) or {})}
+                      if isinstance(table, Mapping) else None)
+        rules_moved = sorted(k for k in rules_now if rules_then is not None
+                             and k in rules_then and rules_then[k] != rules_now[k])
+        config_then = _yaml_at(checkout, run, config_path)
         for claim in claims:
-            old = then.get(claim.id)
-            if old is None or claim.id in out:
+            if claim.id in out:
                 continue
-            # an entry of the time before parameters were registered is compared on its
-            # stated predicate alone
-            params_moved = "params" in old and dict(old["params"] or {}) != dict(claim.params)
-            if params_moved or " ".join(str(old.get("predicate")).split()) != \
-                    " ".join(claim.predicate.split()):
-                out[claim.id] = f"{ledger} (run at {run[:7]})"
+            why = _changed_since(claim, then.get(claim.id))
+            if rules_moved and (claim.runs or claim.trained):
+                why.append("rules (" + ", ".join(
+                    f"{k} {rules_then[k]!r} → {rules_now[k]!r}" for k in rules_moved) + ")")
+            if isinstance(config_then, Mapping) and isinstance(config_now, Mapping):
+                why += [f"design of {i}" for i in claim.items
+                        if sha_of(config_block(config_then, i)) != sha_of(config_block(config_now, i))]
+            if why:
+                out[claim.id] = f"{look['ledger']} (run at {run[:7]}): {', '.join(why)}"
     return out

@@ -38,7 +38,12 @@ from typing import Any, Protocol
 import numpy as np
 import yaml
 
-from sharpness.claims.independence import distinct_runs, zero_spread
+from sharpness.claims.independence import (
+    Distinct,
+    distinct_by_records,
+    distinct_runs,
+    zero_spread,
+)
 from sharpness.claims.model import EVIDENCE, SMOKE, WEAK, Result
 from sharpness.errors import SharpnessError
 from sharpness.evidence.records import TrainRecord
@@ -152,15 +157,26 @@ def _level_text(arm: Arm, seeds: Iterable[int]) -> str:
     return f"{arm.name}: train loss {np.mean(loss):.3f}, train acc {100 * np.mean(acc):.1f} %"
 
 
+def _replicates(a: Arm, b: Arm, paired: list[int]) -> tuple[Distinct, bool]:
+    """The distinct seeds of a paired comparison, and whether their records proved them: by
+    the runs' recorded fingerprints when every record of both arms carries them, else by the
+    numbers (both arms' values and records: copies are refused)."""
+    recs = [(arm.records or {}).get(s) for arm in (a, b) for s in paired]
+    if paired and all(r is not None and r.proven for r in recs):
+        return distinct_by_records(
+            (s, [(k, arm.name, getattr((arm.records or {})[s], k)) for arm in (a, b)
+                 for k in ("init", "order")]) for s in paired), True
+    return distinct_runs((s, (repr(a.values[s]), repr(b.values[s]),
+                              repr((a.records or {}).get(s)), repr((b.records or {}).get(s))))
+                         for s in paired), False
+
+
 def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int = 1,
                    digits: int = 2, unit: str = "points") -> Result:
     """The verdict of "``a − b`` is > 0" (``direction=1``) or "< 0" over the seeds both arms
     ran, under ``rules`` (module docstring)."""
     paired = sorted(set(a.values) & set(b.values))
-    # each seed's fingerprint: both arms' values and training records (copies are refused)
-    found = distinct_runs((s, (repr(a.values[s]), repr(b.values[s]),
-                               repr((a.records or {}).get(s)), repr((b.records or {}).get(s))))
-                          for s in paired)
+    found, proven = _replicates(a, b, paired)
     seeds = found.kept
     excluded: dict[int, str] = {}
     for s in seeds:
@@ -180,6 +196,9 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     means = (np.mean([a.values[s] for s in kept]) if kept else float("nan"),
              np.mean([b.values[s] for s in kept]) if kept else float("nan"))
     notes: list[str] = [found.note()] if found.note() else []
+    if paired and not proven:
+        notes.append("independence read from the numbers: the runs' records carry no "
+                     "fingerprint of initial weights and data order")
     if set(a.values) != set(b.values):
         notes.append(f"paired on the {len(seeds)} seed(s) both arms ran "
                      f"({len(a.values)} vs {len(b.values)})")

@@ -5,7 +5,10 @@ beside its snapshot, so every verdict can be recomputed without rerunning a prof
 ``.provenance.json``, as the ledger's ``items`` column names them; gzip level 9, entries in a
 fixed order with fixed times, so the same inputs give the same archive), refused above
 :data:`MAX_BYTES`; :func:`unpack` extracts one into a folder (refusing links, absolute paths
-and ``..``: an archive is untrusted), where ``sharpness claims build --figures`` reads it.
+and ``..``: an archive is untrusted), where ``sharpness claims build --figures`` reads it. The
+8 MiB cap counts compressed bytes, which say nothing of what a member inflates to: unpacking
+streams each member against :data:`LIMITS` (entries, bytes per member, bytes in all,
+:mod:`sharpness.limits`) and stops at the first passed, naming it.
 """
 
 from __future__ import annotations
@@ -14,13 +17,17 @@ import csv
 import gzip
 import io
 import tarfile
+import zlib
 from pathlib import Path
 
 from sharpness.errors import SharpnessError
+from sharpness.limits import ArchiveLimits, Budget
 
 #: the largest archive a snapshot may carry (bytes): a ledger's CSVs are tables, not runs
 MAX_BYTES = 8 * 1024 * 1024
 SUFFIX = ".figures.tar.gz"
+#: what a snapshot's data may inflate to (the committed ones: 54 entries, a few MB in all)
+LIMITS = ArchiveLimits(entries=2_000, member_bytes=64 * 2**20, total_bytes=256 * 2**20)
 
 
 def archive_path(snapshot: str | Path) -> Path:
@@ -63,23 +70,27 @@ def pack(ledger_csv: str | Path, figures: str | Path, out: str | Path,
     return out
 
 
-def unpack(archive: str | Path, dest: str | Path) -> Path:
-    """Extract a snapshot's data archive into ``dest`` (plain files only, each under it)."""
+def unpack(archive: str | Path, dest: str | Path, limits: ArchiveLimits = LIMITS) -> Path:
+    """Extract a snapshot's data archive into ``dest`` (plain files only, each under it),
+    streaming each member against ``limits``; on any refusal the caller's ``dest`` (a
+    temporary folder) holds what was written so far and is the caller's to remove."""
     archive, dest = Path(archive), Path(dest)
     if archive.stat().st_size > MAX_BYTES:
         raise SharpnessError(f"{archive}: larger than {MAX_BYTES} bytes; not a snapshot's data")
+    budget = Budget(limits, str(archive))
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
-            for member in tar.getmembers():
+            for member in tar:  # one header at a time: a limit stops before the next member
                 parts = Path(member.name).parts
                 if not member.isfile() or member.name.startswith("/") or ".." in parts:
                     raise SharpnessError(f"{archive}: entry {member.name!r} is not a plain file "
                                          "under the archive's folder; refused")
+                budget.entry(member.name, member.size)
                 target = dest / member.name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 handle = tar.extractfile(member)
-                target.write_bytes(handle.read() if handle else b"")
-    except (tarfile.TarError, OSError, EOFError) as err:
+                target.write_bytes(budget.read(member.name, handle) if handle else b"")
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as err:
         raise SharpnessError(f"{archive}: not a readable snapshot archive ({err})") from err
     return dest
 

@@ -61,6 +61,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     reg.add_argument("--seed-offset", type=int, default=None, metavar="N",
                      help="register the run with `--config seed_offset=N` (default: the "
                           "config's own seed_offset, usually 0)")
+    reg.add_argument("--confirmatory", type=int, nargs="?", const=1, default=0, metavar="K",
+                     help="register confirmatory look K (default 1) at the seed offset derived "
+                          "from the registration's decision id (sharpness.claims.looks)")
     reg.add_argument("--out", default=None,
                      help="where to write it (default: docs/registration/PROFILE.json, or "
                           "PROFILE-seedN.json for an offset N)")
@@ -119,6 +122,16 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    """Build the ledger from a figures folder, or from a snapshot's archive with the keys
+    committed beside it trusted while it is read."""
+    from sharpness.claims.snapshot_keys import figures_source
+
+    with figures_source(Path(args.figures), args.out) as figures:
+        return _build_from(figures, args)
+
+
+def _build_from(figures: Path, args: argparse.Namespace) -> int:
+    """The build of ``_build`` from a folder of figures."""
     from sharpness.claims.ledger import (
         adjust_multiplicity,
         all_claims,
@@ -127,28 +140,16 @@ def _build(args: argparse.Namespace) -> int:
         markdown,
         write_ledger,
     )
-    from sharpness.claims.registration import (
-        deviation_rows,
-        deviations_markdown,
-        read_registration,
-        seed_offset_mismatch,
-    )
+    from sharpness.claims.looks import look_status, mark_rows
+    from sharpness.claims.registration import deviation_rows, read_registration
     from sharpness.claims.registration_checks import git_check
+    from sharpness.claims.registration_decision import registration_substitution
     from sharpness.claims.registration_files import existing_registration, registration_path
+    from sharpness.claims.registration_report import deviations_markdown, seed_offset_mismatch
     from sharpness.claims.rules import rules_for
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
 
-    figures = Path(args.figures)
-    if figures.is_file() and figures.name.endswith(".tar.gz"):
-        import tempfile
-
-        from sharpness.claims.snapshot_data import unpack
-
-        if not args.out:
-            raise SharpnessError(f"--figures {figures} is a snapshot's data archive: give --out "
-                                 "(where CLAIMS.md and claims.csv go)")
-        figures = unpack(figures, tempfile.mkdtemp(prefix="claims-data-"))
     if not figures.is_dir():
         raise SharpnessError(f"--figures {figures}: no such folder")
     rules = rules_for(args.profile, min_seeds=args.min_seeds)
@@ -171,8 +172,10 @@ def _build(args: argparse.Namespace) -> int:
         devs = deviation_rows(record, claims, raw, data, args.profile, rules,
                               _run_config(record, args.seed_offset))
         git = git_check(reg_file, data)
-        if git["problem"]:
-            devs.insert(0, {"id": "registration", "what": [git["problem"]],
+        problems = [p for p in (git["problem"], registration_substitution(
+            record, args.profile, args.seed_offset, reg_file)) if p]
+        if problems:
+            devs.insert(0, {"id": "registration", "what": problems,
                             "verdict_now": None, "verdict_registered": None,
                             "p_adj_now": None, "p_adj_registered": None})
         again = record.get("re_registered_after_data") or {}
@@ -182,15 +185,17 @@ def _build(args: argparse.Namespace) -> int:
                     f"re-registered after data ({again[row['id']]})", row["note"]) if x)
     else:
         devs = []
+    look = look_status(record, args.seed_offset, reg_file if record else None)
+    mark_rows(rows, look)
     rows = annotate_to_settle(rows, claims, rules, load_configs() if args.price else None)
     if args.plan:
         from sharpness.planning.ledger import annotate, load_plan
 
         rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
-    footer = deviations_markdown(devs, record, args.seed_offset, git)
+    footer = deviations_markdown(devs, record, args.seed_offset, git, look)
     registered = ({"id": record["id"], "file": str(reg_file), "seed_offset": args.seed_offset,
-                   "git": git,
+                   "git": git, "look": look,
                    "seeds": seed_offset_mismatch(record, args.seed_offset) or "as registered",
                    "deviations": [{k: d[k] for k in ("id", "what", "verdict_now",
                                                      "verdict_registered", "p_adj_now",
@@ -244,7 +249,8 @@ def _register(args: argparse.Namespace) -> int:
                              f"profile, not {args.profile!r}")
     if args.seed_offset is not None:
         config["seed_offset"] = args.seed_offset
-    record = registration(args.profile, all_claims(), config, config_path, checkout=Path.cwd())
+    record = registration(args.profile, all_claims(), config, config_path, checkout=Path.cwd(),
+                          confirmatory=args.confirmatory)
     offset = record["config"]["seed_offset"]
     out = Path(args.out) if args.out else registration_path(args.profile, seed_offset=offset)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -275,14 +281,16 @@ def _readme(args: argparse.Namespace) -> int:
     ledger = Path(args.ledger)
     if not ledger.is_file():
         raise SharpnessError(f"--ledger {ledger}: no such file (build the ledger first)")
-    if not findings.record_path(ledger).is_file():  # a run's ledger, not a snapshot: checked
+    # a snapshot counts only when its record vouches for it (committed, or signed with the
+    # ledger's hash): a record merely present beside a ledger never replaces the check
+    vouched = findings.read_record(ledger)
+    if vouched is None:  # a run's ledger: checked against the hash its build recorded
         ledger = _run_ledger(args.ledger)
     rows = findings.read_ledger_csv(ledger)
     readme = Path(args.readme)
     text = readme.read_text()
-    # a committed snapshot carries its record beside it; a run's ledger has its files
-    record = ((None if args.snapshot else findings.read_record(ledger))
-              or findings.snapshot_record(ledger))
+    # a snapshot carries its record beside it; a run's ledger has its files
+    record = ((None if args.snapshot else vouched) or findings.snapshot_record(ledger))
     new = findings.replace_block(text, findings.readme_block(
         rows, source=str(args.snapshot or ledger), record=record))
     if args.check:
@@ -309,11 +317,11 @@ def _run_ledger(path: str) -> Path:
 
 
 def _write_snapshot(ledger: Path, out: Path, record: dict) -> None:
-    from sharpness.claims.readme import record_path
-    from sharpness.io import atomic_write_json, atomic_write_text
+    from sharpness.claims.snapshot_trust import write_record
+    from sharpness.io import atomic_write_text
 
     atomic_write_text(out, ledger.read_text())
-    atomic_write_json(record_path(out), record)
+    write_record(out, record)
 
 
 def _snapshot(args: argparse.Namespace) -> int:
@@ -324,31 +332,37 @@ def _snapshot(args: argparse.Namespace) -> int:
     _write_snapshot(ledger, Path(args.out), record)
     if args.data:
         from sharpness.claims.snapshot_data import archive_path, pack
+        from sharpness.claims.snapshot_keys import write_keys
 
         packed = pack(ledger, ledger.parent, archive_path(args.out))
-        print(f"{packed}: the ledger's data, {packed.stat().st_size} bytes")
+        keys = write_keys(packed)
+        print(f"{packed}: the ledger's data, {packed.stat().st_size} bytes; {keys}: the public "
+              "keys that signed it (commit both: a clone trusts the committed keys for it)")
     print(f"{args.out}: snapshot of {ledger} (profile {record.get('profile')}, seed offset "
           f"{record.get('seed_offset', 0)}, commit {str(record.get('git_commit') or '?')[:7]})")
     return 0
 
 
 def _snapshot_record(ledger: Path) -> dict:
-    """The record of a committed snapshot (``docs/claims_*.csv``); a run's ledger has none."""
+    """The record of a committed snapshot (``docs/claims_*.csv``); a run's ledger has none,
+    and a record that does not vouch for its snapshot counts as none."""
     from sharpness.claims.readme import read_record, record_path
 
     record = read_record(ledger) if ledger.is_file() else None
     if record is None:
-        raise SharpnessError(f"--ledger {ledger}: not a committed snapshot (no "
-                             f"{record_path(ledger)}); a run's ledger is rebuilt with "
+        raise SharpnessError(f"--ledger {ledger}: not a snapshot vouched for by its record "
+                             f"({record_path(ledger)}: absent, or neither committed nor signed "
+                             "with the ledger's hash); a run's ledger is rebuilt with "
                              "`sharpness claims build`")
     return record
 
 
 def _settle(args: argparse.Namespace) -> int:
     from sharpness.claims.ledger import all_claims, to_csv
-    from sharpness.claims.readme import read_ledger_csv, record_path
+    from sharpness.claims.readme import read_ledger_csv
     from sharpness.claims.rules import rules_for
-    from sharpness.io import atomic_write_json, atomic_write_text
+    from sharpness.claims.snapshot_trust import write_record
+    from sharpness.io import atomic_write_text
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.environment import code_version, now_iso
 
@@ -363,17 +377,16 @@ def _settle(args: argparse.Namespace) -> int:
     record["to_settle_recomputed"] = {"git_commit": code.get("git_commit"),
                                       "dirty": code.get("dirty"), "at": now_iso(),
                                       "rows_changed": changed}
-    atomic_write_json(record_path(ledger), record)
+    write_record(ledger, record)
     print(f"{ledger}: to_settle recomputed for {profile} ({changed} row(s) changed); the "
           "verdicts, estimates and p-values are those of its run")
     return 0
 
 
 def _supersede(args: argparse.Namespace) -> int:
-    from sharpness.claims.readme import record_path
     from sharpness.claims.registration import read_registration
     from sharpness.claims.registration_files import existing_registration
-    from sharpness.io import atomic_write_json
+    from sharpness.claims.snapshot_trust import write_record
     from sharpness.runs.environment import now_iso
 
     ledger = Path(args.ledger)
@@ -381,8 +394,9 @@ def _supersede(args: argparse.Namespace) -> int:
     reg = existing_registration(str(record.get("profile")), int(record.get("seed_offset") or 0))
     current = read_registration(reg)["id"] if reg else None
     record["superseded"] = {"registration": record.get("registration"), "by": current,
-                            "at": now_iso()}
-    atomic_write_json(record_path(ledger), record)
+                            "at": now_iso(), "look": "exploratory: not a look of today's "
+                            "rules on seeds derived from their registration"}
+    write_record(ledger, record)
     print(f"{ledger}: superseded (built under registration {record.get('registration')}, "
           f"today's {current}); kept for `sharpness claims compare`")
     return 0

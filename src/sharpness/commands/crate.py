@@ -35,6 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a run's output file larger than this (a checkpoint) is named "
                              "with its SHA-256 but not copied (default 2); figures, tables, "
                              "the ledger and every record are always copied")
+    parser.add_argument("--agent", default=None, metavar="NAME",
+                        help="who ran the build: each action's agent and the crate's author "
+                             "(default: git's user.name in --root; without one, an explicit "
+                             "'unknown agent')")
+    parser.add_argument("--agent-id", default=None, metavar="URI",
+                        help="the agent's id: an ORCID or other web address (default: a "
+                             "'#agent-NAME' of the crate)")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -42,7 +49,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if not args.max_file_mb >= 0:
         raise SharpnessError(f"--max-file-mb {args.max_file_mb}: must be 0 or more")
-    out = write_crate(Path(args.root), args.out, max_bytes=int(args.max_file_mb * 2**20))
+    out = write_crate(Path(args.root), args.out, max_bytes=int(args.max_file_mb * 2**20),
+                      agent=args.agent, agent_id=args.agent_id)
     print(f"{out}: RO-Crate of the build in {args.root} ({out.stat().st_size} bytes); check a "
           f"figure with `sharpness audit --crate {out} FIGURE`")
     return 0

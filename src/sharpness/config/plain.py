@@ -13,7 +13,11 @@ PyYAML's safe loader and refuses, naming the file and the key:
 * a file whose aliases (``*name``) expand to more than :data:`MAX_NODES` values: a few lines
   of aliases can stand for billions ("billion laughs"), and a merged config is copied and
   walked many times (the paper profile's aliases, a shared list of sources, are fine);
-* a key given twice in one mapping, which YAML would resolve silently to the last one.
+* a key given twice in one mapping, which YAML would resolve silently to the last one;
+* a file larger than :data:`MAX_BYTES`, nested deeper than :data:`MAX_DEPTH` levels (the
+  parser recurses once a level: 400 levels ended in a ``RecursionError``), or holding an
+  integer of more than 4,300 digits (Python refuses to convert it): each is the command's own
+  one-line error, never a traceback.
 
 Nothing in a file is executed or imported while it is read. ``sharpness config check`` and
 every reader of config files (the Snakefile's re-read of ``--configfile``, ``sharpness cost``
@@ -34,6 +38,10 @@ from sharpness.errors import ConfigError, key_path
 TEMPLATE_KEYS = ("__use_yte__", "__definitions__", "__variables__")
 #: values a config may hold once its aliases are expanded (the paper profile holds ~5,000)
 MAX_NODES = 1_000_000
+#: the deepest a config may nest (the schema's deepest key is a handful of levels down)
+MAX_DEPTH = 64
+#: the largest config file read (the paper profile is about 30 KB)
+MAX_BYTES = 16 * 2**20
 #: what every refusal of a template ends with
 CHECK_HINT = ("Check a config from elsewhere with `sharpness config check FILE` before "
               "passing it to snakemake.")
@@ -64,6 +72,9 @@ class _PlainLoader(yaml.SafeLoader):
             path = [*base, index.value]
         else:
             path = [*base, "(a key)"]
+        if len(self.paths) >= MAX_DEPTH:
+            raise _Refused(path[:8] + ["..."], f"nested deeper than {MAX_DEPTH} levels: not a "
+                                               "config (refused before the parser recursed)")
         event = self.peek_event()
         tag = getattr(event, "tag", None)
         if tag is not None:
@@ -137,6 +148,12 @@ def _parse(text: str, source: str) -> Any:
                           f"{refused.reason}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"config file {source!r} is not valid YAML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {source!r} nests too deeply to read: not a "
+                          "config") from None
+    except ValueError as exc:  # an integer past Python's 4,300-digit conversion limit
+        raise ConfigError(f"config file {source!r} holds a value that cannot be read: "
+                          f"{str(exc).split(';')[0]}") from None
     finally:
         loader.dispose()
 
@@ -174,6 +191,9 @@ def read_plain_config(name: str | Path, loaded_by_snakemake: bool = False) -> di
     path = Path(name)
     if not path.is_file():
         raise ConfigError(f"config file {str(name)!r} not found")
+    if path.stat().st_size > MAX_BYTES:
+        raise ConfigError(f"config file {str(name)!r} is {path.stat().st_size:,} bytes, more "
+                          f"than the {MAX_BYTES:,} a config may have: not read")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.cost.plan import Job, passes_per_step
+from sharpness.data.checkout import clean_env
 from sharpness.errors import ConfigError
+from sharpness.runs.environment import SAFE_GIT_OPTIONS
 
 #: keys of a measured entry that identify what it prices
 KEY_FIELDS = ("model", "dataset", "width", "batch", "optimizer", "precision")
@@ -107,9 +109,12 @@ def device_name(device: str) -> str:
 
 
 def commit() -> str:
-    """The repository's commit (``unknown`` outside a git checkout)."""
+    """The package's checkout's commit (``unknown`` outside a git checkout); git asked in
+    that folder with the safe options, never in the caller's working folder."""
+    here = Path(__file__).resolve().parent
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+        out = subprocess.run(["git", "-C", str(here), *SAFE_GIT_OPTIONS, "rev-parse", "--short",
+                              "HEAD"], cwd=here, env=clean_env(), capture_output=True,
                              text=True, check=True, timeout=10)
         return out.stdout.strip()
     except (OSError, subprocess.SubprocessError):

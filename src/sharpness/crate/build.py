@@ -7,26 +7,36 @@ ledger was built under, and each claim as a ``Claim`` that points to the files i
 reads. Every job is a ``CreateAction`` (command, start, end, status, the files it read and
 wrote) of a tool (the ``sharpness`` subcommand it ran), orchestrated by Snakemake as the
 profile asks: a ``ControlAction`` per job, one ``OrganizeAction`` for the engine, one
-``CreateAction`` for the whole run. Everything is read from the build's records
-(:mod:`sharpness.crate.records`), none of it from the config. A record's command is kept as
-text, never run.
+``CreateAction`` for the whole run, every ``CreateAction`` mentioned by the root and done by
+whoever ran the build (:func:`sharpness.crate.describe.agent_of`). Everything is read from the
+build's records (:mod:`sharpness.crate.records`), none of it from the config. A record's
+command is kept as text, never run.
 """
 
 from __future__ import annotations
 
-import mimetypes
+import hashlib
 import os
 import re
 import shlex
 import shutil
 import tempfile
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 from rocrate.model import ContextEntity, File
 from rocrate.rocrate import ROCrate
 
-from sharpness.crate.records import Build, Job, read_build
+from sharpness.crate.describe import (
+    agent_of,
+    as_list,
+    compact,
+    encoding_format,
+    package_id,
+    readme,
+)
+from sharpness.crate.records import Build, Job, read_build, refuse_link
 from sharpness.errors import SharpnessError
 from sharpness.runs.provenance import file_sha256
 
@@ -38,6 +48,8 @@ PROFILES = {"https://w3id.org/ro/wfrun/process/0.5": "Process Run Crate",
 #: the workflow's own files, relative to the build (globs), copied as they are now
 WORKFLOW_FILES = ("workflow/rules/*.smk", "workflow/config/*.yaml", "workflow/report/**/*.rst",
                   "profiles/*/config.yaml", "envs/requirements.txt", "envs/environment.yaml")
+#: the folders that hold the workflow's files (a link among them may lead only into them)
+WORKFLOW_FOLDERS = ("workflow", "envs", "profiles")
 #: a run's output larger than this is named with its SHA-256 but not copied (checkpoints)
 MAX_COPIED_BYTES = 2 * 2**20
 #: the terms the crate uses beyond the RO-Crate 1.1 context (the later contexts define them)
@@ -50,15 +62,17 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
 
 
-def _file(crate: ROCrate, root: Path, rel: str, **props: Any) -> File:
-    """The crate's entity of the build's file ``rel`` (added once, with its SHA-256)."""
+def _file(crate: ROCrate, root: Path, rel: str, follow: bool = False, **props: Any) -> File:
+    """The crate's entity of the build's file ``rel`` (added once, with its SHA-256); one
+    reached through a link is refused unless ``follow`` (a link the caller has checked)."""
     found = crate.dereference(rel)
     if found is not None:
         return found
+    if not follow:
+        refuse_link(root, rel, "a file of the crate")
     path = root / rel
-    kind, _ = mimetypes.guess_type(path.name)
     props = {"name": rel, "sha256": file_sha256(path), "contentSize": path.stat().st_size,
-             **({"encodingFormat": kind} if kind else {}), **props}
+             "encodingFormat": encoding_format(rel), **props}
     return crate.add_file(path, dest_path=rel, properties=props)
 
 
@@ -91,6 +105,8 @@ class _Writer:
 
     def output(self, job: Job, rel: str, sha: str) -> Any:
         path = self.root / rel
+        if not os.path.isabs(rel):
+            refuse_link(self.root, rel, f"an output of {job.record_path}")
         if not _inside(self.root, rel):
             return _named(self.crate, rel, sha, "written outside the build (not copied)")
         if not path.is_file():
@@ -115,10 +131,16 @@ class _Writer:
         return _named(self.crate, rel, entry.get("sha256"), "read by a job, outside the build")
 
     def package(self, name: str, version: Any) -> ContextEntity:
-        ident = f"#package-{_slug(name)}-{_slug(str(version))}"
+        """A package a record pins, by its PyPI release page (id and ``url``)."""
+        version = str(version) if version else None
+        ident = package_id(name, version)
         if ident not in self.packages:
             self.packages[ident] = self.crate.add(ContextEntity(self.crate, ident, properties={
-                "@type": "SoftwareApplication", "name": name, "version": str(version)}))
+                "@type": "SoftwareApplication", "name": name,
+                **({"version": version} if version else {}),
+                **({"url": ident} if ident.startswith("https://") else {
+                    "description": "this workflow's own package (its code is the commit "
+                                   "each job's version names); on no registry"})}))
         return self.packages[ident]
 
     def tool(self, job: Job) -> ContextEntity:
@@ -130,8 +152,12 @@ class _Writer:
             name = " ".join(["sharpness", *[w for w in words[1:3] if not w.startswith("-")]])
         ident = f"#tool-{_slug(name)}"
         if ident not in self.tools:
+            code = job.record.get("code") or {}
+            version = ((job.record.get("packages") or {}).get("sharpness")
+                       or code.get("package_version") or code.get("git_commit"))
             self.tools[ident] = self.crate.add(ContextEntity(self.crate, ident, properties={
-                "@type": "SoftwareApplication", "name": name}))
+                "@type": "SoftwareApplication", "name": name,
+                **({"version": str(version)} if version else {})}))
         tool = self.tools[ident]
         for pkg, version in sorted((job.record.get("packages") or {}).items()):
             if version and self.package(pkg, version) not in tool.get("softwareRequirements", []):
@@ -147,10 +173,10 @@ class _Writer:
             return results
         folder = self.crate.add_dataset(dest_path=job.folder + "/",
                                         properties={"name": f"run {job.folder}"})
-        folder.append_to("hasPart", [record, *[r for r in results if isinstance(r, File)]])
+        folder["hasPart"] = _one([record, *[r for r in results if isinstance(r, File)]])
         return [folder]
 
-    def job(self, job: Job, results: list[Any]) -> ContextEntity:
+    def job(self, job: Job, results: list[Any], agent: ContextEntity) -> ContextEntity:
         """The job's ``CreateAction`` (every job's outputs already in the crate, so that an
         input made by another job is that job's entity)."""
         record = self.crate.dereference(job.record_path)
@@ -160,7 +186,7 @@ class _Writer:
             "description": "command: " + shlex.join(job.command) + _device(job.record),
             "actionStatus": "http://schema.org/" + STATUS.get(str(job.record.get("status")),
                                                               "FailedActionStatus"),
-            "identifier": job.id, "subjectOf": record,
+            "identifier": job.id, "subjectOf": record, "agent": agent,
             **({"startTime": job.record["started"]} if job.record.get("started") else {}),
             **({"endTime": job.record["ended"]} if job.record.get("ended") else {}),
             **({"error": f"status {job.record.get('status')}"}
@@ -184,22 +210,35 @@ def _device(record: dict[str, Any]) -> str:
     return "; ran on " + ", ".join(p for p in parts if p) if any(parts) else ""
 
 
+def _in_workflow(root: Path, rel: str) -> bool:
+    """Whether the workflow's file ``rel`` is one of the workflow's own files once links are
+    followed (the checkout's committed ``profiles/default -> ../workflow/profiles/default``):
+    a link is followed only into :data:`WORKFLOW_FOLDERS` of this build, never out of them."""
+    real = (root / rel).resolve()
+    return any(real.is_relative_to(root.resolve() / folder) for folder in WORKFLOW_FOLDERS)
+
+
 def _workflow(crate: ROCrate, root: Path, snakemake: str | None, commit: str | None) -> Any:
-    """The Snakefile as the main entity, its rule files, configs and environment as parts."""
+    """The Snakefile as the main entity, its rule files, configs and environment as parts
+    (the Snakefile and each rule file at the build's commit: their ``version``)."""
     if not (root / "Snakefile").is_file():
         raise SharpnessError(f"{root}/Snakefile: not found; --root is the folder the build "
                              "ran in (the one holding the Snakefile, figures/ and results/)")
+    refuse_link(root, "Snakefile", "the workflow's Snakefile")
     workflow = crate.add_workflow(
         root / "Snakefile", dest_path="Snakefile", main=True, lang="snakemake",
         lang_version=snakemake, properties={
             "@type": ["File", "SoftwareSourceCode", "ComputationalWorkflow", "HowTo"],
             "name": "sharpness replication workflow", "sha256": file_sha256(root / "Snakefile"),
+            "encodingFormat": encoding_format("Snakefile"),
             **({"version": commit} if commit else {})})
     for pattern in WORKFLOW_FILES:
         for path in sorted(root.glob(pattern)):
             rel = path.relative_to(root).as_posix()
-            _file(crate, root, rel, **({"@type": ["File", "SoftwareSourceCode"],
-                                        "isPartOf": workflow} if rel.endswith(".smk") else {}))
+            _file(crate, root, rel, _in_workflow(root, rel),
+                  **({"@type": ["File", "SoftwareSourceCode"],
+                     "isPartOf": workflow, **({"version": commit} if commit else {})}
+                     if rel.endswith(".smk") else {}))
     return workflow
 
 
@@ -236,17 +275,21 @@ def _environment(build: Build) -> tuple[str | None, str | None]:
 
 
 def crate_of(root: str | os.PathLike[str], name: str | None = None,
-             max_bytes: int = MAX_COPIED_BYTES) -> ROCrate:
+             max_bytes: int = MAX_COPIED_BYTES, agent: str | None = None,
+             agent_id: str | None = None) -> ROCrate:
     """The RO-Crate of the build at ``root`` (not written); a run's output over ``max_bytes``
-    is named with its SHA-256, not copied (a figure's or table's files always are)."""
+    is named with its SHA-256, not copied (a figure's or table's files always are). ``agent``
+    (a name) and ``agent_id`` (an ORCID) say who ran the build (default: git's user.name)."""
     build = read_build(root)
     crate = ROCrate(version="1.1", gen_preview=False)
     crate.metadata.extra_terms.update(TERMS)
     commit, snakemake = _environment(build)
     workflow = _workflow(crate, build.root, snakemake, commit)
+    person = agent_of(crate, build.root, agent, agent_id)
     writer = _Writer(build, crate, max_bytes)
     made = [writer.outputs(job) for job in build.jobs]
-    actions = [writer.job(job, results) for job, results in zip(build.jobs, made, strict=True)]
+    actions = [writer.job(job, results, person)
+               for job, results in zip(build.jobs, made, strict=True)]
     if (build.registration_file and _inside(build.root, build.registration_file)
             and (build.root / build.registration_file).is_file()):
         registration = _file(crate, build.root, build.registration_file,
@@ -254,27 +297,49 @@ def crate_of(root: str | os.PathLike[str], name: str | None = None,
         crate.dereference(build.ledger.subject)["isBasedOn"] = registration
     _claims(crate, build)
     workflow["hasPart"] = _one(list(writer.tools.values()))
-    _orchestration(crate, workflow, actions, writer, snakemake)
+    run = _orchestration(crate, workflow, actions, writer, snakemake, person)
     crate.name = name or f"sharpness build {build.root.resolve().name}"
     crate.description = ("A build of the sharpness replication workflow: its figures, tables, "
                          "claims ledger, each job's provenance record and what ran.")
+    crate.root_dataset["author"] = person
+    crate.root_dataset["mentions"] = [run, *actions]
     crate.license = crate.add(ContextEntity(crate, LICENSE, properties={
         "@type": "CreativeWork", "name": "MIT License", "identifier": "MIT"}))
     ended = max((a.get("endTime") or "" for a in actions), default="")
     if ended:
         crate.datePublished = ended
     for ident, label in PROFILES.items():
-        if "workflow-ro-crate" not in ident:
-            crate.root_dataset.append_to("conformsTo", crate.add(ContextEntity(
-                crate, ident, properties={"@type": "CreativeWork", "name": label,
-                                          "version": ident.rsplit("/", 1)[-1]})))
+        crate.root_dataset.append_to("conformsTo", crate.add(ContextEntity(
+            crate, ident, properties={"@type": "CreativeWork", "name": label,
+                                      "version": ident.rsplit("/", 1)[-1]})))
+    _readme(crate, build, commit, person)
+    compact(crate)
     return crate
 
 
+def _readme(crate: ROCrate, build: Build, commit: str | None, person: ContextEntity) -> None:
+    """The crate's own ``README.md`` (about the crate, Markdown), counts from the build."""
+    verdicts: dict[str, int] = {}
+    for row in (build.claims or {}).get("claims") or []:
+        verdict = str(row.get("verdict") or "none") if isinstance(row, dict) else "none"
+        verdicts[verdict] = verdicts.get(verdict, 0) + 1
+    lines = [f"- workflow: `Snakefile` at commit {commit or 'unknown'}",
+             f"- run by: {person['name']}",
+             f"- jobs: {len(build.jobs)}, each a `CreateAction` read from its signed "
+             "provenance record",
+             "- claims: " + (", ".join(f"{n} {v}" for v, n in sorted(verdicts.items()))
+                             or "none (no ledger in this build)")]
+    data = readme(crate, lines).encode()
+    crate.add_file(BytesIO(data), dest_path="README.md", properties={
+        "name": "README.md", "about": crate.root_dataset, "encodingFormat": "text/markdown",
+        "sha256": hashlib.sha256(data).hexdigest(), "contentSize": len(data)})
+
+
 def _orchestration(crate: ROCrate, workflow: Any, actions: list[ContextEntity],
-                   writer: _Writer, snakemake: str | None) -> None:
+                   writer: _Writer, snakemake: str | None, agent: ContextEntity
+                   ) -> ContextEntity:
     """A step per tool, a ``ControlAction`` per job, the engine's ``OrganizeAction`` and the
-    run's ``CreateAction`` (its result: every figure, table and ledger file)."""
+    run's ``CreateAction`` (its result: every figure, table and ledger file), returned."""
     steps = {}
     for position, (ident, tool) in enumerate(sorted(writer.tools.items())):
         steps[ident] = crate.add(ContextEntity(crate, f"#step-{ident[len('#tool-'):]}",
@@ -286,25 +351,22 @@ def _orchestration(crate: ROCrate, workflow: Any, actions: list[ContextEntity],
     controls = [crate.add(ContextEntity(crate, f"#control-{a.id.lstrip('#')}", properties={
         "@type": "ControlAction", "name": f"orchestrate {a['name']}",
         "instrument": steps[a["instrument"].id], "object": a})) for a in actions]
-    made = [e for a in actions for e in _as_list(a.get("result"))
+    made = [e for a in actions for e in as_list(a.get("result"))
             if isinstance(e, File) and e.id.startswith("figures/")]
     times = [a.get(k) for a in actions for k in ("startTime", "endTime") if a.get(k)]
     ok = all("Completed" in str(a["actionStatus"]) for a in actions)
     run = crate.add_action(workflow, identifier="#workflow-run", result=_one(made), properties={
-        "name": "the build's run of the workflow",
+        "name": "the build's run of the workflow", "agent": agent,
+        "description": "Snakemake's run of the Snakefile, from the first job's start to the "
+                       "last job's end; its results are the figures, tables and ledger",
         "actionStatus": "http://schema.org/" + ("CompletedActionStatus" if ok
                                                 else "FailedActionStatus"),
         **({"startTime": min(times), "endTime": max(times)} if times else {})})
-    engine = crate.add(ContextEntity(crate, "#snakemake", properties={
-        "@type": "SoftwareApplication", "name": "Snakemake",
-        "url": "https://snakemake.readthedocs.io", **({"version": snakemake} if snakemake else {})}))
+    engine = writer.package("snakemake", snakemake)
     crate.add(ContextEntity(crate, "#orchestration", properties={
-        "@type": "OrganizeAction", "name": "Snakemake's run of the jobs",
+        "@type": "OrganizeAction", "name": "Snakemake's run of the jobs", "agent": agent,
         "instrument": engine, "result": run, "object": _one(controls)}))
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [] if value is None else [value]
+    return run
 
 
 def _one(values: list[Any]) -> Any:
@@ -313,9 +375,10 @@ def _one(values: list[Any]) -> Any:
 
 
 def write_crate(root: str | os.PathLike[str], out: str | os.PathLike[str],
-                max_bytes: int = MAX_COPIED_BYTES) -> Path:
+                max_bytes: int = MAX_COPIED_BYTES, agent: str | None = None,
+                agent_id: str | None = None) -> Path:
     """Write the build's crate to the zip ``out`` (replaced whole, never left half written)."""
-    crate = crate_of(root, max_bytes=max_bytes)
+    crate = crate_of(root, max_bytes=max_bytes, agent=agent, agent_id=agent_id)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".crate-") as tmp:

@@ -18,7 +18,6 @@ Each failed check is a ``!!!`` line; the crate is read, never unpacked to disk, 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import tempfile
@@ -28,7 +27,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from sharpness.crate.bounds import LIMITS, MAX_METADATA_BYTES, entities_of
+from sharpness.crate.vouch import signed_checks, vouching_record
 from sharpness.errors import SharpnessError
+from sharpness.limits import ArchiveLimits, Budget, LimitExceeded, load_json
 from sharpness.runs.provenance import record_edited
 
 STAMP = re.compile(rb"sharpness-provenance:([0-9a-f]{16})")
@@ -36,17 +38,32 @@ METADATA = "ro-crate-metadata.json"
 
 
 class Crate:
-    """A crate zip's metadata graph and its files' bytes."""
+    """A crate zip's metadata graph and its files' bytes, read within :data:`LIMITS` (a crate
+    comes from elsewhere: its entries, what each inflates to and what all do are bounded, and
+    its metadata must be a graph of entities with string ids and types)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], limits: ArchiveLimits | None = None
+                 ) -> None:
         self.path = Path(path)
+        self.budget = Budget(limits or LIMITS, f"--crate {path}")
         try:
             self.zip = zipfile.ZipFile(self.path)
-            graph = json.loads(self.zip.read(METADATA))["@graph"]
-        except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError) as exc:
+            for info in self.zip.infolist():
+                self.budget.entry(info.filename)
+            graph = load_json(self._member(METADATA, MAX_METADATA_BYTES),
+                              f"--crate {path}: {METADATA}")["@graph"]
+        except LimitExceeded:
+            raise
+        except (OSError, zipfile.BadZipFile, KeyError, ValueError, TypeError,
+                SharpnessError) as exc:
             raise SharpnessError(f"--crate {path}: not an RO-Crate zip with a readable "
                                  f"{METADATA} ({type(exc).__name__}: {exc})") from exc
-        self.entities = {e["@id"]: e for e in graph if isinstance(e, dict) and "@id" in e}
+        self.entities = entities_of(graph, f"--crate {path}")
+
+    def _member(self, name: str, cap: int | None = None) -> bytes:
+        """A member's bytes, streamed within the per-member (or ``cap``) and total limits."""
+        with self.zip.open(name) as handle:
+            return self.budget.read(name, handle, cap)
 
     def get(self, ident: Any) -> dict[str, Any]:
         ident = ident.get("@id") if isinstance(ident, dict) else ident
@@ -63,17 +80,23 @@ class Crate:
         ``lr_1.13e%2B00``); None when the zip holds neither."""
         for name in dict.fromkeys((ident, unquote(ident))):
             try:
-                return self.zip.read(name)
+                return self._member(name)
             except KeyError:
                 continue
+            except (zipfile.BadZipFile, OSError, ValueError) as exc:
+                raise SharpnessError(f"--crate {self.path}: member {name!r} cannot be read "
+                                     f"({type(exc).__name__}: {exc})") from exc
         return None
 
     def record(self, ident: str) -> dict[str, Any] | None:
         data = self.read(ident)
         try:
-            return json.loads(data) if data is not None else None
-        except ValueError:
+            record = load_json(data, f"{ident} in the crate") if data is not None else None
+        except LimitExceeded:
+            raise
+        except SharpnessError:
             return None
+        return record if isinstance(record, dict) else None
 
     def producer(self, ident: str) -> dict[str, Any]:
         """The job action whose result holds the entity ``ident`` (directly or in a run
@@ -120,6 +143,20 @@ def _find(crate: Crate, figure: str) -> tuple[str, bytes | None]:
                          "name and SHA-256); `unzip -l` lists what it holds")
 
 
+def _same_name_here(figure: str, ident: str, sha: str) -> list[str]:
+    """An information line when the working folder holds a file at the crate's path of
+    ``ident`` other than the one checked, with other bytes: it is not what was given, so it
+    never decides the verdict, but a reader comparing the two should know."""
+    here = Path(ident)
+    if not here.is_file() or here.resolve() == Path(figure).resolve():
+        return []
+    local = hashlib.sha256(here.read_bytes()).hexdigest()
+    if local == sha:
+        return []
+    return [f"  note:     {ident} in this folder has other bytes (sha256 {local[:12]}); it was "
+            f"not checked: give its path to check it"]
+
+
 def _record_checks(crate: Crate, ident: str, data: bytes, sha: str,
                    record_path: str) -> tuple[list[str], list[str], dict[str, Any]]:
     record = crate.record(record_path) or {}
@@ -136,6 +173,7 @@ def _record_checks(crate: Crate, ident: str, data: bytes, sha: str,
                     None)
     if recorded is not None and recorded != sha:
         bad.append(f"FILE CHANGED: {ident} has sha256 {sha[:12]}, its record {recorded[:12]}")
+    bad += signed_checks(record, record_path, ident, recorded)
     stamp = STAMP.search(data)
     if ident.endswith((".pdf", ".png", ".md", ".tex")) and (
             not stamp or stamp.group(1).decode() != record.get("id")):
@@ -201,7 +239,19 @@ def _registration(crate: Crate, ident: str) -> tuple[list[str], list[str]]:
 
 def audit_crate(crate_path: str | os.PathLike[str], figures: Sequence[str]
                 ) -> tuple[list[str], list[str]]:
-    """``(lines, failed checks)`` for each figure checked against the crate."""
+    """``(lines, failed checks)`` for each figure checked against the crate; a crate whose
+    content has a shape no check expects (a record whose fields are of other types) is
+    refused in one line, never a traceback."""
+    try:
+        return _audit(crate_path, figures)
+    except (TypeError, AttributeError, KeyError, ValueError, RecursionError) as exc:
+        raise SharpnessError(f"--crate {crate_path}: malformed content ({type(exc).__name__}: "
+                             f"{str(exc)[:200]}); not a crate this command can check (refused, "
+                             "nothing run)") from exc
+
+
+def _audit(crate_path: str | os.PathLike[str], figures: Sequence[str]
+           ) -> tuple[list[str], list[str]]:
     crate = Crate(crate_path)
     workflow = crate.get(crate.get("./").get("mainEntity"))
     commit = workflow.get("version")
@@ -215,10 +265,11 @@ def audit_crate(crate_path: str | os.PathLike[str], figures: Sequence[str]
         sha = hashlib.sha256(data or b"").hexdigest()
         stated = crate.get(ident).get("sha256")
         lines.append(f"{figure}: {ident} in the crate, sha256 {sha[:12]}")
+        lines += _same_name_here(figure, ident, sha)
         bad = [] if sha == stated else [
             f"FILE CHANGED: {figure} has sha256 {sha[:12]}, the crate states {str(stated)[:12]}"]
-        job = crate.producer(ident)
-        record_path = crate.get(job.get("subjectOf")).get("@id")
+        record_path, mismatch = vouching_record(crate, ident, crate.producer(ident))
+        bad += mismatch
         if not record_path:
             bad.append(f"NO RECORD: no job of the crate made {ident}")
         else:

@@ -6,12 +6,15 @@ module finds them under a build's ``results/`` and ``figures/``, and gives each 
 :class:`Job`: its command, start, end and status, the files it read and the files it wrote
 (by path relative to the build, with the SHA-256 the record holds). Records are untrusted
 input: one that cannot be read, or whose fields have the wrong type, stops the crate with the
-file named.
+file named. A crate is published, so packing also refuses a record reached through a link
+(``results/`` and ``figures/`` themselves may be links: where you keep them; nothing below
+them may be) and one whose signature does not verify with a trusted key: a record planted as a
+link to a file outside the build (a token in the home folder) would otherwise be copied into
+the zip.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -19,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.errors import SharpnessError
-from sharpness.runs.provenance import PROVENANCE_NAME, SIDECAR_SUFFIX
+from sharpness.limits import load_json
+from sharpness.runs.provenance import PROVENANCE_NAME, SIDECAR_SUFFIX, record_edited
 
 #: the folders of a build that hold records (figures and tables; runs, evaluations, data)
 RECORD_FOLDERS = ("figures", "results")
@@ -93,10 +97,32 @@ def _relative(path: str, cwd: Any, root: Path) -> str:
         return str(path)
 
 
+def link_on_the_way(root: Path, rel: str) -> Path | None:
+    """The first link on the way from ``root`` to ``root/rel`` (the file itself included),
+    not counting a record folder (``results``, ``figures``) at the top; None when none."""
+    path = root
+    for position, part in enumerate(Path(rel).parts):
+        path = path / part
+        if path.is_symlink() and not (position == 0 and part in RECORD_FOLDERS):
+            return path
+    return None
+
+
+def refuse_link(root: Path, rel: str, what: str) -> None:
+    """Stop packing when the build's file ``rel`` is reached through a link."""
+    link = link_on_the_way(root, rel)
+    if link is not None:
+        raise SharpnessError(f"{root / rel}: {what} reached through the link {link} -> "
+                             f"{os.path.realpath(link)}; a crate never packs what a link "
+                             "names (it could publish a file from outside the build). "
+                             "Remove the link, or rebuild that file in place")
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
-        record = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        record = load_json(path.read_bytes(), f"{path}: provenance record",
+                           max_bytes=64 * 2**20)
+    except (OSError, SharpnessError) as exc:
         raise SharpnessError(f"{path}: not a readable provenance record ({exc}); "
                              "`sharpness audit --scan results figures` lists what is wrong "
                              "with a build's records") from exc
@@ -125,9 +151,11 @@ def record_files(root: Path) -> Iterator[Path]:
 
 
 def job_of(root: Path, path: Path) -> Job:
-    """The job a record describes."""
-    record = _read(path)
+    """The job a record describes (a record reached through a link, edited, or not signed by
+    a trusted key is refused: only what this build vouches for is published)."""
     rel = path.relative_to(root).as_posix()
+    refuse_link(root, rel, "a provenance record")
+    record = _read(path)
     job = Job(record_path=rel, record=record, outputs={}, inputs=[], root=root.resolve())
     hashes: Mapping[str, Any] = record.get("output_sha256") or {}
     if path.name == PROVENANCE_NAME:  # a run folder: its outputs are named inside it
@@ -139,6 +167,10 @@ def job_of(root: Path, path: Path) -> Job:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             raise SharpnessError(f"{path}: an entry of 'inputs' has no 'path': {entry!r}")
         job.inputs.append({**entry, "path": job.relative(entry["path"])})
+    if (why := record_edited(record)) is not None:  # its id, and its signature by a trusted key
+        raise SharpnessError(f"{path}: {why}; a crate publishes only records that verify "
+                             "(`sharpness audit --scan results figures` lists them; rebuild "
+                             "those, or trust their key)")
     return job
 
 

@@ -34,8 +34,10 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from sharpness.data.checkout import tracked_by_git
+from sharpness.data.links import outward_links, refuse_outward
 from sharpness.data.registry import DatasetSpec, FileSpec, get_spec
 from sharpness.data.unpack import (
+    bounded_members,
     checksum_ok,
     copy_into,
     digest,
@@ -157,8 +159,10 @@ def _unpack(fetched: Path, spec: FileSpec, root: Path) -> None:
         gunzip_checked(fetched, target, spec.size, spec.sha256)
     elif spec.unpack == "untar":
         with tarfile.open(fetched) as archive:
-            archive.extractall(root, filter=no_links_filter(root))
-            unpacked = sorted(m.name for m in archive.getmembers() if m.isfile())
+            members = bounded_members(archive, str(fetched))  # entries and sizes bounded
+            refuse_outward(root, [m.name for m in members], "unpack members")
+            archive.extractall(root, members=members, filter=no_links_filter(root))
+            unpacked = sorted(m.name for m in members if m.isfile())
         if not _pinned(spec):  # its members are checked against it later: keep it
             kept = _kept_archive(root, spec)
             if not same_file(fetched, kept):
@@ -319,6 +323,10 @@ def _fetch(spec: DatasetSpec, folder: Path, mirror: str | os.PathLike[str] | Non
     """Replace what is wrong in ``folder`` from the mirror or the download (lock held)."""
     name = spec.name
     problems = verify(spec, folder)
+    for link in outward_links(folder):  # reported and left alone (sharpness.data.links)
+        log.warning("%s: %s is a link leading out of %s; left alone", name, link, folder)
+    # nothing is deleted or written through such a link: every path this may touch is checked
+    refuse_outward(folder, [f.path for f in spec.files], "delete or write")
     if folder.exists() and any((folder / f.path).exists() for f in spec.files):
         rejected = [folder / f.path for f in spec.files
                     if (folder / f.path).exists() and not _file_ok(folder, f)]

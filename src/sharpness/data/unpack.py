@@ -8,7 +8,10 @@ unpacked file's pinned size (or :data:`MAX_UNPACKED` when none is pinned), and t
 replaced only once the output has exactly the pinned size and SHA-256. A refused file leaves
 nothing under the final name, and the caller writes no stamp. An archive is unpacked only
 once it matches its pins, and a link found on disk where one of its members goes is removed
-first (:func:`no_links_filter`), never written through.
+first (:func:`no_links_filter`), never written through. Its members are counted first, one
+header at a time, against :data:`ARCHIVE_LIMITS` (entries, bytes per member, bytes in all;
+:func:`bounded_members`): a pinned archive is what its pin says, and the bound holds as well
+for one that is not.
 """
 
 from __future__ import annotations
@@ -25,10 +28,14 @@ from pathlib import Path
 from sharpness.data.registry import FileSpec, RemotePin
 from sharpness.errors import DataError
 from sharpness.io import atomic_open
+from sharpness.limits import ArchiveLimits, Budget
 
 #: most bytes a ``.gz`` may unpack to when the unpacked file has no pinned size
 MAX_UNPACKED = 1 << 30
 _CHUNK = 1 << 20
+#: what a data set's archive may unpack to (CIFAR's JPEG copy: 60,022 entries, 0.2 GB)
+ARCHIVE_LIMITS = ArchiveLimits(entries=200_000, member_bytes=MAX_UNPACKED,
+                               total_bytes=4 * MAX_UNPACKED)
 
 
 def digest(path: Path, algo: str) -> str:
@@ -110,6 +117,19 @@ def no_links_filter(root: Path) -> Callable[[tarfile.TarInfo, str], tarfile.TarI
             target.unlink()  # the link only, never what it names
         return tarfile.data_filter(member, dest)
     return keep
+
+
+def bounded_members(archive: tarfile.TarFile, what: str,
+                    limits: ArchiveLimits = ARCHIVE_LIMITS) -> list[tarfile.TarInfo]:
+    """The members of ``archive``, read one header at a time and stopped with
+    :class:`~sharpness.limits.LimitExceeded` at the first limit passed (a tar member unpacks
+    to exactly the size its header states, so counting headers bounds the unpacking)."""
+    budget = Budget(limits, what)
+    members = []
+    for member in archive:
+        budget.entry(member.name, member.size if member.isfile() else 0)
+        members.append(member)
+    return members
 
 
 def same_file(a: Path, b: Path) -> bool:

@@ -3,7 +3,9 @@ the table builders write them).
 
 A trained-network table row holds, beside its ``per_seed`` values, a ``per_seed_train`` cell:
 ``"0:0.4210/0.8800/10 1:…"``, each seed's final train loss / train accuracy (a fraction) /
-number of classes, read from the run's ``final.json``. The ledger's sanity check
+number of classes, read from the run's ``final.json``, then, when its record carries them, the
+fingerprints of its initial weights and data order (``.../<init>/<order>``): what the ledger
+proves replicates independent by (:mod:`sharpness.claims.independence`). The ledger's sanity check
 (:mod:`sharpness.claims.rules`) reads it back with :func:`parse_train_records`.
 """
 
@@ -22,6 +24,13 @@ class TrainRecord:
     loss: float | None
     acc: float | None
     classes: int | None
+    init: str | None = None   # fingerprint of the run's initial weights (its record's)
+    order: str | None = None  # fingerprint of the run's data order (its record's)
+
+    @property
+    def proven(self) -> bool:
+        """Whether the record carries the run's fingerprints (initial weights, data order)."""
+        return bool(self.init) and bool(self.order)
 
     def failure(self, loss_margin: float, acc_margin: float, check_loss: bool = True
                 ) -> str | None:
@@ -57,7 +66,12 @@ def record_of_row(row: Mapping[str, Any]) -> TrainRecord:
 def train_record(final: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a run's ``final.json`` the sanity check reads (for evaluation records
     that carry them on to a table)."""
-    return {k: final.get(k) for k in ("final_train_loss", "final_train_acc", "num_classes")}
+    return {k: final.get(k) for k in ("final_train_loss", "final_train_acc", "num_classes",
+                                      *FINGERPRINTS)}
+
+
+#: the fields of a run's record that fingerprint its draw (written at its start, signed)
+FINGERPRINTS = ("init_sha256", "order_sha256")
 
 
 def train_records_text(pairs: Iterable[tuple[int, Mapping[str, Any]]]) -> str:
@@ -66,9 +80,13 @@ def train_records_text(pairs: Iterable[tuple[int, Mapping[str, Any]]]) -> str:
     def num(x: Any) -> str:
         return "nan" if x is None else f"{float(x):.4f}"
 
+    def prints(f: Mapping[str, Any]) -> str:
+        init, order = (str(f.get(k) or "")[:16] for k in FINGERPRINTS)
+        return f"/{init}/{order}" if init and order else ""
+
     return " ".join(f"{int(seed)}:{num(f.get('final_train_loss'))}/"
                     f"{num(f.get('final_train_acc'))}/{int(f.get('num_classes') or 0)}"
-                    for seed, f in pairs)
+                    f"{prints(f)}" for seed, f in pairs)
 
 
 def parse_train_records(text: object) -> dict[int, TrainRecord] | None:
@@ -79,8 +97,8 @@ def parse_train_records(text: object) -> dict[int, TrainRecord] | None:
     out: dict[int, TrainRecord] = {}
     for part in text.split():
         seed, _, rest = part.partition(":")
-        loss, acc, classes = (rest.split("/") + ["", "", ""])[:3]
+        loss, acc, classes, init, order = (rest.split("/") + [""] * 5)[:5]
         value = [float(x) if x not in ("", "nan") else None for x in (loss, acc)]
         out[int(seed)] = TrainRecord(value[0], value[1], int(classes) or None if classes
-                                     else None)
+                                     else None, init or None, order or None)
     return out

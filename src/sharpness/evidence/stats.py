@@ -276,14 +276,20 @@ class ThresholdTest:
 
 
 def threshold_test(values: Sequence[float] | np.ndarray, bound: float, *, below: bool,
-                   level: float = 0.95, min_runs: int = 3) -> ThresholdTest:
+                   margin: float, level: float = 0.95, min_runs: int = 3) -> ThresholdTest:
     """Verdict of "the runs' positive statistic (one value per independent run) lies below
     ``bound``" (``below``) or above it, with a p-value: the Student-t interval over the runs
     of ``log(value) − log(bound)`` (ratios of magnitudes are compared on the log scale, where
     run-to-run spread is about multiplicative). ``supported`` when the interval lies wholly on
     the claimed side, ``contradicted`` when wholly on the other, otherwise (or with fewer than
     ``min_runs`` finite values) ``inconclusive``. A value ≤ 0 is clipped to 1e-300 (its log is
-    then far below any bound), a non-finite one is not a run's value and is left out."""
+    then far below any bound), a non-finite one is not a run's value and is left out.
+
+    ``margin`` is the smallest effect of interest the claim registers (``params.sesoi``), as a
+    ratio: ``supported`` needs the interval wholly beyond ``bound · (1 + margin)`` (above) or
+    ``bound / (1 + margin)`` (below), so a tight cluster just past the bound is no verdict;
+    ``contradicted`` needs it wholly on the other side of ``bound``; the p-value is that of
+    the t test against the shifted bound (the claimed effect's)."""
     v = _finite(values)
     if len(v) == 0 or not (math.isfinite(bound) and bound > 0):
         return ThresholdTest(INCONCLUSIVE, t_interval([], level, "runs"), None)
@@ -291,8 +297,12 @@ def threshold_test(values: Sequence[float] | np.ndarray, bound: float, *, below:
     iv = t_interval(logs, level, "runs")
     if len(v) < min_runs:
         return ThresholdTest(INCONCLUSIVE, iv, None)
-    p = t_pvalue(logs)
-    return ThresholdTest(decide(iv, -1 if below else 1), iv, p if math.isfinite(p) else None)
+    shift = math.log1p(max(0.0, float(margin))) * (-1 if below else 1)
+    verdict = decide(iv, -1 if below else 1)
+    if verdict == SUPPORTED and not (iv.high < shift if below else iv.low > shift):
+        verdict = INCONCLUSIVE  # past the bound, not by the smallest effect of interest
+    p = t_pvalue(logs - shift) if verdict != CONTRADICTED else t_pvalue(logs)
+    return ThresholdTest(verdict, iv, p if math.isfinite(p) else None)
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

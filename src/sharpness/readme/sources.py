@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sharpness.claims.compare import compare_ledgers, compare_text
-from sharpness.claims.readme import describe_run, read_ledger_csv, read_record, readme_block
+from sharpness.claims.readme import describe_run, read_ledger_csv, readme_block
+from sharpness.claims.snapshot_trust import checkout_record as read_record  # the checkout's docs/
 from sharpness.errors import SharpnessError
 from sharpness.optim.spec import specs_table
 from sharpness.readme.blocks import MEASURED_DIR

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from sharpness.errors import SharpnessError
 from sharpness.io import read_json
 from sharpness.runs import audit_checks as checks
 from sharpness.runs.cache import flatten
@@ -38,7 +39,14 @@ def load_record(path: str | os.PathLike[str]) -> tuple[Path, dict[str, Any]] | N
     prov = find_provenance(path)
     if prov is None:
         return None
-    return prov, read_json(prov)
+    try:  # a hostile record (nested 200,000 deep, a 5,000-digit number) is one line
+        record = read_json(prov)
+    except (OSError, ValueError) as exc:
+        raise SharpnessError(f"{prov}: not a readable provenance record ({exc})") from None
+    if not isinstance(record, dict):
+        raise SharpnessError(f"{prov}: a provenance record is a JSON object, this is a "
+                             f"{type(record).__name__}")
+    return prov, record
 
 
 def _show(value: Any) -> str:

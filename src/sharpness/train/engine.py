@@ -178,7 +178,8 @@ def _train(run: Run, cfg: dict[str, Any], run_dir: Path) -> dict[str, Any]:
                               stand_ins=cfg["stand_ins"]) if run.dist.is_main \
             else ddp.NullRecord()
         with record_cm as record:
-            record.update(resumed_from_step=run.step if run.resumed else None,
+            record.update(**run.fingerprints,  # the draw, at its start (signed)
+                          resumed_from_step=run.step if run.resumed else None,
                           device_used=str(run.device), bf16=run.use_bf16,
                           **precision_record(run.use_bf16),
                           channels_last=run.channels_last, cudnn_benchmark=autotuned,

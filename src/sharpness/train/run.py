@@ -228,6 +228,7 @@ class Run:
                 batch_size=cfg["batch_size"], drop_last=cfg["drop_last"], augment=cfg["augment"],
                 generator=self.gen, device=self.device, fill=self.fill, shard=self.dist.shard,
                 workers=cfg["loader_workers"], channels_last=self.channels_last)
+        self.fingerprints = draw_fingerprints(self.model, self.gen, n)
         self.resumed = self.load_checkpoint()
 
     def closure(self, x: Any, y: Tensor, *, goal: bool) -> EngineClosure | CheckedClosure:
@@ -313,6 +314,7 @@ class Run:
             "num_classes": self.data.num_classes,
             "n_train": len(self.data.x_train),
             "n_test": len(self.data.x_test),
+            **self.fingerprints,
         }
         if self.hooks.on_finish is not None:
             self.hooks.on_finish(self, final)
@@ -335,3 +337,19 @@ class Run:
         ckpt.remove(self.dir / CHECKPOINT)  # finished: never resumed again
         return final
 
+
+def draw_fingerprints(model: torch.nn.Module, gen: torch.Generator, n: int) -> dict[str, str]:
+    """What identifies a run's draw, taken at its start (before a checkpoint is resumed, so a
+    resumed run records the same): the SHA-256 of its initial weights (every tensor of the
+    state dict, in key order) and of its data order's source (the batch generator's state and
+    the number of examples it orders). Recorded in the run's signed record and ``final.json``;
+    the ledger counts two runs as independent only when both differ
+    (:mod:`sharpness.claims.independence`)."""
+    import hashlib
+
+    init = hashlib.sha256()
+    for key, value in sorted(model.state_dict().items()):
+        init.update(key.encode())
+        init.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    order = hashlib.sha256(gen.get_state().numpy().tobytes() + str(int(n)).encode())
+    return {"init_sha256": init.hexdigest(), "order_sha256": order.hexdigest()}

@@ -1,0 +1,61 @@
+"""Statistics as strong as the claims (issue 48, point 4): a smallest effect of interest per
+test over runs, Holm families over every tested row, checks on trained networks that state
+n and their sanity exclusions, and a smoke profile whose rows about runs are all smoke."""
+
+from __future__ import annotations
+
+from sharpness.claims.ledger import adjust_multiplicity, all_claims, evaluate_claim
+from sharpness.claims.rules import rules_for
+from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, threshold_test
+from tests.claims import fixtures as fx
+from tests.claims.fixtures_common import item, seeds, trained
+
+CLAIMS = {c.id: c for c in all_claims()}
+
+
+def test_a_tight_cluster_just_past_the_bound_is_no_verdict() -> None:
+    cluster = [10.5, 10.6, 10.7]
+    assert threshold_test(cluster, 10.0, below=False, margin=0.0).verdict == SUPPORTED
+    assert threshold_test(cluster, 10.0, below=False, margin=0.5).verdict == INCONCLUSIVE
+    assert threshold_test([30.0, 40.0, 50.0], 10.0, below=False, margin=0.5).verdict == SUPPORTED
+    assert threshold_test([5.0, 6.0, 7.0], 10.0, below=False, margin=0.5).verdict == CONTRADICTED
+    for cid in ("ls-signal-sam", "ls-signal-curvature", "ls-signal-curvature-eval", "eos-band"):
+        assert float(CLAIMS[cid].params["sesoi"]) > 0, cid  # registered with the claim
+
+
+def test_holm_counts_the_rows_that_came_out_inconclusive() -> None:
+    decided = {"id": "a", "paper": "p", "kind": "claim", "verdict": SUPPORTED, "p_raw": 0.03,
+               "n": 5, "note": ""}
+    alone = [dict(decided)]
+    adjust_multiplicity(alone, 0.05)
+    assert alone[0]["verdict"] == SUPPORTED and alone[0]["p_adj"] == 0.03
+    tested = {"id": "b", "paper": "p", "kind": "claim", "verdict": INCONCLUSIVE, "p_raw": None,
+              "n": 2, "note": ""}
+    untested = {**tested, "id": "c", "n": None}
+    family = [dict(decided), dict(tested), dict(untested)]
+    adjust_multiplicity(family, 0.05)
+    assert family[0]["p_adj"] == 0.06 and family[0]["verdict"] == INCONCLUSIVE
+    assert family[1].get("p_adj") is None and family[2].get("p_adj") is None
+
+
+def test_above_chance_states_n_and_its_sanity_exclusions() -> None:
+    claim = CLAIMS["ls-above-chance"]
+    good = evaluate_claim(claim, fx.cifar(False), "evidence", rules_for("evidence"))
+    assert good["verdict"] == SUPPORTED and good["n"] >= 3 and "direction: above" in good["value"]
+    assert good["p_raw"] is not None
+    # runs that did not train: excluded and named, and the row no verdict
+    rows = [{"group": "g", "label": lab, "optimizer": lab, "model": "m", "mean": 50.0,
+             "per_seed": seeds([50, 51, 52]),
+             "per_seed_train": trained(3, bad=(0, 1, 2))} for lab in ("sgd", "sam")]
+    failed = {"lesam/table_cifar": item("lesam/table_cifar", rows)}
+    row = evaluate_claim(claim, failed, "evidence", rules_for("evidence"))
+    assert row["verdict"] == INCONCLUSIVE and row["level"] == "smoke" and row["n"] == 0
+    assert "excluded by the sanity rule: sgd (g) seed 0 (train loss" in row["note"]
+
+
+def test_a_smoke_profile_row_about_runs_is_smoke_whatever_its_verdict() -> None:
+    claim = CLAIMS["ls-signal-sam"]
+    undecided = evaluate_claim(claim, fx.signal(False, seeds=2), "quick", rules_for("quick"))
+    assert undecided["verdict"] == INCONCLUSIVE and undecided["level"] == "smoke"
+    same = evaluate_claim(claim, fx.signal(False, seeds=2), "evidence", rules_for("evidence"))
+    assert same["verdict"] == INCONCLUSIVE and same["level"] == "weak"
