@@ -8,8 +8,13 @@ from __future__ import annotations
 import pytest
 
 from sharpness.cli import main
-from sharpness.config.targets import check_targets, misplaced_targets, reordered, subfolder_hint
-from sharpness.errors import TargetError
+from sharpness.config.targets import (
+    TargetError,
+    check_targets,
+    misplaced_targets,
+    reordered,
+    subfolder_hint,
+)
 from tests.conftest import REPO
 
 ITEMS = ["figures/minorfirst/l1_maxmargin.pdf", "figures/minorfirst/l2_limit.pdf",

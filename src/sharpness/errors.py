@@ -17,11 +17,6 @@ class ConfigError(SharpnessError, ValueError):
     """An invalid setting; the message names the key and the reason."""
 
 
-class TargetError(SharpnessError):
-    """A target no rule makes, or a command line Snakemake would misread; the message gives
-    the nearest valid names or the right order."""
-
-
 class DataError(SharpnessError, FileNotFoundError):
     """A data set that cannot be found or verified; the message says what to put where."""
 

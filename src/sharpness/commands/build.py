@@ -20,8 +20,7 @@ import sys
 from pathlib import Path
 
 from sharpness.commands import add_command
-from sharpness.config.targets import refuse_misplaced, repository_root
-from sharpness.errors import TargetError
+from sharpness.config.targets import TargetError, refuse_misplaced, repository_root
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

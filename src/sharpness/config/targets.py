@@ -23,7 +23,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sharpness.errors import TargetError
+from sharpness.errors import SharpnessError
+
+
+class TargetError(SharpnessError):
+    """A target no rule makes, or a command line Snakemake would misread; the message gives
+    the nearest valid names or the right order. (Defined here, not in ``sharpness.errors``:
+    that module is part of the code a claims registration fingerprints.)"""
+
 
 #: a word that is a figure or table target rather than a config file
 TARGET_FILE = re.compile(r"^(?:figures|results)/.+\.(?:pdf|png|md|csv|tex|json|txt)$")
