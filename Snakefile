@@ -72,6 +72,14 @@ from sharpness.runs.lockinfo import RefusalNote
 if not any(isinstance(h, RefusalNote) for h in snakemake_logger.handlers):
     snakemake_logger.addHandler(RefusalNote(["results", config["data"]["root"]]))
 
+# A job running longer than a few seconds gets a heartbeat on the console: how long it has
+# run, its log's path and the log's last line (sharpness.runs.console; SHARPNESS_HEARTBEAT_S
+# sets the interval, 0 turns it off).
+from sharpness.runs.console import JobWatch
+
+if not any(isinstance(h, JobWatch) for h in snakemake_logger.handlers):
+    snakemake_logger.addHandler(JobWatch())
+
 
 report: "workflow/report/workflow.rst"
 
@@ -91,6 +99,11 @@ include: "workflow/rules/claims.smk"
 include: "workflow/rules/crate.smk"
 
 
+# When this invocation started: the closing screen lists the figures and tables written since.
+import time
+
+BUILD_STARTED = time.time()
+
 # The last screen: what the build made and what to do next, or which job failed and how to
 # resume (sharpness.crate.screen).
 onsuccess:
@@ -98,7 +111,7 @@ onsuccess:
 
     from sharpness.crate.screen import finished
 
-    print(finished(".", sys.argv))
+    print(finished(".", sys.argv, started=BUILD_STARTED))
 
 
 onerror:
@@ -135,3 +148,12 @@ rule eos_all:
 rule bridges_all:
     input:
         paper_targets("bridges"),
+
+
+# A mistyped target stops here with the nearest figure, table or rule names (Snakemake's own
+# MissingRuleException names none): sharpness.config.targets.
+import sys
+
+from sharpness.config.targets import from_snakefile
+
+from_snakefile(sys.argv, PROFILE_ITEMS + ALL_TARGETS, [r.name for r in workflow.rules])

@@ -77,11 +77,12 @@ for paper in $PAPERS; do
     timings+=(--timing "$paper=timing/$paper.txt")
 done
 
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)  # other work sharing the cores shows here
 CPU=$(lscpu 2>/dev/null | sed -n 's/^Model name:\s*//p' | head -1)
 PREAMBLE="Measured on $(date -u +%Y-%m-%d) by \`benchmarks/quick_budget.sh\` at commit $COMMIT: a fresh
 clone, the $PROFILE profile, $HOW under \`/usr/bin/time -v\`, on $(nproc) cores
 (${CPU:-unknown CPU}), $(free -g | awk '/Mem:/{print $2}') GB RAM, no GPU, load average before the run
-$LOAD. $ROWS"
+$LOAD, after it $LOAD_AFTER. $ROWS"
 PARTS=(--parts "$WORK/benchmarks/quick_parts.yaml" --cores "$CORES")  # where the job time goes
 if [ -n "${NO_README:-}" ]; then
     "$VENV/bin/sharpness" budget "${timings[@]}" "${PARTS[@]}" --preamble "$PREAMBLE"

@@ -192,3 +192,29 @@ def test_train_cli_refuses_negative_seed_and_nan():
         validate_config({**base, "lr": math.nan})
     with pytest.raises(ConfigError, match=r"'opt_hparams.rho': inf is not a finite"):
         validate_config({**base, "optimizer": "sam", "opt_hparams": {"rho": math.inf}})
+
+
+def test_every_problem_is_reported_at_once_with_the_nearest_key():
+    """A file with several mistakes names them all in one error, the first on the first line,
+    and a mistyped key or optimizer names the nearest known one."""
+    config = copy.deepcopy(QUICK)
+    _set(config, "minorfirst.l1_maxmargin.stpes", 5)
+    _set(config, "eos.defaults.seed", -3)
+    _set(config, "lesam.groups.cifar10_wrn.overrides.lrr", 0.1)
+    _set(config, "lesam.groups.cifar10_wrn.overrides.optimizer", "sgdd")
+    _set(config, "bridges.lesam_diagonal.rho", math.nan)
+    with pytest.raises(ConfigError) as info:
+        check_config(config, SCHEMA)
+    text = str(info.value)
+    assert text.startswith("config key bridges.lesam_diagonal.rho: nan is not a finite number")
+    assert "and 4 more problem(s)" in text
+    assert "('stpes' was unexpected); did you mean 'steps'?" in text
+    assert "('lrr' was unexpected); did you mean 'lr'?" in text
+    assert "config key eos.defaults.seed: -3 is less than the minimum of 0" in text
+    assert "'sgdd' is not one of" in text and "did you mean 'sgd'?" in text
+
+
+def test_a_key_far_from_every_known_one_lists_them():
+    config = _set(copy.deepcopy(QUICK), "minorfirst.l1_maxmargin.zzzzzz", 1)
+    with pytest.raises(ConfigError, match=r"'zzzzzz' was unexpected\); known: .*alphas"):
+        check_config(config, SCHEMA)

@@ -84,7 +84,7 @@ def test_captions_name_the_run_that_drew_the_picture(tmp_path: Path, profile: st
     [entry] = build_gallery(figures, out)
     assert entry["profile"] == profile
     block = gallery_block(out)
-    assert f"*({profile} profile, commit 0123456, 2026-12-01, evidence level **smoke**.)*" in block
+    assert f"*({profile} profile, commit 0123456, 2026-12-01, scale **smoke**.)*" in block
     assert "quick profile" not in block
     # ... and the caption follows the manifest, not the code: edit the manifest, the caption moves
     manifest = json.loads((out / "manifest.json").read_text())

@@ -26,9 +26,12 @@ PLANS_THE_WORKFLOW = {"counts", "cost", "plan"}
 def test_every_block_has_a_source_and_the_readme_has_the_main_ones() -> None:
     names = {name for _, name, _ in LOCATED}
     assert names <= set(SOURCES), names - set(SOURCES)
-    assert {"claims", "profiles", "gallery", "counts"} <= {
+    assert {"profiles", "gallery", "two-commands"} <= {
         name for doc, name, _ in LOCATED if doc == "README.md"}
-    assert {"cost", "eos-toy", "optimizers", "budget-quick", "startup", "test-paper"} <= names
+    assert ("docs/findings.md", "claims") in {(doc, name) for doc, name, _ in LOCATED}
+    assert ("docs/outputs.md", "counts") in {(doc, name) for doc, name, _ in LOCATED}
+    assert {"cost", "eos-toy", "optimizers", "budget-quick", "startup", "test-paper",
+            "test-suite"} <= names
 
 
 @pytest.mark.parametrize("doc,name,body", [

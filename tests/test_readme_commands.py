@@ -1,4 +1,5 @@
-"""readme_commands: every shell command in the README's ```bash blocks runs as printed.
+"""readme_commands: every shell command in the ```bash blocks of the README and of
+``docs/running.md`` (the README's quick start in depth) runs as printed.
 
 Each command runs in the repository root in a form that cannot train or write:
 
@@ -36,6 +37,8 @@ pytestmark = pytest.mark.workflow  # runs the README's commands (make and snakem
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: the documents whose commands run here: the README and the page its quick start points to
+DOCUMENTS = (README, ROOT / "docs" / "running.md")
 FENCE = re.compile(r"(?:<!-- readme-test: (?P<mode>parse-only|skip) \((?P<why>[^)]+)\) -->\n)?"
                    r"```bash\n(?P<body>.*?)```", re.DOTALL)
 BIN = Path(sys.executable).parent
@@ -62,7 +65,8 @@ def readme_commands(text: str) -> list[tuple[int, str, str]]:
     return found
 
 
-COMMANDS = readme_commands(README.read_text())
+COMMANDS = [(doc.relative_to(ROOT).as_posix(), line, command, mode) for doc in DOCUMENTS
+            for line, command, mode in readme_commands(doc.read_text())]
 
 
 def _program(name: str) -> str:
@@ -73,9 +77,10 @@ def _program(name: str) -> str:
     return str(here) if here.exists() else (shutil.which(base) or base)
 
 
-def _split(command: str, files: Path) -> tuple[dict[str, str], list[str]]:
+def _split(command: str, files: Path, doc: str = "README.md"
+           ) -> tuple[dict[str, str], list[str]]:
     words = shlex.split(command)
-    for example in YAML.finditer(README.read_text()):
+    for example in YAML.finditer((ROOT / doc).read_text()):
         path = files / example["name"]
         path.write_text(example["body"])
         words = [str(path) if w == example["name"] else w for w in words]
@@ -95,18 +100,20 @@ def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 
 def test_readme_has_commands_and_every_marker_says_why() -> None:
-    assert len(COMMANDS) >= 10, "the README's bash blocks hold too few commands"
-    for block in FENCE.finditer(README.read_text()):
-        if block["mode"]:
-            assert len(block["why"].strip()) > 8, block.group(0)[:80]
+    assert sum(doc == "README.md" for doc, *_ in COMMANDS) >= 8, \
+        "the README's bash blocks hold too few commands"
+    for doc in DOCUMENTS:
+        for block in FENCE.finditer(doc.read_text()):
+            if block["mode"]:
+                assert len(block["why"].strip()) > 8, block.group(0)[:80]
 
 
-@pytest.mark.parametrize("line,command,mode", COMMANDS,
-                         ids=[f"L{line}" for line, _, _ in COMMANDS])
-def test_readme_commands(line: int, command: str, mode: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("doc,line,command,mode", COMMANDS,
+                         ids=[f"{doc}:L{line}" for doc, line, _, _ in COMMANDS])
+def test_readme_commands(doc: str, line: int, command: str, mode: str, tmp_path: Path) -> None:
     if mode == "skip":
-        pytest.skip(f"README line {line} is marked skip")
-    env, words = _split(command, tmp_path)
+        pytest.skip(f"{doc} line {line} is marked skip")
+    env, words = _split(command, tmp_path, doc)
     program = words[0].removeprefix(".venv/bin/")
     if program == "make":
         done = _run(["make", "-n", *words[1:]], env)
@@ -118,7 +125,7 @@ def test_readme_commands(line: int, command: str, mode: str, tmp_path: Path) -> 
         try:
             build_parser().parse_args(words[1:])
         except SystemExit as exc:
-            pytest.fail(f"README line {line}: `{command}` does not parse (exit {exc.code})")
+            pytest.fail(f"{doc} line {line}: `{command}` does not parse (exit {exc.code})")
         return
     elif program == "sharpness":
         done = _run([sys.executable, "-m", "sharpness.cli", *words[1:]], env)
@@ -128,10 +135,10 @@ def test_readme_commands(line: int, command: str, mode: str, tmp_path: Path) -> 
         done = _run([sys.executable, "-m", "py_compile", words[1]], env)
     elif mode == "parse-only":
         assert shutil.which(_program(program)) or Path(_program(program)).exists(), \
-            f"README line {line}: `{program}` is not installed"
+            f"{doc} line {line}: `{program}` is not installed"
         return
     else:
-        pytest.fail(f"README line {line}: `{command}`: the test does not know how to run "
+        pytest.fail(f"{doc} line {line}: `{command}`: the test does not know how to run "
                     f"`{program}`; mark its block parse-only or skip with a reason")
-    assert done.returncode == 0, (f"README line {line}: `{command}` failed "
+    assert done.returncode == 0, (f"{doc} line {line}: `{command}` failed "
                                   f"(exit {done.returncode}):\n{done.stderr[-3000:]}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import signal
 import sys
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 import sharpness
 import sharpness.commands
+from sharpness.config.targets import subfolder_hint
 from sharpness.errors import SharpnessError
 from sharpness.evidence.level import LEVELS, use_profile
 from sharpness.runs.provenance import discard_artifact_record
@@ -41,10 +43,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: commands that hand every word after their name to another program (``sharpness build``
+#: runs snakemake): argparse's REMAINDER refuses a leading option such as ``-n``
+PASSTHROUGH = {"build"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run the chosen subcommand; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] and words[0] in PASSTHROUGH and words[1:2] not in (["-h"], ["--help"]):
+        args = parser.parse_args(words[:1])
+        args.words = words[1:]
+    else:
+        args = parser.parse_args(words)
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help()
@@ -53,10 +65,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     use_profile(args.drawn_under)  # the evidence level its figures state (sharpness.evidence)
     try:
         code = int(func(args) or 0)
-    except SharpnessError as exc:
+    except (SharpnessError, FileNotFoundError) as exc:
         _discard_stale_record(args)
-        print(f"sharpness {args.command}: error: {exc}", file=sys.stderr)
+        hint = subfolder_hint()
+        if not isinstance(exc, SharpnessError) and not hint:
+            raise
+        print(f"sharpness {args.command}: error: {exc}"
+              + (f"\n  {hint}" if hint else ""), file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`sharpness audit ... | head`): stop quietly
+        _quiet_stdout()
+        return 128 + signal.SIGPIPE
     except RecursionError:  # hostile input nested past every parser's own bound
         _discard_stale_record(args)
         print(f"sharpness {args.command}: error: an input is nested too deeply to read "
@@ -73,6 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if code != 0:
         _discard_stale_record(args)
     return code
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device, so that the flush at exit does not raise again into a
+    closed pipe (the recipe of Python's signal documentation)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def _discard_stale_record(args: argparse.Namespace) -> None:

@@ -83,17 +83,17 @@ def test_readme_block_round_trip() -> None:
 
 
 def test_readme_findings_match_the_ledger_csv() -> None:
-    """Every finding in the README block quotes its row of the committed ledger CSV (the
-    evidence profile's run once committed, else the quick run's), and the block is exactly
-    what the generator makes of that CSV."""
+    """Every finding in the findings block (docs/findings.md) quotes its row of the committed
+    ledger CSV (the evidence profile's run once committed, else the quick run's), and the block
+    is exactly what the generator makes of that CSV."""
     from sharpness.readme.sources import claims_snapshot
 
     name = claims_snapshot(ROOT)
     with (ROOT / name).open(newline="") as handle:
         ledger = {r["id"]: r for r in csv.DictReader(handle)}
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs/findings.md").read_text()
     bullets = readme.parse_block(text)
-    assert bullets, "README has no generated findings"
+    assert bullets, "docs/findings.md has no generated findings"
     for b in bullets:
         row = ledger[b["id"]]
         assert b["verdict"] == row["verdict"], b["id"]
@@ -104,7 +104,7 @@ def test_readme_findings_match_the_ledger_csv() -> None:
             f"at commit {record['git_commit'][:7]}") in text
     expected = readme.replace_block(text, readme.readme_block(list(ledger.values()), name,
                                                               record))
-    assert text == expected, "README findings block is stale: run `sharpness claims readme`"
+    assert text == expected, "the findings block is stale: run `sharpness claims readme`"
 
 
 def test_cli_builds_and_prints_the_ledger(tmp_path: Path, capsys: pytest.CaptureFixture[str]

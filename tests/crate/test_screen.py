@@ -43,13 +43,37 @@ def test_a_finished_smoke_build_says_what_it_made_and_that_it_is_a_smoke_test(tm
     (tmp_path / "results").mkdir()
     (tmp_path / "results/build.crate.zip").write_bytes(b"PK")
     screen = finished(tmp_path, ["snakemake", "--cores", "2", "--configfile", "my.yaml"])
-    assert "1 PDF figures, 1 tables under figures/" in screen
+    assert "built:    2 figure(s) and table(s) in this run" in screen
+    assert "on disk:  1 figures and 1 tables under figures/" in screen
     assert "profile quick: a smoke test" in screen
     line = next(x for x in screen.splitlines() if x.startswith("  minorfirst "))
     assert "1 supported, 1 not run" in line and "1 evidence" in line
     assert "crate:    results/build.crate.zip" in screen
     assert "snakemake --configfile my.yaml --report report.html" in screen
     assert "sharpness audit figures/minorfirst/l1_maxmargin.pdf" in screen
+
+
+def test_after_one_figure_the_screen_lists_it_and_its_commands_follow_its_target(tmp_path):
+    """What this run built is what was written since it started; the report is asked for the
+    same target (a report of `all` fails on every figure not built), the crate suggested is
+    one of what is on disk, the audit is of the figure built."""
+    import os
+    import time
+
+    _ledger(tmp_path, smoke=True)
+    old = tmp_path / "figures/lesam/table_cifar.md"
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    started = time.time() - 60
+    target = "figures/minorfirst/l1_maxmargin.pdf"
+    screen = finished(tmp_path, ["snakemake", target, "--cores", "2", "--configfile", "my.yaml"],
+                      started=started)
+    assert "built:    1 figure(s) and table(s) in this run" in screen
+    assert f"\n  {target}\n" in screen and "table_cifar" not in screen.split("on disk")[0]
+    assert f"snakemake {target} --configfile my.yaml --report report.html" in screen
+    assert "sharpness crate --out results/part.crate.zip" in screen
+    assert f"sharpness audit {target}" in screen
+    quiet = finished(tmp_path, ["snakemake", target], started=time.time() + 60)
+    assert "built:    nothing new" in quiet
 
 
 def test_an_evidence_build_is_not_called_a_smoke_test_and_a_missing_crate_is_said(tmp_path):

@@ -34,3 +34,13 @@ def test_invalid_value_names_key(workdir, bin_dir, override, message):
 def test_valid_config_lists_dag(workdir, bin_dir):
     proc = snakemake(bin_dir, workdir, "-n")
     assert "minorfirst_diagonal_figure" in proc.stdout
+
+
+def test_a_mistyped_target_names_the_nearest_figure(workdir, bin_dir):
+    """Snakemake's own MissingRuleException names no target; the Snakefile does."""
+    proc = snakemake(bin_dir, workdir, "-n", "figures/minorfirst/l1_maxmargn.pdf", "eos_al",
+                     check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "MissingRuleException" not in out
+    assert "did you mean figures/minorfirst/l1_maxmargin.pdf" in out
+    assert "eos_al: no figure, table or rule" in out and "did you mean eos_all" in out

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 
 import pytest
@@ -20,8 +22,30 @@ WILDCARD_FIGURE = "figures/minorfirst/flow_vs_discrete.pdf"  # built by a rule w
 def built(tmp_path_factory, repo, bin_dir):
     work = copy_workflow(repo, tmp_path_factory.mktemp("e2e"))
     cfg = write_config(work, TINY)
-    snakemake(bin_dir, work, FIGURE, WILDCARD_FIGURE, "--cores", "2", "--configfile", str(cfg))
+    proc = snakemake(bin_dir, work, FIGURE, WILDCARD_FIGURE, "--cores", "2", "--configfile",
+                     str(cfg))
+    (work / "build.out").write_text(proc.stdout + proc.stderr)  # its closing screen
     return work
+
+
+def test_the_closing_screen_lists_this_build_and_each_command_it_suggests_runs(built, bin_dir):
+    """After a build of two figures the screen names those two (not the whole profile), and
+    its report, crate and audit commands, computed from the build's targets, each succeed."""
+    printed = (built / "build.out").read_text()
+    screen = printed[printed.index("The build is done."):]
+    assert "built:    2 figure(s) and table(s) in this run" in screen
+    assert f"  {FIGURE}\n" in screen and f"  {WILDCARD_FIGURE}\n" in screen
+    commands = [line.split("   # ")[0].strip() for line in screen.splitlines()
+                if line.startswith(("  snakemake ", "  sharpness "))]
+    assert [c.split()[0] for c in commands] == ["snakemake", "sharpness", "sharpness"], commands
+    assert FIGURE in commands[0] and "--report report.html" in commands[0]
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    for command in commands:
+        done = subprocess.run(shlex.split(command), cwd=built, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    assert (built / "report.html").stat().st_size > 0
+    assert (built / "results/part.crate.zip").stat().st_size > 0
 
 
 def test_figure_and_sidecars_exist(built):

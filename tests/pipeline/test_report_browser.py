@@ -52,7 +52,8 @@ def test_the_crate_the_rule_wrote_passes_the_validator(built, tmp_path):
 def test_the_run_ends_with_what_it_made(built):
     work, printed = built
     screen = printed[printed.index("The build is done."):]
-    assert "1 PDF figures" in screen and "ledger:   figures/CLAIMS.md, profile quick" in screen
+    assert "built:    1 figure(s) and table(s) in this run" in screen and f"  {FIGURE}\n" in screen
+    assert "ledger:   figures/CLAIMS.md, profile quick" in screen
     assert "a smoke test" in screen  # the quick profile's evidence level, said
     counts = json.loads((work / "figures/claims.json").read_text())["counts"]
     for paper, verdicts in counts.items():
@@ -61,6 +62,7 @@ def test_the_run_ends_with_what_it_made(built):
     assert "crate:    results/build.crate.zip" in screen
     assert (work / "results/build.crate.zip").stat().st_size > 0
     assert "--report report.html" in screen and f"sharpness audit {FIGURE}" in screen
+    assert f"sharpness audit --crate results/build.crate.zip {FIGURE}" in screen
 
 
 def _chromium() -> str:

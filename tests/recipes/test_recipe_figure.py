@@ -1,7 +1,7 @@
 """CONTRIBUTING.md's "A new figure" recipe (an eos network figure), followed on a copy of the
 repository: the module, its registration, its config key and entry, its rule's name, its
-caption and its test; the figure's test passes in the copy, the plan has its job (the README's
-``counts`` block: one job and one figure more), and the recipe touched the files its "Files:"
+caption and its test; the figure's test passes in the copy, the plan has its job (the
+``counts`` block of ``docs/outputs.md``: one job and one figure more), and the recipe touched the files its "Files:"
 line names. Refreshing that block plans the workflow: workflow tier."""
 
 from __future__ import annotations
@@ -70,14 +70,14 @@ def _replace(path: Path, old: str, new: str) -> None:
 def _counts(readme: str) -> tuple[int, int]:
     found = re.search(r"The quick profile is (\d+) Snakemake jobs .*? makes \d+ report items, "
                       r"(\d+) figures", readme)
-    assert found, "the README's counts block states no job or figure count"
+    assert found, "the counts block of docs/outputs.md states no job or figure count"
     return int(found[1]), int(found[2])
 
 
 def test_the_new_figure_recipe_on_a_copy(tmp_path):
-    copy = copy_repo(tmp_path, "src", "workflow", "Snakefile", "README.md", "data/embedded",
+    copy = copy_repo(tmp_path, "src", "workflow", "Snakefile", "docs/outputs.md", "data/embedded",
                      ".gitignore", "tests/__init__.py", "tests/conftest.py", "tests/eos")
-    jobs, figures = _counts((copy / "README.md").read_text())
+    jobs, figures = _counts((copy / "docs/outputs.md").read_text())
     eos = copy / "src/sharpness/eos"
     (eos / f"figures/{NAME}.py").write_text(textwrap.dedent(MODULE).lstrip())
     _replace(eos / "figures/__init__.py", "from sharpness.eos.figures.phase import fig_phase\n",
@@ -104,5 +104,5 @@ def test_the_new_figure_recipe_on_a_copy(tmp_path):
     sharpness(copy, "readme", "refresh", "--only", "counts")
     run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
         f"tests/eos/test_{FIG}.py")
-    assert _counts((copy / "README.md").read_text()) == (jobs + 1, figures + 1)
+    assert _counts((copy / "docs/outputs.md").read_text()) == (jobs + 1, figures + 1)
     assert touched(copy) == recipe_files("A new figure", NAME)

@@ -66,9 +66,10 @@ def test_halfsam_moves_half_the_radius():
 
 
 def _quick_jobs(repo: Path) -> int:
-    """The quick profile's job count, as the README's `counts` block states it."""
-    found = re.search(r"quick profile is (\d+) Snakemake jobs", (repo / "README.md").read_text())
-    assert found, f"{repo}/README.md states no quick job count"
+    """The quick profile's job count, as the `counts` block of docs/outputs.md states it."""
+    found = re.search(r"quick profile is (\d+) Snakemake jobs",
+                      (repo / "docs/outputs.md").read_text())
+    assert found, f"{repo}/docs/outputs.md states no quick job count"
     return int(found.group(1))
 
 

@@ -149,7 +149,7 @@ def test_the_gallery_escapes_what_a_run_recorded(text) -> None:
     assert "<img" not in line
     profile, *_ = line.split(" profile, commit ")
     assert read_markdown(profile) == _shown(text)
-    level = re.search(r"evidence level \*\*(.*)\*\*$", line)
+    level = re.search(r"scale \*\*(.*)\*\*$", line)
     assert level is not None and read_markdown(level[1]) == _shown(text)
 
 

@@ -7,6 +7,8 @@
 # A GPU-budget plan (`sharpness plan`, config `plan:`) limits `all` to its targets, and the
 # ledger records which plan settled each verdict.
 PLAN = config.get("plan") or {}
+# every item of the profile, before a plan limits `all`: the targets a command line may name
+PROFILE_ITEMS = [str(t) for t in ALL_TARGETS]
 if PLAN:
     _unknown = sorted(set(PLAN["targets"]) - {str(t) for t in ALL_TARGETS} - {"figures/CLAIMS.md"}
                       - {str(t).rsplit(".", 1)[0] + ".csv" for t in ALL_TARGETS})

@@ -1,17 +1,26 @@
 """``sharpness audit PATH``: print where a figure, table or run came from;
-``sharpness diff A B``: why two versions of an artifact differ."""
+``sharpness diff A B``: why two versions of an artifact differ.
+
+Both run from any folder: each path is resolved from the current folder (else from the
+repository root) and the chain is read from the root, where records name their inputs
+(:mod:`sharpness.runs.audit_locate`); a copy of a figure found outside the tree is matched to
+its record by the provenance id stamped into it."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 from sharpness.commands import add_command
+from sharpness.config.targets import repository_root
 from sharpness.errors import SharpnessError
 from sharpness.runs import audit as chain  # the provenance chain's audit
-from sharpness.runs.provenance import find_provenance
+from sharpness.runs.audit_locate import Located, locate
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,16 +64,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     diff.set_defaults(func=run_diff)
 
 
-def _need(path: str) -> None:
-    if find_provenance(path) is None:
-        raise SharpnessError(f"no provenance found for {path} (expected "
-                             f"{path}'s sidecar <stem>.provenance.json or a provenance.json "
-                             "in its run directory); was it made by the pipeline?")
+@contextlib.contextmanager
+def _at_root(root: Path) -> Iterator[None]:
+    """Run the block in ``root`` (records name their inputs from there), then go back."""
+    here = Path.cwd()
+    os.chdir(root)
+    try:
+        yield
+    finally:
+        os.chdir(here)
+
+
+def _folders(paths: list[str], root: Path) -> list[str]:
+    """``--scan`` folders, each from the current folder or else the repository root."""
+    out = []
+    for given in paths:
+        found = next((c.resolve() for c in (Path.cwd() / given, root / given) if c.is_dir()),
+                     None)
+        if found is None:
+            raise SharpnessError(f"--scan takes folders; no such folder: {given}")
+        out.append(str(found))
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the chain (or the settings) for every path; fail if one has no provenance;
     exit 1 when a check on the disk fails (the failures are listed again at the end)."""
+    root = repository_root() or Path.cwd().resolve()
     if args.crate:
         from sharpness.crate.check import audit_crate
 
@@ -72,26 +98,32 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(lines))
         return _verdict(found)
     if args.scan:
-        missing = [p for p in args.paths if not os.path.isdir(p)]
-        if missing:
-            raise SharpnessError(f"--scan takes folders; not a folder: {', '.join(missing)}")
-        lines, found = chain.scan_lines(args.paths)
+        folders = _folders(args.paths, root)
+        with _at_root(root):
+            lines, found = chain.scan_lines(folders)
         print("\n".join(lines))
         return _verdict(found)
-    for path in args.paths:
-        _need(path)
+    located = [locate(p, root) for p in args.paths]
+    with _at_root(root):
+        return _report(args, located)
+
+
+def _report(args: argparse.Namespace, located: list[Located]) -> int:
+    paths = [spot.path for spot in located]
     if args.settings:
-        print("\n".join(chain.settings_yaml(p) for p in args.paths), end="")
+        print("\n".join(chain.settings_yaml(p) for p in paths), end="")
         return 0
     if args.json:
-        trees = [chain.audit_tree(p, max_depth=args.depth) for p in args.paths]
+        trees = [chain.audit_tree(p, max_depth=args.depth) for p in paths]
+        for spot, tree in zip(located, trees, strict=True):
+            tree["problems"] = [*spot.problems, *tree.get("problems", [])]
         print(json.dumps(trees if len(trees) > 1 else trees[0], indent=2, sort_keys=True))
         return 1 if any(_failed(t) for t in trees) else 0
     found: list[str] = []
-    for path in args.paths:
-        lines, problems = chain.audit_report(path, max_depth=args.depth)
-        print("\n".join(lines))
-        found += problems
+    for spot in located:
+        lines, problems = chain.audit_report(spot.path, max_depth=args.depth)
+        print("\n".join([*spot.notes, *(f"!!! {p}" for p in spot.problems), *lines]))
+        found += spot.problems + problems
     return _verdict(found)
 
 
@@ -110,10 +142,12 @@ def _failed(tree: dict) -> bool:
 
 def run_diff(args: argparse.Namespace) -> int:
     """Print what differs between two records; exit 1 when their ids differ."""
+    root = repository_root() or Path.cwd().resolve()
+    located = [locate(p, root) for p in (args.a, args.b)]
     records = []
-    for path in (args.a, args.b):
-        _need(path)
-        records.append(chain.load_record(path)[1])  # type: ignore[index]
+    with _at_root(root):
+        for spot in located:
+            records.append(chain.load_record(spot.path)[1])  # type: ignore[index]
     diff = chain.diff_records(*records)
     if args.json:
         print(json.dumps(diff, indent=2, sort_keys=True, default=str))

@@ -2,9 +2,9 @@
 
 ``sharpness claims`` prints ``figures/CLAIMS.md``; ``sharpness claims build`` evaluates every
 claim on the CSVs under ``figures/`` and writes ``CLAIMS.md``, ``claims.csv`` and
-``claims.json`` (the workflow's last rule); ``sharpness claims readme`` writes the README's
-findings block from a ledger (and ``--check`` fails when the block is stale); ``sharpness claims
-register --profile P`` writes the registration ``docs/registration/P.json`` (every claim's
+``claims.json`` (the workflow's last rule); ``sharpness claims readme`` writes the
+findings block of ``docs/findings.md`` from a ledger (and ``--check`` fails when the block is
+stale); ``sharpness claims register --profile P`` writes the registration ``docs/registration/P.json`` (every claim's
 predicate code and parameters, the profile's rules, seeds and sizes) before a run, and the
 build compares the ledger with it; ``sharpness claims compare A.csv B.csv`` lists the rows
 whose verdict or level moved between two ledgers (e.g. two runs with different seeds).
@@ -76,7 +76,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     readme = sub.add_parser("readme", help="write the README findings block from a ledger")
     readme.add_argument("--ledger", default="figures/claims.csv",
                         help="claims.csv of a run (or a committed snapshot of one)")
-    add_flags(readme, readme="the file whose findings block is written (default: README.md)")
+    add_flags(readme, readme="the file whose findings block is written (default: "
+                             "docs/findings.md)")
+    readme.set_defaults(readme="docs/findings.md")
     readme.add_argument("--snapshot", default=None,
                         help="also copy the ledger CSV here (the file the README test reads), "
                              "with its run's profile, commit and date beside it (<snapshot>.record.json)")

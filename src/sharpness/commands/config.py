@@ -62,7 +62,9 @@ def run_check(args: argparse.Namespace) -> int:
     from sharpness.config.check import check_config
     from sharpness.config.plain import read_plain_config
     from sharpness.config.profiles import compose, is_whole_profile
+    from sharpness.config.targets import refuse_misplaced
 
+    refuse_misplaced(["--configfile", *args.files])  # a figure given as a config file
     layers = [read_plain_config(name) for name in args.files]
     if args.plain:
         print(f"plain data: {', '.join(args.files)}")

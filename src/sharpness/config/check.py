@@ -2,7 +2,9 @@
 
 :func:`check_config` is what the Snakefile calls while Snakemake plans the jobs (so
 ``snakemake -n`` refuses a bad file too). It raises :class:`~sharpness.errors.ConfigError`
-at the first problem, as ``config key <dotted.path>: <reason>``:
+naming every problem it finds, each as ``config key <dotted.path>: <reason>`` (every non-finite
+number and every schema error at once, an unknown key with the nearest known one: "did you
+mean"; the checks of what the sections expand to need a valid file and come after):
 
 0. (:func:`check_command_line`) no ``--config`` value that Snakemake read as text although
    it was meant as a number, a boolean or null: Snakemake parses a nested ``--config``
@@ -29,6 +31,8 @@ config (that would change the settings, and so the cache keys, of every run).
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +41,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from sharpness.eos.config import dropped_settings, expand_settings
-from sharpness.errors import ConfigError, key_path, reject_nonfinite
+from sharpness.errors import ConfigError, key_path, nonfinite
 from sharpness.lesam import experiments as lesam_exp
 from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
@@ -75,6 +79,52 @@ def schema_error(instance: Any, schema: dict[str, Any], ref: str | None = None
     return None if error is None else (list(error.absolute_path), _explain(error, schema))
 
 
+def schema_errors(instance: Any, schema: dict[str, Any], ref: str | None = None
+                  ) -> list[tuple[list[Any], str]]:
+    """Every error of ``instance`` against ``schema``, the most relevant first (the one
+    :func:`schema_error` gives), then the others by key, each the most relevant of its
+    branch: a person fixes them all in one edit instead of one per run."""
+    errors = list(_validator(schema, ref).iter_errors(instance))
+    if not errors:
+        return []
+    found = [best_match([e]) for e in errors]
+    first = best_match(errors)
+    ordered = [first] + sorted((e for e in found if e is not first),
+                               key=lambda e: key_path(list(e.absolute_path)))
+    out: list[tuple[list[Any], str]] = []
+    for error in ordered:
+        item = (list(error.absolute_path), _explain(error, schema))
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def _known_keys(node: Any, schema: dict[str, Any], depth: int = 0) -> set[str]:
+    """The property names a subschema allows, following ``$ref`` and ``allOf``/``anyOf``/
+    ``oneOf`` (what ``unevaluatedProperties`` sees), for the "did you mean" of a typo."""
+    if not isinstance(node, dict) or depth > 8:
+        return set()
+    keys = set(node.get("properties", {}))
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        keys |= _known_keys(schema.get("$defs", {}).get(ref.rsplit("/", 1)[1]), schema,
+                            depth + 1)
+    for part in ("allOf", "anyOf", "oneOf"):
+        for sub in node.get(part, []):
+            keys |= _known_keys(sub, schema, depth + 1)
+    return keys
+
+
+def did_you_mean(word: str, known: Any) -> str:
+    """``"; did you mean 'steps'?"`` for the known name nearest ``word`` (difflib's ratio at
+    least 0.6), else ``"; known: a, b, ..."``; empty when nothing is known."""
+    names = sorted(map(str, known))
+    close = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; known: {', '.join(names)}" if names else ""
+
+
 #: why a name must match ``$defs/name`` (the pattern itself is defined once, in the schema)
 NAME_RULE = ("a name becomes part of file paths, job wildcards and command words, so it is "
              "1 to 64 letters, digits, '_' or '.', starts with a letter or digit and holds no "
@@ -93,6 +143,17 @@ def _explain(error: Any, schema: dict[str, Any]) -> str:
     if error.validator == "pattern" and names is not None and error.validator_value == names:
         what = "the key" if "propertyNames" in error.schema_path else "the name"
         return f"{what} {error.instance!r} is not allowed: {NAME_RULE}"
+    if error.validator in ("additionalProperties", "unevaluatedProperties") and isinstance(
+            error.instance, dict):
+        known = _known_keys(error.schema, schema)
+        patterns = list(error.schema.get("patternProperties", {}))
+        unknown = [k for k in error.instance if k not in known
+                   and not any(re.search(p, str(k)) for p in patterns)]
+        if unknown and known:
+            return error.message + "".join(did_you_mean(str(k), known) for k in unknown[:1])
+    if error.validator == "enum" and isinstance(error.instance, str):
+        return error.message + did_you_mean(error.instance, error.validator_value).split(
+            "; known")[0]
     return error.message
 
 
@@ -100,11 +161,19 @@ def check_schema(instance: Any, schema: dict[str, Any], where: str = "",
                  ref: str | None = None) -> None:
     """Raise :class:`ConfigError` naming the key (under ``where``) if ``instance`` does not
     match ``schema`` (or its part ``ref``)."""
-    found = schema_error(instance, schema, ref)
-    if found is not None:
-        path, message = found
-        raise ConfigError(f"config key {key_path([*([where] if where else []), *path])}: "
-                          f"{message}")
+    problems = [f"config key {key_path([*([where] if where else []), *path])}: {message}"
+                for path, message in schema_errors(instance, schema, ref)]
+    raise_all(problems)
+
+
+def raise_all(problems: list[str]) -> None:
+    """Raise one :class:`ConfigError` holding every problem: the first on the first line (as
+    a single problem reads), the others below it."""
+    if len(problems) == 1:
+        raise ConfigError(problems[0])
+    if problems:
+        raise ConfigError(problems[0] + f"\n... and {len(problems) - 1} more problem(s) in "
+                          "the config:\n" + "\n".join(f"  {p}" for p in problems[1:]))
 
 
 def _typed(value: Any) -> Any:
@@ -169,8 +238,11 @@ def check_config(config: dict[str, Any], schema: dict[str, Any] | str | Path) ->
     key at the first problem."""
     if not isinstance(schema, dict):
         schema = load_schema(schema)
-    reject_nonfinite(config)
-    check_schema(config, schema)
+    problems = [f"config key {key_path(path)}: {number} is not a finite number"
+                for path, number in nonfinite(config)]
+    problems += [f"config key {key_path(path)}: {message}"
+                 for path, message in schema_errors(config, schema)]
+    raise_all(problems)
     if config.get("lesam"):
         check_lesam(config["lesam"], schema, paper=config.get("profile") == "paper")
     if config.get("eos"):

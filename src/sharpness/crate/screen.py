@@ -50,26 +50,82 @@ def _ledger(root: Path) -> list[str]:
     return lines
 
 
-def finished(root: str | Path, command: Sequence[str], crate: str = CRATE) -> str:
-    """The screen after a successful build in ``root``, run as ``command``."""
-    root = Path(root)
+#: the files of a build a person opens: figures (PDF) and tables (Markdown) of each paper
+ITEM = re.compile(r"^figures/[^/]+/[^/.]+\.(?:pdf|md)$")
+
+
+def built_since(root: Path, started: float | None) -> list[str]:
+    """The figures and tables under ``root/figures`` written at or after ``started`` (the
+    Snakefile's parse time: what this run built); every one when ``started`` is None."""
     folder = root / "figures"
-    figures = sorted(folder.rglob("*.pdf")) if folder.is_dir() else []
-    tables = sorted(p for p in folder.rglob("*.md") if p.parent != folder) if figures else []
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.rglob("*") if p.is_file()
+             and ITEM.match(p.relative_to(root).as_posix())
+             and (started is None or p.stat().st_mtime >= started - 1)]
+    return sorted(p.relative_to(root).as_posix() for p in found)
+
+
+def _targets(command: Sequence[str]) -> list[str]:
+    """The targets of the ``snakemake`` command line that ran (none: the default ``all``)."""
+    from sharpness.config.targets import positional_targets
+
+    return positional_targets(list(command[1:]))
+
+
+def next_commands(root: Path, command: Sequence[str], built: list[str],
+                  crate: str = CRATE, crate_built: bool = False) -> list[tuple[str, str]]:
+    """``[(command, what it does)]`` to run after this build, computed from its targets: the
+    report of the same targets (a report of ``all`` after a one-figure build fails on every
+    figure not built), the crate (the rule's when this run made it, else a crate of what is
+    on disk) and an audit of a figure this run built."""
+    targets = _targets(command)
     configs = [w for i, w in enumerate(command) if w.startswith("--configfile")
                or (i and command[i - 1] == "--configfile")]
-    report = shlex.join(["snakemake", *configs, "--report", "report.html"])
-    lines = [RULE, "The build is done.",
-             f"figures:  {len(figures)} PDF figures, {len(tables)} tables under figures/ "
-             "(each with its CSV and provenance record); runs under results/"]
+    report = shlex.join(["snakemake", *targets, *configs, "--report", "report.html"])
+    out = [(report, "then open report.html in a browser")]
+    figures = [b for b in built if b.endswith(".pdf")] or built
+    if crate_built:
+        example = figures[0] if figures else "figures/<paper>/<fig>.pdf"
+        out.append((shlex.join(["sharpness", "audit", "--crate", crate, example]),
+                    "a figure checked against the build's crate alone"))
+    else:
+        out.append(("sharpness crate --out results/part.crate.zip",
+                    "the figures and runs on disk as an RO-Crate (the whole build's crate "
+                    f"is {crate}, made by `snakemake --cores all`)"))
+    if figures:
+        out.append((shlex.join(["sharpness", "audit", figures[0]]),
+                    "where a figure came from, checked on disk"))
+    return out
+
+
+def finished(root: str | Path, command: Sequence[str], crate: str = CRATE,
+             started: float | None = None) -> str:
+    """The screen after a successful build in ``root``, run as ``command`` and started at
+    ``started`` (seconds since the epoch; None: every file counts as this run's)."""
+    root = Path(root)
+    built = built_since(root, started)
+    everything = built_since(root, None)
+    lines = [RULE, "The build is done."]
+    if built:
+        shown = built[:8] + ([f"... and {len(built) - 8} more"] if len(built) > 8 else [])
+        lines.append(f"built:    {len(built)} figure(s) and table(s) in this run "
+                     "(each with its CSV, caption and provenance record):")
+        lines += [f"  {b}" for b in shown]
+    else:
+        lines.append("built:    nothing new: every target was up to date")
+    lines.append(f"on disk:  {sum(e.endswith('.pdf') for e in everything)} figures and "
+                 f"{sum(e.endswith('.md') for e in everything)} tables under figures/; runs "
+                 "under results/")
     lines += _ledger(root)
-    lines.append(f"crate:    {crate} (`sharpness audit --crate {crate} FIGURE` checks a "
-                 "figure against it)" if (root / crate).is_file()
-                 else f"crate:    not built by this run (`snakemake --cores 1 {crate}`)")
-    example = figures[0].relative_to(root).as_posix() if figures else "figures/<paper>/<fig>.pdf"
-    lines += ["next:", f"  {report}   # then open report.html in a browser",
-              f"  sharpness audit {example}   # where a figure came from, checked on disk",
-              RULE]
+    crate_path = root / crate
+    crate_built = crate_path.is_file() and (started is None
+                                            or crate_path.stat().st_mtime >= started - 1)
+    lines.append(f"crate:    {crate}" if crate_built else "crate:    not built by this run")
+    lines.append("next:")
+    lines += [f"  {cmd}   # {why}" for cmd, why in next_commands(root, command, built, crate,
+                                                                crate_built)]
+    lines.append(RULE)
     return "\n".join(lines)
 
 

@@ -56,13 +56,15 @@ def _evidence_caption(caption: str, level: str, reason: str) -> str:
             "figures/README.md, each claim's verdict is in figures/CLAIMS.md).")
 
 
+#: the corner mark's text: the scale of the profile a figure was drawn under
+CORNER = "profile scale: {level}"
+
+
 def _evidence_title(fig: Figure, level: str) -> None:
-    tag = f"[evidence level: {level}]"
-    sup = getattr(fig, "_suptitle", None)
-    if sup is not None and sup.get_text():
-        sup.set_text(f"{sup.get_text()}  {tag}")
-    else:
-        fig.suptitle(tag, fontsize=9)
+    """The profile's scale as a small mark in the figure's lower right corner, where a reader
+    of the paper expects a stamp, not in the title (which says what the figure shows)."""
+    fig.text(0.998, 0.004, CORNER.format(level=level), ha="right", va="bottom", fontsize=6.5,
+             color="0.45", gid="profile-scale")
 
 
 def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption: str,

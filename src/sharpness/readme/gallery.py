@@ -5,7 +5,7 @@ with a sentence on what to see. :func:`build_gallery` copies each figure's PNG (
 every figure job writes beside its PDF) from a run's ``figures/`` folder into
 ``docs/gallery/``, scaled down and palette-quantised to stay small, and writes
 ``manifest.json``: for each picture its source, the provenance id of the figure it was made
-from, the figure's evidence level (from its caption), the record's commit and date, and the
+from, the figure's scale (its profile.s level) (from its caption), the record's commit and date, and the
 profile of the run that drew it (the ``profile`` of the run's ``claims.json``, or given). The
 README's ``gallery`` block is rendered from both files by :func:`gallery_block`: each caption's
 profile, commit and date are the manifest's, never typed.
@@ -61,7 +61,7 @@ def shrink_png(data: bytes, width: int, colors: int = 256) -> bytes:
 
 
 def _figure_facts(png: Path) -> dict[str, Any]:
-    """Provenance id, commit, date and evidence level of the figure whose PNG is ``png``."""
+    """Provenance id, commit, date and scale of the figure whose PNG is ``png``."""
     stem = png.with_suffix("")
     sidecar = Path(f"{stem}.provenance.json")
     # the record and the caption are checked like the picture (sharpness.runs.seal): a caption
@@ -119,7 +119,7 @@ def build_gallery(figures: Path, out: Path, width: int = 1200, limit_kb: int = 1
 
 
 def drawn_by(fact: dict[str, Any]) -> str:
-    """``evidence profile, commit 1a2b3c4, <date>, evidence level **weak**``: the run that
+    """``evidence profile, commit 1a2b3c4, <date>, scale **evidence**``: the run that
     drew one picture, as its manifest entry records it (what it does not record is left out).
     Each value comes from a run's files, so it is escaped for Markdown (:mod:`sharpness.escape`)."""
     parts = []
@@ -130,13 +130,13 @@ def drawn_by(fact: dict[str, Any]) -> str:
                                                              if fact.get("dirty") else ""))
     if fact.get("date"):
         parts.append(markdown(fact["date"]))
-    parts.append(f"evidence level **{markdown(fact.get('evidence_level') or 'unknown')}**")
+    parts.append(f"scale **{markdown(fact.get('evidence_level') or 'unknown')}**")
     return ", ".join(parts)
 
 
 def gallery_block(folder: Path) -> str:
     """The README's gallery: each picture with its title, what to see, and the run that drew
-    it (profile, commit, date and evidence level, :func:`drawn_by`), from ``gallery.yaml`` and
+    it (profile, commit, date and the profile.s scale, :func:`drawn_by`), from ``gallery.yaml`` and
     the manifest ``build_gallery`` wrote (which also keeps each picture's provenance id)."""
     entries = read_index(folder)
     path = folder / MANIFEST

@@ -21,7 +21,11 @@ STAMP = re.compile(r"Measured on (?P<date>\d{4}-\d\d-\d\d) .*?at commit (?P<comm
                    re.DOTALL)
 TOTAL = re.compile(r"^\| \*\*all\*\* \| \*\*total[^|]*\*\* \| (?P<runs>[\d,]+) \| [^|]+ \| "
                    r"(?P<hours>[^|]+) \|", re.MULTILINE)
+BUSY = re.compile(r"Cores busy on average: (?P<busy>[\d.]+) of (?P<cores>\d+)")
 TEST_PAPER = re.compile(r"in (?P<time>\d+ min \d+ s)")
+#: a tier's row of ``benchmarks/measured/test_suite.md``: its result, wall time and CPU time
+TIER_ROW = re.compile(r"^\| `(?P<tier>make [\w-]+)` \| [^|]+ \| (?P<result>[^|]+) \| [^|]+ \| "
+                      r"(?P<wall>[\d:.]+) \| (?P<cpu>[\d.]+) \|", re.MULTILINE)
 
 
 def _budget(root: Path, profile: str) -> str:
@@ -30,8 +34,10 @@ def _budget(root: Path, profile: str) -> str:
     row, stamp = ALL_ROW.search(text), STAMP.search(text)
     if not row or not stamp:
         return "not measured yet"
-    return (f"{row['wall']} (m:ss) on 2 cores, {int(row['cpu']):,} CPU-s, {row['jobs']} jobs "
-            f"(measured {stamp['date']} at `{stamp['commit']}`)")
+    busy = BUSY.search(text)  # below the core count: the machine was shared during the run
+    return (f"{row['wall']} (m:ss) on 2 cores, {int(row['cpu']):,} CPU-s, {row['jobs']} jobs"
+            + (f"; {busy['busy']} of {busy['cores']} cores busy on average" if busy else "")
+            + f" (measured {stamp['date']} at `{stamp['commit']}`)")
 
 
 def _paper(root: Path) -> str:
@@ -70,4 +76,43 @@ def profiles_block(root: Path) -> str:
     ]
     lines = ["| profile | config | what | time and cost |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _suite(root: Path) -> dict[str, str]:
+    """``make test`` and ``make test-workflow``: each tier's cost, from the committed test-suite
+    measurement (``benchmarks/time_test_suite.sh``), with its date and commit."""
+    path = root / MEASURED_DIR / "test_suite.md"
+    text = path.read_text() if path.is_file() else ""
+    stamp = STAMP.search(text)
+    out = {}
+    for row in TIER_ROW.finditer(text):
+        passed = re.match(r"\d+ passed", row["result"].strip())
+        wall = row["wall"].split(".")[0]
+        out[row["tier"]] = (f"{passed.group(0) if passed else row['result'].strip()} in {wall} "
+                            f"(m:ss) on 2 cores, {float(row['cpu']):,.0f} CPU-s (measured "
+                            f"{stamp['date']} at `{stamp['commit']}`)" if stamp else
+                            "not measured yet")
+    return out
+
+
+def commands_block(root: Path) -> str:
+    """The README's first table: what ``make`` and ``make test`` cost today, read from the
+    committed measurements of the quick profile and the test suite (never typed), each with
+    the commit and date it was measured at, so a reader sees how current it is."""
+    suite = _suite(root)
+    rows = [("`make`", "builds every figure and table of the quick profile, and its ledger",
+             _budget(root, "quick")),
+            ("`make test`", "the fast tier of the tests",
+             suite.get("make test", "not measured yet")),
+            ("`make test-workflow`", "the second tier: tests that plan or run the workflow",
+             suite.get("make test-workflow", "not measured yet"))]
+    lines = ["| command | what it does | cost today |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    lines += ["", "Fewer cores busy on average than the machine has means other work shared it "
+              "during the measurement: the wall time is then an upper bound, the CPU-s the "
+              "steadier number.",
+              "Re-measure with `bash benchmarks/quick_budget.sh` and "
+              "`bash benchmarks/time_test_suite.sh`; per paper and per part in "
+              "[docs/performance.md](docs/performance.md)."]
     return "\n".join(lines) + "\n"

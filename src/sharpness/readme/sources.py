@@ -33,7 +33,7 @@ from sharpness.errors import SharpnessError
 from sharpness.optim.spec import specs_table
 from sharpness.readme.blocks import MEASURED_DIR
 from sharpness.readme.gallery import gallery_block
-from sharpness.readme.profiles import profiles_block
+from sharpness.readme.profiles import commands_block, profiles_block
 from sharpness.readme.toy import toy_block
 
 
@@ -200,6 +200,8 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
                                         "docs/claims_evidence_seed1000.csv (after a run with "
                                         "--config seed_offset=1000)"),
     Source("profiles", _profiles, "sharpness readme refresh --only profiles"),
+    Source("two-commands", commands_block, "bash benchmarks/quick_budget.sh; "
+                                           "bash benchmarks/time_test_suite.sh"),
     Source("optimizers", _optimizers, "sharpness readme refresh --only optimizers"),
     _measured("budget-quick", "quick_budget.md", "bash benchmarks/quick_budget.sh"),
     _measured("budget-evidence", "evidence_budget.md",

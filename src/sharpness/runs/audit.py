@@ -183,6 +183,8 @@ def audit_lines(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 
             digest = entry.get("sha256")
             lines.append(f"{pad}    {entry['path']}: no provenance record"
                          f"{' (sha256 ' + digest[:12] + ')' if digest else ''}")
+            if entry.get("id"):
+                _broken(path, entry, sink, lines, pad)
             continue
         cprov, crecord = child
         ckey = str(cprov.resolve())
@@ -203,10 +205,22 @@ def audit_lines(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 
             own = {k: v for k, v in _facts(crecord).items() if k not in shared}
             lines += _fact_lines(own, pad + "      ")
             for sub in crecord.get("inputs", []):
+                if sub.get("id") and load_record(sub["path"]) is None:
+                    _broken(entry["path"], sub, sink, lines, pad + "    ")
                 lines += audit_lines(sub["path"], max_depth, _depth + 3, seen, sink)
         else:
             lines += audit_lines(entry["path"], max_depth, _depth + 2, seen, sink)
     return lines
+
+
+def _broken(path: Any, entry: Mapping[str, Any], sink: list[str], lines: list[str],
+            pad: str) -> None:
+    """An input made with a record (its entry names the record's id) whose record is gone
+    now: the chain is broken there, a failed check (exit code 1), not a silent stop."""
+    message = (f"BROKEN CHAIN: {entry['path']} was made with record {entry['id']}, but no "
+               "record of it is found now (removed, or the audit cannot reach it)")
+    sink.append(f"{path}: {message}")
+    lines.append(f"{pad}    !!! {message}")
 
 
 def audit_tree(path: str | os.PathLike[str], max_depth: int = 6, _depth: int = 0
