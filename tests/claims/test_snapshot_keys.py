@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sharpness.claims.ledger import all_claims
 from sharpness.claims.readme import read_record
 from sharpness.claims.snapshot_data import archive_path
 from sharpness.claims.snapshot_keys import keys_path, read_keys, signers
@@ -57,9 +58,13 @@ def test_a_committed_ledger_rebuilds_with_no_key_of_this_machine(
                  str(record["profile"]), "--seed-offset", str(record.get("seed_offset") or 0),
                  "--out", str(out)]) == 0
     committed, rebuilt = _rows(snapshot), _rows(out.with_name("claims.csv"))
-    assert committed.keys() == rebuilt.keys()
     if record.get("superseded"):  # built by older deciding code: rebuilt, not compared
+        # today's claims are all in the rebuild; a committed row is in it unless retired
+        today = {c.id for c in all_claims()}
+        assert set(rebuilt) == today
+        assert set(committed) - set(rebuilt) <= set(committed) - today
         return
+    assert committed.keys() == rebuilt.keys()
     for key, row in committed.items():
         assert {c: row[c] for c in EXACT} == {c: rebuilt[key][c] for c in EXACT}, key
         if row["estimate"] != rebuilt[key]["estimate"]:  # the last bit of a float may move

@@ -67,13 +67,26 @@ def assert_every_configured_row_shown(work: Path) -> None:
         groups = [row["group"] for row in config["lesam"]["items"][item]["rows"]]
         expected = {(r["group"], r["label"]) for r in runs.values() if r["group"] in groups}
         stem = work / "figures" / "lesam" / item
-        with (stem.with_suffix(".csv")).open(newline="") as handle:
-            shown = {(row["group"], row["label"]) for row in csv.DictReader(handle)
-                     if row.get("group")}
+        shown = {(row["group"], row["label"]) for row in _csv_rows(stem.with_suffix(".csv"))
+                 if row.get("group")}
         assert shown == expected, (item, sorted(expected ^ shown))
         markdown = stem.with_suffix(".md").read_text()
         for _, label in expected:
             assert f"| {escape.markdown(method_text(label))} |" in markdown, (item, label)
+    items = config["lesam"]["items"]
+    robust = items["table_robustness"]
+    want = {(opt, f"PGD-{norm.upper()}", float(radius)) for opt in robust["optimizers"]
+            for norm, radii in robust["radii"].items() for radius in radii}
+    got = {(row["label"], row["attack"], float(row["radius"]))
+           for row in _csv_rows(work / "figures/lesam/table_robustness.csv")}
+    assert got == want, sorted(want ^ got)
+    cost = {row["raw_optimizer"] for row in _csv_rows(work / "figures/lesam/table_cost.csv")}
+    assert cost == set(items["table_cost"]["optimizers"]), cost
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
 
 
 def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
