@@ -7,6 +7,7 @@
 #   snakemake --cores all eos_all                                  # one paper (minorfirst|lesam|eos|bridges)_all
 
 import os
+import sys
 
 from snakemake.utils import min_version
 
@@ -46,6 +47,38 @@ from sharpness.config.check import check_command_line, check_config
 
 check_command_line(dict(workflow.config_settings.config or {}))
 check_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
+
+# Your own settings beside the default: a config that changes any setting of its profile (a
+# --configfile merged over it, a --config value, a seed_offset) is a variant and builds in
+# variants/<name>/ (its own results/, figures/, logs/ and .snakemake/), never over the default
+# build; every figure, caption and ledger of it names it and its differences
+# (sharpness.config.variant; `sharpness diff` compares a variant's figure with the default's).
+from sharpness.config.variant import ENV as VARIANT_ENV, RECORD as VARIANT_RECORD
+from sharpness.config.variant import variant_of, write_record
+
+_files = list(workflow.config_settings.configfiles)
+_wholes = [c for c in _given if is_whole_profile(c)]
+_layers = [_wholes[-1] if _wholes else
+           read_plain_config(os.path.join(workflow.basedir, "workflow/config/quick.yaml"))]
+_layers += [c for c in _given if "plan" in c and not is_whole_profile(c)]  # a plan: same runs
+_overlays = [f for f, c in zip(_files, _given) if not is_whole_profile(c)]
+VARIANT = variant_of(config, compose(_layers),
+                     hint=os.path.splitext(os.path.basename(str(_overlays[-1])))[0]
+                     if _overlays else None)
+if VARIANT is not None:
+    for _key in ("root", "mirror", "imagenet"):  # data stays where it is, shared with the default
+        _path = config["data"].get(_key)
+        if isinstance(_path, str) and _path and not os.path.isabs(_path):
+            config["data"][_key] = os.path.relpath(os.path.abspath(_path),
+                                                   os.path.abspath(VARIANT.folder))
+    # the report reads every config file again, from the variant's folder
+    workflow.configfiles[:] = [os.path.abspath(f) for f in workflow.configfiles]
+    workflow.workdir(VARIANT.folder)
+    write_record(VARIANT)
+    config["variant"] = VARIANT.name  # the report's front page names it
+    os.environ[VARIANT_ENV] = VARIANT_RECORD
+    print(f"{VARIANT.summary()}\n  builds in {VARIANT.folder}/ (the default build is left as "
+          "it is)", file=sys.stderr)
 
 # A second look with fresh seeds: the top-level `seed_offset` moves every seed the profile
 # names, once, before any rule reads the config (sharpness.mappings).
@@ -104,14 +137,15 @@ import time
 
 BUILD_STARTED = time.time()
 
-# The last screen: what the build made and what to do next, or which job failed and how to
-# resume (sharpness.crate.screen).
+# The last screen: what the build made and what to do next (kept in logs/end_screen.txt), or
+# which job failed and how to resume (sharpness.crate.screen).
 onsuccess:
     import sys
 
-    from sharpness.crate.screen import finished
+    from sharpness.crate.screen import finished, show
 
-    print(finished(".", sys.argv, started=BUILD_STARTED))
+    show(finished(".", sys.argv, started=BUILD_STARTED,
+                  variant=VARIANT.folder if VARIANT is not None else None))
 
 
 onerror:
@@ -119,7 +153,7 @@ onerror:
 
     from sharpness.crate.screen import failed
 
-    print(failed(log, sys.argv))
+    print(failed(log, sys.argv, variant=VARIANT.folder if VARIANT is not None else None))
 
 
 rule all:

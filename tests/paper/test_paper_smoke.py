@@ -57,16 +57,16 @@ def write_data(root: Path) -> None:
     formats.write_domains(root, "vlcs")
 
 
-def assert_every_configured_row_shown(work: Path) -> None:
-    """Each accuracy table holds one row per (group, label) the merged config runs, no more,
-    and its Markdown names each row as the config labels it (the caption's sources name the
-    same labels)."""
+def assert_every_configured_row_shown(work: Path, build: Path) -> None:
+    """Each accuracy table of the build in ``build`` holds one row per (group, label) the
+    merged config of ``work`` runs, no more, and its Markdown names each row as the config
+    labels it (the caption's sources name the same labels)."""
     config = load_profile([work / "workflow/config/paper.yaml", work / "smoke.yaml"], None)
     runs = training_runs(config["lesam"])
     for item in ("table_cifar", "table_imagenet", "table_transfer"):
         groups = [row["group"] for row in config["lesam"]["items"][item]["rows"]]
         expected = {(r["group"], r["label"]) for r in runs.values() if r["group"] in groups}
-        stem = work / "figures" / "lesam" / item
+        stem = build / "figures" / "lesam" / item
         shown = {(row["group"], row["label"]) for row in _csv_rows(stem.with_suffix(".csv"))
                  if row.get("group")}
         assert shown == expected, (item, sorted(expected ^ shown))
@@ -78,9 +78,9 @@ def assert_every_configured_row_shown(work: Path) -> None:
     want = {(opt, f"PGD-{norm.upper()}", float(radius)) for opt in robust["optimizers"]
             for norm, radii in robust["radii"].items() for radius in radii}
     got = {(row["label"], row["attack"], float(row["radius"]))
-           for row in _csv_rows(work / "figures/lesam/table_robustness.csv")}
+           for row in _csv_rows(build / "figures/lesam/table_robustness.csv")}
     assert got == want, sorted(want ^ got)
-    cost = {row["raw_optimizer"] for row in _csv_rows(work / "figures/lesam/table_cost.csv")}
+    cost = {row["raw_optimizer"] for row in _csv_rows(build / "figures/lesam/table_cost.csv")}
     assert cost == set(items["table_cost"]["optimizers"]), cost
 
 
@@ -109,10 +109,15 @@ def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
     run = snakemake(bin_dir, work, "--cores", "2", "--configfile", "workflow/config/paper.yaml",
                     "smoke.yaml", timeout=3600)
     executed = job_stats(run.stdout + run.stderr)
+    # smoke.yaml changes the paper profile's settings: the build is its variant, named there,
+    # beside the default folders, which it never writes (sharpness.config.variant)
+    build = work / "variants" / "paper-smoke"
+    assert not (work / "figures").exists() and not (work / "results").exists()
+    assert json.loads((build / "variant.json").read_text())["profile"] == "paper"
     assert paper and set(paper) <= set(executed), sorted(set(paper) - set(executed))
     # every figure and table of the three papers and the bridges, and the claims ledger
-    figures = sorted(p.relative_to(work / "figures").as_posix()
-                     for p in (work / "figures").rglob("*") if p.suffix in (".pdf", ".md"))
+    figures = sorted(p.relative_to(build / "figures").as_posix()
+                     for p in (build / "figures").rglob("*") if p.suffix in (".pdf", ".md"))
     for item in ("minorfirst/l1_maxmargin.pdf", "minorfirst/gradcam.pdf",
                  "lesam/table_cifar.md", "lesam/table_imagenet.md", "lesam/table_transfer.md",
                  "lesam/table_domain_gen.md", "lesam/table_robustness.md",
@@ -121,7 +126,7 @@ def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
                  "eos/fig_phase.pdf", "eos/fig_ablations.pdf", "bridges/sam_eos.pdf",
                  "CLAIMS.md"):
         assert item in figures, item
-    runs = work / "results" / "lesam" / "runs"
+    runs = build / "results" / "lesam" / "runs"
     for rid, model in FULL_WIDTH.items():
         final = json.loads((runs / rid / "final.json").read_text())
         assert final["status"] == "ok" and final["steps"] == 2, (rid, final)
@@ -132,17 +137,17 @@ def test_paper_profile_runs_end_to_end(tmp_path, bin_dir, monkeypatch):
         assert prov["params"]["sources"], rid  # every setting's source travels with the run
     # ViT-B/16 on CIFAR fine-tunes at 224 x 224 (14 x 14 patches), resized inside the model
     assert blob["build"]["image_size"] == 32 and blob["build"]["model_kwargs"]["resize_to"] == 224
-    domains = (work / "figures" / "lesam" / "table_domain_gen.md").read_text()
+    domains = (build / "figures" / "lesam" / "table_domain_gen.md").read_text()
     assert "PACS" in domains and "VLCS" in domains and "from photo" in domains
-    evals = json.loads((work / "results/lesam/eval/domain_gen.json").read_text())
+    evals = json.loads((build / "results/lesam/eval/domain_gen.json").read_text())
     assert {(r["dataset"], r["source"]) for r in evals} == {("pacs", "photo"),
                                                             ("vlcs", "VOC2007")}
     assert all(r["target"] != r["source"] for r in evals)
     imagenet = json.loads((runs / "imagenet_resnet50-sam-s0" / "provenance.json").read_text())
     assert imagenet["data"][0]["name"] == "imagenet"
-    assert_every_configured_row_shown(work)
-    table = (work / "figures" / "lesam" / "table_cifar.md").read_text()
+    assert_every_configured_row_shown(work, build)
+    table = (build / "figures" / "lesam" / "table_cifar.md").read_text()
     assert "| lesam_readme_rmax999 |" in table  # the README command's rho_max, a labelled row
     # the full-width models' files take gigabytes: keep the figures, drop the weights
-    for weights in (work / "results").rglob("*.pt"):
+    for weights in (build / "results").rglob("*.pt"):
         weights.unlink()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -32,9 +33,12 @@ def copy_workflow(repo: Path, dest: Path, messages: bool = True) -> Path:
 
 
 def write_config(dest: Path, overrides: dict) -> Path:
-    """Write an override config file merged over the default one by Snakemake."""
+    """Write an override config file merged over the default one by Snakemake. Its settings
+    differ from the profile's, which makes it a variant; these tests check the default
+    folders, so it says ``variant: default`` unless ``overrides`` names one
+    (sharpness.config.variant)."""
     path = dest / "test-config.yaml"
-    path.write_text(yaml.safe_dump(overrides))
+    path.write_text(yaml.safe_dump({"variant": "default", **overrides}))
     return path
 
 
@@ -73,3 +77,27 @@ def paper_with_imagenet(workdir: Path, repo: Path) -> str:
             (workdir / "data" / base / domain).mkdir(parents=True, exist_ok=True)
     data = yaml.safe_load((repo / "workflow/config/paper.yaml").read_text())["data"]
     return str(write_config(workdir, {"data": {**data, "imagenet": str(workdir / "inet")}}))
+
+
+def screen_commands(printed: str) -> list[str]:
+    """The commands a closing screen suggests (its ``  snakemake ...`` and ``  sharpness ...``
+    lines, each without its ``   # why``), read from the build's printed output."""
+    screen = printed[printed.index("The build is done."):]
+    return [line.split("   # ")[0].strip() for line in screen.splitlines()
+            if line.startswith(("  snakemake ", "  sharpness "))]
+
+
+def run_commands(commands: list[str], cwd: Path, bin_dir: Path) -> dict[str, str]:
+    """Run each suggested command in ``cwd`` as a user would (the environment's commands
+    first on PATH); every one must succeed, except that ``sharpness diff`` exits 1 when the
+    two records differ, as diff(1) does. Returns each command's stdout."""
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    out = {}
+    for command in commands:
+        done = subprocess.run(shlex.split(command), cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=900)
+        allowed = (0, 1) if command.startswith("sharpness diff ") else (0,)
+        assert done.returncode in allowed, (command, done.stdout[-2000:], done.stderr[-2000:])
+        out[command] = done.stdout
+    return out
+

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import subprocess
 
 import pytest
 
-from tests.pipeline.helpers import copy_workflow, snakemake, write_config
+from tests.pipeline.helpers import (
+    copy_workflow,
+    run_commands,
+    screen_commands,
+    snakemake,
+    write_config,
+)
 
 pytestmark = pytest.mark.workflow  # runs the workflow
 
@@ -35,15 +39,10 @@ def test_the_closing_screen_lists_this_build_and_each_command_it_suggests_runs(b
     screen = printed[printed.index("The build is done."):]
     assert "built:    2 figure(s) and table(s) in this run" in screen
     assert f"  {FIGURE}\n" in screen and f"  {WILDCARD_FIGURE}\n" in screen
-    commands = [line.split("   # ")[0].strip() for line in screen.splitlines()
-                if line.startswith(("  snakemake ", "  sharpness "))]
+    commands = screen_commands(printed)
     assert [c.split()[0] for c in commands] == ["snakemake", "sharpness", "sharpness"], commands
     assert FIGURE in commands[0] and "--report report.html" in commands[0]
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    for command in commands:
-        done = subprocess.run(shlex.split(command), cwd=built, env=env, capture_output=True,
-                              text=True, timeout=600)
-        assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    run_commands(commands, built, bin_dir)
     assert (built / "report.html").stat().st_size > 0
     assert (built / "results/part.crate.zip").stat().st_size > 0
 

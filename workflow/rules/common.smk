@@ -18,9 +18,14 @@ from sharpness.runs.cache import code_fingerprint
 # installed by environment.post-deploy.sh), so its own `sharpness` must come first.
 # The folder is one shell word whatever it holds (quoted; braces doubled, as Snakemake formats
 # the prefix).
+# A variant's jobs find its record (its name and differences, named on every figure) through
+# the environment (sharpness.config.variant).
+_variant_env = f"export {VARIANT_ENV}={VARIANT_RECORD}; " if VARIANT is not None else ""
 if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _bin = shlex.quote(os.path.dirname(sys.executable)).replace("{", "{{").replace("}", "}}")
-    shell.prefix(f'export PATH={_bin}:"$PATH"; ')
+    shell.prefix(f'export PATH={_bin}:"$PATH"; ' + _variant_env)
+elif _variant_env:
+    shell.prefix(_variant_env)
 
 
 #: every job's conda environment (the pinned stack with this package; used with --use-conda)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sharpness.config.variant import in_checkout
+
 #: the folder the registrations are committed in, relative to the checkout
 FOLDER = Path("docs/registration")
 
@@ -23,8 +25,12 @@ def registration_path(profile: str, folder: str | Path = FOLDER, seed_offset: in
 def existing_registration(profile: str, seed_offset: int = 0,
                           folder: str | Path = FOLDER) -> Path | None:
     """The registration a run of ``profile`` with ``seed_offset`` is built under: its own file,
-    else the profile's (the ledger then names the seeds as a deviation), else None."""
+    else the profile's (the ledger then names the seeds as a deviation), else None. From a
+    variant's build folder (``variants/<name>``) the checkout's registrations are found
+    (:func:`sharpness.config.variant.in_checkout`): a variant's ledger is compared with the
+    profile's registration, every changed setting a listed deviation."""
     for path in (registration_path(profile, folder, seed_offset), registration_path(profile, folder)):
+        path = in_checkout(path)
         if path.is_file():
             return path
     return None

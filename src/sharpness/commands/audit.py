@@ -18,9 +18,13 @@ from pathlib import Path
 
 from sharpness.commands import add_command
 from sharpness.config.targets import repository_root
+from sharpness.config.variant import FOLDER as VARIANTS
+from sharpness.config.variant import NAME
+from sharpness.config.variant import describe as describe_variant
 from sharpness.errors import SharpnessError
 from sharpness.runs import audit as chain  # the provenance chain's audit
 from sharpness.runs.audit_locate import Located, locate
+from sharpness.runs.csv_compare import csv_lines
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,12 +58,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "(its params and seed), as YAML")
     parser.set_defaults(func=run)
     diff = subparsers.add_parser(
-        "diff", help="why two versions of a figure, table or run differ",
+        "diff", help="why two versions of a figure, table or run differ (a variant's too)",
         description="Compare two provenance records part by part: kind, params, seed, code "
                     "(commit, dirty state, changed source files), packages, data checksums "
-                    "and inputs. Exit code 0 when the ids agree, 1 when they differ.")
+                    "and inputs; for a figure or table also its numbers (its CSVs). With "
+                    "--variant NAME, b is the same file in the variant's build "
+                    "(variants/NAME/...): the default build against your own settings. "
+                    "Exit code 0 when the ids agree, 1 when they differ.",
+        epilog="example: sharpness diff figures/minorfirst/l1_maxmargin.pdf --variant my-952061 "
+               "--out compare.png")
     diff.add_argument("a", help="figure/table file, sidecar or run directory")
-    diff.add_argument("b", help="the other version")
+    diff.add_argument("b", nargs="?", default=None,
+                      help="the other version (omit with --variant)")
+    diff.add_argument("--variant", metavar="NAME", default=None,
+                      help="compare a with the same path in variants/NAME/ (`ls variants/`)")
+    diff.add_argument("--out", metavar="PNG", default=None,
+                      help="also write both figures side by side to this PNG")
     diff.add_argument("--json", action="store_true", help="the differences as JSON")
     diff.set_defaults(func=run_diff)
 
@@ -104,25 +118,36 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(lines))
         return _verdict(found)
     located = [locate(p, root) for p in args.paths]
-    with _at_root(root):
-        return _report(args, located)
+    return _report(args, located, root)
 
 
-def _report(args: argparse.Namespace, located: list[Located]) -> int:
-    paths = [spot.path for spot in located]
+def _report(args: argparse.Namespace, located: list[Located], root: Path) -> int:
+    """Each path's chain, read in the folder its build lives in (the repository root, or a
+    variant's folder: its records name their inputs from there)."""
     if args.settings:
-        print("\n".join(chain.settings_yaml(p) for p in paths), end="")
+        texts = []
+        for spot in located:
+            with _at_root(spot.root or root):
+                texts.append(chain.settings_yaml(spot.path))
+        print("\n".join(texts), end="")
         return 0
     if args.json:
-        trees = [chain.audit_tree(p, max_depth=args.depth) for p in paths]
-        for spot, tree in zip(located, trees, strict=True):
+        trees = []
+        for spot in located:
+            with _at_root(spot.root or root):
+                tree = chain.audit_tree(spot.path, max_depth=args.depth)
             tree["problems"] = [*spot.problems, *tree.get("problems", [])]
+            trees.append(tree)
         print(json.dumps(trees if len(trees) > 1 else trees[0], indent=2, sort_keys=True))
         return 1 if any(_failed(t) for t in trees) else 0
     found: list[str] = []
     for spot in located:
-        lines, problems = chain.audit_report(spot.path, max_depth=args.depth)
-        print("\n".join([*spot.notes, *(f"!!! {p}" for p in spot.problems), *lines]))
+        with _at_root(spot.root or root):
+            lines, problems = chain.audit_report(spot.path, max_depth=args.depth)
+        build = (spot.root or root)
+        where = ([f"(in {build.relative_to(root).as_posix()}/: a variant's build)"]
+                 if build != root else [])
+        print("\n".join([*spot.notes, *where, *(f"!!! {p}" for p in spot.problems), *lines]))
         found += spot.problems + problems
     return _verdict(found)
 
@@ -140,17 +165,55 @@ def _failed(tree: dict) -> bool:
     return bool(tree.get("problems")) or any(_failed(c) for c in tree.get("inputs", []))
 
 
+def _other(args: argparse.Namespace, root: Path) -> str:
+    """The path ``b`` of a diff: given, or ``a`` in the variant's build."""
+    if args.variant is None:
+        if args.b is None:
+            raise SharpnessError("diff needs two paths, or one and --variant NAME")
+        return str(args.b)
+    if args.b is not None:
+        raise SharpnessError("diff takes one path with --variant NAME (the other is the same "
+                             "file in variants/NAME/)")
+    home = root / VARIANTS / args.variant
+    if not NAME.match(args.variant) or not home.is_dir():
+        known = sorted(p.name for p in (root / VARIANTS).glob("*") if p.is_dir())
+        raise SharpnessError(f"--variant {args.variant}: no such variant under {VARIANTS}/ "
+                             f"(built ones: {', '.join(known) or 'none yet'})")
+    spot = locate(args.a, root)
+    if spot.root not in (None, root):
+        raise SharpnessError(f"{args.a}: already a variant's file; give the default build's "
+                             "path with --variant")
+    return (Path(VARIANTS) / args.variant / spot.path).as_posix()
+
+
 def run_diff(args: argparse.Namespace) -> int:
-    """Print what differs between two records; exit 1 when their ids differ."""
+    """Print what differs between two records (and, for figures and tables, their numbers);
+    exit 1 when their ids differ."""
     root = repository_root() or Path.cwd().resolve()
-    located = [locate(p, root) for p in (args.a, args.b)]
+    other = _other(args, root)
+    located = [locate(args.a, root), locate(other, root, cwd=root if args.variant else None)]
     records = []
-    with _at_root(root):
-        for spot in located:
+    for spot in located:
+        with _at_root(spot.root or root):
             records.append(chain.load_record(spot.path)[1])  # type: ignore[index]
     diff = chain.diff_records(*records)
+    files = [(spot.root or root) / spot.path for spot in located]
     if args.json:
         print(json.dumps(diff, indent=2, sort_keys=True, default=str))
     else:
-        print("\n".join(chain.diff_lines(diff, args.a, args.b)))
+        lines = chain.diff_lines(diff, args.a, other)
+        if all(f.is_file() for f in files):
+            lines += csv_lines(*(f.with_suffix(".csv") for f in files))
+        for record, name in zip(records, ("a", "b"), strict=True):
+            if isinstance(record.get("variant"), dict):
+                lines.append(f"{name} is {describe_variant(record['variant'], shown=8)}")
+        print("\n".join(lines))
+    if args.out:
+        pngs = [f.with_suffix(".png") for f in files]
+        if not all(p.is_file() for p in pngs):
+            raise SharpnessError(f"--out: no PNG beside {' or '.join(map(str, files))} to show")
+        from sharpness.runs.side_by_side import side_by_side
+
+        side_by_side(*pngs, args.out, titles=(f"a: {args.a}", f"b: {other}"))
+        print(f"wrote {args.out}: a on the left, b on the right")
     return 0 if diff["same_id"] else 1

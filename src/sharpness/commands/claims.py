@@ -147,6 +147,8 @@ def _build_from(figures: Path, args: argparse.Namespace) -> int:
     from sharpness.claims.registration_files import existing_registration, registration_path
     from sharpness.claims.registration_report import deviations_markdown, seed_offset_mismatch
     from sharpness.claims.rules import rules_for
+    from sharpness.config.variant import describe as describe_variant
+    from sharpness.config.variant import read_record as read_variant
     from sharpness.planning.settle import annotate_to_settle, load_configs
     from sharpness.runs.provenance import write_artifact_provenance
 
@@ -194,6 +196,10 @@ def _build_from(figures: Path, args: argparse.Namespace) -> int:
         rows = annotate(rows, load_plan(args.plan))
     out = Path(args.out) if args.out else figures / "CLAIMS.md"
     footer = deviations_markdown(devs, record, args.seed_offset, git, look)
+    variant = read_variant()  # a build with other settings than the profile's names them
+    header = (f"**Variant:** {describe_variant(variant, shown=12)}. Its figures were built "
+              "with these settings, not the profile's; the registration compares each item's "
+              "recorded parameters with the registered ones.\n" if variant is not None else "")
     registered = ({"id": record["id"], "file": str(reg_file), "seed_offset": args.seed_offset,
                    "git": git, "look": look,
                    "seeds": seed_offset_mismatch(record, args.seed_offset) or "as registered",
@@ -201,8 +207,9 @@ def _build_from(figures: Path, args: argparse.Namespace) -> int:
                                                      "verdict_registered", "p_adj_now",
                                                      "p_adj_registered")} for d in devs]}
                   if record else None)
-    written = write_ledger(rows, out, args.profile, rules=rules, footer=footer,
-                           extra={"registration": registered})
+    written = write_ledger(rows, out, args.profile, header=header, rules=rules, footer=footer,
+                           extra={"registration": registered,
+                                  **({"variant": variant} if variant is not None else {})})
     # the ledger's record comes last; its inputs are the CSVs it read (by content and id)
     read = sorted({item for r in rows for item in str(r.get("items") or "").split(";") if item})
     write_artifact_provenance(out, kind="ledger",
@@ -214,7 +221,7 @@ def _build_from(figures: Path, args: argparse.Namespace) -> int:
                                       "deviations": len(devs)},
                               inputs=[c for i in read if (c := figures / f"{i}.csv").is_file()],
                               outputs=written)
-    print(markdown(rows, args.profile, rules=rules, footer=footer), end="")
+    print(markdown(rows, args.profile, header=header, rules=rules, footer=footer), end="")
     return 0
 
 
@@ -223,9 +230,10 @@ def _run_config(record: dict, seed_offset: int) -> dict | None:
     (None when the file is not there: the items' config is then not compared)."""
     import copy
 
+    from sharpness.config.variant import in_checkout
     from sharpness.mappings import offset_seeds
 
-    path = Path(str((record.get("config") or {}).get("path") or ""))
+    path = in_checkout(str((record.get("config") or {}).get("path") or ""))
     if not path.is_file():
         return None
     from sharpness.claims.registration import load_profile_config

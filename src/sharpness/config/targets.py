@@ -154,7 +154,7 @@ def subfolder_hint(start: str | Path = ".") -> str:
     at the root or outside one."""
     root = repository_root(start)
     here = Path(start).resolve()
-    if root is None or root == here:
-        return ""
+    if root is None or root == here or here.parent == root / "variants":
+        return ""  # a variant's build folder is where its jobs run (sharpness.config.variant)
     return (f"you are in {here.relative_to(root)}/ of the repository: run from the "
             f"repository root (cd {root})")

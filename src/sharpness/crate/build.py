@@ -28,6 +28,8 @@ from typing import Any
 from rocrate.model import ContextEntity, File
 from rocrate.rocrate import ROCrate
 
+from sharpness.config.variant import RECORD as VARIANT_RECORD
+from sharpness.config.variant import checkout_of
 from sharpness.crate.describe import (
     agent_of,
     as_list,
@@ -284,7 +286,12 @@ def crate_of(root: str | os.PathLike[str], name: str | None = None,
     crate = ROCrate(version="1.1", gen_preview=False)
     crate.metadata.extra_terms.update(TERMS)
     commit, snakemake = _environment(build)
-    workflow = _workflow(crate, build.root, snakemake, commit)
+    workflow = _workflow(crate, checkout_of(build.root), snakemake, commit)
+    if (build.root / VARIANT_RECORD).is_file():  # a variant's build: its settings' differences
+        refuse_link(build.root, VARIANT_RECORD, "the variant's record")
+        _file(crate, build.root, VARIANT_RECORD, encodingFormat="application/json",
+              description="this build is a variant: its name and its settings' differences "
+                          "from its profile")
     person = agent_of(crate, build.root, agent, agent_id)
     writer = _Writer(build, crate, max_bytes)
     made = [writer.outputs(job) for job in build.jobs]

@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from sharpness import escape
+from sharpness.config.variant import current_note, read_record
 from sharpness.evidence.level import profile_level
 from sharpness.io import atomic_open, atomic_write_text
 from sharpness.runs.provenance import artifact_record, commit_artifact_record
@@ -56,15 +57,28 @@ def _evidence_caption(caption: str, level: str, reason: str) -> str:
             "figures/README.md, each claim's verdict is in figures/CLAIMS.md).")
 
 
+def _variant_caption(caption: str) -> str:
+    """The caption of a variant's figure or table ends with its name and differences from
+    its profile (:func:`sharpness.config.variant.current_note`); the default's is unchanged."""
+    note = current_note()
+    return f"{caption} [Built with other settings than the profile's: {note}.]" if note else caption
+
+
 #: the corner mark's text: the scale of the profile a figure was drawn under
 CORNER = "profile scale: {level}"
+#: ... and, on a variant's figure, its name (the caption lists its differences)
+CORNER_VARIANT = "profile scale: {level} · variant {name}"
 
 
 def _evidence_title(fig: Figure, level: str) -> None:
     """The profile's scale as a small mark in the figure's lower right corner, where a reader
-    of the paper expects a stamp, not in the title (which says what the figure shows)."""
-    fig.text(0.998, 0.004, CORNER.format(level=level), ha="right", va="bottom", fontsize=6.5,
-             color="0.45", gid="profile-scale")
+    of the paper expects a stamp, not in the title (which says what the figure shows); a
+    variant's figure names the variant there too, in the colour of a warning."""
+    variant = read_record()
+    text = (CORNER_VARIANT.format(level=level, name=variant["name"]) if variant
+            else CORNER.format(level=level))
+    fig.text(0.998, 0.004, text, ha="right", va="bottom", fontsize=6.5,
+             color="tab:red" if variant else "0.45", gid="profile-scale")
 
 
 def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption: str,
@@ -85,7 +99,7 @@ def save_figure(fig: Figure, out: str | os.PathLike[str], *, rows: Rows, caption
     pdf, png, csv_path = (stem.with_suffix(s) for s in (".pdf", ".png", ".csv"))
     caption = _stand_in_caption(caption, stand_ins)
     level, reason = profile_level()
-    caption = _evidence_caption(caption, level, reason)
+    caption = _variant_caption(_evidence_caption(caption, level, reason))
     _evidence_title(fig, level)
     write_csv(csv_path, rows)
     caption_path = atomic_write_text(stem.with_suffix(".caption.txt"), caption + "\n")
@@ -145,6 +159,7 @@ def save_table(out: str | os.PathLike[str], *, rows: Rows, columns: Sequence[str
     caption = (f"[Evidence level: {level}] {caption} (Evidence level of the {reason}; levels "
                "are defined in figures/README.md, each claim's verdict is in "
                "figures/CLAIMS.md.)")
+    caption = _variant_caption(caption)
     md, tex, csv_path = (stem.with_suffix(s) for s in (".md", ".tex", ".csv"))
     write_csv(csv_path, rows)
     caption_path = stem.with_suffix(".caption.txt")

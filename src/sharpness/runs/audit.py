@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from sharpness.config.variant import describe as describe_variant
 from sharpness.errors import SharpnessError
 from sharpness.io import read_json
 from sharpness.runs import audit_checks as checks
@@ -107,6 +108,8 @@ def _header(record: Mapping[str, Any], path: Any, prov: Path, pad: str,
              f"{pad}  record:   {prov}",
              f"{pad}  status:   {status}{extra}   {record.get('started')} -> "
              f"{record.get('ended')}"]
+    if isinstance(record.get("variant"), dict):  # built with other settings than its profile's
+        lines.append(f"{pad}  variant:  {describe_variant(record['variant'], shown=8)}")
     loud = dirty_line(record)
     if loud:
         lines.insert(1, f"{pad}  {loud}")

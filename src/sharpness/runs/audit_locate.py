@@ -5,7 +5,9 @@ started in ``figures/`` used to find none of them and printed a chain that stopp
 code 0. :func:`locate` resolves each path the user gives (from the current folder, else from
 the repository root), names a missing one as such, and identifies a figure or table copied
 out of the tree by the provenance id stamped into its metadata: the record with that id is
-found under ``figures/`` and the copy's SHA-256 is checked against it.
+found under ``figures/`` (or a variant's, ``variants/<name>/figures/``) and the copy's SHA-256
+is checked against it. A path inside a variant (:mod:`sharpness.config.variant`) is audited
+from that variant's folder, where its records name their inputs from.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sharpness.config.variant import FOLDER as VARIANTS
 from sharpness.errors import SharpnessError
 from sharpness.runs.audit_checks import read_stamp
 from sharpness.runs.provenance import SIDECAR_SUFFIX, file_sha256, find_provenance
@@ -32,6 +35,23 @@ class Located:
     path: str
     notes: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: the folder the audit runs in: the repository root, or the variant's folder
+    root: Path | None = None
+
+
+def build_home(path: Path, root: Path) -> Path:
+    """The build ``path`` belongs to: ``root/variants/<name>`` for a path inside a variant,
+    else ``root``."""
+    try:
+        parts = path.resolve().relative_to(root.resolve()).parts
+    except ValueError:
+        return root
+    return root / VARIANTS / parts[1] if len(parts) > 2 and parts[0] == VARIANTS else root
+
+
+def _located(path: Path, root: Path) -> Located:
+    home = build_home(path, root)
+    return Located(_relative(path, home), root=home)
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -43,9 +63,11 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def find_stamped(stamp: str, root: Path) -> Path | None:
-    """The sidecar record under :data:`RECORD_FOLDERS` of ``root`` whose id is ``stamp``."""
-    for folder in RECORD_FOLDERS:
-        for sidecar in sorted((root / folder).rglob(f"*{SIDECAR_SUFFIX}")):
+    """The sidecar record under :data:`RECORD_FOLDERS` of ``root`` or of one of its variants
+    whose id is ``stamp``."""
+    homes = [root, *sorted(p for p in (root / VARIANTS).glob("*") if p.is_dir())]
+    for folder in (home / f for home in homes for f in RECORD_FOLDERS):
+        for sidecar in sorted(folder.rglob(f"*{SIDECAR_SUFFIX}")):
             try:
                 if json.loads(sidecar.read_text()).get("id") == stamp:
                     return sidecar
@@ -71,7 +93,7 @@ def _loose_copy(copy: Path, root: Path) -> Located | None:
     original = sidecar.with_name(stem + copy.suffix)
     want = next((sha for name, sha in (record.get("output_sha256") or {}).items()
                  if Path(name).name == original.name), None)
-    found = Located(_relative(original, root))
+    found = _located(original, root)
     found.notes.append(f"{copy}: a copy outside the build, identified by its stamp {stamp} "
                        f"as {_relative(original, root)}")
     if want is None:
@@ -98,7 +120,7 @@ def locate(given: str, root: Path, cwd: Path | None = None) -> Located:
         raise SharpnessError(f"{given}: no such file or folder (looked in {cwd} and in the "
                              f"repository root {root})")
     if find_provenance(path) is not None:
-        return Located(_relative(path, root))
+        return _located(path, root)
     copy = _loose_copy(path, root)
     if copy is not None:
         return copy

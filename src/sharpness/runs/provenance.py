@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sharpness.config.variant import read_record as read_variant
 from sharpness.io import atomic_write_json, read_json, to_json
 from sharpness.runs.cache import canonical, loaded_code_manifest, manifest_fingerprint
 from sharpness.runs.environment import code_version, device_info, now_iso, package_versions
@@ -180,6 +181,9 @@ def base_record(kind: str, params: dict[str, Any] | None = None, *, seed: int | 
         "cwd": os.getcwd(),
         "started": now_iso(),
     }
+    variant = read_variant()  # a build with other settings than its profile's names them
+    if variant is not None:
+        record["variant"] = variant
     # the earliest job behind this record: its own start or that of any input's producer
     # (a figure built today from runs trained last week began last week)
     record["first_started"] = earliest([record["started"]] + [
