@@ -23,7 +23,7 @@ from sharpness.runs.cache import code_fingerprint
 _variant_env = f"export {VARIANT_ENV}={VARIANT_RECORD}; " if VARIANT is not None else ""
 if DeploymentMethod.CONDA not in workflow.deployment_settings.deployment_method:
     _bin = shlex.quote(os.path.dirname(sys.executable)).replace("{", "{{").replace("}", "}}")
-    shell.prefix(f'export PATH={_bin}:"$PATH"; ' + _variant_env)
+    shell.prefix(f'export PATH={_bin}:"$PATH"; {_variant_env}')
 elif _variant_env:
     shell.prefix(_variant_env)
 
