@@ -15,6 +15,21 @@ BIN = Path(sys.executable).parent
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 
+#: the environment variables that choose the signing key and the trusted keys
+KEY_VARIABLES = ("SHARPNESS_SIGNING_KEY", "SHARPNESS_TRUSTED_DIR", "SHARPNESS_TRUSTED_KEYS")
+#: their values before the suite replaced them: a test that reads the checkout's own build
+#: (made by `make` before the workflow tier) runs its commands as the user who built it
+USER_KEYS: dict[str, str | None] = {}
+
+
+def user_environment() -> dict[str, str]:
+    """The environment with the user's own key settings (not the suite's), for commands a
+    test runs on a build the user made."""
+    env = {k: v for k, v in os.environ.items() if k not in KEY_VARIABLES}
+    env.update({k: v for k, v in USER_KEYS.items() if v is not None})
+    return env
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Records are signed (sharpness.runs.signing): the suite, and every process it starts,
     signs with a key made for this session in a temporary folder, never the developer's
@@ -22,6 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     keys = Path(tempfile.mkdtemp(prefix="sharpness-test-keys-"))
+    USER_KEYS.update({k: os.environ.get(k) for k in KEY_VARIABLES})
     os.environ["SHARPNESS_SIGNING_KEY"] = str(keys / "signing_key")
     os.environ["SHARPNESS_TRUSTED_DIR"] = str(keys / "trusted")  # none: never the developer's
     os.environ.pop("SHARPNESS_TRUSTED_KEYS", None)

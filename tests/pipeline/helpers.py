@@ -87,11 +87,14 @@ def screen_commands(printed: str) -> list[str]:
             if line.startswith(("  snakemake ", "  sharpness "))]
 
 
-def run_commands(commands: list[str], cwd: Path, bin_dir: Path) -> dict[str, str]:
+def run_commands(commands: list[str], cwd: Path, bin_dir: Path,
+                 env: dict[str, str] | None = None) -> dict[str, str]:
     """Run each suggested command in ``cwd`` as a user would (the environment's commands
-    first on PATH); every one must succeed, except that ``sharpness diff`` exits 1 when the
-    two records differ, as diff(1) does. Returns each command's stdout."""
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    first on PATH; ``env``: another environment than the suite's); every one must succeed,
+    except that ``sharpness diff`` exits 1 when the two records differ, as diff(1) does.
+    Returns each command's stdout."""
+    env = dict(env if env is not None else os.environ)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     out = {}
     for command in commands:
         done = subprocess.run(shlex.split(command), cwd=cwd, env=env, capture_output=True,
