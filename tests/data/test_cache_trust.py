@@ -41,8 +41,9 @@ def test_every_fetched_file_is_pinned_by_sha256():
 
 def _fake_cifar(root: Path) -> Path:
     """A fake CIFAR-10 copy (synthetic pickles) in ``root/cifar10`` with stamps written by hand:
-    the old stamp format (which the old code trusted) and one in today's format that matches
-    the fake files' sizes, times and hashes and claims the pinned archive."""
+    one that keys each file by its SHA-256 and names the archive of every member, and one in
+    the current format that matches the fake files' sizes, times and hashes and claims the
+    pinned archive."""
     folder = formats.write_cifar(root, 10).parent
     members = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     (folder / STAMP).write_text(json.dumps({
@@ -59,7 +60,7 @@ def test_a_fake_cifar_copy_with_a_hand_written_stamp_is_not_called_verified(tmp_
     folder = _fake_cifar(tmp_path / "data")
     with pytest.raises(DataError, match="not available"):
         resolve("cifar10", tmp_path / "data", download=False)
-    # a stamp in today's format, matching the fake files exactly, changes nothing either
+    # a stamp in the current format, matching the fake files exactly, changes nothing either
     formats.write_cifar(tmp_path / "data", 10)  # the rejected files were removed: again
     spec = DATASETS["cifar10"]
     stamp = {"files": {}, "archives": {spec.files[0].remote: {
@@ -105,7 +106,7 @@ def test_members_without_a_pin_are_checked_against_their_archive_not_the_stamp(
     edited = folder / "toy/batch.bin"
     edited.write_bytes(b"edited numbers")
     members = ["toy/batch.bin", "toy/meta.txt"]
-    (folder / STAMP).write_text(json.dumps({  # the stamp format the old code trusted
+    (folder / STAMP).write_text(json.dumps({  # hashes only: no size or time of its own
         "files": {m: _sha(folder / m) for m in members},
         "archives": {"toy/meta.txt": members}}))
     with pytest.raises(DataError):
