@@ -57,7 +57,7 @@ def test_shipped_profiles_pass(config):
     ("gradcam.seeds", [-2], "config key gradcam.seeds[0]: -2 is less than the minimum of 0"),
     ("minorfirst.l1_maxmargin.multi.seed", -4,
      "config key minorfirst.l1_maxmargin.multi.seed: -4 is less than the minimum of 0"),
-    # what a group sets is refused in its overrides (it used to be replaced silently)
+    # what a group sets is refused in its overrides (never replaced silently)
     ("lesam.groups.cifar10_wrn.overrides.seed", 5,
      "config key lesam.groups.cifar10_wrn.overrides.seed: set per run by the group's `seeds`"),
     ("lesam.groups.cifar10_wrn.overrides.optimizer", "sam",
@@ -81,7 +81,7 @@ def test_shipped_profiles_pass(config):
     ("gradcam.optimizers.sgd.name", "sgdd", "config key gradcam.optimizers.sgd.name: 'sgdd'"),
     ("minorfirst.cnn_synthetic.optimizers.sgdd", {},
      "config key minorfirst.cnn_synthetic.optimizers: 'sgdd' is not one of"),
-    # eos settings as the sweep sees them (they used to be checked when the job started)
+    # eos settings as the sweep sees them, checked while planning (not when the job starts)
     ("eos.settings.mnist_fcn_mse.flow.method", "rk4",
      "config key eos.settings.mnist_fcn_mse.flow.method: 'rk4' is not one of"),
     ("eos.settings.mnist_fcn_mse.lossgoal", 0.1,

@@ -1,5 +1,6 @@
 """Code, rules and docs describe the project as it is: no issue tags, no dated work logs and no
-paths of the machine something was measured on.
+paths of the machine something was measured on; docs and tests tell no history ("used to",
+"the old code", "before, ...; now ...").
 
 History lives in git; a reader of ``docs/``, ``src/`` or ``workflow/`` should not need to know
 which issue or day produced a line, nor the folder a measurement was taken in. Dates belong in
@@ -27,6 +28,12 @@ RECORDS = re.compile(r"(^docs/claims_[a-z]+\.csv$|\.record\.json$|^docs/gallery/
 ISSUE_TAG = re.compile(r"\bissues?\s+#?\d+\b|(?<![\w&#/])#\d{1,4}\b(?![\w-])", re.IGNORECASE)
 DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
 MACHINE_PATH = re.compile(r"(?<![\w.~$}])/(?:work|tmp|home|root|Users|scratch|mnt)/[\w.-]")
+#: a sentence that tells what the code did once instead of what it does
+HISTORY = re.compile(r"\bthe issue'?s (?:case|row)\b|\bused to\b|\bthe old\b|\btoday'?s "
+                     r"(?:format|code)\b|\bbefore, [^;]{0,200}; now\b|\bpreviously\b|"
+                     r"\bformerly\b|(?-i:\bOld(?: \([^)]*\))?:|\bBefore: |\. Now )", re.IGNORECASE)
+#: the trees scanned for history, and the kinds of file in them
+HISTORY_TREES = ("docs", "tests")
 
 
 def scanned() -> list[Path]:
@@ -66,6 +73,20 @@ def test_reference_trees_hold_no_history(what: str, pattern: re.Pattern[str]) ->
     assert not found, f"{what} in docs/, src/ or workflow/:\n" + "\n".join(found)
 
 
+def test_docs_and_tests_tell_no_history() -> None:
+    """A doc or a test's docstring says what the code does and why; what it once did is in
+    git (this file, which spells the phrases out, is left out)."""
+    files = [p for tree in HISTORY_TREES for p in (ROOT / tree).rglob("*")
+             if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts
+             and p != Path(__file__).resolve()
+             and not RECORDS.search(p.relative_to(ROOT).as_posix())]
+    found = [f"{path.relative_to(ROOT)}:{number}: {match.group(0)!r}"
+             for path in sorted(files)
+             for number, line in enumerate(_outside_blocks(path).splitlines(), 1)
+             for match in HISTORY.finditer(line)]
+    assert not found, "history told in docs/ or tests/:\n" + "\n".join(found)
+
+
 def test_the_scan_sees_what_it_forbids() -> None:
     assert {"docs", "src", "workflow"} <= {p.relative_to(ROOT).parts[0] for p in scanned()}
     assert not any(RECORDS.search(p.relative_to(ROOT).as_posix()) for p in scanned())
@@ -75,6 +96,11 @@ def test_the_scan_sees_what_it_forbids() -> None:
     assert MACHINE_PATH.search("groups of `/tmp/qm3/benchmarks/x.yaml`")
     assert MACHINE_PATH.search("cd /work/main && make")
     assert not MACHINE_PATH.search("results/tmp/x") and not MACHINE_PATH.search("$TMPDIR/x")
+    assert HISTORY.search("The issue's case, a file") and HISTORY.search("it used to skip")
+    assert HISTORY.search("before, its code ran twice; now it runs once")
+    assert HISTORY.search("Old (epoch 1 alone): `contradicted`")
+    assert HISTORY.search("Before: exit 0. Now the figure is checked")
+    assert not HISTORY.search("params: list, old: list") and not HISTORY.search("no longer ok")
 
 
 def test_readme_troubleshooting_names_only_errors_that_exist() -> None:

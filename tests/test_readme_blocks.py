@@ -30,6 +30,7 @@ def test_every_block_has_a_source_and_the_readme_has_the_main_ones() -> None:
         name for doc, name, _ in LOCATED if doc == "README.md"}
     assert ("docs/findings.md", "claims") in {(doc, name) for doc, name, _ in LOCATED}
     assert ("docs/outputs.md", "counts") in {(doc, name) for doc, name, _ in LOCATED}
+    assert ("docs/api_lesam.md", "lesam-items") in {(doc, name) for doc, name, _ in LOCATED}
     assert {"cost", "eos-toy", "optimizers", "budget-quick", "startup", "test-paper",
             "test-suite"} <= names
 

@@ -90,7 +90,7 @@ def trajectories(bad: bool, drop: float | None = None) -> dict[str, ItemData]:
 
 def measures(bad: bool) -> dict[str, ItemData]:
     """Every measure lower and every norm higher above η_c than below (``bad``: the measures
-    fall with η above η_c, but stay above their values below η_c: the issue's case)."""
+    fall with η above η_c, but stay above their values below η_c)."""
     def m(f: float, eta: float) -> dict[str, Any]:
         if f < 1:
             v, norm = 10.0, 5.0

@@ -1,8 +1,8 @@
 """Inputs that are wrong on purpose: copies of one run, missing values, designs that cannot
 decide, a relabelled seed, a wrong design parameter. None may give a decided verdict.
 
-Each case's docstring says what the ledger at b6ec0c2 (before independence, missing-data and
-design checks) made of it; every one of those verdicts was decided.
+Each case's docstring says what a naive reading (without the independence, missing-data and
+design checks) makes of it; every one of those verdicts is decided.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ def cnn_copied(labels: int = 5) -> dict[str, ItemData]:
 
 
 def test_one_cnn_run_under_five_seed_labels_is_one_run() -> None:
-    """mf-cnn, one run copied under five seed labels. Before: supported, 5/5."""
+    """mf-cnn, one run copied under five seed labels. Read naively: supported, 5/5."""
     row = run("mf-cnn", cnn_copied())
     assert row["verdict"] == INCONCLUSIVE and row["n"] == 1, row["value"]
     assert "refused as copies" in row["note"] and "seed 4 = seed 0" in row["note"]
 
 
 def test_one_gradcam_pair_copied_five_times_is_refused() -> None:
-    """A Grad-CAM pair copied five times (difference +0.01 each). Before: supported, p = 0."""
+    """A Grad-CAM pair copied five times (difference +0.01 each). Read naively: supported, p = 0."""
     copies = fx.gradcam(1, n=5, sam_means=[0.41] * 5)
     row = run("mf-gradcam-mnist-l2", _copied_records(copies, {k: 0 for k in range(1, 5)}))
     assert row["verdict"] == INCONCLUSIVE and row["n"] == 1
@@ -101,7 +101,7 @@ def test_a_nudged_copy_is_refused_by_its_record() -> None:
 
 
 def test_one_signal_run_copied_three_times_is_one_run() -> None:
-    """ls-signal-sam on one probe run copied under three seeds. Before: supported, n = 3."""
+    """ls-signal-sam on one probe run copied under three seeds. Read naively: supported, n = 3."""
     one = fx.signal(False, seeds=1)["lesam/fig_signal"]
     rows = pd.concat([one.rows.assign(seed=k) for k in range(3)], ignore_index=True)
     row = run("ls-signal-sam", {"lesam/fig_signal": ItemData(one.item, rows)})
@@ -111,8 +111,8 @@ def test_one_signal_run_copied_three_times_is_one_run() -> None:
 
 # -- a wrong design parameter ---------------------------------------------------------------------
 def test_cnn_data_made_with_another_gain_are_not_the_registered_design() -> None:
-    """mf-cnn data made with gain 0.05 against the registered 0.2. Before: the predicate read
-    the data's gain, and a contradicted row became supported."""
+    """mf-cnn data made with gain 0.05 against the registered 0.2. Read naively, the
+    data's own gain decides, and a contradicted row becomes supported."""
     data = fx.cnn(False)
     data["minorfirst/cnn_synthetic"].params["gain"] = 0.05
     row = run("mf-cnn", data)
@@ -122,7 +122,7 @@ def test_cnn_data_made_with_another_gain_are_not_the_registered_design() -> None
 
 # -- missing values -------------------------------------------------------------------------------
 def test_nan_sharpness_below_eta_c_is_undetermined() -> None:
-    """eos-flat-below with NaN sharpness below η_c. Before: contradicted."""
+    """eos-flat-below with NaN sharpness below η_c. Read naively: contradicted."""
     data = fx.phase(False)
     df = _frame(data, "eos/fig_phase")
     df.loc[df["eta"] < df["eta_c"], "sharpness"] = float("nan")
@@ -131,7 +131,7 @@ def test_nan_sharpness_below_eta_c_is_undetermined() -> None:
 
 
 def test_nan_test_error_is_undetermined() -> None:
-    """eos-u-shape with NaN test errors. Before: contradicted."""
+    """eos-u-shape with NaN test errors. Read naively: contradicted."""
     data = fx.test_vs_lr(False)
     _frame(data, "eos/fig_test_vs_lr")["test_error"] = float("nan")
     row = run("eos-u-shape", data)
@@ -139,7 +139,7 @@ def test_nan_test_error_is_undetermined() -> None:
 
 
 def test_cost_counts_finite_rounds_only() -> None:
-    """ls-cost with 2 finite rounds and 4 NaN. Before: supported, n = 6."""
+    """ls-cost with 2 finite rounds and 4 NaN. Read naively: supported, n = 6."""
     nan = float("nan")
     row = run("ls-cost", fx.cost(False, sam_rounds=[2.0, 2.05, nan, nan, nan, nan]))
     assert row["n"] == 2 and row["verdict"] == INCONCLUSIVE
@@ -149,7 +149,7 @@ def test_cost_counts_finite_rounds_only() -> None:
 
 # -- designs that cannot decide -------------------------------------------------------------------
 def test_a_u_shape_on_twenty_test_examples_cannot_be_separated() -> None:
-    """A true U-shape measured on 20 test examples. Before: contradicted ("not separated"
+    """A true U-shape measured on 20 test examples. Read naively: contradicted ("not separated"
     counted as "not U-shaped")."""
     data = fx.test_vs_lr(False)
     _frame(data, "eos/fig_test_vs_lr")["n_test"] = 20
@@ -164,7 +164,7 @@ def test_a_separated_monotone_curve_is_not_a_u() -> None:
 
 
 def test_band_without_its_trajectories_is_not_met() -> None:
-    """eos-band: 3 runs above η_c, 2 in the band, no trajectory. Before: supported."""
+    """eos-band: 3 runs above η_c, 2 in the band, no trajectory. Read naively: supported."""
     rows = [{"setting": "A", "eta": e, "eta_c": 0.1, "status": "ok", "reason": "loss_goal",
              "sharpness": 2 / e * b, "l2": 5.0, "eta_s_over_2": b}
             for e, b in ((0.05, 0.4), (0.2, 1.01), (0.3, 0.99), (0.4, 1.4))]
@@ -187,7 +187,7 @@ def test_width_only_ablation_with_the_other_factors_diverged() -> None:
 
 
 def test_symmetry_with_one_rho_compares_nothing() -> None:
-    """mf-l2-symmetry on a grid with one ρ. Before: supported, "0 of 0 points"."""
+    """mf-l2-symmetry on a grid with one ρ. Read naively: supported, "0 of 0 points"."""
     data = fx.regimes(False)
     df = _frame(data, "minorfirst/l2_regimes")
     data["minorfirst/l2_regimes"].rows = df[df["rho"] == 0.5]

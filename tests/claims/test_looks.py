@@ -100,7 +100,7 @@ def test_a_committed_look_at_the_same_seeds_makes_the_next_exploratory(
 
 
 def test_the_committed_re_registration_list_is_complete() -> None:
-    """The rows the issue found missing: a row new since a look, the rule min_seeds 5 → 4 and
+    """The rows easy to miss: a row new since a look, the rule min_seeds 5 → 4 and
     the CNN draws' design, read from this checkout's history."""
     again = re_registered(CLAIMS, "evidence", Path(__file__))
     if not again:

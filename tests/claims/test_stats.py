@@ -42,7 +42,7 @@ def test_decide_needs_the_interval_to_exclude_zero(values: list[float], directio
 
 
 def test_seed_level_interval_counts_seeds_not_images() -> None:
-    # 2 seeds x 100 images: per-seed means 0.0 and 0.138 (the case); pooled, the t
+    # 2 seeds x 100 images: per-seed means 0.0 and 0.138; pooled, the t
     # interval over 200 values would exclude 0; over 2 seed means it must not
     rng = np.random.default_rng(0)
     groups = [rng.normal(0.0, 0.01, 100), rng.normal(0.138, 0.01, 100)]

@@ -1,5 +1,6 @@
-"""Each predicate strengthened to test its whole claim, on a fixture that the old, weaker
-predicate passed and that fails (or cannot decide) for the part it used to skip."""
+"""Each predicate tests its whole claim: on a fixture that a weaker predicate, testing only
+part of the claim, would pass, it fails (or cannot decide) for the part such a predicate
+skips."""
 
 from __future__ import annotations
 

@@ -5,7 +5,6 @@ preparing a data set never deletes a file tracked by git."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import subprocess
@@ -15,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from sharpness.cli import main
-from sharpness.data import DATASETS, DatasetSpec, FileSpec, resolve
+from sharpness.data import DATASETS, resolve
 from sharpness.data.fetch import STAMP
 from sharpness.errors import DataError
+from tests.data.archives import toy_archive, unpacked_from_mirror
 from tests.paper import formats
 
 
@@ -41,8 +41,9 @@ def test_every_fetched_file_is_pinned_by_sha256():
 
 def _fake_cifar(root: Path) -> Path:
     """A fake CIFAR-10 copy (synthetic pickles) in ``root/cifar10`` with stamps written by hand:
-    the old stamp format (which the old code trusted) and one in today's format that matches
-    the fake files' sizes, times and hashes and claims the pinned archive."""
+    one that keys each file by its SHA-256 and names the archive of every member, and one in
+    the current format that matches the fake files' sizes, times and hashes and claims the
+    pinned archive."""
     folder = formats.write_cifar(root, 10).parent
     members = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     (folder / STAMP).write_text(json.dumps({
@@ -59,7 +60,7 @@ def test_a_fake_cifar_copy_with_a_hand_written_stamp_is_not_called_verified(tmp_
     folder = _fake_cifar(tmp_path / "data")
     with pytest.raises(DataError, match="not available"):
         resolve("cifar10", tmp_path / "data", download=False)
-    # a stamp in today's format, matching the fake files exactly, changes nothing either
+    # a stamp in the current format, matching the fake files exactly, changes nothing either
     formats.write_cifar(tmp_path / "data", 10)  # the rejected files were removed: again
     spec = DATASETS["cifar10"]
     stamp = {"files": {}, "archives": {spec.files[0].remote: {
@@ -87,33 +88,14 @@ def test_a_fake_cifar_copy_with_a_hand_written_stamp_is_not_called_verified(tmp_
     assert not (tmp_path / "fresh" / "cifar10" / "cifar-10-batches-py").exists()
 
 
-def _toy_archive() -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in (("toy/meta.txt", b"meta"), ("toy/batch.bin", b"numbers" * 50)):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
-
-
 def test_members_without_a_pin_are_checked_against_their_archive_not_the_stamp(
         tmp_path, monkeypatch):
     """An archive whose members have no pin of their own (like the JPEG copy of CIFAR-10): the
     pinned archive is kept beside them and every member is compared with it on every check. A
     member edited and a stamp rewritten to match it (what a hand-written stamp does) is not
     verified; a stamp edited on its own changes nothing either."""
-    archive = _toy_archive()
-    spec = DatasetSpec(name="toyjpeg", title="toy", source="test", files=(
-        FileSpec("toy/meta.txt", remote="toy.tar.gz", unpack="untar",
-                 remote_sha256=hashlib.sha256(archive).hexdigest(),
-                 remote_size=len(archive)),))
-    monkeypatch.setitem(DATASETS, "toyjpeg", spec)
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    (mirror / "toy.tar.gz").write_bytes(archive)
-    folder = resolve("toyjpeg", tmp_path / "data", mirror=mirror, download=False)
-    (mirror / "toy.tar.gz").unlink()
+    archive = toy_archive(b"numbers" * 50)
+    folder = unpacked_from_mirror("toyjpeg", archive, tmp_path, monkeypatch, pin_size=True)
     assert (folder / "toy.tar.gz").read_bytes() == archive  # kept: the check can be redone
     record = json.loads((folder / STAMP).read_text())
     assert set(record["files"]["toy/batch.bin"]) == {"size", "mtime_ns", "sha256"}
@@ -124,7 +106,7 @@ def test_members_without_a_pin_are_checked_against_their_archive_not_the_stamp(
     edited = folder / "toy/batch.bin"
     edited.write_bytes(b"edited numbers")
     members = ["toy/batch.bin", "toy/meta.txt"]
-    (folder / STAMP).write_text(json.dumps({  # the stamp format the old code trusted
+    (folder / STAMP).write_text(json.dumps({  # hashes only: no size or time of its own
         "files": {m: _sha(folder / m) for m in members},
         "archives": {"toy/meta.txt": members}}))
     with pytest.raises(DataError):

@@ -15,6 +15,7 @@ import pytest
 from sharpness.data import DATASETS, DatasetSpec, FileSpec, resolve
 from sharpness.data.fetch import download_url
 from sharpness.errors import DataError
+from tests.data.archives import toy_archive, unpacked_from_mirror
 
 PAYLOAD = b"tiny data set\n" * 100
 
@@ -164,28 +165,14 @@ def test_unpacked_files_are_reused_only_while_their_content_is_the_verified_one(
         tmp_path, monkeypatch):
     """An archive with only an archive checksum (like CIFAR's): every file it unpacked is
     keyed by its SHA-256 in the stamp, so an edited member is not reused."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in (("toy/meta.txt", b"meta"), ("toy/batch.bin", PAYLOAD)):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    archive = buf.getvalue()
-    spec = DatasetSpec(name="toyarch", title="toy", source="test", files=(
-        FileSpec("toy/meta.txt", remote="toy.tar.gz", unpack="untar",
-                 remote_sha256=hashlib.sha256(archive).hexdigest()),))
-    monkeypatch.setitem(DATASETS, "toyarch", spec)
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    (mirror / "toy.tar.gz").write_bytes(archive)
-    folder = resolve("toyarch", tmp_path / "data", mirror=mirror, download=False)
-    (mirror / "toy.tar.gz").unlink()
+    archive = toy_archive(PAYLOAD)
+    folder = unpacked_from_mirror("toyarch", archive, tmp_path, monkeypatch)
     assert resolve("toyarch", tmp_path / "data", download=False) == folder  # verified: reused
     (folder / "toy/batch.bin").write_bytes(b"edited")  # not the file named in the registry
     with pytest.raises(DataError):
         resolve("toyarch", tmp_path / "data", download=False)
-    (mirror / "toy.tar.gz").write_bytes(archive)
-    resolve("toyarch", tmp_path / "data", mirror=mirror, download=False)
+    (tmp_path / "mirror/toy.tar.gz").write_bytes(archive)
+    resolve("toyarch", tmp_path / "data", mirror=tmp_path / "mirror", download=False)
     assert (folder / "toy/batch.bin").read_bytes() == PAYLOAD
 
 

@@ -1,7 +1,8 @@
 """GLMC and signal runs report status as the training engine does, and resume.
 
-Before: both always wrote status ``ok`` (a NaN loss trained on silently) and restarted from
-scratch after a kill; their device fell back to the CPU without saying so.
+A NaN loss ends a run as diverged (never ``ok``, never trained on silently), a killed run
+resumes from its checkpoint instead of from scratch, and a device that is not there is an
+error, never a silent fall-back to the CPU.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def test_glmc_shows_the_engines_progress(tmp_path, capsys):
 
 def test_blow_up_runs_are_left_out_of_the_evaluation_tables_and_named(tmp_path):
     """A diverged run's evaluation rows carry its status: the robustness and domain tables
-    average the runs that ended ok and say how many diverged (they used to average all)."""
+    average the runs that ended ok and say how many diverged (never an average over all)."""
     import json as _json
 
     from sharpness.lesam.records import Given

@@ -98,6 +98,13 @@ def _ref_sam_like(model, base, x, y, direction: Callable[[list], list], guard: f
     with torch.no_grad():
         for p, di in zip(params, d, strict=True):
             p.add_(di * scale)
+    _perturbed_pass_restore_step(model, base, x, y, params, old, freeze)
+
+
+def _perturbed_pass_restore_step(model, base, x, y, params: list, old: list,
+                                 freeze: bool) -> None:
+    """davda54's ``second_step``: the perturbed pass (running statistics frozen with
+    ``freeze``), the weights restored to ``old``, the base step, the statistics back on."""
     base.zero_grad()
     if freeze:
         _bn_momentum(model, 0.0)
@@ -190,14 +197,7 @@ def _ref_eigensam_step(model, base, x, y, v, rho: float, alpha: float) -> None:
         old = [p.detach().clone() for p in params]
         for p in params:
             p.add_(p.grad * rho)
-    base.zero_grad()
-    _bn_momentum(model, 0.0)
-    _ce(model, x, y).backward()
-    with torch.no_grad():
-        for p, o in zip(params, old, strict=True):
-            p.copy_(o)
-    base.step()
-    _bn_momentum(model, 0.1)
+    _perturbed_pass_restore_step(model, base, x, y, params, old, freeze=True)
 
 
 def _ref_lesam(model, base, x, y, sigma: float, rho_max: float, eps: float = 1e-12) -> None:

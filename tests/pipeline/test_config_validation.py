@@ -17,7 +17,7 @@ def workdir(tmp_path_factory, repo):
 
 
 @pytest.mark.parametrize(("override", "message"), [
-    # a NaN used to run "ok" and become a verdict; a lesam override of the seed used to be
+    # a NaN would run "ok" and become a verdict; a lesam override of the seed would be
     # replaced silently by the group's seed
     ({"minorfirst": {"l1_maxmargin": {"h": float("nan")}}},
      "config key minorfirst.l1_maxmargin.h: nan is not a finite number"),

@@ -109,8 +109,8 @@ def test_the_new_optimizer_recipe_on_a_copy(tmp_path):
     (copy / f"tests/optim/test_{NAME}.py").write_text(textwrap.dedent(TEST).lstrip())
     # 4. what the recipe says to run
     sharpness(copy, "config", "doc")
-    sharpness(copy, "readme", "refresh", "--only", "optimizers", "--only", "cost",
-              "--only", "plan", "--only", "profiles", "--only", "counts")
+    sharpness(copy, "readme", "refresh", "--only", "optimizers", "--only", "lesam-items",
+              "--only", "cost", "--only", "plan", "--only", "profiles", "--only", "counts")
     assert _quick_jobs(copy) == _quick_jobs(ROOT) + 1  # its one quick run
     run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
         f"tests/optim/test_{NAME}.py", "tests/optim/test_spec.py")

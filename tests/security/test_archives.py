@@ -45,7 +45,7 @@ def own_tmp(tmp_path, monkeypatch) -> Path:
 
 def test_a_ledger_archive_member_inflating_to_1_gib_is_refused_and_leaves_nothing(
         tmp_path, own_tmp, capsys) -> None:
-    """The issue's row through `claims build --figures ARCHIVE`: refused in one line naming
+    """The attack through `claims build --figures ARCHIVE`: refused in one line naming
     the per-member limit; no ledger written, the temporary folder removed."""
     archive = tmp_path / "claims_x.figures.tar.gz"
     archive.write_bytes(_declares("minorfirst/l1_maxmargin.csv", GIB))

@@ -165,8 +165,9 @@ def workdir(tmp_path_factory, repo):
 
 @pytest.mark.workflow
 def test_snakemake_with_a_nested_config_value_names_the_key_and_the_overlay(workdir, bin_dir):
-    """A case: `--config gradcam={train: {epochs: 3}}` used to stop with "'3' is
-    not of type 'integer'", blaming the value."""
+    """`--config gradcam={train: {epochs: 3}}` (Snakemake reads the nested 3 as text) names
+    the key and the --configfile overlay to use, not "'3' is not of type 'integer'", which
+    would blame the value."""
     proc = snakemake(bin_dir, workdir, "-n", "--config", "gradcam={train: {epochs: 3}}",
                      check=False)
     out = proc.stdout + proc.stderr

@@ -1,10 +1,10 @@
 """Config files are data: read with a safe loader, never evaluated by this project.
 
 Snakemake 9 reads a ``--configfile`` through yte, which runs the Python of a file that says
-``__use_yte__: true``; the Snakefile used to read every such file a second time with
-Snakemake's loader, so its code ran twice, even under ``snakemake -n``. Now every reader of
-config files goes through :mod:`sharpness.config.plain` (no yte construct, YAML tag or repeated
-key, the key named), ``sharpness config check`` checks a file before Snakemake sees it, and
+``__use_yte__: true``; a second reading with Snakemake's loader would run its code twice,
+even under ``snakemake -n``. Every reader of config files goes through
+:mod:`sharpness.config.plain` (no yte construct, YAML tag or repeated key, the key named),
+``sharpness config check`` checks a file before Snakemake sees it, and
 the Snakefile stops at a file holding a template, saying what already ran.
 """
 
@@ -22,7 +22,7 @@ from sharpness.config.profiles import load_profile
 from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake
 
-# the issue's row: a yte config whose code appends to a file each time it is evaluated
+# a yte config whose code appends to a file each time it is evaluated
 YTE = """\
 __use_yte__: true
 __definitions__:

@@ -35,7 +35,7 @@ def _one_line(capsys) -> str:
 
 
 def test_a_record_planted_as_a_link_to_a_secret_is_never_packed(tmp_path, capsys) -> None:
-    """The issue's row: `results/x/provenance.json` a link to a token outside the build. The
+    """The attack: `results/x/provenance.json` a link to a token outside the build. The
     crate stops naming the link; no zip is written, the token is in no file of the build."""
     root = tiny_build(tmp_path / "build")
     secret = tmp_path / "home" / ".token"
@@ -103,8 +103,9 @@ def _forge(crate: Path, out: Path, swap_sidecar: bool) -> Path:
 @pytest.mark.parametrize("swap_sidecar", [False, True])
 def test_a_figure_pointed_at_another_genuine_record_fails_the_audit(built, tmp_path, capsys,
                                                                      swap_sidecar) -> None:
-    """Before: exit 0, no warning. Now the figure is checked from its own signed sidecar:
-    the edited bytes fail, and so does a sidecar swapped for a record not listing it."""
+    """The figure is checked from its own signed sidecar, not from whichever genuine record
+    points at it: the edited bytes fail, and so does a sidecar swapped for a record not
+    listing it."""
     _, crate = built
     assert main(["audit", "--crate", str(crate), FIGURE]) == 0
     forged = _forge(crate, tmp_path / "forged.zip", swap_sidecar)

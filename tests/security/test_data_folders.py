@@ -47,7 +47,7 @@ def _plant_fsmonitor(repo: Path, marker: Path) -> None:
 
 
 def test_a_git_fsmonitor_planted_in_a_data_folder_never_runs(tmp_path):
-    """The issue's row: `data/mnist/` holds a `.git` whose `core.fsmonitor` is a script, beside
+    """The attack: `data/mnist/` holds a `.git` whose `core.fsmonitor` is a script, beside
     a file that fails its pin. Rejecting the file asks whether it is committed; the script
     never runs (the question goes to the project's checkout alone)."""
     folder = tmp_path / "data" / "mnist"
@@ -94,7 +94,7 @@ def gz_spec(monkeypatch):
 
 def test_a_link_at_the_unpacked_files_temporary_name_is_never_written_through(
         tmp_path, gz_spec):
-    """The issue's row: a link at the predictable `<file>.part` name pointing at another file.
+    """The attack: a link at the predictable `<file>.part` name pointing at another file.
     The temporary file is a fresh `mkstemp` name, so the link's target keeps its bytes."""
     _, payload = gz_spec()
     mirror = tmp_path / "mirror"
@@ -111,7 +111,7 @@ def test_a_link_at_the_unpacked_files_temporary_name_is_never_written_through(
 
 
 def test_a_link_at_a_lock_file_is_refused_and_its_target_kept(tmp_path):
-    """The issue's row: `data/.mnist.lock` is a link; the lock is opened with O_NOFOLLOW and
+    """The attack: `data/.mnist.lock` is a link; the lock is opened with O_NOFOLLOW and
     must be a regular file, so the link's target is not truncated."""
     victim = _victim(tmp_path)
     (tmp_path / "data").mkdir()
@@ -156,7 +156,7 @@ def _read_counter(monkeypatch) -> list[int]:
 
 
 def test_a_gz_of_64_mib_of_zeros_is_refused_before_it_is_unpacked(tmp_path, monkeypatch):
-    """The issue's row: a `.gz` of 64 MiB of zeros in a mirror under MNIST's name. Its size is
+    """The attack: a `.gz` of 64 MiB of zeros in a mirror under MNIST's name. Its size is
     not a pinned copy's, so it is refused without being decompressed: no file under the final
     name, no stamp."""
     counted = _zeros_in_mirror(tmp_path, monkeypatch, "train-images-idx3-ubyte.gz", "mnist")
@@ -200,7 +200,7 @@ class _Payload:
 
 
 def test_a_pickle_in_a_cifar_folder_never_runs_even_unverified(tmp_path, monkeypatch):
-    """The issue's row: `SHARPNESS_UNVERIFIED_DATA` set and a pickle that runs a command as
+    """The attack: `SHARPNESS_UNVERIFIED_DATA` set and a pickle that runs a command as
     CIFAR-10's first batch. The hash check is off for the named folder; the batches are still
     read by the restricted unpickler, which refuses it, and nothing runs."""
     formats.write_cifar(tmp_path, 10)

@@ -1,9 +1,9 @@
 """A received data folder never deletes, writes or moves files of another folder through a link.
 
-The issue's row: a link inside ``data/mnist/`` pointing at another folder of yours got that
-folder's files of the same names deleted when the data set was prepared (the copies failed
-their pins and were removed as "rejected"). A link leading out is now reported and left alone,
-and preparing stops before it touches a path reached through one.
+The attack: a link inside ``data/mnist/`` pointing at another folder of yours, whose files of
+the same names preparing would delete (the copies fail their pins and are removed as
+"rejected"). A link leading out is reported and left alone, and preparing stops before it
+touches a path reached through one.
 """
 
 from __future__ import annotations

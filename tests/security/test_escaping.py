@@ -154,7 +154,7 @@ def test_the_gallery_escapes_what_a_run_recorded(text) -> None:
 
 
 def test_a_saved_table_escapes_its_stand_in_label_in_tex_and_md(tmp_path) -> None:
-    """The issue's row end to end: a stand-in label with ``^^5c``, ``{``, ``$`` and an
+    """The attack end to end: a stand-in label with ``^^5c``, ``{``, ``$`` and an
     ``<img onerror>`` reaches the .tex caption and the .md caption as text."""
     out = tmp_path / "figures" / "lesam" / "table_x.md"
     out.parent.mkdir(parents=True)

@@ -40,7 +40,7 @@ def linked_results(tmp_path, monkeypatch) -> Path:
 
 def test_the_private_key_is_refused_in_results_even_when_results_is_a_link(
         linked_results, monkeypatch) -> None:
-    """The issue's row: `results/` is a link; a key named by its resolved path (or through
+    """The attack: `results/` is a link; a key named by its resolved path (or through
     the link) is refused and no key file is created there."""
     for named in (linked_results / "k", Path("results") / "k"):
         monkeypatch.setenv(KEY_ENV, str(named))
@@ -51,8 +51,9 @@ def test_the_private_key_is_refused_in_results_even_when_results_is_a_link(
 
 def test_a_trusted_key_kept_in_results_or_figures_is_refused(linked_results, tmp_path,
                                                              monkeypatch) -> None:
-    """A public-key file inside `results/` (the old hand-over recipe), reached directly or
-    through a link from outside, is refused: a writer of results/ could replace it."""
+    """A public-key file inside `results/` (handed over through the results folder), reached
+    directly or through a link from outside, is refused: a writer of results/ could replace
+    it."""
     monkeypatch.setenv(KEY_ENV, str(tmp_path / "keys" / "k"))
     planted = linked_results / ".signing-public-key"
     planted.write_text("ab" * 32 + "\n")

@@ -75,7 +75,7 @@ def test_links_where_snakemake_writes_are_found_and_named(tmp_path, victim):
 @pytest.mark.workflow
 def test_a_link_in_benchmarks_results_stops_the_workflow_before_any_job(tmp_path, repo,
                                                                          bin_dir, victim):
-    """The issue's row as a real invocation: `benchmarks/results/eos/toy.tsv` links to a file
+    """The attack as a real invocation: `benchmarks/results/eos/toy.tsv` links to a file
     outside; Snakemake stops at planning naming it, runs nothing, and the file is kept."""
     work = copy_workflow(repo, tmp_path)
     bench = work / "benchmarks" / "results" / "eos"

@@ -1,7 +1,7 @@
 """The Makefile passes every file name to the shell as one quoted word.
 
-``make CONFIG='x;touch y;z.yaml'`` used to run ``touch`` in the very recipe line meant to check
-the config before anything runs (``$(CONFIG)`` reached the shell unquoted). The attacks here run
+``make CONFIG='x;touch y;z.yaml'`` must not run ``touch`` in the very recipe line meant to check
+the config before anything runs (as ``$(CONFIG)`` unquoted in the shell would). The attacks here run
 real ``make`` against a stand-in environment whose ``sharpness`` records its arguments and
 refuses, as ``sharpness config check`` refuses a bad file.
 """

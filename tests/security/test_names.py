@@ -122,9 +122,9 @@ def _plan(workdir, bin_dir, overrides: dict, *args: str):
 
 @pytest.mark.workflow
 def test_a_gradcam_key_holding_shell_words_is_refused_and_nothing_runs(workdir, bin_dir):
-    """The first case, as a real invocation (not a dry run): the key `& touch FILE &`
-    used to reach the shell unquoted in the Grad-CAM train and maps rules, which ran
-    `touch FILE`. Now planning stops, naming the key; no job starts, nothing is written."""
+    """The first case, as a real invocation (not a dry run): the key `& touch FILE &` in the
+    Grad-CAM train and maps rules would run `touch FILE` if it reached the shell unquoted.
+    Planning stops, naming the key; no job starts, nothing is written."""
     target = f"results/minorfirst/gradcam/runs/{SHELL}/sgd"
     proc = _plan(workdir, bin_dir, {"gradcam": {"datasets": {SHELL: MNIST}}}, target,
                  "--cores", "1")
@@ -145,8 +145,8 @@ def test_a_gradcam_key_holding_shell_words_is_refused_and_nothing_runs(workdir, 
 ], ids=["eos-setting-up", "lesam-group-up", "lesam-group-slash"])
 def test_a_name_that_is_a_path_is_a_config_error_at_planning(workdir, bin_dir, overrides,
                                                              message):
-    """`../../../../x` as an eos setting or a lesam group used to plan `--out
-    results/.../../../../../x`, a run folder outside results/."""
+    """`../../../../x` as an eos setting or a lesam group would plan `--out
+    results/.../../../../../x`, a run folder outside results/: planning refuses it."""
     proc = _plan(workdir, bin_dir, overrides, "-n", "-p")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0

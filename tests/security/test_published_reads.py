@@ -1,9 +1,9 @@
 """Nothing reaches the README from an unverified file: a record merely present beside a ledger
 never replaces its check (``sharpness.claims.snapshot_trust``).
 
-The issue's row: ``sharpness claims readme`` skipped verifying the ledger whenever a
-``<ledger>.record.json`` sat beside it, so a one-line planted record let an edited
-``figures/claims.csv`` write a flipped verdict into ``README.md``.
+The attack: a one-line record planted beside an edited ``figures/claims.csv``, so that a
+reader which took the record's word for the ledger's would write a flipped verdict into
+``README.md``. ``sharpness claims readme`` verifies the ledger whatever sits beside it.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def _flip(ledger: Path) -> None:
 
 
 @pytest.mark.parametrize("planted", [
-    {"profile": "evidence"},  # the issue's one-line record
+    {"profile": "evidence"},  # a one-line record
     {"profile": "evidence", "ledger_sha256": "0" * 64},  # a hash, unsigned
 ])
 def test_a_planted_record_beside_an_edited_ledger_never_reaches_the_readme(

@@ -58,7 +58,7 @@ def _finished_run(folder: Path) -> Path:
 
 def test_a_result_edited_with_its_hash_rewritten_in_cache_key_is_refused(
         tmp_path, keys, monkeypatch):
-    """The issue's row: `final.json` edited (0.41 -> 0.97) and its hash in `cache_key.json`
+    """The attack: `final.json` edited (0.41 -> 0.97) and its hash in `cache_key.json`
     rewritten. The key's signature no longer matches; stripping it leaves it unsigned;
     re-signing it with another key leaves it signed by a key not trusted here."""
     run = _finished_run(tmp_path / "run")
@@ -93,7 +93,7 @@ def test_a_result_edited_with_its_hash_rewritten_in_cache_key_is_refused(
 ])
 def test_any_field_of_a_sidecar_edited_with_its_id_kept_is_refused(tmp_path, keys, field,
                                                                   value, capsys):
-    """The issue's row: `stand_ins`, `caption`, `command` or `output_sha256` of a sidecar
+    """The attack: `stand_ins`, `caption`, `command` or `output_sha256` of a sidecar
     edited, id kept. The reader refuses the record and the file; the audit flags it; the
     command of the failed record is never echoed."""
     csv = tmp_path / "fig.csv"
@@ -124,7 +124,7 @@ def test_any_field_of_a_sidecar_edited_with_its_id_kept_is_refused(tmp_path, key
 
 
 def test_an_edited_record_carrying_a_command_is_refused_without_echoing_it(tmp_path, keys):
-    """The issue's row: an edited record with `command: bash -c 'curl ... | sh'`; the
+    """The attack: an edited record with `command: bash -c 'curl ... | sh'`; the
     refusal names the file and the workflow command that rebuilds it, never that one."""
     csv = tmp_path / "fig.csv"
     csv.write_text("x\n1\n")

@@ -1,10 +1,11 @@
 """A run's status tells the truth: one divergence rule for every run kind, killed runs read as
 ``interrupted`` (never ``running`` for good) and still resume, and progress shows in the log.
 
-Before: GLMC at lr 1e4 ended ``ok`` at loss 1.5e18, ``sharpness train`` at lr 30 ended ``ok``
-at train loss 16 from 2.3, an eos run's ``final.json`` said ``ok`` while its sweep row said
-``diverged`` with no step, a SIGTERM or SIGKILL left ``provenance.json`` at ``running`` for
-good, and a training log held one line at the end.
+The cases: GLMC at lr 1e4 reaching loss 1.5e18 and ``sharpness train`` at lr 30 reaching train
+loss 16 from 2.3 end ``diverged``, not ``ok``; an eos run's ``final.json`` and its sweep row
+say the same status and step; a SIGTERM or SIGKILL leaves ``provenance.json`` at
+``interrupted``, not ``running``; a training log holds a line per progress step, not one at
+the end.
 """
 
 from __future__ import annotations
@@ -116,7 +117,8 @@ def test_blow_up_saturated_classifier_is_caught_at_the_end(tmp_path):
 
 def test_blow_up_fullbatch_eos_run_row_matches_its_records(tmp_path):
     """An eos GD run far above eta_c: its final.json, provenance and sweep row all say diverged
-    with the same step (the row used to say diverged with step None while the run said ok)."""
+    with the same step (never a row that says diverged with step None beside a run that says
+    ok)."""
     from sharpness.eos.sweep import run_row
 
     final = train({**FULL, "lr": 40.0}, tmp_path, progress=False)

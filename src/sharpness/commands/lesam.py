@@ -79,6 +79,7 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _glmc(args: argparse.Namespace) -> int:
+    from sharpness.frozen import thaw
     from sharpness.lesam.experiments import glmc_runs
     from sharpness.lesam.glmc import run_glmc
 
@@ -86,13 +87,14 @@ def _glmc(args: argparse.Namespace) -> int:
     if args.run not in runs:
         raise ConfigError(f"lesam.glmc has no run {args.run!r}; known: {', '.join(runs)}")
     with run_lock(args.out, what="GLMC run"):
-        final = run_glmc(runs[args.run]["config"], args.out, threads=args.threads,
+        final = run_glmc(thaw(runs[args.run]["config"]), args.out, threads=args.threads,
                          progress=True)
     print(f"{args.out}: test_acc={final['final_test_acc']:.4f}")
     return 0
 
 
 def _signal(args: argparse.Namespace) -> int:
+    from sharpness.frozen import thaw
     from sharpness.lesam.experiments import signal_runs
     from sharpness.lesam.signal import run_signal
 
@@ -101,7 +103,7 @@ def _signal(args: argparse.Namespace) -> int:
         raise ConfigError(f"lesam.signal has no optimizer {args.run!r}; known: {', '.join(runs)}")
     spec = runs[args.run]
     with run_lock(args.out, what="signal run"):
-        rows = run_signal(spec["config"], args.out, probe_every=spec["probe_every"],
+        rows = run_signal(thaw(spec["config"]), args.out, probe_every=spec["probe_every"],
                           threads=args.threads, progress=True)
     print(f"{args.out}: {len(rows)} probes")
     return 0

@@ -20,11 +20,18 @@ section has
 ``signal``
     the mechanism runs of ``fig_signal``.
 
-Run ids are ``<group>-<label>-s<seed>``; every run's directory is
-``results/lesam/runs/<run id>/``. Every run's config carries ``tags`` ``{group, label}``
+Run ids are ``<group>-<label>-s<seed>``. Where each run and step writes is stated once, here
+(:data:`TRAIN_FINAL`, :data:`TRAIN_MODEL`, :data:`GLMC_FINAL`, :data:`SIGNAL_PROBES`,
+:data:`EVALUATION`: patterns of the rule file's wildcards, filled by :func:`output`). Every run's config carries ``tags`` ``{group, label}``
 (GLMC runs: group ``lt<IF>``; signal runs: group ``signal``), which its provenance record
 keeps: the tables and figures read which run is which from the records
 (:mod:`sharpness.lesam.records`), never from this expansion.
+
+The expansion is computed once per process for a given section: :func:`all_runs` caches it by
+the section's canonical JSON and hands out one read-only copy (:mod:`sharpness.frozen`), which
+:func:`training_runs`, :func:`glmc_runs`, :func:`signal_runs` and every caller
+(:mod:`sharpness.config.check`, :mod:`sharpness.lesam.steps`, the rule file, the cost planner)
+read. A caller that must change a run's config deep-copies it first.
 
 Sources (the paper profile): ``base``, each optimizer of ``optimizers``, each dict entry of a
 group's list, each group (for its ``overrides``), ``glmc`` and ``signal`` may carry a
@@ -37,15 +44,27 @@ of a section written without one (the paper profile must have none).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from sharpness.frozen import freeze
 from sharpness.mappings import deep_merge
 
-RUNS_DIR = "results/lesam/runs"
+RESULTS = "results/lesam"
+RUNS_DIR = f"{RESULTS}/runs"
 #: the ``tags.group`` of the ``fig_signal`` runs (their folders are named by label)
 SIGNAL_GROUP = "signal"
-GLMC_DIR = "results/lesam/glmc"
+GLMC_DIR = f"{RESULTS}/glmc"
+#: the output layout, one pattern per file kind (``{run}``: a run id or signal key,
+#: ``{what}``: an evaluation of ``sharpness.lesam.steps.EVAL_ITEMS``)
+TRAIN_FINAL = f"{RUNS_DIR}/{{run}}/final.json"
+TRAIN_MODEL = f"{RUNS_DIR}/{{run}}/model.pt"
+GLMC_FINAL = f"{GLMC_DIR}/{{run}}/final.json"
+SIGNAL_PROBES = f"{RESULTS}/signal/{{run}}/signal.jsonl"
+EVALUATION = f"{RESULTS}/eval/{{what}}.json"
 SOURCE_KEY = "source"
 SOURCE_KINDS = ("official", "paper", "choice")
 #: run-config keys that are optimizer settings and need a source when written in the config
@@ -119,11 +138,50 @@ def run_id(group: str, label: str, seed: int) -> str:
     return f"{group}-{label}-s{seed}"
 
 
-def training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def output(pattern: str, **wildcards: str) -> str:
+    """One file of the output layout: ``output(TRAIN_FINAL, run="cifar-sam-s0")``."""
+    return pattern.format(**wildcards)
+
+
+@dataclass(frozen=True)
+class Runs:
+    """Every run of a lesam section, read-only: ``training`` (:func:`training_runs`),
+    ``glmc`` (:func:`glmc_runs`) and ``signal`` (:func:`signal_runs`)."""
+
+    training: Mapping[str, Mapping[str, Any]]
+    glmc: Mapping[str, Mapping[str, Any]]
+    signal: Mapping[str, Mapping[str, Any]]
+
+
+@lru_cache(maxsize=16)
+def expand(canonical: str) -> Runs:
+    """The runs of the section whose canonical JSON (:func:`canonical`) is ``canonical``,
+    computed once per process (``expand.cache_info().misses`` counts the expansions)."""
+    section = json.loads(canonical)
+    return Runs(freeze(_training_runs(section)), freeze(_glmc_runs(section)),
+                freeze(_signal_runs(section)))
+
+
+def canonical(section: Mapping[str, Any]) -> str:
+    """The section as compact JSON, keys in the config's order (the order of the groups and
+    entries is the order of the runs): the key of its expansion."""
+    return json.dumps(section, separators=(",", ":"))
+
+
+def all_runs(section: Mapping[str, Any]) -> Runs:
+    """Every run of ``section``, expanded once per process (:func:`expand`)."""
+    return expand(canonical(section))
+
+
+def training_runs(section: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
     """Every training run of the section: run id -> ``{group, label, optimizer, seed, config,
     depends}`` where ``config`` is the full train config and ``depends`` the run ids whose
-    models it needs."""
-    runs: dict[str, dict[str, Any]] = {}
+    models it needs (read-only: :func:`all_runs`)."""
+    return all_runs(section).training
+
+
+def _training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
     base, base_src = _strip(section.get("base", {}))
     for group, spec in section.get("groups", {}).items():
         overrides = spec.get("overrides", {})
@@ -139,15 +197,15 @@ def training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 if spec.get("init_from"):
                     src_group, src_label = spec["init_from"]
                     src = run_id(src_group, src_label, seed)
-                    cfg["init_from"] = f"{RUNS_DIR}/{src}/model.pt"
+                    cfg["init_from"] = output(TRAIN_MODEL, run=src)
                     depends.append(src)
-                runs[run_id(group, entry["label"], seed)] = {
+                out[run_id(group, entry["label"], seed)] = {
                     "group": group, "label": entry["label"], "optimizer": entry["optimizer"],
                     "seed": int(seed), "config": cfg, "depends": depends}
-    return runs
+    return out
 
 
-def group_runs(section: dict[str, Any], group: str) -> list[str]:
+def group_runs(section: Mapping[str, Any], group: str) -> list[str]:
     """Run ids of one group (in config order)."""
     return [rid for rid, r in training_runs(section).items() if r["group"] == group]
 
@@ -187,14 +245,19 @@ def glmc_factors(spec: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Long-tail runs: ``lt<IF>-<label>-s<seed>`` -> GLMC settings (train keys + GLMC keys).
+def glmc_runs(section: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    """Long-tail runs: ``lt<IF>-<label>-s<seed>`` -> GLMC settings (train keys + GLMC keys),
+    read-only (:func:`all_runs`).
 
     The source of a GLMC setting (``method`` key) is recorded as ``glmc.<key>``."""
+    return all_runs(section).glmc
+
+
+def _glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     spec = section.get("glmc")
     if not spec:
         return {}
-    runs = {}
+    out = {}
     for item in glmc_factors(spec):
         factor, method = item["factor"], item["method"]
         train_source = {k: v for k, v in item["source"].items() if k not in method}
@@ -209,11 +272,11 @@ def glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
                     cfg["sources"] = dict(sorted({**cfg.get("sources", {}),
                                                   **glmc_sources}.items()))
                 rid = run_id(f"lt{factor:g}", entry["label"], seed)
-                runs[rid] = {"imbalance_factor": factor, "label": entry["label"],
+                out[rid] = {"imbalance_factor": factor, "label": entry["label"],
                              "optimizer": entry["optimizer"], "seed": int(seed), "config": cfg,
                              "sourced": sorted(f"glmc.{k}" for k in item["written"]
                                                if k != "lt_seed")}
-    return runs
+    return out
 
 
 def signal_seeds(spec: dict[str, Any]) -> list[int]:
@@ -221,11 +284,15 @@ def signal_seeds(spec: dict[str, Any]) -> list[int]:
     return [int(s) for s in (spec.get("seeds") or [spec.get("seed", 0)])]
 
 
-def signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def signal_runs(section: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
     """The ``fig_signal`` runs: run key -> settings (train keys + probe settings, the
-    optimizer ``label`` and the ``seed``). The first seed's run of an optimizer is keyed by its
-    label (the run the figure draws), a further seed's by ``<label>-s<seed>`` (in the CSV:
-    the claims ledger's independent runs)."""
+    optimizer ``label`` and the ``seed``), read-only (:func:`all_runs`). The first seed's run
+    of an optimizer is keyed by its label (the run the figure draws), a further seed's by
+    ``<label>-s<seed>`` (in the CSV: the claims ledger's independent runs)."""
+    return all_runs(section).signal
+
+
+def _signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     spec = section.get("signal")
     if not spec:
         return {}
@@ -241,7 +308,7 @@ def signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _configs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _configs(section: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     out = {f"run {rid}": r["config"] for rid, r in training_runs(section).items()}
     out.update({f"glmc run {rid}": r["config"] for rid, r in glmc_runs(section).items()})
     out.update({f"signal run {lab}": r["config"] for lab, r in signal_runs(section).items()})

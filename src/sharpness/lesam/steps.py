@@ -15,17 +15,22 @@ from typing import Any
 from sharpness.data.registry import preparation_inputs
 from sharpness.launch import gpus_requested
 from sharpness.lesam.experiments import (
-    GLMC_DIR,
-    RUNS_DIR,
+    EVALUATION,
+    GLMC_FINAL,
+    RESULTS,
+    SIGNAL_PROBES,
+    TRAIN_FINAL,
     base_config,
     glmc_runs,
     optimizer_hparams,
+    output,
     signal_runs,
     training_runs,
 )
 from sharpness.mappings import deep_merge
 
-RESULTS = "results/lesam"
+#: the ImageNet folder check every ImageNet run waits for
+IMAGENET_CHECK = f"{RESULTS}/imagenet_check.json"
 EVAL_ITEMS = {"robustness": "table_robustness", "domain_gen": "table_domain_gen",
               "flatness": "fig_flatness", "cost": "table_cost"}
 #: items drawn from their evaluation file alone (the robustness and domain tables also read
@@ -79,10 +84,10 @@ def run_inputs(section: dict[str, Any], run: str,
         problem = user_data_problem(data, spec["config"])
         if problem:
             raise FileNotFoundError(f"lesam run {run}: {problem}")
-    deps = [f"{RUNS_DIR}/{d}/final.json" for d in spec["depends"]]
+    deps = [output(TRAIN_FINAL, run=d) for d in spec["depends"]]
     deps += data_inputs(spec["config"])
     if spec["config"]["dataset"] == "imagenet":
-        deps.append(f"{RESULTS}/imagenet_check.json")
+        deps.append(IMAGENET_CHECK)
     return deps
 
 
@@ -97,7 +102,7 @@ def item_groups(section: dict[str, Any], item: str) -> list[str]:
 
 def runs_of(section: dict[str, Any], groups: list[str]) -> list[str]:
     """``final.json`` of every training run of ``groups``."""
-    return [f"{RUNS_DIR}/{rid}/final.json" for rid, r in training_runs(section).items()
+    return [output(TRAIN_FINAL, run=rid) for rid, r in training_runs(section).items()
             if r["group"] in groups]
 
 
@@ -106,9 +111,9 @@ def build_runs(section: dict[str, Any], item: str) -> list[str]:
     run's ``signal.jsonl``): the job reads which run each folder holds from its record. None
     for the items drawn from their evaluation file alone (:data:`EVALUATION_ONLY`)."""
     if item == "table_long_tail":
-        return [f"{GLMC_DIR}/{rid}/final.json" for rid in glmc_runs(section)]
+        return [output(GLMC_FINAL, run=rid) for rid in glmc_runs(section)]
     if item == "fig_signal":
-        return [f"{RESULTS}/signal/{lab}/signal.jsonl" for lab in signal_runs(section)]
+        return [output(SIGNAL_PROBES, run=lab) for lab in signal_runs(section)]
     if item in EVALUATION_ONLY:
         return []
     return runs_of(section, item_groups(section, item))
@@ -117,7 +122,7 @@ def build_runs(section: dict[str, Any], item: str) -> list[str]:
 def build_evaluation(item: str) -> list[str]:
     """The evaluation file the table or figure ``item`` draws (none for most items)."""
     evals = {v: k for k, v in EVAL_ITEMS.items()}
-    return [f"{RESULTS}/eval/{evals[item]}.json"] if item in evals else []
+    return [output(EVALUATION, what=evals[item])] if item in evals else []
 
 
 def step_section(section: dict[str, Any], step: str, item: str | None = None) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from sharpness.errors import SharpnessError
 from sharpness.optim.spec import specs_table
 from sharpness.readme.blocks import MEASURED_DIR
 from sharpness.readme.gallery import gallery_block
+from sharpness.readme.lesam_items import lesam_items_block
 from sharpness.readme.profiles import commands_block, profiles_block
 from sharpness.readme.toy import toy_block
 
@@ -203,6 +204,7 @@ SOURCES: dict[str, Source] = {s.name: s for s in (
     Source("two-commands", commands_block, "bash benchmarks/quick_budget.sh; "
                                            "bash benchmarks/time_test_suite.sh"),
     Source("optimizers", _optimizers, "sharpness readme refresh --only optimizers"),
+    Source("lesam-items", lesam_items_block, "sharpness readme refresh --only lesam-items"),
     _measured("budget-quick", "quick_budget.md", "bash benchmarks/quick_budget.sh"),
     _measured("budget-evidence", "evidence_budget.md",
               "PROFILE=evidence bash benchmarks/quick_budget.sh"),

@@ -1,7 +1,7 @@
-"""The cases of issues 23 and 24 in which the ledger's old predicates gave a wrong verdict.
+"""Cases on which a naive reading of a claim's data gives a wrong verdict.
 
-Each test builds the case as a small CSV-shaped fixture, says in its docstring what the old
-predicate (main at b81c16d) made of it, and asserts what the new one makes of it.
+Each test builds the case as a small CSV-shaped fixture, says in its docstring what a naive
+reading makes of it and why that is wrong, and asserts the verdict the predicate gives.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ def run(cid: str, data: dict, profile: str = "paper", **rules: object) -> dict:
 
 def test_two_seed_gradcam_verdict_is_not_decided() -> None:
     """mf-gradcam-mnist-linf: two per-seed means agreeing to 4e-5 (−0.00745, −0.00741) give a
-    tiny df=1 interval. Old: `contradicted`. New: two seeds are fewer than three, so
-    `inconclusive`, with the number of seeds a power estimate says would settle it."""
+    tiny df=1 interval, which a naive reading calls `contradicted`. Two seeds are fewer than
+    three, so `inconclusive`, with the number of seeds a power estimate says would settle it."""
     data = fx.gradcam(-1, n=2, sam_means=[0.40 - 0.00745, 0.40 - 0.00741])
     row = run("mf-gradcam-mnist-linf", data)
     assert row["verdict"] == INCONCLUSIVE
@@ -33,7 +33,7 @@ def test_two_seed_gradcam_verdict_is_not_decided() -> None:
 
 def test_collapsed_sam_seed_is_excluded_from_both_arms() -> None:
     """mf-gradcam-svhn: one of the SAM models sat at chance (a near-uniform map reads as
-    "background"). Old: `supported` on all seeds. New: that seed fails the sanity check, is
+    "background"), so all seeds together read `supported`. That seed fails the sanity check, is
     dropped from both arms and named; what is left is below the seed minimum."""
     data = fx.gradcam(1, n=3, bad_train=(2,))
     row = run("mf-gradcam-svhn", data)
@@ -43,8 +43,8 @@ def test_collapsed_sam_seed_is_excluded_from_both_arms() -> None:
 
 def test_collapsed_domain_seed_at_ln10_does_not_enter_as_a_zero() -> None:
     """ls-domain: seed 3 of SAM and LE-SAM at 12.6 % with train loss ln 10 entered the paired
-    test as a genuine 0.00 difference. Old: the zero widens the interval (`inconclusive`). New:
-    the seed is excluded from both arms and named; the three trained seeds decide."""
+    test as a genuine 0.00 difference would widen the interval (`inconclusive`). The seed is
+    excluded from both arms and named; the three trained seeds decide."""
     import math
 
     bad = f"{math.log(10):.4f}/0.1000/10"
@@ -82,10 +82,10 @@ def test_evidence_profile_needs_four_seeds() -> None:
 
 
 def test_eos_band_by_loss_and_trajectory() -> None:
-    """eos-band: the maximum over runs at one final snapshot. Old: MSE settings with one
-    largest-η miss and cross-entropy settings whose sharpness falls late are all "outside", so
-    `contradicted`. New: medians at the final point and along the trajectories, MSE deciding
-    and cross-entropy reported apart."""
+    """eos-band: MSE settings with one largest-η miss and cross-entropy settings whose sharpness
+    falls late. The maximum over runs at one final snapshot puts them all "outside"
+    (`contradicted`); the predicate reads medians at the final point and along the
+    trajectories, MSE deciding and cross-entropy reported apart."""
     rows = fx.sweep_rows(False)
     for r in rows:
         if r["setting"] == "A" and r["eta"] == 0.3:
@@ -109,8 +109,9 @@ def test_eos_band_by_loss_and_trajectory() -> None:
 
 def test_eos_measures_against_the_runs_below_eta_c() -> None:
     """eos-measures: every measure falls from the first to the last η above η_c, but stays 1.5-3×
-    above its value below η_c. Old (first vs last η above η_c): `supported`. New (above vs
-    below η_c, every measure and the ℓ1, ℓ2 and nuclear norms): `contradicted`."""
+    above its value below η_c. First against last η above η_c reads `supported`; the predicate
+    compares above with below η_c (every measure and the ℓ1, ℓ2 and nuclear norms):
+    `contradicted`."""
     row = run("eos-measures", fx.measures(True))
     assert row["verdict"] == CONTRADICTED
     assert "l1 higher" in row["value"] and "nuclear higher" in row["value"]
@@ -119,7 +120,7 @@ def test_eos_measures_against_the_runs_below_eta_c() -> None:
 
 def test_eos_ablations_count_a_run_once_and_name_dropped_values() -> None:
     """eos-ablations: width=64 and SP are the same runs; depth=3's run below η_c hit max_steps.
-    Old: SP counted as a second success, depth=3 dropped silently ("11/11"). New: the paper's
+    Counted naively, SP is a second success and depth=3 drops silently ("11/11"). The paper's
     factors and this project's extensions are separate rows; SP is named as a repeat of
     width=64 and depth=3 as dropped with its cause."""
     rows = (fx.ablation_rows("width", 16, 0.1) + fx.ablation_rows("width", 64, 0.1, l2_shift=1)
@@ -134,8 +135,8 @@ def test_eos_ablations_count_a_run_once_and_name_dropped_values() -> None:
 
 
 def test_norm_grows_needs_an_effect() -> None:
-    """eos-norm-grows: a +0.004 % change counted as growth. Old: `supported` in 3/3. New: the
-    change is reported per setting and +0.004 % is not growth."""
+    """eos-norm-grows: a +0.004 % change, which a sign test counts as growth (`supported` in
+    3/3). The change is reported per setting and +0.004 % is not growth."""
     rows = fx.sweep_rows(False)
     for r in rows:
         if r["setting"] == "C" and r["eta"] > 0.1:
@@ -145,9 +146,9 @@ def test_norm_grows_needs_an_effect() -> None:
 
 
 def test_traj_monotone_at_the_figures_own_tolerance() -> None:
-    """eos-traj-monotone: a 0.37 % dip after entering EoS. The tolerance once widened to 1 %
-    after that dip was seen made it `supported`; at the figure's own registered 0.1 % every
-    run with the dip counts against the claim, and a 0.05 % dip does not."""
+    """eos-traj-monotone: a 0.37 % dip after entering EoS. A tolerance of 1 % chosen after
+    seeing the dip makes it `supported`; at the figure's own registered 0.1 % every run with
+    the dip counts against the claim, and a 0.05 % dip does not."""
     row = run("eos-traj-monotone", fx.trajectories(False, drop=0.0037))
     assert row["verdict"] == CONTRADICTED and "largest drop 0.37 %" in row["value"]
     assert run("eos-traj-monotone", fx.trajectories(False, drop=0.0005))["verdict"] == SUPPORTED
@@ -155,7 +156,7 @@ def test_traj_monotone_at_the_figures_own_tolerance() -> None:
 
 def test_ablation_refuses_a_variant_equal_to_the_default() -> None:
     """ls-ablation: `no_rho_max` (ρ_max 999 never clips) is a bit-identical rerun of the
-    default. Old: compared as a variant (a difference of 0). New: refused and named; the
+    default: compared as a variant it is a difference of 0. It is refused and named; the
     paper profile's labels are read too."""
     data = fx.ablation(False, labels=("no_rho_max", "rho_max_0.3", "no_decay", "no_warmup"),
                        same_as_default=("no_rho_max",))
@@ -165,16 +166,16 @@ def test_ablation_refuses_a_variant_equal_to_the_default() -> None:
 
 
 def test_dynamics_over_the_whole_run() -> None:
-    """ls-dynamics: in epoch 1 LE-SAM's σ is 0, so it is SGD, below SAM there. Old (epoch 1
-    alone): `contradicted`. New (the whole run): `supported`."""
+    """ls-dynamics: in epoch 1 LE-SAM's σ is 0, so it is SGD, below SAM there. Epoch 1 alone
+    reads `contradicted`; the whole run reads `supported`."""
     row = run("ls-dynamics", fx.dynamics(False, first_epoch_sgd=True))
     assert row["verdict"] == SUPPORTED and "epochs 1–2" in row["value"]
 
 
 def test_sigma_zero_probes_are_not_a_perfect_fit() -> None:
-    """ls-signal-curvature: probes with σ = 0 have every term 0 and counted as a perfect 0.
-    Old: most probes at σ = 0 give a median ratio of 0, `supported`. New: they are left out and
-    the perturbing probes decide: `contradicted`."""
+    """ls-signal-curvature: probes with σ = 0 have every term 0, a perfect 0 if counted: with
+    most probes at σ = 0 the median ratio is 0, `supported`. They are left out and the
+    perturbing probes decide: `contradicted`."""
     rows = []
     for seed, step in ((k, st) for k in range(3) for st in range(12)):
         sigma = 0.0 if step < 8 else 0.05
@@ -188,8 +189,8 @@ def test_sigma_zero_probes_are_not_a_perfect_fit() -> None:
 
 
 def test_curvature_eval_checks_sam_too() -> None:
-    """ls-signal-curvature-eval: SAM's eval-mode residual ratio is 1.4. Old (LE-SAM only):
-    `supported`. New: `contradicted`."""
+    """ls-signal-curvature-eval: SAM's eval-mode residual ratio is 1.4. LE-SAM's alone reads
+    `supported`; with SAM's: `contradicted`."""
     data = fx.signal(False)
     df = data["lesam/fig_signal"].rows
     sam = df["optimizer"] == "sam"
@@ -199,16 +200,16 @@ def test_curvature_eval_checks_sam_too() -> None:
 
 
 def test_cost_on_a_loaded_machine_is_inconclusive_not_a_flip() -> None:
-    """ls-cost: one timing, one optimizer after another, read 1.49 on a loaded machine. Old
-    (the single ratio against 1.5–2.5): `contradicted`. New (an interval over interleaved
-    rounds): the interval straddles 1.5, so `inconclusive`."""
+    """ls-cost: one timing, one optimizer after another, read 1.49 on a loaded machine: the
+    single ratio against 1.5–2.5 reads `contradicted`. Over interleaved rounds the interval
+    straddles 1.5, so `inconclusive`."""
     row = run("ls-cost", fx.cost(False, sam_rounds=[2.1, 1.2, 1.49]))
     assert row["verdict"] == INCONCLUSIVE and "interleaved rounds" in row["value"]
 
 
 def test_best_variant_covers_every_network_and_data_set() -> None:
     """ls-cifar10-best: the paper says LE-SAM is best with all three networks on both CIFAR
-    data sets. Old (CIFAR-10/ResNet-18 only): `supported`. New: the groups not run are named and
+    data sets. CIFAR-10/ResNet-18 alone reads `supported`; the groups not run are named and
     the row is not supported."""
     row = run("ls-cifar10-best", fx.cifar(False))
     assert row["verdict"] == INCONCLUSIVE and "cifar100_pyramid" in row["note"]
