@@ -11,8 +11,11 @@ default) run with the same seeds. :func:`paired_verdict` decides it under the pr
    cannot be checked and does not count either.
 2. **Exclusions.** When more than ``max_excluded`` of the seeds are dropped the row is
    ``inconclusive``: what is left is a selection, not a sample.
-   Seeds whose values and records in both arms repeat another seed's are copies, counted once
-   (:mod:`sharpness.claims.independence`), and differences with zero spread are refused.
+   A seed counts only when its runs' records prove it independent: its seed label, initial
+   weights and data order differ from every counted seed's, in each arm (a copy under
+   another label is counted once); a seed whose record carries no fingerprint leaves the row
+   ``inconclusive``, named in its note, and nothing is read from the numbers
+   (:mod:`sharpness.claims.independence`). Differences with zero spread are refused too.
 3. **Seeds.** ``supported`` / ``contradicted`` need at least ``min_seeds`` paired seeds and a
    Student-t interval (at ``level``) that excludes 0; with fewer the row is ``inconclusive``
    and says how many seeds :func:`~sharpness.evidence.stats.seeds_to_settle` estimates would
@@ -38,12 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 import yaml
 
-from sharpness.claims.independence import (
-    Distinct,
-    distinct_by_records,
-    distinct_runs,
-    zero_spread,
-)
+from sharpness.claims.independence import Distinct, distinct_by_records, zero_spread
 from sharpness.claims.model import EVIDENCE, SMOKE, WEAK, Result
 from sharpness.errors import SharpnessError
 from sharpness.evidence.records import TrainRecord
@@ -157,18 +155,18 @@ def _level_text(arm: Arm, seeds: Iterable[int]) -> str:
     return f"{arm.name}: train loss {np.mean(loss):.3f}, train acc {100 * np.mean(acc):.1f} %"
 
 
-def _replicates(a: Arm, b: Arm, paired: list[int]) -> tuple[Distinct, bool]:
-    """The distinct seeds of a paired comparison, and whether their records proved them: by
-    the runs' recorded fingerprints when every record of both arms carries them, else by the
-    numbers (both arms' values and records: copies are refused)."""
-    recs = [(arm.records or {}).get(s) for arm in (a, b) for s in paired]
-    if paired and all(r is not None and r.proven for r in recs):
-        return distinct_by_records(
-            (s, [(k, arm.name, getattr((arm.records or {})[s], k)) for arm in (a, b)
-                 for k in ("init", "order")]) for s in paired), True
-    return distinct_runs((s, (repr(a.values[s]), repr(b.values[s]),
-                              repr((a.records or {}).get(s)), repr((b.records or {}).get(s))))
-                         for s in paired), False
+def _replicates(a: Arm, b: Arm, paired: list[int]) -> Distinct:
+    """The seeds of a paired comparison their records prove distinct: a seed's fingerprints
+    are those of its run in each arm (initial weights, data order); a seed either of whose
+    runs has no record, or a record without fingerprints, is unproven. Nothing is read from
+    the numbers."""
+    def prints(s: int) -> list[tuple[str, str, str]] | None:
+        recs = [(arm.name, (arm.records or {}).get(s)) for arm in (a, b)]
+        if any(r is None or not r.proven for _, r in recs):
+            return None
+        return [(k, name, str(getattr(r, k))) for name, r in recs for k in ("init", "order")]
+
+    return distinct_by_records((s, prints(s)) for s in paired)
 
 
 def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int = 1,
@@ -176,7 +174,7 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     """The verdict of "``a − b`` is > 0" (``direction=1``) or "< 0" over the seeds both arms
     ran, under ``rules`` (module docstring)."""
     paired = sorted(set(a.values) & set(b.values))
-    found, proven = _replicates(a, b, paired)
+    found = _replicates(a, b, paired)
     seeds = found.kept
     excluded: dict[int, str] = {}
     for s in seeds:
@@ -196,9 +194,6 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     means = (np.mean([a.values[s] for s in kept]) if kept else float("nan"),
              np.mean([b.values[s] for s in kept]) if kept else float("nan"))
     notes: list[str] = [found.note()] if found.note() else []
-    if paired and not proven:
-        notes.append("independence read from the numbers: the runs' records carry no "
-                     "fingerprint of initial weights and data order")
     if set(a.values) != set(b.values):
         notes.append(f"paired on the {len(seeds)} seed(s) both arms ran "
                      f"({len(a.values)} vs {len(b.values)})")
@@ -207,7 +202,9 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
             f"seed {s} ({why})" for s, why in excluded.items()))
     verdict = decide(iv, direction)
     too_many = bool(seeds) and len(excluded) > rules.max_excluded * len(seeds)
-    if not seeds:
+    if not found.decides:
+        verdict = INCONCLUSIVE  # the note names the seeds no record proves
+    elif not seeds:
         verdict = INCONCLUSIVE
         notes.append("no seed in both arms")
     elif too_many:
