@@ -17,7 +17,10 @@ default) run with the same seeds. :func:`paired_verdict` decides it under the pr
    ``inconclusive``, named in its note, and nothing is read from the numbers
    (:mod:`sharpness.claims.independence`). Differences with zero spread are refused too.
 3. **Seeds.** ``supported`` / ``contradicted`` need at least ``min_seeds`` paired seeds and a
-   Student-t interval (at ``level``) that excludes 0; with fewer the row is ``inconclusive``
+   Student-t interval (at ``level``) that excludes 0; ``supported`` needs it wholly beyond
+   the row's registered smallest effect of interest (``params.rules.sesoi``, in the row's
+   unit: a tight cluster just past 0 is no verdict; a row that registers none decides
+   nothing, one that registers 0 states why in ``sesoi_reason``); with fewer the row is ``inconclusive``
    and says how many seeds :func:`~sharpness.evidence.stats.seeds_to_settle` estimates would
    settle a difference of the observed size and spread.
 4. **Smoke.** In a smoke profile (``smoke: true``, the quick profile) no trained-network row
@@ -48,6 +51,7 @@ from sharpness.evidence.records import TrainRecord
 from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
+    SUPPORTED,
     combine,
     decide,
     observed_effect,
@@ -77,6 +81,11 @@ class SeedRules:
     smoke: bool = False
     min_runs: int = 3
     sanity: str = "loss_and_accuracy"
+    #: the smallest paired difference of interest, in the row's own unit (accuracy points, a
+    #: share): registered per row (``params.rules.sesoi``); None: not registered, no verdict
+    sesoi: float | None = None
+    #: why a row registers ``sesoi: 0`` (no smallest effect beyond zero): required then
+    sesoi_reason: str = ""
 
     def __post_init__(self) -> None:
         if self.min_seeds < 2:
@@ -88,6 +97,12 @@ class SeedRules:
         if self.sanity not in SANITY:
             raise SharpnessError(f"claims rules ({self.profile}): sanity {self.sanity!r} must "
                                  f"be one of {list(SANITY)}")
+        if self.sesoi is not None and not (math.isfinite(self.sesoi) and self.sesoi >= 0):
+            raise SharpnessError(f"claims rules ({self.profile}): sesoi {self.sesoi} must be "
+                                 "a finite number ≥ 0")
+        if self.sesoi == 0 and not self.sesoi_reason.strip():
+            raise SharpnessError(f"claims rules ({self.profile}): sesoi 0 needs its reason "
+                                 "(sesoi_reason): why no smallest effect beyond zero")
         for key in ("level", "power", "loss_margin", "acc_margin", "max_excluded"):
             value = getattr(self, key)
             if not 0 <= value < 1:
@@ -100,7 +115,9 @@ class SeedRules:
                 f"when train loss < {1 - self.loss_margin:g}·ln C and train accuracy > 1/C + "
                 f"{self.acc_margin:g}; > {self.max_excluded:.0%} of seeds excluded: "
                 f"inconclusive; a row about trained networks or optimizer runs decides on "
-                f"≥ {self.min_runs} independent runs; interval-decided claims are "
+                f"≥ {self.min_runs} independent runs proven by their records; a paired "
+                f"interval must clear the row's registered smallest effect of interest; "
+                f"interval-decided claims are "
                 f"Holm-corrected at α = {1 - self.level:.2g}"
                 + ("; smoke profile: trained-network rows never decide" if self.smoke else ""))
 
@@ -201,6 +218,12 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
         notes.append("excluded from both arms: " + "; ".join(
             f"seed {s} ({why})" for s, why in excluded.items()))
     verdict = decide(iv, direction)
+    sesoi = rules.sesoi
+    if verdict == SUPPORTED and sesoi is not None and not (
+            (iv.low > sesoi) if direction > 0 else (iv.high < -sesoi)):
+        verdict = INCONCLUSIVE
+        notes.append(f"past 0 but not wholly beyond the smallest effect of interest "
+                     f"{direction * sesoi:+g}{' ' + unit if unit else ''}: no verdict")
     too_many = bool(seeds) and len(excluded) > rules.max_excluded * len(seeds)
     if not found.decides:
         verdict = INCONCLUSIVE  # the note names the seeds no record proves
@@ -218,6 +241,12 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
         verdict = INCONCLUSIVE
         notes.append("the paired differences have zero spread (identical in every seed), "
                      "which independent runs do not give: refused")
+    if sesoi is None:
+        verdict = INCONCLUSIVE
+        notes.append("no smallest effect of interest registered (params.rules.sesoi): "
+                     "no verdict")
+    elif sesoi == 0:
+        notes.append(f"smallest effect of interest 0: {rules.sesoi_reason}")
     if verdict == INCONCLUSIVE and iv.n >= 2:
         mean, sd, _ = observed_effect(diffs)
         need = seeds_to_settle(mean, sd, 1 - rules.level, rules.power, rules.min_seeds)
@@ -233,7 +262,10 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     training = "; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
     value = (f"{what}: {a.name} {means[0]:.{digits}f} vs {b.name} {means[1]:.{digits}f}; "
              f"paired difference {iv.text(digits)}{' ' + unit if unit else ''}{training}")
-    p_value = float("nan") if zero_spread(diffs) else t_pvalue(diffs)
+    # the test of the claimed effect: against the smallest effect of interest, unless the
+    # interval contradicts the claim (then against 0, as the interval is read)
+    shift = direction * (sesoi or 0.0) if verdict != CONTRADICTED else 0.0
+    p_value = float("nan") if zero_spread(diffs) else t_pvalue(np.asarray(diffs) - shift)
     return Result(verdict, value, level=level,
                   estimate=iv.estimate if iv.n else None,
                   low=iv.low if iv.has_interval else None,
