@@ -51,6 +51,13 @@ def test_above_chance_states_n_and_its_sanity_exclusions() -> None:
     row = evaluate_claim(claim, failed, "evidence", rules_for("evidence"))
     assert row["verdict"] == INCONCLUSIVE and row["level"] == "smoke" and row["n"] == 0
     assert "excluded by the sanity rule: sgd (g) seed 0 (train loss" in row["note"]
+    # a tight cluster just above chance (10.3–10.5 %): above it, not by the registered 1 point
+    rows = [{"group": "g", "label": lab, "optimizer": lab, "model": "m", "mean": 10.4,
+             "per_seed": seeds([10.3, 10.4, 10.5]), "per_seed_train": trained(3)}
+            for lab in ("sgd", "sam")]
+    near = {"lesam/table_cifar": item("lesam/table_cifar", rows)}
+    row = evaluate_claim(claim, near, "evidence", rules_for("evidence"))
+    assert row["verdict"] == INCONCLUSIVE and "smallest effect of interest 1" in row["note"]
 
 
 def test_a_smoke_profile_row_about_runs_is_smoke_whatever_its_verdict() -> None:

@@ -126,6 +126,8 @@ def above_chance(d: D, params: Params, rules: SeedRules) -> Result:
     that pass the profile's sanity rule (a run without a training record, or that did not
     train, is excluded and named, as for claims); n is the number of runs counted, and more
     than ``rules.max_excluded`` of them excluded leaves the row inconclusive (level smoke).
+    ``supported`` needs the interval wholly above the registered ``sesoi`` (points above
+    chance), and its p-value tests that effect.
     An optimizer's runs count only when their records prove them distinct (initial weights
     and data order, :mod:`sharpness.claims.independence`); a run whose record carries no
     fingerprint leaves the row inconclusive."""
@@ -178,8 +180,15 @@ def above_chance(d: D, params: Params, rules: SeedRules) -> Result:
         return Result(INCONCLUSIVE, value, level="smoke", n=iv.n, note="; ".join(x for x in (
             f"{len(excluded)}/{total} runs excluded (more than {rules.max_excluded:.0%})",
             note) if x))
-    return Result(decide(iv, 1) if decides else INCONCLUSIVE, value,
-                  estimate=iv.estimate + chance, n=iv.n,
+    verdict = decide(iv, 1) if decides else INCONCLUSIVE
+    sesoi = float(params["sesoi"])
+    if verdict == SUPPORTED and not iv.low > sesoi:
+        verdict = INCONCLUSIVE  # above chance, not by the smallest effect of interest
+        note = "; ".join(x for x in (note, f"above chance but not wholly by the smallest "
+                                            f"effect of interest {sesoi:g} points") if x)
+    if verdict != CONTRADICTED:
+        p = t_pvalue(np.asarray(diffs) - sesoi)
+    return Result(verdict, value, estimate=iv.estimate + chance, n=iv.n,
                   p_value=p if math.isfinite(p) else None, note=note)
 
 
