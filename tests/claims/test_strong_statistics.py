@@ -112,3 +112,25 @@ def test_every_paired_row_registers_its_smallest_effect() -> None:
             assert reg["sesoi"] > 0 or reg.get("sesoi_reason"), c.id
     with pytest.raises(SharpnessError, match="sesoi 0 needs its reason"):
         dataclasses.replace(rules_for("paper"), sesoi=0.0)
+
+
+def test_init_moves_eta_c_states_its_n_and_interval() -> None:
+    """eos-init-eta_c: one flow per α (no draw column) is n = 1 and no verdict; draws whose
+    relative changes flip sign (−0.29, −0.23, +0.17: the three looks of issue 48) give an
+    interval across the band and no verdict; draws that agree decide, with n and interval."""
+    from sharpness.claims.rules import rules_for as rules
+
+    claim = CLAIMS["eos-init-eta_c"]
+    one = fx.init_draws(False, draws=1)
+    one["eos/fig_ablations"].rows = one["eos/fig_ablations"].rows.drop(columns=["seed"])
+    row = evaluate_claim(claim, one, "evidence", rules("evidence"))
+    assert row["verdict"] == INCONCLUSIVE and row["n"] == 1, row["value"]
+    assert "n = 1 draw(s), no interval" in row["value"] and "init draw(s) per α" in row["note"]
+    flips = fx.init_draws(False)
+    frame = flips["eos/fig_ablations"].rows
+    for seed, change in enumerate((-0.29, -0.23, 0.17)):
+        frame.loc[(frame["seed"] == seed) & (frame["value"] == 0.4), "eta_c"] = 0.1 * (1 + change)
+    row = evaluate_claim(claim, flips, "evidence", rules("evidence"))
+    assert row["verdict"] == INCONCLUSIVE and row["n"] == 3, row["value"]
+    good = evaluate_claim(claim, fx.init_draws(False), "evidence", rules("evidence"))
+    assert good["verdict"] == SUPPORTED and "t interval over n = 3 draws" in good["value"]
