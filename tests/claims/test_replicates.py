@@ -138,3 +138,22 @@ def test_dynamics_and_above_chance_count_only_proven_runs() -> None:
         r"/[0-9a-f]{16}/[0-9a-f]{16}", "", regex=True)
     row = _run("ls-above-chance", table)
     assert row["verdict"] == INCONCLUSIVE and "no record proves" in row["note"], row["note"]
+
+
+def test_a_run_id_joins_rows_to_one_record() -> None:
+    """Two seed labels whose rows name one record (run id) are one run, whatever their
+    fingerprints say; a label whose rows name two records proves nothing."""
+    fx = _fx()
+    data = fx.signal(False, seeds=3)
+    frame = data["lesam/fig_signal"].rows
+    one = frame["seed"] == 2
+    frame.loc[one, "run_id"] = frame.loc[one, "optimizer"].map(
+        {o: fx.recorded(0, o)["run_id"] for o in ("sam", "lesam")})
+    row = _run("ls-signal-sam", data)
+    assert "seed 2 = seed 0" in row["note"] and row["n"] == 2, row["note"]
+    data = fx.signal(False, seeds=3)
+    frame = data["lesam/fig_signal"].rows
+    first = frame.index[frame["seed"] == 1][0]
+    frame.loc[first, "run_id"] = "another-record"
+    row = _run("ls-signal-sam", data)
+    assert row["verdict"] == INCONCLUSIVE and "no record proves seed(s) 1" in row["note"]

@@ -93,8 +93,10 @@ def distinct_by_records(runs: Iterable[tuple[Hashable, Sequence[Hashable] | None
 def frame_prints(rows: pd.DataFrame, arms: Sequence[str] = ()) -> list[Hashable] | None:
     """The recorded fingerprints of one seed's runs from a figure's rows: per run (the rows
     of one value of the ``arms`` columns present, e.g. the optimizer), its one initial-weights
-    and one data-order fingerprint, keyed by the arm. None when a run's rows carry none, or
-    more than one (rows of two runs under one label prove nothing)."""
+    and one data-order fingerprint and, where the rows name it, its ``run_id`` (the record it
+    comes from: two labels on one record are one run), keyed by the arm. None when a run's
+    rows carry no fingerprint, or more than one fingerprint or run id (rows of two runs under
+    one label prove nothing)."""
     keys = [c for c in arms if c in rows.columns]
     parts = list(rows.groupby(keys, dropna=False)) if keys else [((), rows)]
     out: list[Hashable] = []
@@ -104,7 +106,16 @@ def frame_prints(rows: pd.DataFrame, arms: Sequence[str] = ()) -> list[Hashable]
             if value is None:
                 return None
             out.append((what, arm if isinstance(arm, tuple) else (arm,), value))
+        if RUN_ID in part.columns and part[RUN_ID].map(_named).any():
+            run = recorded(part, RUN_ID)
+            if run is None:
+                return None
+            out.append(("run", arm if isinstance(arm, tuple) else (arm,), run))
     return out
+
+
+def _named(v: object) -> bool:
+    return isinstance(v, str) and bool(v.strip())
 
 
 def recorded(rows: pd.DataFrame, col: str) -> str | None:
@@ -113,8 +124,8 @@ def recorded(rows: pd.DataFrame, col: str) -> str | None:
     if col not in rows.columns:
         return None
     values = {v.strip() for v in rows[col] if isinstance(v, str) and v.strip()}
-    return values.pop() if len(values) == 1 and len(rows) and rows[col].map(
-        lambda v: isinstance(v, str) and bool(v.strip())).all() else None
+    return values.pop() if len(values) == 1 and len(rows) and rows[col].map(_named).all() \
+        else None
 
 
 def distinct_frames(groups: Iterable[tuple[Hashable, pd.DataFrame]], arms: Sequence[str] = ()
