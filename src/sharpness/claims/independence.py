@@ -11,8 +11,10 @@ weights and its data order all differ from every counted run's, in each arm
 steps shifted, carries the fingerprints of the run it copies and is refused.
 
 Nothing is read from the numbers to decide independence. A run whose record carries no
-fingerprint is *unproven*: it is not counted, and the row it would enter does not decide
-(:attr:`Distinct.unproven`, named in the row's note). :func:`zero_spread` is an extra sanity
+fingerprint is *unproven*: it is not counted as an independent run, and the row it enters
+does not decide (:attr:`Distinct.unproven`, named in the row's note); the row still states
+its numbers and its test's p-value over the runs it read (:attr:`Distinct.read`), which stays
+in the row's Holm family, so refusing proof never eases another row's correction. :func:`zero_spread` is an extra sanity
 refusal (a set of paired differences with no spread, which independent runs do not give); it
 never establishes independence.
 """
@@ -40,6 +42,13 @@ class Distinct:
     copies: dict[Hashable, Hashable] = field(default_factory=dict)  # refused -> run it repeats
     relabelled: list[Hashable] = field(default_factory=list)        # a seed label used twice
     unproven: list[Hashable] = field(default_factory=list)          # no fingerprint recorded
+
+    @property
+    def read(self) -> list[Hashable]:
+        """The runs a row reads, in order: those proven distinct and those no record proves
+        (a row with an unproven run still states its numbers and its test's p-value, which
+        stays in its Holm family, but does not decide)."""
+        return [*self.kept, *(s for s in self.unproven if s not in self.kept)]
 
     @property
     def decides(self) -> bool:
@@ -130,12 +139,13 @@ def recorded(rows: pd.DataFrame, col: str) -> str | None:
 
 def distinct_frames(groups: Iterable[tuple[Hashable, pd.DataFrame]], arms: Sequence[str] = ()
                     ) -> tuple[list[tuple[Hashable, pd.DataFrame]], Distinct]:
-    """The runs of ``(seed, rows)`` groups that their records prove distinct
-    (:func:`distinct_by_records` on :func:`frame_prints`), in their order, with what was
-    refused or unproven."""
+    """The runs of ``(seed, rows)`` groups a row reads (:attr:`Distinct.read`: those their
+    records prove distinct, :func:`distinct_by_records` on :func:`frame_prints`, and those no
+    record proves, which keep the row from deciding), in their order, with what was refused
+    or unproven."""
     groups = list(groups)
     found = distinct_by_records((seed, frame_prints(part, arms)) for seed, part in groups)
-    keep = set(found.kept)
+    keep = set(found.read)
     seen: set[Hashable] = set()
     kept = []
     for seed, part in groups:

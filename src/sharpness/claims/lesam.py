@@ -148,7 +148,7 @@ def above_chance(d: D, params: Params, rules: SeedRules) -> Result:
         if found.note():
             refused.append(f"{a.name}: {found.note()}")
         for seed, value in sorted(a.values.items()):
-            if seed not in found.kept:
+            if seed not in found.read:  # an unproven run is read, and the row not decided
                 continue
             rec = (a.records or {}).get(seed)
             why = (rec.failure(rules.loss_margin, rules.acc_margin,
@@ -186,8 +186,8 @@ def above_chance(d: D, params: Params, rules: SeedRules) -> Result:
         verdict = INCONCLUSIVE  # above chance, not by the smallest effect of interest
         note = "; ".join(x for x in (note, f"above chance but not wholly by the smallest "
                                             f"effect of interest {sesoi:g} points") if x)
-    if verdict != CONTRADICTED:
-        p = t_pvalue(np.asarray(diffs) - sesoi)
+    if verdict != CONTRADICTED:  # against the smallest effect, never below the test at 0
+        p = max(p, t_pvalue(np.asarray(diffs) - sesoi))
     return Result(verdict, value, estimate=iv.estimate + chance, n=iv.n,
                   p_value=p if math.isfinite(p) else None, note=note)
 

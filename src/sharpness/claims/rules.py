@@ -192,7 +192,9 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     ran, under ``rules`` (module docstring)."""
     paired = sorted(set(a.values) & set(b.values))
     found = _replicates(a, b, paired)
-    seeds = found.kept
+    # the seeds read: those proven distinct and those no record proves (these keep the row
+    # from deciding; its interval and p-value, which stays in the Holm family, are stated)
+    seeds = [s for s in paired if s in set(found.read)]
     excluded: dict[int, str] = {}
     for s in seeds:
         reasons = []
@@ -262,10 +264,13 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     training = "; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
     value = (f"{what}: {a.name} {means[0]:.{digits}f} vs {b.name} {means[1]:.{digits}f}; "
              f"paired difference {iv.text(digits)}{' ' + unit if unit else ''}{training}")
-    # the test of the claimed effect: against the smallest effect of interest, unless the
-    # interval contradicts the claim (then against 0, as the interval is read)
+    # the test of the claimed effect: against the smallest effect of interest, never smaller
+    # than the test against 0 (a shifted two-sided test of a row on the other side would be
+    # smaller, and ease the Holm correction of the rows beside it); against 0 when the
+    # interval contradicts the claim, as the interval is read
     shift = direction * (sesoi or 0.0) if verdict != CONTRADICTED else 0.0
-    p_value = float("nan") if zero_spread(diffs) else t_pvalue(np.asarray(diffs) - shift)
+    p_value = float("nan") if zero_spread(diffs) else max(
+        t_pvalue(diffs), t_pvalue(np.asarray(diffs) - shift))
     return Result(verdict, value, level=level,
                   estimate=iv.estimate if iv.n else None,
                   low=iv.low if iv.has_interval else None,
