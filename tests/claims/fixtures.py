@@ -9,11 +9,12 @@ from collections.abc import Callable
 
 from sharpness.claims.model import ItemData
 from sharpness.evidence.stats import CONTRADICTED, SUPPORTED
-from tests.claims.fixtures_common import Rows, item, seeds, shares, trained
+from tests.claims.fixtures_common import Rows, item, proof, recorded, seeds, shares, trained
 from tests.claims.fixtures_eos import (
     SETTINGS,
     ablation_rows,
     ablations,
+    init_draws,
     measures,
     phase,
     sweep_rows,
@@ -115,7 +116,7 @@ CASES: dict[str, tuple[Callable[[bool], dict[str, ItemData]], str, str]] = {
     "eos-traj-monotone-all": (trajectories, SUPPORTED, CONTRADICTED),
     "eos-measures": (measures, SUPPORTED, CONTRADICTED),
     "eos-measures-all": (measures, SUPPORTED, CONTRADICTED),
-    "eos-init-eta_c": (ablations, SUPPORTED, CONTRADICTED),
+    "eos-init-eta_c": (init_draws, SUPPORTED, CONTRADICTED),
     "eos-ablations": (ablations, SUPPORTED, CONTRADICTED),
     "eos-ablations-ext": (ablations, SUPPORTED, CONTRADICTED),
 }
@@ -134,4 +135,4 @@ CASES.update({
                          SUPPORTED, CONTRADICTED),
 })
 
-__all__ = ["CASES", "RUN_TRAINED", "Rows", "SETTINGS", "ablation", "ablation_rows", "ablations", "acc_rows", "cifar", "cifar_all_groups", "cifar_groups", "cnn", "cost", "deep", "dynamics", "flatness", "flow", "gradcam", "item", "l1", "lanczos", "limit", "linf", "linf_gd", "long_tail", "measures", "multi", "phase", "regimes", "robustness", "seeds", "sequential", "shares", "signal", "signal_eval", "sota", "sweep_rows", "table", "test_vs_lr", "toy", "trained", "traj_rows", "trajectories"]
+__all__ = ["CASES", "RUN_TRAINED", "Rows", "SETTINGS", "ablation", "ablation_rows", "ablations", "acc_rows", "cifar", "cifar_all_groups", "cifar_groups", "cnn", "cost", "deep", "dynamics", "flatness", "flow", "gradcam", "init_draws", "item", "l1", "lanczos", "limit", "linf", "linf_gd", "long_tail", "measures", "multi", "phase", "proof", "recorded", "regimes", "robustness", "seeds", "sequential", "shares", "signal", "signal_eval", "sota", "sweep_rows", "table", "test_vs_lr", "toy", "trained", "traj_rows", "trajectories"]

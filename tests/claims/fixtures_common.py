@@ -41,13 +41,26 @@ def draw(seed: int, what: str) -> str:
     return hashlib.sha256(f"{what}/{seed}".encode()).hexdigest()[:16]
 
 
+def proof(seed: int) -> str:
+    """The fingerprints a ``per_seed_train`` entry of seed ``seed`` ends with
+    (``/<init>/<order>``): its run's record proves it a distinct draw."""
+    return f"/{draw(seed, 'init')}/{draw(seed, 'order')}"
+
+
+def recorded(seed: int, arm: str = "") -> dict[str, str]:
+    """The fingerprint columns a figure's rows of seed ``seed``'s run (of ``arm``) carry, as
+    its producer copies them from the run's record: a distinct draw per seed."""
+    return {"init_sha256": draw(seed, "init"), "order_sha256": draw(seed, "order"),
+            "run_id": draw(seed, f"run/{arm}")}
+
+
 def trained(n: int, classes: int = 10, bad: Sequence[int] = (), proven: bool = True) -> str:
     """A ``per_seed_train`` cell: ``n`` seeds that trained (loss 0.5, acc 0.85), except those
     in ``bad``, which sat at chance (loss ln C, acc 1/C); each a distinct draw, its record's
     fingerprints of initial weights and data order beside it (``proven``)."""
 
     def prints(k: int) -> str:
-        return f"/{draw(k, 'init')}/{draw(k, 'order')}" if proven else ""
+        return proof(k) if proven else ""
 
     return " ".join((f"{k}:{math.log(classes):.4f}/{1 / classes:.4f}/{classes}" if k in bad
                      else f"{k}:0.5000/0.8500/{classes}") + prints(k) for k in range(n))

@@ -113,6 +113,17 @@ def ablation_rows(factor: str, value: Any, eta_c: float, hit: bool = True,
     return rows
 
 
+def init_draws(bad: bool, draws: int = 3) -> dict[str, ItemData]:
+    """The init-scale ablation over ``draws`` init draws (a ``seed`` column): η_c halves from
+    α = 0.2 to 0.4 in each draw (about; the draws differ), or (``bad``) stays within 1 %."""
+    rows = []
+    for seed in range(draws):
+        moved = 1.0 + 0.005 * (seed - 1) if bad else 0.5 + 0.03 * seed
+        for value, eta_c in ((0.2, 0.1), (0.4, 0.1 * moved)):
+            rows += [{**r, "seed": seed} for r in ablation_rows("init_scale", value, eta_c)]
+    return {"eos/fig_ablations": item("eos/fig_ablations", rows)}
+
+
 def ablations(bad: bool) -> dict[str, ItemData]:
     rows = []
     for value, eta_c in ((0.2, 0.1), (0.4, 0.1 if bad else 0.05), (0.25, 0.1), (0.3, 0.1)):

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sharpness.claims.model import ItemData
-from tests.claims.fixtures_common import Rows, item, seeds, trained
+from tests.claims.fixtures_common import Rows, item, recorded, seeds, trained
 
 
 def acc_rows(better: bool, level: float = 60.0, **keys: Any) -> Rows:
@@ -73,7 +73,7 @@ def flatness(bad: bool) -> dict[str, ItemData]:
             jitter = 0.3 * s * s if opt == "lesam" else 0.0  # seeds differ: a spread
             rows.append({"optimizer": opt, "seed": s, "trace": base + s + jitter,
                          "lambda_1": base / 10 + 0.1 * s + 0.1 * jitter, "final_train_loss": 0.5,
-                         "final_train_acc": 0.85, "num_classes": 10})
+                         "final_train_acc": 0.85, "num_classes": 10, **recorded(s, opt)})
     return {"lesam/fig_flatness": item("lesam/fig_flatness", rows)}
 
 
@@ -108,7 +108,8 @@ def dynamics(bad: bool, epochs: int = 4, first_epoch_sgd: bool = False,
                 sam, le = sgd + 0.03, sgd
             for opt, acc in (("sgd", sgd), ("sam", sam), ("lesam", le)):
                 rows.append({"optimizer": opt, "run": f"g-{opt}-s{s}", "epoch": epoch,
-                             "test_acc": acc, "train_loss": 0.6, "train_acc": 0.8})
+                             "test_acc": acc, "train_loss": 0.6, "train_acc": 0.8,
+                             **recorded(s, opt)})
     return {"lesam/fig_dynamics": item("lesam/fig_dynamics", rows)}
 
 
@@ -123,12 +124,14 @@ def signal(bad: bool, seeds: int = 3, record: dict[str, Any] | None = None
     rec = RUN_TRAINED if record is None else record
     rows = []
     for seed, step in ((k, st + k) for k in range(seeds) for st in range(0, 60, 6)):
-        rows.append({**rec, "seed": seed, "optimizer": "sam", "step": step, "g_dot_eps": 0.05,
+        rows.append({**rec, **recorded(seed, "sam"), "seed": seed, "optimizer": "sam",
+                     "step": step, "g_dot_eps": 0.05,
                      "curvature": 0.02 if bad else 0.001, "sigma": None, "clipped": None,
                      "rise": 0.051, "g_dot_eps_eval": 0.05, "curvature_eval": 0.002,
                      "rise_eval": 0.052 + (0.01 if bad else 1e-4)})
         curv = 0.002
-        rows.append({**rec, "seed": seed, "optimizer": "lesam", "step": step, "sigma": 0.05,
+        rows.append({**rec, **recorded(seed, "lesam"), "seed": seed, "optimizer": "lesam",
+                     "step": step, "sigma": 0.05,
                      "g_dot_eps": 0.05 * (1.01 if bad else 1.0), "curvature": curv,
                      "clipped": False, "rise": 0.05 + curv + (0.01 if bad else 1e-4),
                      "g_dot_eps_eval": 0.05, "curvature_eval": curv,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sharpness.claims.model import ItemData
-from tests.claims.fixtures_common import Rows, item, shares, trained
+from tests.claims.fixtures_common import Rows, item, recorded, shares, trained
 
 
 def l1(bad: bool) -> dict[str, ItemData]:
@@ -108,11 +108,13 @@ def cnn(bad: bool, seeds: int = 7) -> dict[str, ItemData]:
                 for step in range(0, 50, 5):
                     fast = min(1.0, step / 10) + 1e-3 * seed
                     slow = min(1.0, step / 40) + 1e-3 * seed
+                    run = recorded(seed, f"{opt}/{a}")
                     rows.append({"seed": seed, "optimizer": opt, "alpha": a, "step": step,
-                                 "quantity": "align_weak", "value": fast if weak_first else slow})
+                                 "quantity": "align_weak", "value": fast if weak_first else slow,
+                                 **run})
                     rows.append({"seed": seed, "optimizer": opt, "alpha": a, "step": step,
                                  "quantity": "align_strong",
-                                 "value": slow if weak_first else fast})
+                                 "value": slow if weak_first else fast, **run})
     return {"minorfirst/cnn_synthetic": item("minorfirst/cnn_synthetic", rows, {"gain": 0.2})}
 
 

@@ -87,8 +87,8 @@ def test_a_relabelled_seed_is_counted_once() -> None:
 
 def test_a_nudged_copy_is_refused_by_its_record() -> None:
     """Seed 2 is seed 0's run with its values nudged by 1e-6 (the numbers differ, the record
-    is seed 0's): counted once. Runs without fingerprints fall back to the numbers, and say
-    so."""
+    is seed 0's): counted once. Runs without fingerprints are not counted and the row does
+    not decide: nothing is read from the numbers."""
     data = _copied_records(fx.gradcam(1, n=3, sam_means=[0.45, 0.455, 0.45 + 1e-6]), {2: 0})
     row = run("mf-gradcam-mnist-l2", data)
     assert row["n"] == 2 and "seed 2 = seed 0" in row["note"]
@@ -97,7 +97,8 @@ def test_a_nudged_copy_is_refused_by_its_record() -> None:
         if "per_seed_train" in d.rows.columns:
             d.rows["per_seed_train"] = d.rows["per_seed_train"].astype(str).str.replace(
                 r"/[0-9a-f]{16}/[0-9a-f]{16}", "", regex=True)
-    assert "independence read from the numbers" in run("mf-gradcam-mnist-l2", unproven)["note"]
+    row = run("mf-gradcam-mnist-l2", unproven)
+    assert row["verdict"] == INCONCLUSIVE and "no record proves seed(s) 0, 1, 2" in row["note"]
 
 
 def test_one_signal_run_copied_three_times_is_one_run() -> None:

@@ -49,9 +49,9 @@ def test_collapsed_domain_seed_at_ln10_does_not_enter_as_a_zero() -> None:
 
     bad = f"{math.log(10):.4f}/0.1000/10"
     rows = [{"label": "lesam", "per_seed": "0:30 1:31 2:30.5 3:12.6",
-             "per_seed_train": fx.trained(3) + f" 3:{bad}"},
+             "per_seed_train": fx.trained(3) + f" 3:{bad}{fx.proof(3)}"},
             {"label": "sam", "per_seed": "0:26 1:27.2 2:26.8 3:12.6",
-             "per_seed_train": fx.trained(3) + f" 3:{bad}"}]
+             "per_seed_train": fx.trained(3) + f" 3:{bad}{fx.proof(3)}"}]
     row = run("ls-domain", {"lesam/table_domain_gen": fx.item("lesam/table_domain_gen", rows)},
               max_excluded=0.3)
     assert row["verdict"] == SUPPORTED, row["value"]
@@ -180,8 +180,8 @@ def test_sigma_zero_probes_are_not_a_perfect_fit() -> None:
     for seed, step in ((k, st) for k in range(3) for st in range(12)):
         sigma = 0.0 if step < 8 else 0.05
         curv = 0.0 if sigma == 0 else 0.002 + 1e-5 * seed  # three distinct runs
-        rows.append({**fx.RUN_TRAINED, "seed": seed, "optimizer": "lesam", "step": step,
-                     "sigma": sigma,
+        rows.append({**fx.RUN_TRAINED, **fx.recorded(seed, "lesam"), "seed": seed,
+                     "optimizer": "lesam", "step": step, "sigma": sigma,
                      "g_dot_eps": sigma, "curvature": curv,
                      "rise": sigma + curv + (0.01 if sigma else 0.0), "clipped": False})
     row = run("ls-signal-curvature", {"lesam/fig_signal": fx.item("lesam/fig_signal", rows)})

@@ -115,7 +115,8 @@ def test_glmc_runs_are_checked_on_train_accuracy_not_the_rebalanced_loss() -> No
     # and train accuracy well above chance
     data = fx.long_tail(False)
     df = data["lesam/table_long_tail"].rows
-    df["per_seed_train"] = " ".join(f"{k}:{math.log(10) + 0.5:.4f}/0.8000/10" for k in range(3))
+    df["per_seed_train"] = " ".join(f"{k}:{math.log(10) + 0.5:.4f}/0.8000/10{fx.proof(k)}"
+                                    for k in range(3))
     row = run("ls-longtail", data)
     assert row["verdict"] == SUPPORTED and "excluded" not in row["note"], row["note"]
 
@@ -129,7 +130,8 @@ def test_glmc_chance_is_the_head_class_share() -> None:
     df = data["lesam/table_long_tail"].rows
     head = majority_share(df["train counts (head→tail)"].iloc[0])
     assert head is not None and 0.3 < head < 0.5
-    df["per_seed_train"] = " ".join(f"{k}:0.5000/{head + 0.01:.4f}/10" for k in range(3))
+    df["per_seed_train"] = " ".join(f"{k}:0.5000/{head + 0.01:.4f}/10{fx.proof(k)}"
+                                    for k in range(3))
     row = run("ls-longtail", data)
     assert row["verdict"] == INCONCLUSIVE and "train acc" in row["note"], row["note"]
 
@@ -141,7 +143,7 @@ def test_signal_rows_read_only_probe_runs_that_trained() -> None:
     for cid in ("ls-signal-sam", "ls-signal-curvature", "ls-signal-curvature-eval"):
         row = run(cid, data)
         assert row["verdict"] == INCONCLUSIVE and row["n"] == 0, cid
-        assert "runs left out (not trained, or not distinct): seed 0 (" in row["note"], row["note"]
+        assert "runs left out (not trained, not distinct, or not proven): seed 0 (" in row["note"], row["note"]
 
 
 def test_ls_lanczos_needs_its_registered_draws():

@@ -41,6 +41,10 @@ def test_phase_draws_relative_norms_against_the_flow(sweep_path: Path, tmp_path:
     rows = _rows(tmp_path / "fig_phase.csv")
     assert len(rows) == len(TINY["lr_factors"])
     assert {r["loss"] for r in rows} == {sweep["setting"]["loss"]}  # the ledger reads it
+    # each row names its run's signed record and draw: one record per run; the runs of one
+    # setting share its init and data order (the η of a setting are not replicates)
+    assert len({r["run_id"] for r in rows}) == len(rows) and all(r["run_id"] for r in rows)
+    assert len({r["init_sha256"] for r in rows}) == 1 and all(r["order_sha256"] for r in rows)
     for row, run in zip(rows, sweep["rows"], strict=True):
         if run.get("l2") is None:
             assert _num(row["rel_l2"]) is None

@@ -56,4 +56,11 @@ def test_fig_signal_csv_holds_every_seed(tmp_path) -> None:
     assert sorted(set(df["seed"])) == [0, 1] and len(runs_of(df)) == 2
     # each run's training record rides along, for the ledger's sanity check
     assert df["final_train_loss"].notna().all() and set(df["num_classes"]) == {10}
+    # each row names its run's record and draw: one per (seed, optimizer), distinct per seed
+    from sharpness.claims.independence import distinct_frames
+
+    runs = df.groupby(["seed", "optimizer"])[["run_id", "init_sha256", "order_sha256"]]
+    assert (runs.nunique() == 1).all().all() and df["run_id"].notna().all()
+    kept, found = distinct_frames(runs_of(df), arms=("optimizer",))
+    assert len(kept) == 2 and found.decides, found.note()
     assert "the CSV holds seeds 0, 1" in out.with_suffix(".caption.txt").read_text()

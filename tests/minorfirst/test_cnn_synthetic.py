@@ -169,6 +169,14 @@ def test_more_seeds_are_trained_at_the_middle_init_and_read_by_the_ledger(tmp_pa
     assert _plot(argparse.Namespace(figure="cnn_synthetic", run=str(run), out=str(out))) == 0
     df = pd.read_csv(out.with_suffix(".csv"))
     assert set(df["seed"]) == {0, 3} and set(df[df["seed"] == 3]["alpha"]) == {0.5}
+    # every row names its run's record (run id, draw fingerprints): one run per seed,
+    # optimizer and init scale, and the two seeds' draws differ in initial weights and data
+    runs = df.groupby(["seed", "optimizer", "alpha"])[["run_id", "init_sha256",
+                                                      "order_sha256"]].nunique()
+    assert (runs == 1).all().all()
+    mid = df[(df["alpha"] == 0.5) & (df["optimizer"] == "sam")]
+    for col in ("run_id", "init_sha256", "order_sha256"):
+        assert mid.groupby("seed")[col].first().nunique() == 2, col
     claim = next(c for c in all_claims() if c.id == "mf-cnn")
     item = ItemData("minorfirst/cnn_synthetic", df, {"gain": p["gain"]})
     row = evaluate_claim(claim, {"minorfirst/cnn_synthetic": item}, "paper")

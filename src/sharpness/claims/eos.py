@@ -29,7 +29,8 @@ from sharpness.evidence.stats import (
     ThresholdTest,
     combine,
     count_rule,
-    threshold,
+    range_pvalue,
+    t_interval,
     threshold_test,
 )
 
@@ -332,17 +333,60 @@ def measures(d: D, params: Params, rules: SeedRules) -> Result:
                   if against else "")
 
 
-def init_moves_eta_c(d: D, params: Params) -> Result:
+def init_moves_eta_c(d: D, params: Params, rules: SeedRules) -> Result:
+    """η_c at the largest init scale against η_c at the smallest, per init draw (the
+    ``seed`` column of the init-scale rows; one draw when the CSV has none): the t interval
+    (at the rules' level) over the draws of log(η_c(α_max) / η_c(α_min)) decides. The paper
+    gives no direction, so the row holds when the interval lies wholly beyond a relative
+    change of ± ``change`` (on one side), and fails when it lies wholly inside it; fewer than
+    ``rules.min_runs`` draws, or an interval across an end of the band, are inconclusive.
+    ``n``: the draws read (one flow per α and draw); the value states n and the interval."""
     df = d["eos/fig_ablations"].rows
     part = df[df["factor"] == "init_scale"]
     if part.empty:
         raise ValueError("fig_ablations.csv has no factor=init_scale rows")
-    by = part.groupby("value")["eta_c"].first().sort_index()
-    vals = by.to_numpy(float)
-    change = float(vals[-1] / vals[0] - 1)
-    return Result(threshold(abs(change), float(params["change"]), below=False), "η_c " + ", ".join(
-        f"α={k}: {v:.3g}" for k, v in by.items()) + f" (relative change {change:+.2f})",
-                  estimate=change)
+    part = part.assign(seed=part["seed"] if "seed" in part.columns else 0)
+    alphas = sorted({float(v) for v in part["value"]})
+    lo, hi = alphas[0], alphas[-1]
+    logs, parts, missing = [], [], []
+    for seed, draw in part.groupby("seed", sort=True):
+        by = draw.groupby(draw["value"].astype(float))["eta_c"].first().astype(float)
+        a, b = by.get(lo), by.get(hi)
+        if a is None or b is None or not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
+            missing.append(str(seed))
+            continue
+        logs.append(float(np.log(b / a)))
+        parts.append(f"draw {seed}: η_c {b:.3g}/{a:.3g} ({b / a - 1:+.2f})")
+    change = float(params["change"])
+    band = (float(np.log1p(-change)), float(np.log1p(change)))
+    iv = t_interval(logs, rules.level, unit="draws")
+    if len(logs) < rules.min_runs or not iv.has_interval:
+        verdict = INCONCLUSIVE
+    elif iv.low > band[1] or iv.high < band[0]:
+        verdict = SUPPORTED
+    elif band[0] < iv.low and iv.high < band[1]:
+        verdict = CONTRADICTED
+    else:
+        verdict = INCONCLUSIVE
+
+    def rel(x: float) -> str:
+        return f"{np.expm1(x):+.2f}"
+
+    interval = (f"relative change {rel(iv.estimate)} [{rel(iv.low)}, {rel(iv.high)}] "
+                f"({iv.level:.0%} t interval over n = {iv.n} draws)" if iv.has_interval
+                else f"n = {iv.n} draw(s), no interval")
+    notes = []
+    if len(logs) < rules.min_runs:
+        notes.append(f"{len(logs)} init draw(s) per α < the {rules.min_runs} a verdict needs "
+                     "(one flow per α and draw: give the init_scale ablation more seeds)")
+    if missing:
+        notes.append(f"draws without η_c at both α={lo:g} and α={hi:g}: {', '.join(missing)}")
+    return Result(verdict, f"α={lo:g} → {hi:g}: {interval}, against ±{change:g} (no direction: "
+                  "the paper gives none); " + "; ".join(parts),
+                  estimate=float(np.expm1(iv.estimate)) if iv.n else None,
+                  low=float(np.expm1(iv.low)) if iv.has_interval else None,
+                  high=float(np.expm1(iv.high)) if iv.has_interval else None, n=iv.n,
+                  p_value=range_pvalue(logs, *band), note="; ".join(notes))
 
 
 def neither_minimiser(d: D, params: Params) -> Result:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from sharpness.claims.common import fmt
+from sharpness.claims.independence import distinct_by_records
 from sharpness.claims.lesam_signal import (
     signal_curvature,
     signal_curvature_eval,
@@ -124,15 +125,31 @@ def above_chance(d: D, params: Params, rules: SeedRules) -> Result:
     """Every optimizer's runs test above chance (direction: above ``chance`` %), over the runs
     that pass the profile's sanity rule (a run without a training record, or that did not
     train, is excluded and named, as for claims); n is the number of runs counted, and more
-    than ``rules.max_excluded`` of them excluded leaves the row inconclusive (level smoke)."""
+    than ``rules.max_excluded`` of them excluded leaves the row inconclusive (level smoke).
+    ``supported`` needs the interval wholly above the registered ``sesoi`` (points above
+    chance), and its p-value tests that effect.
+    An optimizer's runs count only when their records prove them distinct (initial weights
+    and data order, :mod:`sharpness.claims.independence`); a run whose record carries no
+    fingerprint leaves the row inconclusive."""
     df = d["lesam/table_cifar"].rows
     df = df[df["per_seed"].notna()] if "per_seed" in df.columns else df
     chance = float(params["chance"])
     kept: list[tuple[str, float]] = []
     excluded: list[str] = []
+    refused: list[str] = []
+    decides = True
     for _, row in df.iterrows():
         a = arm(row, f"{row.get('label')} ({row.get('group')})")
+        found = distinct_by_records(
+            (s, [(k, str(getattr(r, k))) for k in ("init", "order")]
+             if (r := (a.records or {}).get(s)) is not None and r.proven else None)
+            for s in sorted(a.values))
+        decides &= found.decides
+        if found.note():
+            refused.append(f"{a.name}: {found.note()}")
         for seed, value in sorted(a.values.items()):
+            if seed not in found.read:  # an unproven run is read, and the row not decided
+                continue
             rec = (a.records or {}).get(seed)
             why = (rec.failure(rules.loss_margin, rules.acc_margin,
                                check_loss=rules.sanity != "accuracy") if rec is not None
@@ -142,7 +159,9 @@ def above_chance(d: D, params: Params, rules: SeedRules) -> Result:
             else:
                 excluded.append(f"{a.name} seed {seed} ({why or 'not finite'})")
     total = len(kept) + len(excluded)
-    note = ("excluded by the sanity rule: " + "; ".join(excluded)) if excluded else ""
+    note = "; ".join(x for x in (
+        ("excluded by the sanity rule: " + "; ".join(excluded)) if excluded else "",
+        *refused) if x)
     if not kept:
         return Result(INCONCLUSIVE, f"no run of {total} passes the sanity rule", level="smoke",
                       note=note, n=0)
@@ -161,7 +180,15 @@ def above_chance(d: D, params: Params, rules: SeedRules) -> Result:
         return Result(INCONCLUSIVE, value, level="smoke", n=iv.n, note="; ".join(x for x in (
             f"{len(excluded)}/{total} runs excluded (more than {rules.max_excluded:.0%})",
             note) if x))
-    return Result(decide(iv, 1), value, estimate=iv.estimate + chance, n=iv.n,
+    verdict = decide(iv, 1) if decides else INCONCLUSIVE
+    sesoi = float(params["sesoi"])
+    if verdict == SUPPORTED and not iv.low > sesoi:
+        verdict = INCONCLUSIVE  # above chance, not by the smallest effect of interest
+        note = "; ".join(x for x in (note, f"above chance but not wholly by the smallest "
+                                            f"effect of interest {sesoi:g} points") if x)
+    if verdict != CONTRADICTED:  # against the smallest effect, never below the test at 0
+        p = max(p, t_pvalue(np.asarray(diffs) - sesoi))
+    return Result(verdict, value, estimate=iv.estimate + chance, n=iv.n,
                   p_value=p if math.isfinite(p) else None, note=note)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sharpness.claims.independence import PRINT_COLUMNS, recorded
 from sharpness.claims.model import ItemData, Predicate, Result
 from sharpness.claims.rules import Arm, SeedRules, combine_results, paired_verdict
 from sharpness.evidence.records import TrainRecord
@@ -26,7 +27,8 @@ Params = Mapping[str, Any]  # a claim's registered parameters (claims.yaml)
 def _dynamics_arms(d: D, classes: int = 10) -> tuple[dict[str, dict[int, dict[int, float]]],
                                                      dict[str, dict[int, TrainRecord]]]:
     """Per optimizer: seed -> epoch -> test accuracy (%), and seed -> its last epoch's train
-    record (fig_dynamics' per-epoch rows)."""
+    record (fig_dynamics' per-epoch rows), with the fingerprints of initial weights and data
+    order the run's rows carry (what proves it independent; none: unproven)."""
     df = d["lesam/fig_dynamics"].rows
     runs = df[df["run"].notna()] if "run" in df.columns else df
     acc: dict[str, dict[int, dict[int, float]]] = {}
@@ -42,7 +44,7 @@ def _dynamics_arms(d: D, classes: int = 10) -> tuple[dict[str, dict[int, dict[in
         recs.setdefault(str(opt), {})[seed] = TrainRecord(
             float(last["train_loss"]) if pd.notna(last.get("train_loss")) else None,
             float(train_acc) if train_acc is not None and pd.notna(train_acc) else None,
-            classes)
+            classes, *(recorded(part, col) for col in PRINT_COLUMNS.values()))
     return acc, recs
 
 

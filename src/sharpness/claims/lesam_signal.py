@@ -38,13 +38,16 @@ def runs_of(df: pd.DataFrame) -> list[tuple[object, pd.DataFrame]]:
 
 
 def trained_runs(df: pd.DataFrame, optimizers: tuple[str, ...], rules: SeedRules
-                 ) -> tuple[list[tuple[object, pd.DataFrame]], list[str]]:
+                 ) -> tuple[list[tuple[object, pd.DataFrame]], list[str], bool]:
     """The seeds whose probe runs of every one of ``optimizers`` trained (the rules' sanity
-    check on the run's training record, the ``final_train_*`` columns), and why each other
-    seed was left out: a probe run that did not train cannot bear on the claim, and a copy of
-    another seed's run (:func:`~sharpness.claims.independence.distinct_frames`) is not a run."""
+    check on the run's training record, the ``final_train_*`` columns), why each other seed
+    was left out, and whether the row may decide. A probe run that did not train cannot bear
+    on the claim; a seed counts only when its runs' recorded fingerprints (the
+    ``init_sha256`` / ``order_sha256`` columns, per optimizer) prove it distinct from every
+    other (:func:`~sharpness.claims.independence.distinct_frames`), and a seed whose rows
+    carry none is unproven: the row does not decide (nothing is read from the numbers)."""
     kept, excluded = [], []
-    runs, found = distinct_frames(runs_of(df))
+    runs, found = distinct_frames(runs_of(df), arms=("optimizer",))
     if found.note():
         excluded.append(found.note())
     for seed, part in runs:
@@ -61,12 +64,19 @@ def trained_runs(df: pd.DataFrame, optimizers: tuple[str, ...], rules: SeedRules
             excluded.append(f"seed {seed} ({', '.join(why)})")
         else:
             kept.append((seed, part))
-    return kept, excluded
+    return kept, excluded, found.decides
 
 
 def _excluded_note(excluded: list[str]) -> str:
-    return ("runs left out (not trained, or not distinct): " + "; ".join(excluded)) \
-        if excluded else ""
+    return ("runs left out (not trained, not distinct, or not proven): "
+            + "; ".join(excluded)) if excluded else ""
+
+
+def _undecided(out: Result, decides: bool) -> Result:
+    """``out``, inconclusive when a run it read is not proven independent by its record."""
+    if not decides:
+        out.verdict = INCONCLUSIVE
+    return out
 
 
 def _runs_text(test: ThresholdTest, bound: float, side: str) -> str:
@@ -104,7 +114,7 @@ def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
     log median) lies above the registered ``ratio`` (``n``: the runs that trained)."""
     df = d["lesam/fig_signal"].rows
     parts, meds = [], []
-    kept, excluded = trained_runs(df, ("sam",), rules)
+    kept, excluded, decides = trained_runs(df, ("sam",), rules)
     for seed, part in ((s, p[p["optimizer"] == "sam"]) for s, p in kept):
         sam = part.sort_values("step")
         early = sam.iloc[: max(1, int(len(sam) * float(params["early_fraction"])))]
@@ -114,10 +124,10 @@ def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
         parts.append(f"seed {seed}: {fmt(med)} (range {fmt(float(ratio.min()))}–"
                      f"{fmt(float(ratio.max()))}, {len(early)} probes)")
     bound = float(params["ratio"])
-    return _over_runs(f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {bound:g}): ",
-                      meds, parts, bound, below=False, rules=rules,
-                      margin=float(params["sesoi"]),
-                      notes=[_excluded_note(excluded)], estimate=min(meds) if meds else None)
+    return _undecided(_over_runs(
+        f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {bound:g}): ", meds, parts,
+        bound, below=False, rules=rules, margin=float(params["sesoi"]),
+        notes=[_excluded_note(excluded)], estimate=min(meds) if meds else None), decides)
 
 
 def signal_lesam(d: D, params: Params) -> Result:
@@ -163,17 +173,18 @@ def signal_curvature(d: D, params: Params, rules: SeedRules) -> Result:
     row holds when the t interval over the runs (of the log ratio) lies below the registered
     ``ratio`` (``n``: runs)."""
     ratios, parts, dropped_all = [], [], 0
-    kept, excluded = trained_runs(d["lesam/fig_signal"].rows, ("lesam",), rules)
+    kept, excluded, decides = trained_runs(d["lesam/fig_signal"].rows, ("lesam",), rules)
     for seed, df in kept:
         ratio, n, dropped, resid, curv = _residual_ratio(df, "lesam", "")
         dropped_all += dropped
         ratios.append(ratio)
         parts.append(f"seed {seed}, {n} probes with ε ≠ 0: {fmt(ratio)} (median residual "
                      f"{fmt(resid)}, curvature {fmt(curv)})")
-    return _over_runs("LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: ",
-                      ratios, parts, float(params["ratio"]), below=True, rules=rules,
-                      margin=float(params["sesoi"]), notes=[f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
-                             if dropped_all else "", _excluded_note(excluded)])
+    return _undecided(_over_runs(
+        "LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: ", ratios,
+        parts, float(params["ratio"]), below=True, rules=rules, margin=float(params["sesoi"]),
+        notes=[f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
+               if dropped_all else "", _excluded_note(excluded)]), decides)
 
 
 def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
@@ -186,7 +197,8 @@ def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
     four tests (supported) or the eval-mode ones (contradicted)."""
     bound = float(params["ratio"])
     parts, tests, evals_tests, decided = [], [], [], []
-    runs, excluded = trained_runs(d["lesam/fig_signal"].rows, ("lesam", "sam"), rules)
+    runs, excluded, decides = trained_runs(d["lesam/fig_signal"].rows, ("lesam", "sam"),
+                                           rules)
     dropped_all = 0
     for opt in ("lesam", "sam"):
         probed = [df for _, df in runs if (df["optimizer"] == opt).any()]
@@ -211,7 +223,7 @@ def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
                      + f" ({_runs_text(ev, bound, 'below')}); train mode per run "
                      + ", ".join(fmt(t) for t in trains)
                      + f" ({_runs_text(tr, bound, 'above')})")
-    verdict = combine(decided)
+    verdict = combine(decided) if decides else INCONCLUSIVE
     deciding = evals_tests if verdict == CONTRADICTED else tests
     return Result(verdict, "; ".join(parts) or "no run that trained", n=len(runs),
                   p_value=row_pvalue(deciding) if verdict != INCONCLUSIVE else None,

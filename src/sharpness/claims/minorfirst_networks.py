@@ -42,9 +42,12 @@ def cnn_first_aligned(d: D, params: Params, rules: SeedRules) -> Result:
     """Per seed (data and init draw; one draw when the CSV has no ``seed`` column) at the
     middle α: SAM aligns with the weak feature first and GD with the strong one, read at the
     registered ``gain``; data made with another gain (its sidecar's) are not the registered
-    design and decide nothing. Distinct seeds (a copy of a run under another label is refused,
-    :mod:`sharpness.claims.independence`) where both optimizers aligned are counted against
-    the registered ``share`` by the exact binomial test; ``n``: the distinct seeds read."""
+    design and decide nothing. Seeds their records prove distinct (each run's ``init_sha256``
+    and ``order_sha256`` columns, per optimizer and init scale; a copy of a run under another
+    label is refused, :mod:`sharpness.claims.independence`) where both optimizers aligned are
+    counted against the registered ``share`` by the exact binomial test; ``n``: the distinct
+    seeds read. A seed whose rows carry no fingerprint is unproven and the row does not
+    decide (nothing is read from the numbers)."""
     data = d["minorfirst/cnn_synthetic"]
     df = data.rows
     gain = float(params["gain"])
@@ -56,7 +59,7 @@ def cnn_first_aligned(d: D, params: Params, rules: SeedRules) -> Result:
     alphas = sorted(set(df["alpha"]))
     mid = alphas[(len(alphas) - 1) // 2]
     groups = list(df.groupby("seed")) if "seed" in df.columns else [(0, df)]
-    kept, found = distinct_frames(groups)
+    kept, found = distinct_frames(groups, arms=("optimizer", "alpha"))
     ok = bad = 0
     seen = []
     for seed, part in kept:
@@ -68,8 +71,9 @@ def cnn_first_aligned(d: D, params: Params, rules: SeedRules) -> Result:
         ok += hit
         bad += not hit
     test = count_rule(ok, bad, params["share"], rules.level)
+    verdict = test.verdict if found.decides else INCONCLUSIVE
     p_text = f", p = {test.p_value:.2g}" if test.p_value is not None else ""
-    return Result(test.verdict, f"middle α={mid:g}, gain {gain:g}: SAM weak first and GD "
+    return Result(verdict, f"middle α={mid:g}, gain {gain:g}: SAM weak first and GD "
                   f"strong first in {ok}/{ok + bad} distinct seeds (exact {rules.level:.0%} "
                   f"[{fmt(test.low)}, {fmt(test.high)}] against {params['share']:g}{p_text}); "
                   + "; ".join(seen), note=found.note(),

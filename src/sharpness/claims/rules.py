@@ -11,10 +11,16 @@ default) run with the same seeds. :func:`paired_verdict` decides it under the pr
    cannot be checked and does not count either.
 2. **Exclusions.** When more than ``max_excluded`` of the seeds are dropped the row is
    ``inconclusive``: what is left is a selection, not a sample.
-   Seeds whose values and records in both arms repeat another seed's are copies, counted once
-   (:mod:`sharpness.claims.independence`), and differences with zero spread are refused.
+   A seed counts only when its runs' records prove it independent: its seed label, initial
+   weights and data order differ from every counted seed's, in each arm (a copy under
+   another label is counted once); a seed whose record carries no fingerprint leaves the row
+   ``inconclusive``, named in its note, and nothing is read from the numbers
+   (:mod:`sharpness.claims.independence`). Differences with zero spread are refused too.
 3. **Seeds.** ``supported`` / ``contradicted`` need at least ``min_seeds`` paired seeds and a
-   Student-t interval (at ``level``) that excludes 0; with fewer the row is ``inconclusive``
+   Student-t interval (at ``level``) that excludes 0; ``supported`` needs it wholly beyond
+   the row's registered smallest effect of interest (``params.rules.sesoi``, in the row's
+   unit: a tight cluster just past 0 is no verdict; a row that registers none decides
+   nothing, one that registers 0 states why in ``sesoi_reason``); with fewer the row is ``inconclusive``
    and says how many seeds :func:`~sharpness.evidence.stats.seeds_to_settle` estimates would
    settle a difference of the observed size and spread.
 4. **Smoke.** In a smoke profile (``smoke: true``, the quick profile) no trained-network row
@@ -38,18 +44,14 @@ from typing import Any, Protocol
 import numpy as np
 import yaml
 
-from sharpness.claims.independence import (
-    Distinct,
-    distinct_by_records,
-    distinct_runs,
-    zero_spread,
-)
+from sharpness.claims.independence import Distinct, distinct_by_records, zero_spread
 from sharpness.claims.model import EVIDENCE, SMOKE, WEAK, Result
 from sharpness.errors import SharpnessError
 from sharpness.evidence.records import TrainRecord
 from sharpness.evidence.stats import (
     CONTRADICTED,
     INCONCLUSIVE,
+    SUPPORTED,
     combine,
     decide,
     observed_effect,
@@ -79,6 +81,11 @@ class SeedRules:
     smoke: bool = False
     min_runs: int = 3
     sanity: str = "loss_and_accuracy"
+    #: the smallest paired difference of interest, in the row's own unit (accuracy points, a
+    #: share): registered per row (``params.rules.sesoi``); None: not registered, no verdict
+    sesoi: float | None = None
+    #: why a row registers ``sesoi: 0`` (no smallest effect beyond zero): required then
+    sesoi_reason: str = ""
 
     def __post_init__(self) -> None:
         if self.min_seeds < 2:
@@ -90,6 +97,12 @@ class SeedRules:
         if self.sanity not in SANITY:
             raise SharpnessError(f"claims rules ({self.profile}): sanity {self.sanity!r} must "
                                  f"be one of {list(SANITY)}")
+        if self.sesoi is not None and not (math.isfinite(self.sesoi) and self.sesoi >= 0):
+            raise SharpnessError(f"claims rules ({self.profile}): sesoi {self.sesoi} must be "
+                                 "a finite number ≥ 0")
+        if self.sesoi == 0 and not self.sesoi_reason.strip():
+            raise SharpnessError(f"claims rules ({self.profile}): sesoi 0 needs its reason "
+                                 "(sesoi_reason): why no smallest effect beyond zero")
         for key in ("level", "power", "loss_margin", "acc_margin", "max_excluded"):
             value = getattr(self, key)
             if not 0 <= value < 1:
@@ -102,7 +115,9 @@ class SeedRules:
                 f"when train loss < {1 - self.loss_margin:g}·ln C and train accuracy > 1/C + "
                 f"{self.acc_margin:g}; > {self.max_excluded:.0%} of seeds excluded: "
                 f"inconclusive; a row about trained networks or optimizer runs decides on "
-                f"≥ {self.min_runs} independent runs; interval-decided claims are "
+                f"≥ {self.min_runs} independent runs proven by their records; a paired "
+                f"interval must clear the row's registered smallest effect of interest; "
+                f"interval-decided claims are "
                 f"Holm-corrected at α = {1 - self.level:.2g}"
                 + ("; smoke profile: trained-network rows never decide" if self.smoke else ""))
 
@@ -157,18 +172,18 @@ def _level_text(arm: Arm, seeds: Iterable[int]) -> str:
     return f"{arm.name}: train loss {np.mean(loss):.3f}, train acc {100 * np.mean(acc):.1f} %"
 
 
-def _replicates(a: Arm, b: Arm, paired: list[int]) -> tuple[Distinct, bool]:
-    """The distinct seeds of a paired comparison, and whether their records proved them: by
-    the runs' recorded fingerprints when every record of both arms carries them, else by the
-    numbers (both arms' values and records: copies are refused)."""
-    recs = [(arm.records or {}).get(s) for arm in (a, b) for s in paired]
-    if paired and all(r is not None and r.proven for r in recs):
-        return distinct_by_records(
-            (s, [(k, arm.name, getattr((arm.records or {})[s], k)) for arm in (a, b)
-                 for k in ("init", "order")]) for s in paired), True
-    return distinct_runs((s, (repr(a.values[s]), repr(b.values[s]),
-                              repr((a.records or {}).get(s)), repr((b.records or {}).get(s))))
-                         for s in paired), False
+def _replicates(a: Arm, b: Arm, paired: list[int]) -> Distinct:
+    """The seeds of a paired comparison their records prove distinct: a seed's fingerprints
+    are those of its run in each arm (initial weights, data order); a seed either of whose
+    runs has no record, or a record without fingerprints, is unproven. Nothing is read from
+    the numbers."""
+    def prints(s: int) -> list[tuple[str, str, str]] | None:
+        recs = [(arm.name, (arm.records or {}).get(s)) for arm in (a, b)]
+        if any(r is None or not r.proven for _, r in recs):
+            return None
+        return [(k, name, str(getattr(r, k))) for name, r in recs for k in ("init", "order")]
+
+    return distinct_by_records((s, prints(s)) for s in paired)
 
 
 def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int = 1,
@@ -176,8 +191,10 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     """The verdict of "``a − b`` is > 0" (``direction=1``) or "< 0" over the seeds both arms
     ran, under ``rules`` (module docstring)."""
     paired = sorted(set(a.values) & set(b.values))
-    found, proven = _replicates(a, b, paired)
-    seeds = found.kept
+    found = _replicates(a, b, paired)
+    # the seeds read: those proven distinct and those no record proves (these keep the row
+    # from deciding; its interval and p-value, which stays in the Holm family, are stated)
+    seeds = [s for s in paired if s in set(found.read)]
     excluded: dict[int, str] = {}
     for s in seeds:
         reasons = []
@@ -196,9 +213,6 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     means = (np.mean([a.values[s] for s in kept]) if kept else float("nan"),
              np.mean([b.values[s] for s in kept]) if kept else float("nan"))
     notes: list[str] = [found.note()] if found.note() else []
-    if paired and not proven:
-        notes.append("independence read from the numbers: the runs' records carry no "
-                     "fingerprint of initial weights and data order")
     if set(a.values) != set(b.values):
         notes.append(f"paired on the {len(seeds)} seed(s) both arms ran "
                      f"({len(a.values)} vs {len(b.values)})")
@@ -206,8 +220,16 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
         notes.append("excluded from both arms: " + "; ".join(
             f"seed {s} ({why})" for s, why in excluded.items()))
     verdict = decide(iv, direction)
+    sesoi = rules.sesoi
+    if verdict == SUPPORTED and sesoi is not None and not (
+            (iv.low > sesoi) if direction > 0 else (iv.high < -sesoi)):
+        verdict = INCONCLUSIVE
+        notes.append(f"past 0 but not wholly beyond the smallest effect of interest "
+                     f"{direction * sesoi:+g}{' ' + unit if unit else ''}: no verdict")
     too_many = bool(seeds) and len(excluded) > rules.max_excluded * len(seeds)
-    if not seeds:
+    if not found.decides:
+        verdict = INCONCLUSIVE  # the note names the seeds no record proves
+    elif not seeds:
         verdict = INCONCLUSIVE
         notes.append("no seed in both arms")
     elif too_many:
@@ -221,6 +243,12 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
         verdict = INCONCLUSIVE
         notes.append("the paired differences have zero spread (identical in every seed), "
                      "which independent runs do not give: refused")
+    if sesoi is None:
+        verdict = INCONCLUSIVE
+        notes.append("no smallest effect of interest registered (params.rules.sesoi): "
+                     "no verdict")
+    elif sesoi == 0:
+        notes.append(f"smallest effect of interest 0: {rules.sesoi_reason}")
     if verdict == INCONCLUSIVE and iv.n >= 2:
         mean, sd, _ = observed_effect(diffs)
         need = seeds_to_settle(mean, sd, 1 - rules.level, rules.power, rules.min_seeds)
@@ -236,7 +264,13 @@ def paired_verdict(a: Arm, b: Arm, what: str, rules: SeedRules, direction: int =
     training = "; " + "; ".join(_level_text(arm, kept) for arm in (a, b))
     value = (f"{what}: {a.name} {means[0]:.{digits}f} vs {b.name} {means[1]:.{digits}f}; "
              f"paired difference {iv.text(digits)}{' ' + unit if unit else ''}{training}")
-    p_value = float("nan") if zero_spread(diffs) else t_pvalue(diffs)
+    # the test of the claimed effect: against the smallest effect of interest, never smaller
+    # than the test against 0 (a shifted two-sided test of a row on the other side would be
+    # smaller, and ease the Holm correction of the rows beside it); against 0 when the
+    # interval contradicts the claim, as the interval is read
+    shift = direction * (sesoi or 0.0) if verdict != CONTRADICTED else 0.0
+    p_value = float("nan") if zero_spread(diffs) else max(
+        t_pvalue(diffs), t_pvalue(np.asarray(diffs) - shift))
     return Result(verdict, value, level=level,
                   estimate=iv.estimate if iv.n else None,
                   low=iv.low if iv.has_interval else None,

@@ -37,10 +37,12 @@ from sharpness.eos.measures import sharpness as lanczos_sharpness
 from sharpness.eos.narrate import flow_reporter, run_outcome
 from sharpness.eos.norms import parameter_norms
 from sharpness.errors import ConfigError, reject_unknown
+from sharpness.evidence.records import FINGERPRINTS
 from sharpness.io import atomic_save_npz, atomic_write_json, read_json, read_jsonl
 from sharpness.mappings import deep_merge
 from sharpness.runs.cache import cache_key, claim_dir
 from sharpness.runs.progress import say
+from sharpness.runs.provenance import PROVENANCE_NAME
 from sharpness.runs.seal import load_sealed, read_verified, seal
 from sharpness.train import TrainHooks, evaluate, per_example_loss, train
 from sharpness.train.checkpoint import safe_load
@@ -304,8 +306,20 @@ def run_row(final: dict[str, Any], lr: float, factor: float | None, eta_c: float
         "diverged_why": final.get("diverged_why"), "initial_train_loss": init_loss,
         "train_loss": final["final_train_loss"], "train_error": error(final["final_train_acc"]),
         "test_loss": final["final_test_loss"], "test_error": error(final.get("final_test_acc")),
-        "run": str(run_dir),
+        "run": str(run_dir), **run_identity(final, run_dir),
     }
+
+
+def run_identity(final: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """What joins a sweep row to its run's signed record: ``run_id`` (the id of the run's
+    provenance record) and the fingerprints of its draw (initial weights, data order) the
+    engine recorded at its start; None for what the run did not record."""
+    record = run_dir / PROVENANCE_NAME
+    try:
+        run_id = read_json(record).get("id") if record.is_file() else None
+    except (OSError, ValueError):
+        run_id = None
+    return {"run_id": run_id, **{k: final.get(k) for k in FINGERPRINTS}}
 
 
 def measured_run(setting: dict[str, Any], cfg: dict[str, Any], run_dir: Path,

@@ -53,14 +53,19 @@ class TrainRecord:
 
 def record_of_row(row: Mapping[str, Any]) -> TrainRecord:
     """A run's training record from the per-run columns a figure's rows carry
-    (``final_train_loss``, ``final_train_acc``, ``num_classes``; a missing or NaN cell: None)."""
+    (``final_train_loss``, ``final_train_acc``, ``num_classes``, and the fingerprints
+    ``init_sha256`` / ``order_sha256`` its record holds; a missing or NaN cell: None)."""
     def value(key: str) -> float | None:
         x = row.get(key)
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
+    def text(key: str) -> str | None:
+        x = row.get(key)
+        return x.strip() if isinstance(x, str) and x.strip() else None
+
     classes = value("num_classes")
     return TrainRecord(value("final_train_loss"), value("final_train_acc"),
-                       int(classes) if classes else None)
+                       int(classes) if classes else None, *(text(k) for k in FINGERPRINTS))
 
 
 def train_record(final: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.evidence.records import train_records_text
+from sharpness.evidence.records import FINGERPRINTS, train_records_text
 from sharpness.evidence.stats import seed_level_interval
 from sharpness.gradcam.background import mean_ci
 from sharpness.plots import method_color, new_figure, save_table
@@ -275,10 +275,15 @@ def _train_text(arr: Mapping[str, np.ndarray], i: int, j: int) -> str:
         return ""
 
     classes = int(arr["num_classes"])
+    # the runs' draw fingerprints (absent from maps written before they were recorded: the
+    # ledger then counts the seeds as unproven)
+    prints = [k for k in FINGERPRINTS if k in arr]
     return train_records_text(
         (int(seed), {"final_train_loss": _num(arr["train_loss"][i, j, k]),
                      "final_train_acc": _num(arr["train_acc"][i, j, k]),
-                     "num_classes": classes}) for k, seed in enumerate(arr["seeds"]))
+                     "num_classes": classes,
+                     **{p: str(arr[p][i, j, k]) for p in prints}})
+        for k, seed in enumerate(arr["seeds"]))
 
 
 def _num(x: float) -> float | None:

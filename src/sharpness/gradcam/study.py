@@ -27,6 +27,7 @@ import torch
 
 from sharpness.data import load_dataset
 from sharpness.errors import ConfigError
+from sharpness.evidence.records import FINGERPRINTS
 from sharpness.gradcam.maps import gradcam_maps
 from sharpness.gradcam.panel import select_panel
 from sharpness.io import atomic_save_npz, atomic_write_json
@@ -150,6 +151,9 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
     shares = np.full((len(opts), len(alphas), len(seeds), n), np.nan)
     test_acc = np.full((len(opts), len(alphas), len(seeds)), np.nan)
     train_loss, train_acc = np.full_like(test_acc, np.nan), np.full_like(test_acc, np.nan)
+    # each run's draw as its record holds it (initial weights, data order): what the claims
+    # ledger proves the seeds independent by; "" for a run that recorded none
+    draws = {k: np.full(test_acc.shape, "", dtype="<U64") for k in FINGERPRINTS}
     num_classes = 0
     inputs = []
     for i, opt in enumerate(opts):
@@ -164,6 +168,8 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                                    (train_acc, "final_train_acc")):
                     arr_[i, j, k] = np.nan if final.get(key_) is None else final[key_]
                 num_classes = int(final.get("num_classes") or num_classes)
+                for key_, arr_s in draws.items():
+                    arr_s[i, j, k] = str(final.get(key_) or "")
                 inputs.append(str(run_dir))
                 model = load_trained_model(run_dir)
                 if final["status"] != "ok" or not all(
@@ -177,7 +183,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                     train_loss=train_loss, train_acc=train_acc,
                     num_classes=np.asarray(num_classes),
                     alphas=np.asarray(alphas, float), seeds=np.asarray(seeds),
-                    optimizers=np.asarray(opts))
+                    optimizers=np.asarray(opts), **draws)
     write_run_provenance(out, params={"dataset": dataset, "spec": spec,
                                       "panel": params["panel"], "alphas": alphas,
                                       "seeds": seeds, "optimizers": params["optimizers"],

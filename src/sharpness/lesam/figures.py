@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from sharpness.evidence.records import train_record, train_records_text
+from sharpness.evidence.records import FINGERPRINTS, train_record, train_records_text
 from sharpness.io import read_jsonl
 from sharpness.lesam import report
 from sharpness.lesam.records import Given, Run, by_label, files_of, read_sentence
@@ -36,7 +36,7 @@ def build_fig_dynamics(given: Given, out: PathLike) -> dict[str, Any]:
             per_seed.append({r["epoch"]: r["test_acc"] for r in ep})
             rows += [{"optimizer": lab, "run": run.folder.name, "epoch": r["epoch"],
                       "test_acc": r["test_acc"], "train_loss": r["train_loss"],
-                      "train_acc": r.get("train_acc")} for r in ep]
+                      "train_acc": r.get("train_acc"), **run_columns(run)} for r in ep]
         epochs = sorted(set.intersection(*(set(p) for p in per_seed)))
         acc = np.array([[p[e] for e in epochs] for p in per_seed]) * 100
         curves[lab] = (np.array(epochs), acc)
@@ -121,6 +121,14 @@ def _residual(rows: list[dict[str, Any]], suffix: str = "") -> list[float]:
             for r in rows]
 
 
+def run_columns(run: Run) -> dict[str, Any]:
+    """The columns that join a figure's row to the run it comes from: ``run_id`` (the id of
+    the run's provenance record) and the fingerprints of its draw (initial weights, data
+    order) its record holds; the claims ledger counts a seed as independent only by these."""
+    return {"run_id": run.record.get("id"),
+            **{k: run.final.get(k) for k in FINGERPRINTS}}
+
+
 def _signal_rows(run: Run) -> list[dict[str, Any]]:
     """A signal run's probe rows, read through the hash the run recorded."""
     return read_verified(run.folder / "signal.jsonl", read_jsonl, what="lesam fig_signal")
@@ -141,7 +149,8 @@ def build_fig_signal(given: Given, out: PathLike) -> dict[str, Any]:
         for ax, run in zip(f.axes[0], drawn, strict=True):
             lab, sig = run.label, _signal_rows(run)
             record = train_record(run.final)  # the ledger's sanity check
-            rows += [{"optimizer": lab, "seed": run.seed, **record, **r} for r in sig]
+            rows += [{"optimizer": lab, "seed": run.seed, **run_columns(run), **record, **r}
+                     for r in sig]
             step = [r["step"] for r in sig]
             ax.plot(step, [abs(r["rise"]) for r in sig], color="k", lw=1.4,
                     label=r"measured rise $|L(\theta+\epsilon)-L(\theta)|$")
@@ -172,8 +181,8 @@ def build_fig_signal(given: Given, out: PathLike) -> dict[str, Any]:
             notes.append(note)
         for run in given.runs:  # further seeds: in the CSV, not drawn
             if run not in drawn:
-                rows += [{"optimizer": run.label, "seed": run.seed, **train_record(run.final),
-                          **r} for r in _signal_rows(run)]
+                rows += [{"optimizer": run.label, "seed": run.seed, **run_columns(run),
+                          **train_record(run.final), **r} for r in _signal_rows(run)]
         f.title(spec["title"])
         caption = (f"{spec['title']}: the measured rise L(θ+ε) − L(θ) at probed steps, on the "
                    "training batch of that step, with its first-order term ⟨g, ε⟩, its "

@@ -39,6 +39,7 @@ filters whose second-layer sign is that class's label, averaged over the two cla
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -141,6 +142,29 @@ class Trajectory:
     loss: np.ndarray
     acc: np.ndarray
     status: str
+    draw: dict[str, str] | None = None  # the run's fingerprints (:func:`draw_record`)
+
+
+def _sha256(*tensors: Tensor) -> str:
+    """SHA-256 of the tensors' bytes, in order (each flattened, on the CPU)."""
+    h = hashlib.sha256()
+    for t in tensors:
+        h.update(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+def draw_record(model: nn.Module, data: PatchData, seed: int) -> dict[str, str]:
+    """What identifies a run's draw, taken before its first step: the SHA-256 of its initial
+    weights (every tensor of the state dict, in key order) and of its data order (training is
+    full batch, so the order is the data draw itself: ``x`` and ``y``), and ``run_id``, a
+    fingerprint of both with the seed. The run summary carries them into the job's signed
+    record and the figure's rows; the claims ledger counts two draws as independent only
+    when they differ (:mod:`sharpness.claims.independence`)."""
+    state = model.state_dict()
+    init = _sha256(*(state[k] for k in sorted(state)))
+    order = _sha256(data.x, data.y)
+    run = hashlib.sha256(f"{int(seed)}/{init}/{order}".encode()).hexdigest()[:16]
+    return {"init_sha256": init, "order_sha256": order, "run_id": run}
 
 
 def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *, alpha: float,
@@ -154,6 +178,7 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
     a blow-up over its initial loss) stops the run with status ``diverged``.
     """
     model = PatchCNN(data.x.shape[-1], width, power, alpha, seed)
+    draw = draw_record(model, data, seed)
     opt = build_optimizer(optimizer, model, lr=lr, momentum=0.0, weight_decay=0.0, seed=seed, **hparams)
     x, y = data.x, data.y
 
@@ -179,7 +204,8 @@ def train_patch_cnn(data: PatchData, optimizer: str, hparams: dict[str, Any], *,
                 break
         if t < steps:
             opt.step(closure)
-    return Trajectory(np.asarray(rec_t), np.asarray(rec_a), np.asarray(rec_l), np.asarray(rec_acc), status)
+    return Trajectory(np.asarray(rec_t), np.asarray(rec_a), np.asarray(rec_l), np.asarray(rec_acc), status,
+                      draw)
 
 
 def first_aligned(steps: np.ndarray, align: np.ndarray, gain: float) -> dict[str, Any]:
@@ -243,6 +269,7 @@ def compute_cnn_synthetic(p: dict[str, Any], threads: int = 1) -> tuple[dict[str
         for a, tr in zip(p["alphas"], trajs, strict=True):
             order = first_aligned(tr.steps, tr.align, p["gain"])
             summary["runs"].append({"optimizer": name, "alpha": a, **hp, **order, "status": tr.status,
+                                    **(tr.draw or {}),
                                     "final_loss": float(tr.loss[-1]),
                                     "final_align": [float(v) for v in tr.align[-1]],
                                     "final_acc": [float(v) for v in tr.acc[-1]]})
@@ -260,7 +287,7 @@ def compute_cnn_synthetic(p: dict[str, Any], threads: int = 1) -> tuple[dict[str
             arrays[f"seed{seed}_{name}_align"] = tr.align
             summary["replicates"].append({"seed": seed, "optimizer": name, "alpha": mid,
                                           **first_aligned(tr.steps, tr.align, p["gain"]),
-                                          "status": tr.status})
+                                          "status": tr.status, **(tr.draw or {})})
     firsts = {r["optimizer"]: r["first"] for r in summary["runs"] if r["alpha"] == mid}
     summary["middle_alpha"] = mid
     summary["middle_first"] = firsts

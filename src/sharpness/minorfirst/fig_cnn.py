@@ -27,10 +27,21 @@ def _cnn_optimizer_text(m: str, hp: dict) -> str:
     return f"{what} [{m}{', ' if hp else ''}{', '.join(f'{k}={v}' for k, v in hp.items())}]"
 
 
+#: the columns that join a row to its run's record (its draw's fingerprints and run id)
+DRAW_COLUMNS = ("run_id", "init_sha256", "order_sha256")
+
+
+def drawn(run: dict) -> dict[str, str]:
+    """The ``run_id`` and draw fingerprints a run's summary entry carries (empty strings for a
+    run computed before they were recorded: the claims ledger then counts it as unproven)."""
+    return {k: str(run.get(k) or "") for k in DRAW_COLUMNS}
+
+
 def _alignment_panel(f: Any, ax: Any, a: A, s: dict, p: dict, m: str, k: int, alpha: float,
                      last_column: bool) -> None:
     steps = a[f"{m}_steps"]
     info = find(s["runs"], optimizer=m, alpha=alpha)
+    run = drawn(info)
     align, loss = a[f"{m}_align"][k], a[f"{m}_loss"][k]
     for j, (feat, col) in enumerate((("strong", STRONG_COLOR), ("weak", WEAK_COLOR))):
         ax.plot(steps, align[:, j], color=col, label=f"{feat} feature")
@@ -40,10 +51,10 @@ def _alignment_panel(f: Any, ax: Any, a: A, s: dict, p: dict, m: str, k: int, al
             ax.axvline(hit, color=col, ls="--", lw=0.9)
         f.add_rows(({"step": int(t), "quantity": f"align_{feat}", "value": float(v)}
                     for t, v in zip(steps, align[:, j], strict=True)), optimizer=m, alpha=alpha,
-                   seed=s.get("seeds", [p.get("seed", 0)])[0])
+                   seed=s.get("seeds", [p.get("seed", 0)])[0], **run)
     f.add_rows(({"step": int(t), "quantity": "loss", "value": float(v)}
                 for t, v in zip(steps, loss, strict=True)), optimizer=m, alpha=alpha,
-               seed=s.get("seeds", [p.get("seed", 0)])[0])
+               seed=s.get("seeds", [p.get("seed", 0)])[0], **run)
     tw = ax.twinx()
     tw.plot(steps, loss, color="0.6", lw=0.9, label="train loss (right axis)")
     tw.set_ylim(0, 0.75)
@@ -111,7 +122,7 @@ def plot_cnn_synthetic(a: A, s: dict, p: dict, out: str, inputs: Sequence[Path])
             for j, feat in enumerate(("strong", "weak")):
                 f.add_rows(({"step": int(t), "quantity": f"align_{feat}", "value": float(v)}
                             for t, v in zip(steps, align[:, j], strict=True)), optimizer=m,
-                           alpha=r["alpha"], seed=seed)
+                           alpha=r["alpha"], seed=seed, **drawn(r))
         h1, l1 = f.axes[0, 0].get_legend_handles_labels()
         f.fig.legend(h1 + [plt.Line2D([], [], color="0.6", lw=0.9)],
                      l1 + ["train loss (right axis)"], loc="lower center", ncol=3, fontsize=8,

@@ -93,14 +93,17 @@ def eta_panel(ax: Any, sweep: dict[str, Any], key: str, color: Any, label: str |
 
 
 def tidy_rows(sweep: dict[str, Any], keys: Sequence[str], figure: str) -> list[dict[str, Any]]:
-    """One CSV row per run of the sweep: eta, eta/eta_c, status and the requested values."""
+    """One CSV row per run of the sweep: eta, eta/eta_c, status and the requested values,
+    then the run's ``run_id`` and draw fingerprints (what joins the row to its signed
+    record; absent from sweeps run before they were recorded)."""
     rows = []
     for r in sweep["rows"]:
         rows.append({"figure": figure, "setting": setting_label(sweep), "eta": r["lr"],
                      "eta_over_eta_c": r["lr_over_eta_c"], "eta_c": sweep["eta_c"],
                      "s_gf": sweep["s_gf"], "status": r["status"], "reason": r["reason"],
                      "steps": r["steps"], "loss": sweep["setting"].get("loss"),
-                     **{k: r.get(k) for k in keys}})
+                     **{k: r.get(k) for k in keys},
+                     **{k: r.get(k) for k in ("run_id", "init_sha256", "order_sha256")}})
     return rows
 
 
