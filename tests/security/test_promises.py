@@ -84,7 +84,10 @@ def test_the_path_prefix_is_one_quoted_word_whatever_the_folder_holds(tmp_path) 
     folder = str(tmp_path / "we'ird {env}; touch pwned")
     value = eval(expr, {"shlex": shlex, "os": os,  # the prefix's own expression
                         "sys": type("S", (), {"executable": folder + "/python"})})
-    assert re.search(r'shell\.prefix\(f\'export PATH=\{_bin\}:"\$PATH"; \'\)', text)
+    # a variant adds `export SHARPNESS_VARIANT=variant.json; ` (two constants, no user text)
+    assert re.search(r'shell\.prefix\(f\'export PATH=\{_bin\}:"\$PATH"; \{_variant_env\}\'\)',
+                     text)
+    assert 'f"export {VARIANT_ENV}={VARIANT_RECORD}; "' in text
     prefix = f'export PATH={value}:"$PATH"; '.format()  # Snakemake formats the prefix
     out = subprocess.run(["bash", "-c", prefix + 'printf %s "${PATH%%:*}"'], cwd=tmp_path,
                          capture_output=True, text=True, check=True).stdout
