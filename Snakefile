@@ -54,23 +54,17 @@ check_config(config, os.path.join(workflow.basedir, "workflow/config/config.sche
 # build; every figure, caption and ledger of it names it and its differences
 # (sharpness.config.variant; `sharpness diff` compares a variant's figure with the default's).
 from sharpness.config.variant import ENV as VARIANT_ENV, RECORD as VARIANT_RECORD
-from sharpness.config.variant import variant_of, write_record
+from sharpness.config.variant import rebase, variant_of_files, write_record
 
-_files = list(workflow.config_settings.configfiles)
-_wholes = [c for c in _given if is_whole_profile(c)]
-_layers = [_wholes[-1] if _wholes else
-           read_plain_config(os.path.join(workflow.basedir, "workflow/config/quick.yaml"))]
-_layers += [c for c in _given if "plan" in c and not is_whole_profile(c)]  # a plan: same runs
-_overlays = [f for f, c in zip(_files, _given) if not is_whole_profile(c)]
-VARIANT = variant_of(config, compose(_layers),
-                     hint=os.path.splitext(os.path.basename(str(_overlays[-1])))[0]
-                     if _overlays else None)
+VARIANT = variant_of_files(
+    workflow.config_settings.configfiles, _given, config,
+    read_plain_config(os.path.join(workflow.basedir, "workflow/config/quick.yaml")))
 if VARIANT is not None:
     for _key in ("root", "mirror", "imagenet"):  # data stays where it is, shared with the default
-        _path = config["data"].get(_key)
-        if isinstance(_path, str) and _path and not os.path.isabs(_path):
-            config["data"][_key] = os.path.relpath(os.path.abspath(_path),
-                                                   os.path.abspath(VARIANT.folder))
+        if _key in config["data"]:
+            config["data"][_key] = rebase(config["data"][_key], VARIANT.folder)
+    if config.get("plan"):  # a plan's record stays where `sharpness plan` wrote it
+        config["plan"]["file"] = rebase(config["plan"]["file"], VARIANT.folder)
     # the report reads every config file again, from the variant's folder
     workflow.configfiles[:] = [os.path.abspath(f) for f in workflow.configfiles]
     workflow.workdir(VARIANT.folder)

@@ -139,11 +139,16 @@ def test_tiny_campaign_runs_the_whole_path_on_the_cpu(repo, bin_dir, tmp_path):
     measured = yaml.safe_load((out / "measured.yaml").read_text())
     assert len(measured) == 1 and measured[0]["device"] == "cpu"
     assert (out / "profile/config.yaml").is_file() and (out / "plan.json").is_file()
-    assert (work / "figures/minorfirst/l1_maxmargin.csv").is_file()
-    assert (work / "figures/lesam/table_cost.csv").is_file()
+    # tiny.yaml changes the profile's settings: the campaign builds its variant, beside the
+    # default folders (sharpness.config.variant)
+    (build,) = (work / "variants").glob("tiny-*")
+    assert not (work / "figures").exists()
+    assert (build / "figures/minorfirst/l1_maxmargin.csv").is_file()
+    assert (build / "figures/lesam/table_cost.csv").is_file()
     plan = json.loads((out / "plan.json").read_text())
     assert "measured fp32 on cpu" in plan["pricing"]  # the plan priced from the measurement
-    assert (work / "figures/CLAIMS.md").is_file()
+    assert (build / "figures/CLAIMS.md").is_file()
+    assert "**Variant:** variant 'tiny-" in (build / "figures/CLAIMS.md").read_text()
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("90m", 5400), ("3h", 10800), ("1h30m", 5400),

@@ -186,6 +186,7 @@ def run(args: argparse.Namespace) -> int:
     report, gpus = device_check(args.tiny)  # first: nothing else is worth doing without it
     files = _configfiles(args)
     config = load_profile(files, None)
+    args.results = results_folder(files, config, args.results)
     preflight(report, config=config, results=args.results,
               min_free_gb=0.1 if args.tiny else args.min_free_gb)
     out = Path(args.out_dir)
@@ -236,3 +237,20 @@ def run(args: argparse.Namespace) -> int:
           f"{args.gpu_hours:g} GPU-hours; record {path}")
     return 0 if result.ended == "completed" or "budget spent" in result.ended \
         or "wall-time limit" in result.ended else 1
+
+
+def results_folder(files: list[str], config: dict, results: str) -> str:
+    """Where the campaign's runs land: ``results``, or, when ``files`` change the profile's
+    settings (a variant, :mod:`sharpness.config.variant`), the variant's ``results/``, which
+    is where Snakemake builds them (the finished runs a resumed campaign prices at 0 are
+    looked for there)."""
+    from sharpness.config.profiles import DEFAULT_PROFILE, read_config_file
+    from sharpness.config.variant import variant_of_files
+
+    variant = variant_of_files(files, [read_config_file(f) for f in files], config,
+                               read_config_file(DEFAULT_PROFILE))
+    if variant is None or results != "results":
+        return results
+    print(f"campaign: {variant.summary()}; it builds in {variant.folder}/", flush=True)
+    return f"{variant.folder}/results"
+

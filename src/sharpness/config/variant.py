@@ -123,6 +123,33 @@ def variant_of(config: Mapping[str, Any], profile: Mapping[str, Any],
                    profile=str(config.get("profile", "quick")), differences=tuple(diffs))
 
 
+def variant_of_files(files: Sequence[str | os.PathLike[str]],
+                     layers: Sequence[Mapping[str, Any]], config: Mapping[str, Any],
+                     default: Mapping[str, Any]) -> Variant | None:
+    """The variant a run with the config files ``files`` (read as ``layers``) is, ``config``
+    being what they compose to (``--config`` included): measured against the last whole
+    profile among them (else ``default``, the Snakefile's ``quick.yaml``) with any plan
+    overlay merged in; named after the last file that is neither a profile nor a plan. The
+    Snakefile and ``sharpness campaign`` both ask this."""
+    from sharpness.config.profiles import compose, is_whole_profile
+
+    wholes = [c for c in layers if is_whole_profile(c)]
+    base = [wholes[-1] if wholes else default]
+    base += [c for c in layers if "plan" in c and not is_whole_profile(c)]  # same runs
+    own = [f for f, c in zip(files, layers, strict=True)
+           if not is_whole_profile(c) and "plan" not in c]
+    hint = os.path.splitext(os.path.basename(str(own[-1])))[0] if own else None
+    return variant_of(config, compose(base), hint=hint)
+
+
+def rebase(path: Any, folder: str) -> Any:
+    """A path named from the checkout, as seen from the variant's ``folder`` (an absolute
+    path, or anything not a non-empty string, unchanged)."""
+    if not isinstance(path, str) or not path or os.path.isabs(path):
+        return path
+    return os.path.relpath(os.path.abspath(path), os.path.abspath(folder))
+
+
 def _short(value: Any) -> str:
     text = "(absent)" if value is None else json.dumps(value, default=str)
     return text if len(text) <= 40 else text[:37] + "..."
