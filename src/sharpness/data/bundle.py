@@ -61,8 +61,6 @@ DATA, WEIGHTS = "data", "weights"
 BUNDLE_LIMITS = ArchiveLimits(entries=500_000, member_bytes=4 << 30, total_bytes=64 << 30)
 #: the most the manifest may have (a line per file: ImageNet's 1.3 M files fit)
 MANIFEST_BYTES = 256 << 20
-#: the committed subsets in the checkout (``data/embedded/``), taken when the root has none
-CHECKOUT_DATA = Path(__file__).resolve().parents[3] / "data"
 _CHUNK = 1 << 20
 
 
@@ -121,11 +119,9 @@ def _data_folder(name: str, root: Path, mirror: Path | None, download: bool,
                  user_path: str | None) -> Path:
     """The folder of a verified copy of ``name`` (as :func:`fetch.resolve` finds it; a
     committed subset missing under ``root`` is taken from the checkout)."""
-    spec = get_spec(name)
-    checkout = CHECKOUT_DATA / folder_of(spec)
-    if spec.subdir == "embedded" and fetch.verify(spec, root / folder_of(spec)) \
-            and not fetch.verify(spec, checkout):
-        return checkout
+    committed = fetch.committed_copy(get_spec(name), root)
+    if committed is not None:
+        return committed
     folder = fetch.resolve(name, root, mirror=mirror, download=download, user_path=user_path)
     reason = fetch.unverified_reason(folder)
     if reason:

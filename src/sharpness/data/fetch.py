@@ -60,6 +60,9 @@ STAMP = ".sharpness-verified.json"
 #: without its hash check, and its provenance says so; nothing else changes (the files are
 #: still read as data, never unpickled; docs/security.md)
 UNVERIFIED_ENV = "SHARPNESS_UNVERIFIED_DATA"
+#: the checkout's data folder: its ``embedded/`` holds the committed subsets, which a job
+#: loads from there when the data root has none (:mod:`sharpness.data.embedded`)
+CHECKOUT_DATA = Path(__file__).resolve().parents[3] / "data"
 
 
 def unverified_folder() -> Path | None:
@@ -132,6 +135,16 @@ def _file_ok(root: Path, spec: FileSpec) -> bool:
     return (archive.is_file()
             and checksum_ok(archive, spec.remote_sha256, spec.remote_md5, spec.remote_size)
             and _archive_members_match(root, archive))
+
+
+def committed_copy(spec: DatasetSpec, root: Path) -> Path | None:
+    """The folder of a verified copy of committed subset ``spec`` (``subdir: embedded``): under
+    ``root``, else the checkout's, as its loader finds it; None when neither verifies or
+    ``spec`` is not a committed subset."""
+    if spec.subdir != "embedded":
+        return None
+    return next((folder for folder in (root / spec.subdir, CHECKOUT_DATA / spec.subdir)
+                 if not verify(spec, folder)), None)
 
 
 def copy_files(spec: DatasetSpec, root: Path) -> list[str]:

@@ -106,18 +106,20 @@ def _mirror(data: dict[str, Any]) -> Path | None:
 def _data_line(name: str, data: dict[str, Any]) -> tuple[str, str | None]:
     """What the preflight says of data set ``name``, and what to do when it is missing and
     cannot be fetched (None: present or fetchable)."""
-    from sharpness.data.fetch import in_mirror, missing_message, verify
+    from sharpness.data.fetch import committed_copy, in_mirror, missing_message, verify
     from sharpness.data.registry import get_spec
 
     spec = get_spec(name)
     root, mirror = Path(data.get("root") or "data"), _mirror(data)
     folder = Path(data["imagenet"]) if name == "imagenet" and data.get("imagenet") \
         else root / (spec.subdir or name)
-    if not verify(spec, folder):
-        return f"data {name}: present in {folder}", None
+    committed = committed_copy(spec, root)
+    if committed is not None or not verify(spec, folder):
+        return f"data {name}: present in {committed or folder}", None
     if mirror is not None and mirror.is_dir() and in_mirror(spec, mirror):
         return f"data {name}: absent, in the mirror {mirror} (checked when fetched)", None
-    if spec.urls and data.get("download", True):
+    if spec.urls and spec.files and data.get("download", True):  # a layout-checked set
+        # (PACS, VLCS) names its source, but nothing downloads it: it is never fetchable
         return (f"data {name}: absent, fetchable from {spec.urls[0]} (this machine must "
                 "reach it, or set data.mirror; data.download: false says it cannot)"), None
     return f"data {name}: MISSING", missing_message(spec, folder, mirror)
