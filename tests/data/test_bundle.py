@@ -68,6 +68,10 @@ def test_round_trip_checks_the_manifest_and_resolves_offline(tmp_path, root, bun
     assert manifest["datasets"] == {"mnist_embedded": "embedded"}
     assert manifest["files"] == [{"path": f"data/embedded/{MNIST}", "size": source.stat().st_size,
                                   "sha256": hashlib.sha256(source.read_bytes()).hexdigest()}]
+    again = tmp_path / "again.tar"  # the command writes the same archive
+    assert main(["data", "bundle", "--out", str(again), "--dataset", "mnist_embedded",
+                 "--root", str(root), "--no-download"]) == 0
+    assert again.read_bytes() == bundle.read_bytes()
     dest = tmp_path / "gpu" / "data"
     assert main(["data", "unbundle", str(bundle), "--root", str(dest),
                  "--weights-dir", str(tmp_path / "w")]) == 0
@@ -154,6 +158,17 @@ def test_a_member_leaving_the_root_is_refused(tmp_path, bundle, name):
         read_bundle(bad, tmp_path / "gpu" / "data", tmp_path / "w")
     _nothing_written(tmp_path / "gpu")
     assert not (tmp_path / "x").exists() and not (tmp_path / "gpu" / "x").exists()
+
+
+def test_nothing_is_written_through_a_link_leading_out_of_the_root(tmp_path, bundle):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    dest = tmp_path / "gpu"
+    dest.mkdir()
+    (dest / "embedded").symlink_to(outside)
+    with pytest.raises(DataError, match="link leading out"):
+        read_bundle(bundle, dest, tmp_path / "w")
+    assert not list(outside.iterdir())
 
 
 @pytest.mark.parametrize("kind", [tarfile.SYMTYPE, tarfile.LNKTYPE])

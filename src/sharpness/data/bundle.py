@@ -201,11 +201,13 @@ def _info(name: str, size: int) -> tarfile.TarInfo:
     return info
 
 
-def write_bundle(out: Path, datasets: Iterable[str], weight_keys: Iterable[str], root: Path,
-                 **how: Any) -> Manifest:
+def write_bundle(out: Path, datasets: Iterable[str], weight_keys: Iterable[str], root: Path, *,
+                 mirror: Path | None = None, download: bool = True,
+                 user_paths: Mapping[str, str] | None = None) -> Manifest:
     """Write the bundle of ``datasets`` and ``weight_keys`` to ``out`` (atomically: a failed
-    bundle leaves nothing under its name); ``how``: :func:`gather`'s keywords."""
-    manifest, sources = gather(datasets, weight_keys, root, **how)
+    bundle leaves nothing under its name), each found as :func:`gather` finds it."""
+    manifest, sources = gather(datasets, weight_keys, root, mirror=mirror, download=download,
+                               user_paths=user_paths)
     manifest.files = [Entry(arc, path.stat().st_size, digest(path, "sha256"))
                       for arc, path in sources]
     head = json.dumps(manifest.as_json(), indent=1).encode()
@@ -315,8 +317,12 @@ def _stage(tar: tarfile.TarFile, member: tarfile.TarInfo, entry: Entry, target: 
 
 
 @contextlib.contextmanager
-def _staging(base: Path) -> Iterator[Path]:
-    """A fresh folder beside the destination (same file system: a move is a rename)."""
+def _staging(base: Path, needed: bool = True) -> Iterator[Path]:
+    """A fresh folder beside the destination (same file system: a move is a rename); none
+    (``base`` itself, untouched) when nothing goes there."""
+    if not needed:
+        yield base
+        return
     base.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".sharpness-unbundle-", dir=base))
     try:
@@ -380,13 +386,16 @@ def read_bundle(archive: Path, root: Path, weights_dir: Path | None = None,
     moved into place (the module's docstring). Returns its manifest."""
     what = str(archive)
     weights_dir = weights_dir or weights.hub_checkpoints()
+    if not archive.is_file():
+        raise DataError(f"{what}: no such file")
     try:
         with tarfile.open(archive, "r:*") as tar:
             members = bounded_members(tar, what, limits)
             manifest = _read_manifest(tar, members, what)
             found = _checked_members(members, manifest, what)
             _room(manifest, root, weights_dir, what)
-            with _staging(root) as stage, _staging(weights_dir) as weight_stage:
+            with _staging(root, bool(manifest.datasets)) as stage, \
+                    _staging(weights_dir, bool(manifest.weights)) as weight_stage:
                 moves = [_Move(stage / "/".join(p[1:]), root, "/".join(p[1:]))
                          if p[0] == DATA else _Move(weight_stage / p[1], weights_dir, p[1])
                          for p in (_parts(e.path, what) for e in manifest.files)]
