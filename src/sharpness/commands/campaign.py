@@ -143,7 +143,7 @@ def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path 
     from sharpness.commands import plan as plan_command
     from sharpness.config.profiles import load_profile
     from sharpness.cost import plan_jobs
-    from sharpness.planning.claims_plan import ITEM_ALIASES
+    from sharpness.planning.offline import in_targets
 
     # resumed in a later allocation: the budget left, and the runs finished here free
     argv = ["plan", "--gpu-hours", str(max(args.gpu_hours - earlier, 0.0)), "--base", "none",
@@ -159,11 +159,8 @@ def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path 
     if int(plan_args.func(plan_args) or 0) != 0:
         raise ConfigError("sharpness campaign: the plan failed")
     record = json.loads((out / "plan.json").read_text())
-    targets = set(record["targets"])
-    alias = {v: k for k, v in ITEM_ALIASES.items()}
-    jobs = [j for j in plan_jobs(load_profile([*files, str(out / "plan.yaml")], None))
-            if any(f"figures/{alias.get(f'{j.paper}/{it}', f'{j.paper}/{it}')}.csv" in targets
-                   for it in j.items)]
+    jobs = in_targets(plan_jobs(load_profile([*files, str(out / "plan.yaml")], None)),
+                      set(record["targets"]))
     return record, jobs
 
 
@@ -174,6 +171,7 @@ def run(args: argparse.Namespace) -> int:
     from sharpness.cost import measure as meas
     from sharpness.cost.measure import job_key
     from sharpness.planning import campaign as camp
+    from sharpness.planning.offline import weights_of
     from sharpness.planning.preflight import check_data, device_check, preflight
 
     if not args.gpu_hours > 0:
@@ -194,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     earlier = spent_before(out / "campaign.json", args.gpu_hours)  # an earlier allocation's
     # a first plan (analytic prices) names the runs: their data, then their step times
     _, jobs = _plan(args, files, out, None, earlier)
-    check_data(report, {j.dataset for j in jobs}, config)
+    check_data(report, {j.dataset for j in jobs}, config, weights_of(jobs))
     limit = args.measure_limit if args.measure_limit is not None else (1 if args.tiny else None)
     device = "cpu" if args.tiny else "cuda"
     unique = list({job_key(j, "fp32"): j for j in jobs}.values())[:limit]
@@ -207,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
     meas.write(entries, measured, note=f"written by `sharpness campaign` ({device})")
     # the plan priced from those step times (its data checked again: it may buy others)
     record, jobs = _plan(args, files, out, measured, earlier)
-    check_data(report, {j.dataset for j in jobs}, config)
+    check_data(report, {j.dataset for j in jobs}, config, weights_of(jobs))
     wide = sorted({j.run for j in jobs if j.gpus > max(gpus, 1)})
     if wide and not args.tiny:
         raise ConfigError(f"sharpness campaign: the plan buys runs that train on more GPUs than "

@@ -60,6 +60,9 @@ STAMP = ".sharpness-verified.json"
 #: without its hash check, and its provenance says so; nothing else changes (the files are
 #: still read as data, never unpickled; docs/security.md)
 UNVERIFIED_ENV = "SHARPNESS_UNVERIFIED_DATA"
+#: the checkout's data folder: its ``embedded/`` holds the committed subsets, which a job
+#: loads from there when the data root has none (:mod:`sharpness.data.embedded`)
+CHECKOUT_DATA = Path(__file__).resolve().parents[3] / "data"
 
 
 def unverified_folder() -> Path | None:
@@ -134,6 +137,46 @@ def _file_ok(root: Path, spec: FileSpec) -> bool:
             and _archive_members_match(root, archive))
 
 
+def committed_copy(spec: DatasetSpec, root: Path) -> Path | None:
+    """The folder of a verified copy of committed subset ``spec`` (``subdir: embedded``): under
+    ``root``, else the checkout's, as its loader finds it; None when neither verifies or
+    ``spec`` is not a committed subset."""
+    if spec.subdir != "embedded":
+        return None
+    return next((folder for folder in (root / spec.subdir, CHECKOUT_DATA / spec.subdir)
+                 if not verify(spec, folder)), None)
+
+
+def copy_files(spec: DatasetSpec, root: Path) -> list[str]:
+    """The files of the copy of ``spec`` in ``root`` that :func:`verify` reads, relative to
+    ``root``: each pinned file; for a file checked through its kept archive, that archive
+    and every file it holds; for a layout-checked set, every file under ``root`` (links to
+    files are read through; a linked folder is :class:`DataError`: name its real place)."""
+    if spec.required_dirs:
+        return _every_file(root)
+    names = {f.path for f in spec.files}
+    for fspec in spec.files:
+        if not _pinned(fspec):
+            archive = _kept_archive(root, fspec)
+            names.add(archive.name)
+            with tarfile.open(archive) as tar:
+                names.update(m.name for m in bounded_members(tar, str(archive)) if m.isfile())
+    return sorted(names)
+
+
+def _every_file(root: Path) -> list[str]:
+    """Every file under ``root`` (relative), the stamp left out."""
+    found = []
+    for parent, dirs, files in os.walk(root):
+        for name in dirs:
+            if (Path(parent) / name).is_symlink():
+                raise DataError(f"{Path(parent) / name} is a linked folder: give the data "
+                                "folder as its real location")
+        found += [str((Path(parent) / n).relative_to(root)) for n in files
+                  if n != STAMP]
+    return sorted(found)
+
+
 def verify(spec: DatasetSpec, root: Path) -> list[str]:
     """Problems with the copy in ``root`` (empty list: verified)."""
     if spec.required_dirs:
@@ -198,8 +241,29 @@ def _write_stamp(root: Path, spec: FileSpec, fetched: Path, unpacked: list[str])
                               "files": dict(sorted(files.items())), "archives": archives})
 
 
+def record_check(spec: DatasetSpec, root: Path, source: Path, files: list[str]) -> None:
+    """Write the stamp of a copy of ``spec`` in ``root`` that came whole from ``source`` (a
+    data bundle) and verifies now (:func:`verify` is asked first; a copy that does not verify
+    is :class:`DataError` and no stamp is written): ``files`` are recorded as checked, as a
+    download's unpacked files are."""
+    problems = verify(spec, root)
+    if problems:
+        raise DataError(f"{spec.name}: the copy in {root} does not verify: "
+                        + "; ".join(problems))
+    for i, fspec in enumerate(spec.files):
+        _write_stamp(root, fspec, source, files if i == 0 else [])
+
+
 def _remote_name(spec: FileSpec) -> str:
     return spec.remote or Path(spec.path).name
+
+
+def in_mirror(spec: DatasetSpec, mirror: Path) -> bool:
+    """Whether ``mirror`` holds a candidate for every file of ``spec`` (found, not yet
+    checked: they are checked against the pins when fetched)."""
+    return bool(spec.files) and all(
+        any((mirror / layout.format(name=spec.name, remote=_remote_name(f))).is_file()
+            for layout in spec.mirror_layouts) for f in spec.files)
 
 
 def _from_mirror(spec: DatasetSpec, root: Path, mirror: Path) -> bool:

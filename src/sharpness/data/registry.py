@@ -18,6 +18,7 @@ registered here like any data set.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from sharpness.errors import DataError, lookup
@@ -79,6 +80,8 @@ class DatasetSpec:
     #: whether the workflow prepares it (``sharpness data prepare``) before a job reads it:
     #: not for committed or built sets, nor for user-provided ones (checked by their own step)
     needs_preparing: bool = True
+    #: the registered sets a built set is made from (what a job reading it needs on disk)
+    built_from: tuple[str, ...] = ()
 
 
 #: the output of the workflow's ``data_prepare`` job for a data set
@@ -243,6 +246,7 @@ _add(DatasetSpec(
     name="mnist_on_cifar", title="SVHN stand-in: MNIST digits composited on CIFAR-10 crops",
     source="built from mnist_embedded and cifar10_embedded (sharpness.data.composite)",
     loader="sharpness.data.composite:load_mnist_on_cifar", needs_preparing=False,
+    built_from=("mnist_embedded", "cifar10_embedded"),
     licence="CC BY-SA 3.0 (MNIST) and research use (CIFAR-10)",
     citation="Ganin & Lempitsky. Unsupervised domain adaptation by backpropagation (2015).",
     stand_in="MNIST digits composited on CIFAR-10 crops (MNIST-M style) for SVHN"))
@@ -256,6 +260,20 @@ def base_name(name: str) -> str:
 def get_spec(name: str) -> DatasetSpec:
     """The registry entry for ``name``; unknown names list the known ones."""
     return lookup(DATASETS, name, "data set", DataError)
+
+
+def on_disk(names: Iterable[str]) -> list[str]:
+    """The registered sets whose copies jobs reading ``names`` need on disk: each name's base
+    set (``pacs:photo`` -> ``pacs``), and for a built set the sets it is made from instead."""
+    found: set[str] = set()
+    todo = [base_name(n) for n in names]
+    while todo:
+        spec = get_spec(todo.pop())
+        if spec.built_from:
+            todo.extend(spec.built_from)
+        else:
+            found.add(spec.name)
+    return sorted(found)
 
 
 def preparation_inputs(name: str) -> list[str]:

@@ -14,6 +14,8 @@
   the ledger row, decides, and extends.
 * :mod:`sharpness.planning.ledger`: the plan in the ledger (provenance, GPU-hours per claim,
   sequential verdicts).
+* :mod:`sharpness.planning.offline`: the data sets and pretrained weight files a profile's or
+  a plan's runs read (``sharpness data bundle``, the campaign's preflight).
 """
 
 #: the alpha-spending functions of the group-sequential test (O'Brien-Fleming-like, Pocock)

@@ -5,13 +5,16 @@ is wrong and what to do, before anything is measured, planned or launched.
 * the driver and torch agree: the GPU's compute capability is one this torch build carries
   kernels for, and the driver (``nvidia-smi``) and torch's CUDA version are reported;
 * one real training step through the engine on the device (:func:`sharpness.cost.measure.time_steps`);
-* the data sets the planned runs read are present, or fetchable from their official source
-  (checked for the plan's runs only: a plan without ImageNet needs no ImageNet);
+* the data sets and pretrained weight files the planned runs read are present, in the mirror,
+  or fetchable from their official source (checked for the plan's runs only: a plan without
+  ImageNet needs no ImageNet); with ``data.download: false`` (no network) only present or
+  mirrored copies count, and each one missing is named;
 * the results folder's disk has room for the checkpoints (``min_free_gb``).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -92,27 +95,74 @@ def check_step(report: Report, device: str, data_root: str) -> float:
     return seconds
 
 
-def check_data(report: Report, datasets: Iterable[str], config: dict[str, Any]) -> None:
-    """Every data set is present (verified) or has an official source to fetch it from."""
-    from sharpness.data.fetch import missing_message, verify
-    from sharpness.data.registry import base_name, get_spec
+def _mirror(data: dict[str, Any]) -> Path | None:
+    """The mirror folder the data jobs would try (``data.mirror`` or the environment's)."""
+    from sharpness.data.fetch import MIRROR_ENV
+
+    value = data.get("mirror") or os.environ.get(MIRROR_ENV)
+    return Path(value) if value else None
+
+
+def _data_line(name: str, data: dict[str, Any]) -> tuple[str, str | None]:
+    """What the preflight says of data set ``name``, and what to do when it is missing and
+    cannot be fetched (None: present or fetchable)."""
+    from sharpness.data.fetch import committed_copy, in_mirror, missing_message, verify
+    from sharpness.data.registry import get_spec
+
+    spec = get_spec(name)
+    root, mirror = Path(data.get("root") or "data"), _mirror(data)
+    folder = Path(data["imagenet"]) if name == "imagenet" and data.get("imagenet") \
+        else root / (spec.subdir or name)
+    committed = committed_copy(spec, root)
+    if committed is not None or not verify(spec, folder):
+        return f"data {name}: present in {committed or folder}", None
+    if mirror is not None and mirror.is_dir() and in_mirror(spec, mirror):
+        return f"data {name}: absent, in the mirror {mirror} (checked when fetched)", None
+    if spec.urls and spec.files and data.get("download", True):  # a layout-checked set
+        # (PACS, VLCS) names its source, but nothing downloads it: it is never fetchable
+        return (f"data {name}: absent, fetchable from {spec.urls[0]} (this machine must "
+                "reach it, or set data.mirror; data.download: false says it cannot)"), None
+    return f"data {name}: MISSING", missing_message(spec, folder, mirror)
+
+
+def _weights_line(key: str, data: dict[str, Any]) -> tuple[str, str | None]:
+    """What the preflight says of pinned weight file ``key`` (as :func:`_data_line`)."""
+    from sharpness.data.weights import PINNED, hub_checkpoints, missing_weights, problem
+
+    pin = PINNED[key]
+    path = hub_checkpoints() / pin.file_name
+    if path.is_file():
+        why = problem(path, pin)
+        if why is None:
+            return f"weights {key}: present in {path}", None
+        return f"weights {key}: NOT THE PINNED FILE", f"{path} is not {pin.title}: {why}"
+    if data.get("download", True):
+        return (f"weights {key}: absent, fetchable from {pin.url} (this machine must reach "
+                "it)"), None
+    return f"weights {key}: MISSING", missing_weights(pin, path, "downloads are off")
+
+
+def check_data(report: Report, datasets: Iterable[str], config: dict[str, Any],
+               weights: Iterable[str] = ()) -> None:
+    """Every data set (a built stand-in: those it is built from) and pinned weight file the
+    plan reads is present (verified), in the mirror, or fetchable; else
+    :class:`PreflightError` naming each one that is not, with what to put where. With
+    ``data.download: false`` (no network) only present or mirrored copies count."""
+    from sharpness.data.registry import on_disk
 
     data = config.get("data") or {}
-    root = Path(data.get("root") or "data")
-    absent = []
-    for name in sorted({base_name(d) for d in datasets}):
-        spec = get_spec(name)
-        folder = Path(data["imagenet"]) if name == "imagenet" and data.get("imagenet") \
-            else root / (spec.subdir or name)
-        if not verify(spec, folder):
-            report.say(f"data {name}: present in {folder}")
-        elif spec.urls and data.get("download", True):
-            report.say(f"data {name}: absent, fetchable from {spec.urls[0]} (this machine must "
-                       "reach it, or set data.mirror)")
-        else:
-            absent.append(missing_message(spec, root, data.get("mirror")))
-    if absent:
-        raise PreflightError("data the plan reads is missing:\n" + "\n".join(absent))
+    missing = {}
+    lines = [(n, *_data_line(n, data)) for n in on_disk(datasets)]
+    lines += [(k, *_weights_line(k, data)) for k in sorted(set(weights))]
+    for name, line, what_to_do in lines:
+        report.say(line)
+        if what_to_do is not None:
+            missing[name] = what_to_do
+    if missing:
+        raise PreflightError(
+            f"missing and not fetchable here: {', '.join(missing)}. Carry them with `sharpness "
+            "data bundle` on a machine that has them and `sharpness data unbundle` here, or:\n"
+            + "\n".join(missing.values()))
 
 
 def check_disk(report: Report, where: str | Path, min_free_gb: float) -> None:
