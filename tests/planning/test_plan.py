@@ -303,3 +303,8 @@ def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
                    {"params": {**planned, "epochs": 2}}):
         (folder / "provenance.json").write_text(json.dumps({**record, **change}))
         assert recorded_hours(job, runs[rid]["config"], tmp_path) is None
+        # finished on the CPU or diverged: never a price, but free to a resumed campaign
+        # (the workflow reuses it); finished with other settings: trained again, not free
+        free = run_prices(config, method="analytic", results=tmp_path, only=frozenset({key}),
+                          finished_free=True)
+        assert (free.hours[key] == 0.0) == ("params" not in change), change

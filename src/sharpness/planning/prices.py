@@ -23,11 +23,11 @@ from sharpness.planning.restrict import RunKey
 CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
 
 
-def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -> float | None:
-    """GPU-hours a lesam training run took on this machine: ``wall_s`` x its GPUs from the
-    run folder's ``provenance.json``, where the run finished (``ok``) on CUDA with the
-    settings planned now (the core settings present and every setting both records hold
-    equal). None otherwise: a CPU run of the quick profile never prices a paper run."""
+def _finished_record(job: Any, planned: Mapping[str, Any] | None,
+                     results: Path) -> dict[str, Any] | None:
+    """The ``provenance.json`` of a lesam training run that finished (``ok`` or
+    ``diverged``: the workflow reuses either) with the settings planned now (the core
+    settings present and every setting both records hold equal), else None."""
     if job.paper != "lesam" or planned is None:
         return None
 
@@ -39,16 +39,35 @@ def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -
     except (OSError, ValueError):
         return None
     params = record.get("params") or {}
-    if record.get("status") != "ok" or not str(record.get("device_used", "")).startswith("cuda"):
+    if record.get("status") not in ("ok", "diverged"):
         return None
     wanted = json.loads(json.dumps(dict(planned), default=str))
     if any(k not in params or params[k] != wanted.get(k, params[k]) for k in CORE_KEYS) or \
             any(params[k] != v for k, v in wanted.items() if k in params):
         return None
+    return record
+
+
+def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -> float | None:
+    """GPU-hours a lesam training run took on this machine: ``wall_s`` x its GPUs from the
+    run folder's ``provenance.json``, where the run finished ``ok`` on CUDA with the
+    settings planned now. None otherwise: a CPU run of the quick profile never prices a
+    paper run."""
+    record = _finished_record(job, planned, results)
+    if record is None or record.get("status") != "ok" or \
+            not str(record.get("device_used", "")).startswith("cuda"):
+        return None
     try:
         return float(record["wall_s"]) * job.gpus / 3600.0
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def finished(job: Any, planned: Mapping[str, Any] | None, results: Path) -> bool:
+    """Whether a lesam training run finished here with the settings planned now, on any
+    device: the workflow will not train it again, so a resumed campaign pays nothing for
+    it (``--finished-free``, a tiny campaign's CPU runs included)."""
+    return _finished_record(job, planned, results) is not None
 
 
 @dataclass
@@ -79,12 +98,15 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
     out = Prices({}, {}, {})
     todo = []
     for job in jobs:
+        key = (job.paper, job.run)
         took = recorded_hours(job, planned.get(job.run), Path(results))
-        if took is not None:
-            key = (job.paper, job.run)
-            out.hours[key] = out.caps[key] = 0.0 if finished_free else took
-            out.source[key] = (f"finished on this machine ({took:.3g} GPU-hours paid "
-                               "earlier): 0 now") if finished_free else "recorded on this machine"
+        if finished_free and finished(job, planned.get(job.run), Path(results)):
+            out.hours[key] = out.caps[key] = 0.0
+            paid = "" if took is None else f"{took:.3g} GPU-hours "
+            out.source[key] = f"finished on this machine ({paid}paid earlier): 0 now"
+        elif took is not None:
+            out.hours[key] = out.caps[key] = took
+            out.source[key] = "recorded on this machine"
         else:
             todo.append(job)
     for p in price(todo, method=method, tflops=tflops, device=device, rates=rates,
