@@ -234,3 +234,28 @@ def test_the_wall_margin_is_the_callers_when_given():
     assert camp.wall_margin(100 * 3600) == pytest.approx(0.05 * 100 * 3600)
     with pytest.raises(ValueError, match="--wall-margin"):
         camp.parse_duration("5 min", flag="--wall-margin")
+
+
+def test_a_resumed_campaign_reuses_this_devices_step_times_of_the_same_training_code(tmp_path):
+    """The shapes this device measured with this training code are not measured again; its
+    stale entries (other training code) are dropped to be measured again; other devices'
+    entries are kept but price nothing here."""
+    from sharpness.commands.campaign import reusable_entries
+    from sharpness.cost import measure as meas
+    from sharpness.cost.price import training_code
+
+    def entry(device, code, **extra):
+        return {"device": device, "commit": "abc", "code": code, "model": "resnet18",
+                "dataset": "cifar10", "width": 1, "batch": 128, "optimizer": "sam",
+                "precision": "fp32", "recipe": "configured", "packed": 1,
+                "step_seconds": 0.1, **extra}
+
+    here, stale = entry("NVIDIA H200", training_code()), entry("NVIDIA H200", "0" * 16)
+    other, packed = entry("NVIDIA A100", training_code()), \
+        entry("NVIDIA H200", training_code(), packed=4)
+    path = meas.write([here, stale, other, packed], tmp_path / "measured.yaml")
+    kept, reused = reusable_entries(path, "NVIDIA H200")
+    assert [e["device"] for e in kept] == ["NVIDIA H200", "NVIDIA A100", "NVIDIA H200"]
+    assert all(e["code"] == training_code() for e in kept)
+    assert list(reused) == [("resnet18", "cifar10", 1.0, 128, "sam", "fp32")]
+    assert reusable_entries(tmp_path / "absent.yaml", "cpu") == ([], {})

@@ -188,6 +188,31 @@ def spent_before(record: Path, budget: float) -> float:
     return float(prev.get("spent_gpu_hours", 0.0))
 
 
+def reusable_entries(path: Path, device: str) -> tuple[list[dict], dict[tuple, dict]]:
+    """The entries of ``path`` (a ``measured.yaml``; none when absent) a campaign keeps, and
+    among them the solo fp32 step times of the configured recipe that ``device`` measured
+    with this checkout's training code, by shape (:func:`sharpness.cost.measure.job_key`):
+    those shapes are not measured again. Entries of other devices stay (they price nothing
+    here); stale entries of this device (other training code) are dropped, to be measured
+    again."""
+    from sharpness.cost.measure import KEY_FIELDS
+    from sharpness.cost.price import measured_throughputs, unusable
+
+    if not path.is_file():
+        return [], {}
+    kept, reused = [], {}
+    for entry in measured_throughputs(str(path)):
+        here = (entry.get("device") or entry.get("gpu")) == device
+        if here and unusable(entry, device) is not None:
+            continue
+        kept.append(dict(entry))
+        if here and entry.get("recipe", "configured") == "configured" and \
+                int(entry.get("packed", 1)) == 1 and entry["precision"] == "fp32":
+            key = tuple(entry.get(k) for k in KEY_FIELDS)
+            reused[(key[0], key[1], float(key[2]), int(key[3]), *key[4:])] = dict(entry)
+    return kept, reused
+
+
 def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path | None,
           earlier: float = 0.0) -> tuple[dict, list]:
     """``sharpness plan`` over the profile (priced from ``measured`` where it has the shape),
@@ -254,13 +279,20 @@ def run(args: argparse.Namespace) -> int:
     limit = args.measure_limit if args.measure_limit is not None else (1 if args.tiny else None)
     device = "cpu" if args.tiny else "cuda"
     unique = list({job_key(j, "fp32"): j for j in jobs}.values())[:limit]
-    entries = meas.measure(unique, device=device, precisions=("fp32",),
-                           warmup=1 if args.tiny else 3, steps=2 if args.tiny else 10,
-                           data_root=str((config.get("data") or {}).get("root") or "data"),
-                           log=lambda t: print(f"measure: {t}", flush=True))
     measured = out / "measured.yaml" if args.tiny else \
         Path(__file__).resolve().parents[1] / "cost" / MEASURED
-    meas.write(entries, measured, note=f"written by `sharpness campaign` ({device})")
+    # step times this device measured with this training code are reused (a resumed
+    # campaign measures only the shapes it has not timed yet); the rest are measured now
+    kept, reused = reusable_entries(measured, meas.device_name(device))
+    todo = [j for j in unique if job_key(j, "fp32") not in reused]
+    print(f"measure: {len(unique) - len(todo)} of {len(unique)} shapes reused from {measured} "
+          f"({meas.device_name(device)}, the same training code)", flush=True)
+    new = meas.measure(todo, device=device, precisions=("fp32",),
+                       warmup=1 if args.tiny else 3, steps=2 if args.tiny else 10,
+                       data_root=str((config.get("data") or {}).get("root") or "data"),
+                       log=lambda t: print(f"measure: {t}", flush=True)) if todo else []
+    entries = [*reused.values(), *new]
+    meas.write([*kept, *new], measured, note=f"written by `sharpness campaign` ({device})")
     # the plan priced from those step times (its data checked again: it may buy others)
     record, jobs = _plan(args, files, out, measured, earlier)
     check_data(report, {j.dataset for j in jobs}, config)

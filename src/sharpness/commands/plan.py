@@ -124,6 +124,7 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[Any, s
     priced over ``config`` (the profile with the designed seeds), and the pricing line of
     the header."""
     from sharpness.cost import rates_text
+    from sharpness.cost.price import gpu_name, measured_note
     from sharpness.device import resolve_device
     from sharpness.planning.prices import run_prices
 
@@ -147,7 +148,8 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[Any, s
         pricing += (f"; {timed} of {len(prices.source)} runs priced from step times measured "
                     f"on a GPU ({args.measured or 'sharpness/cost/measured.yaml'}), preferred "
                     "to the analytic estimate")
-    return prices, pricing
+    note = measured_note(args.measured, gpu_name(device))
+    return prices, pricing + (f"; {note}" if note else "")
 
 
 def _totals(args: argparse.Namespace, config: dict, designed: tuple, plan: Any
