@@ -135,3 +135,14 @@ def test_a_campaign_cut_twice_and_resumed_ends_as_an_uncut_one(repo, bin_dir, tm
     for run in resumable:
         prov = json.loads((run / "provenance.json").read_text())
         assert prov["resumed_from_step"], f"{run.name} started over instead of resuming"
+    # a further call would pay nothing for these runs: the planner recognises each finished
+    # folder (its records hold the engine's validated config) as the planned run
+    from sharpness.config.profiles import load_profile
+    from sharpness.planning.prices import run_prices
+
+    config = load_profile([str(cut / f) for f in ("workflow/config/quick.yaml", "tiny.yaml",
+                                                  "plans/campaign/plan.yaml")], None)
+    keys = frozenset(("lesam", d.name) for d in _runs(cut))
+    again = run_prices(config, method="analytic", results=cut / "results", only=keys,
+                       finished_free=True)
+    assert {again.hours[k] for k in keys} == {0.0}, again.source
