@@ -73,8 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the workflow's results folder: a finished CUDA run there with the "
                         "planned settings is priced at its recorded wall time")
     p.add_argument("--finished-free", action="store_true",
-                   help="price a run that finished there at 0 (a campaign resumed in a later "
-                        "allocation: it was paid for already)")
+                   help="price a run that finished there at 0 and one cut mid-way at the "
+                        "epochs left after its checkpoint (a campaign resumed in a later "
+                        "allocation: the rest was paid for already)")
     p.add_argument("--ledger", default="none", metavar="CSV",
                    help="a pilot's claims.csv built by the paper profile: its paired "
                         "intervals give each comparison's seed spread at paper scale (a "
