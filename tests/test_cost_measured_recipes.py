@@ -19,6 +19,7 @@ from sharpness.cost.price import (
     price,
     recorded_step,
     training_code,
+    training_manifest,
     unusable,
 )
 
@@ -125,3 +126,12 @@ def test_step_times_of_other_training_code_or_another_gpu_fall_back_to_analytic(
     assert "not used (1 measured with other training code; 1 measured without a " \
         "training-code fingerprint" in out.stdout
     assert "priced analytically" in out.stdout
+
+
+def test_the_training_code_is_what_a_step_runs_not_the_bookkeeping():
+    files = training_manifest()
+    assert {"sharpness/train/loop.py", "sharpness/train/engine.py", "sharpness/optim/sam.py",
+            "sharpness/optim/base.py", "sharpness/models/resnets.py",
+            "sharpness/data/loaders.py"} <= set(files)
+    assert not [f for f in files if f.startswith(("sharpness/runs/", "sharpness/io.py"))]
+    assert len(training_code()) == 16 and int(training_code(), 16) >= 0

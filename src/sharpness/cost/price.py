@@ -92,15 +92,27 @@ def measured_throughputs(path: str | None = None) -> tuple[dict[str, Any], ...]:
 #: the modules one measured training step runs (followed through every ``sharpness``
 #: import): a step time measured with other sources of them no longer prices this checkout
 TRAINING_CODE = ("sharpness.train",)
+#: files of that closure that keep records and never change what a step costs (provenance,
+#: locks, signing, atomic writes, error texts, limits on files read): left out, so an edit to
+#: the bookkeeping does not make every measured step time stale
+BOOKKEEPING = ("sharpness/runs/", "sharpness/io.py", "sharpness/errors.py",
+               "sharpness/limits.py", "sharpness/mappings.py")
+
+
+def training_manifest() -> dict[str, str]:
+    """``{path: sha256}`` of the sources a training step runs: :data:`TRAINING_CODE` and
+    what it imports, less :data:`BOOKKEEPING`."""
+    return {path: digest for path, digest in code_manifest(*TRAINING_CODE).items()
+            if not path.startswith(BOOKKEEPING)}
 
 
 @functools.cache
 def training_code() -> str:
-    """The training code's fingerprint (16 hex digits): SHA-256 of the sources of
-    :data:`TRAINING_CODE` as on disk. Package versions are left out (the PyTorch version is
-    written beside each step time), so a plan made on another machine from the same commit
-    agrees with the GPU's."""
-    manifest = json.dumps(code_manifest(*TRAINING_CODE), sort_keys=True)
+    """The training code's fingerprint (16 hex digits): SHA-256 of
+    :func:`training_manifest`. Package versions are left out (the PyTorch version is written
+    beside each step time), so a plan made on another machine from the same commit agrees
+    with the GPU's."""
+    manifest = json.dumps(training_manifest(), sort_keys=True)
     return hashlib.sha256(manifest.encode()).hexdigest()[:16]
 
 
