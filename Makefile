@@ -21,7 +21,7 @@ BIN    := $(VENV)/bin
 CORES  ?= all
 CONFIG ?=
 STAMP  := $(VENV)/.installed
-unexport PYTHON VENV BIN CORES CONFIG GPU_HOURS TINY
+unexport PYTHON VENV BIN CORES CONFIG GPU_HOURS TINY MAX_WALL
 # one shell word: '...' with each ' inside written as '\''
 q = '$(subst ','\'',$(1))'
 PY      := $(call q,$(BIN)/python)
@@ -62,11 +62,12 @@ test-paper: $(STAMP)
 
 # A GPU budget in one command (sharpness campaign): preflight, step times measured on the GPU,
 # the plan, Snakemake with GPU packing and a watchdog at the budget. TINY=1: the same path on
-# the CPU with the quick profile (a check, not a price).
+# the CPU with the quick profile (a check, not a price). MAX_WALL=4h: the allocation's wall
+# time (stop cleanly before it; the same command again continues).
 GPU_HOURS ?=
 gpu-campaign: $(STAMP)
 	@test -n $(call q,$(value GPU_HOURS)) || { echo "make gpu-campaign: give GPU_HOURS=N (the budget)"; exit 2; }
-	$(call q,$(BIN)/sharpness) campaign --gpu-hours $(call q,$(value GPU_HOURS)) --cores $(call q,$(CORES)) $(if $(value TINY),--tiny,)
+	$(call q,$(BIN)/sharpness) campaign --gpu-hours $(call q,$(value GPU_HOURS)) --cores $(call q,$(CORES)) $(if $(value TINY),--tiny,) $(if $(value MAX_WALL),--max-wall $(call q,$(value MAX_WALL)),)
 
 lint: $(STAMP)
 	$(call q,$(BIN)/ruff) check .

@@ -9,6 +9,7 @@ import pytest
 
 from sharpness.cost import eos_jobs, hours_text, price, table, total_row
 from sharpness.cost import eos_steps as es
+from sharpness.cost.price import training_code
 
 ENTRY = {"dataset": "mnist", "model": "fcn", "loss": "mse", "train_size": 100, "P": 100,
          "flow_gradients": 300}
@@ -79,8 +80,9 @@ def test_an_eos_run_is_priced_at_expected_steps_with_its_cap_beside(tmp_path):
     assert job.steps < job.cap[0]
     # one second per full-batch pass of its 128 examples (no torch): hours = passes / 3600
     measured = tmp_path / "measured.yaml"
-    measured.write_text("- {device: test, commit: x, model: fcn, dataset: mnist_embedded, "
-                        "batch: 128, precision: fp32, step_seconds: 1.0}\n")
+    measured.write_text(f"- {{device: test, commit: x, code: '{training_code()}', model: fcn, "
+                        "dataset: mnist_embedded, batch: 128, precision: fp32, "
+                        "step_seconds: 1.0}\n")
     p, = price([job], method="analytic", measured=str(measured))
     assert p.gpu_hours == pytest.approx((job.steps + job.extra_passes) / 3600)
     assert p.cap_hours == pytest.approx((20_000 + 58_000) / 3600)

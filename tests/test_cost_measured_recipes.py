@@ -13,7 +13,15 @@ import pytest
 
 from sharpness.cost import measure as meas
 from sharpness.cost import plan_jobs
-from sharpness.cost.price import measured_throughputs, price, recorded_step
+from sharpness.cost.price import (
+    measured_note,
+    measured_throughputs,
+    price,
+    recorded_step,
+    training_code,
+    training_manifest,
+    unusable,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,8 +38,8 @@ def _job(config, run):
 
 
 def _entry(job, seconds, **extra):
-    return {"device": "NVIDIA H200", "commit": "abc1234", "date": "2026-12-04",
-            "torch": "2.9.1+cu128", "model": job.model, "dataset": job.dataset,
+    return {"device": "NVIDIA H200", "commit": "abc1234", "code": training_code(),
+            "date": "2026-12-04", "torch": "2.9.1+cu128", "model": job.model, "dataset": job.dataset,
             "width": float(job.width), "batch": job.shape_key[-1], "optimizer": job.optimizer,
             "precision": job.precision, "model_kwargs": {}, "passes": 2.0,
             "recipe": "configured", "packed": 1, "step_seconds": seconds, "warmup": 3,
@@ -89,3 +97,41 @@ def test_measure_rejects_an_unknown_recipe_or_pack():
         meas.measure([], device="cpu", recipes=("turbo",))
     with pytest.raises(ConfigError, match="packs"):
         meas.measure([], device="cpu", packs=(0,))
+
+
+def test_step_times_of_other_training_code_or_another_gpu_fall_back_to_analytic(paper,
+                                                                              tmp_path):
+    """A step time prices a run only while the training code is the one measured, and on a
+    GPU only that GPU's: otherwise the run is priced analytically and the plan says why."""
+    job = _job(paper, _run_of(paper))
+    stale = _entry(job, 0.05, code="0" * 16)
+    legacy = {k: v for k, v in _entry(job, 0.05).items() if k != "code"}
+    assert unusable(stale) == "with other training code"
+    assert unusable(legacy) == "without a training-code fingerprint"
+    assert unusable(_entry(job, 0.05)) is None  # planning on a machine without a GPU
+    assert unusable(_entry(job, 0.05), "NVIDIA A100") == "on NVIDIA H200, not on this NVIDIA A100"
+    path = meas.write([stale, legacy], tmp_path / "measured.yaml")
+    assert recorded_step(job, job.precision, str(path)) is None
+    priced, = price([job], method="analytic", measured=str(path))
+    assert priced.basis.startswith("analytic")
+    note = measured_note(str(path))
+    assert note.startswith(f"2 step times of {path} not used") and training_code() in note
+    assert "1 measured with other training code" in note
+    out = subprocess.run(
+        [sys.executable, "-m", "sharpness.cli", "plan", "--gpu-hours", "100", "--configfile",
+         str(REPO / "workflow/config/paper.yaml"), "--claims", "ls-cifar100", "--method",
+         "analytic", "--measured", str(path), "--out", str(tmp_path / "plan.yaml")],
+        capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "not used (1 measured with other training code; 1 measured without a " \
+        "training-code fingerprint" in out.stdout
+    assert "priced analytically" in out.stdout
+
+
+def test_the_training_code_is_what_a_step_runs_not_the_bookkeeping():
+    files = training_manifest()
+    assert {"sharpness/train/loop.py", "sharpness/train/engine.py", "sharpness/optim/sam.py",
+            "sharpness/optim/base.py", "sharpness/models/resnets.py",
+            "sharpness/data/loaders.py"} <= set(files)
+    assert not [f for f in files if f.startswith(("sharpness/runs/", "sharpness/io.py"))]
+    assert len(training_code()) == 16 and int(training_code(), 16) >= 0

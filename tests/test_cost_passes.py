@@ -128,7 +128,8 @@ def test_rates_per_precision_and_the_basis_of_each_price(paper_jobs, monkeypatch
     fast = cost.price(jobs, method="analytic", rates={"fp32": 20.0, "bf16": 40.0})
     assert slow[0].basis == "analytic fp32 at 10 TFLOP/s"
     assert slow[0].gpu_hours == pytest.approx(2 * fast[0].gpu_hours)
-    entry = {"gpu": "Test GPU", "commit": "abc1234", "model": jobs[0].model,
+    entry = {"gpu": "Test GPU", "commit": "abc1234", "code": price_mod.training_code(),
+             "model": jobs[0].model,
              "dataset": jobs[0].dataset, "width": jobs[0].width, "batch": jobs[0].shape_key[-1],
              "precision": "fp32", "step_seconds": 0.5}
     monkeypatch.setattr(price_mod, "measured_throughputs", lambda path=None: (entry,))

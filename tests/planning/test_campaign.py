@@ -190,3 +190,77 @@ def test_the_next_call_carries_the_gpu_hours_spent(tmp_path):
     camp.Campaign(10.0, 1, spent_gpu_hours=0.9, ended="completed").write(path)
     assert spent_before(path, 10.0) == 0.0
     assert spent_before(tmp_path / "none.json", 10.0) == 0.0
+
+
+def test_a_signal_stops_the_campaign_so_that_the_next_call_continues(tmp_path):
+    """A stage stopped by SIGTERM (a scheduler's warning) ends the campaign like the wall
+    limit: the rest not started, the record marked to continue, its spend carried."""
+    from sharpness.commands.campaign import spent_before
+
+    stages = [camp.Stage(f"c{i}", [f"figures/c{i}.csv"]) for i in range(3)]
+
+    def run(stage, seconds):
+        clock.t += 600
+        if stage.name == "c1":
+            return camp.StageResult(stage.name, -15, 600, stopped=True, signal="SIGTERM")
+        return camp.StageResult(stage.name, 0, 600)
+
+    clock.t = 0.0
+    out = camp.run_stages(stages, run, budget_gpu_hours=10.0, gpus=1, clock=clock())
+    assert out.bought == ["c0"] and out.not_started == ["c2"] and out.continues
+    assert "stopped by SIGTERM during stage 'c1'" in out.ended
+    path = out.write(tmp_path / "campaign.json")
+    assert spent_before(path, 10.0) == pytest.approx(1200 / 3600)
+
+
+def test_the_cpu_only_stage_is_cut_at_the_wall_limit_too():
+    """The uncharged stage holds no GPU but does hold the allocation: it may run only until
+    the wall limit less the margin, and being stopped there ends the campaign to continue."""
+    stages = [camp.Stage(camp.CPU_STAGE, ["figures/minorfirst/x.csv"], charged=False),
+              camp.Stage("a", ["figures/a.csv"])]
+    log: list = []
+    clock.t = 0.0
+    out = camp.run_stages(stages, _runner(7200, log), budget_gpu_hours=1.0, gpus=1,
+                          clock=clock(), max_wall_s=3600, margin_s=60)
+    assert log == [(camp.CPU_STAGE, pytest.approx(3540))]
+    assert out.continues and out.not_started == ["a"] and out.bought == []
+    assert f"during stage {camp.CPU_STAGE!r}" in out.ended
+    assert out.spent_gpu_hours == pytest.approx(0.0)  # never charged
+
+
+def test_the_wall_margin_is_the_callers_when_given():
+    stages = [camp.Stage("a", ["figures/a.csv"])]
+    log: list = []
+    clock.t = 0.0
+    camp.run_stages(stages, _runner(10, log), budget_gpu_hours=1.0, gpus=1, clock=clock(),
+                    max_wall_s=30, margin_s=0)
+    assert log == [("a", pytest.approx(30))]
+    assert camp.wall_margin(3600) == camp.WALL_MARGIN_S
+    assert camp.wall_margin(100 * 3600) == pytest.approx(0.05 * 100 * 3600)
+    with pytest.raises(ValueError, match="--wall-margin"):
+        camp.parse_duration("5 min", flag="--wall-margin")
+
+
+def test_a_resumed_campaign_reuses_this_devices_step_times_of_the_same_training_code(tmp_path):
+    """The shapes this device measured with this training code are not measured again; its
+    stale entries (other training code) are dropped to be measured again; other devices'
+    entries are kept but price nothing here."""
+    from sharpness.commands.campaign import reusable_entries
+    from sharpness.cost import measure as meas
+    from sharpness.cost.price import training_code
+
+    def entry(device, code, **extra):
+        return {"device": device, "commit": "abc", "code": code, "model": "resnet18",
+                "dataset": "cifar10", "width": 1, "batch": 128, "optimizer": "sam",
+                "precision": "fp32", "recipe": "configured", "packed": 1,
+                "step_seconds": 0.1, **extra}
+
+    here, stale = entry("NVIDIA H200", training_code()), entry("NVIDIA H200", "0" * 16)
+    other, packed = entry("NVIDIA A100", training_code()), \
+        entry("NVIDIA H200", training_code(), packed=4)
+    path = meas.write([here, stale, other, packed], tmp_path / "measured.yaml")
+    kept, reused = reusable_entries(path, "NVIDIA H200")
+    assert [e["device"] for e in kept] == ["NVIDIA H200", "NVIDIA A100", "NVIDIA H200"]
+    assert all(e["code"] == training_code() for e in kept)
+    assert list(reused) == [("resnet18", "cifar10", 1.0, 128, "sam", "fp32")]
+    assert reusable_entries(tmp_path / "absent.yaml", "cpu") == ([], {})

@@ -286,7 +286,11 @@ def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
     job = type("J", (), {"paper": "lesam", "run": rid, "gpus": 1})()
     folder = tmp_path / "lesam" / "runs" / rid
     folder.mkdir(parents=True)
-    planned = json.loads(json.dumps(runs[rid]["config"], default=str))
+    from sharpness.train.config import validate_config
+
+    # the record holds the engine's validated config (defaults filled in), not the plan's
+    planned = json.loads(json.dumps(validate_config(dict(runs[rid]["config"])), default=str))
+    assert planned != json.loads(json.dumps(runs[rid]["config"], default=str))
     record = {"status": "ok", "device_used": "cuda:0", "wall_s": 1800.0, "params": planned}
     (folder / "provenance.json").write_text(json.dumps(record))
     assert recorded_hours(job, runs[rid]["config"], tmp_path) == 0.5
@@ -303,3 +307,55 @@ def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
                    {"params": {**planned, "epochs": 2}}):
         (folder / "provenance.json").write_text(json.dumps({**record, **change}))
         assert recorded_hours(job, runs[rid]["config"], tmp_path) is None
+        # finished on the CPU or diverged: never a price, but free to a resumed campaign
+        # (the workflow reuses it); finished with other settings: trained again, not free
+        free = run_prices(config, method="analytic", results=tmp_path, only=frozenset({key}),
+                          finished_free=True)
+        assert (free.hours[key] == 0.0) == ("params" not in change), change
+
+
+def test_a_run_cut_here_is_priced_at_the_epochs_left_after_its_checkpoint(paper, tmp_path):
+    """A resumed campaign (--finished-free) prices a run cut mid-way at the share of its
+    epochs after its last checkpoint (one interval short when the last row is a checkpoint
+    epoch: the cut may have come before that checkpoint); without a checkpoint, with a final
+    record or with other settings, in full."""
+    from sharpness.lesam.experiments import training_runs
+    from sharpness.planning import prices as pr
+    from sharpness.train import layout
+    from sharpness.train.config import validate_config
+
+    assert (pr.CHECKPOINT, pr.METRICS, pr.FINAL, pr.CONFIG) == \
+        (layout.CHECKPOINT, layout.METRICS, layout.FINAL, layout.CONFIG)
+    config, _ = paper
+    runs = training_runs(config["lesam"])
+    rid = next(r for r in runs if r.startswith("domain_pacs_") and r.endswith("-sgd-s0"))
+    job = type("J", (), {"paper": "lesam", "run": rid, "gpus": 1})()
+    cfg = validate_config(dict(runs[rid]["config"]))
+    epochs, every = int(cfg["epochs"]), int(cfg["checkpoint_every"])
+    assert 2 * every + 1 < epochs
+    folder = tmp_path / "lesam" / "runs" / rid
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(cfg, default=str))
+    rows = [{"kind": "epoch", "epoch": e} for e in range(1, 2 * every + 2)]
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    key = ("lesam", rid)
+
+    def priced(free=True):
+        return pr.run_prices(config, method="analytic", results=tmp_path,
+                             only=frozenset({key}), finished_free=free)
+
+    full = priced(False).hours[key]
+    assert pr.epochs_done(job, runs[rid]["config"], tmp_path) == 0  # no checkpoint yet
+    (folder / "checkpoint.pt").write_bytes(b"x")
+    assert pr.epochs_done(job, runs[rid]["config"], tmp_path) == 2 * every
+    cut = priced()
+    assert cut.hours[key] == pytest.approx(full * (epochs - 2 * every) / epochs)
+    assert f"cut here at epoch {2 * every} of {epochs}" in cut.source[key]
+    assert priced(False).hours[key] == pytest.approx(full)  # not a resumed campaign
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:-1]))
+    assert pr.epochs_done(job, runs[rid]["config"], tmp_path) == every  # the last may lack one
+    (folder / "config.json").write_text(json.dumps({**cfg, "seed": 99}, default=str))
+    assert pr.epochs_done(job, runs[rid]["config"], tmp_path) == 0  # other settings
+    (folder / "config.json").write_text(json.dumps(cfg, default=str))
+    (folder / "final.json").write_text("{}")
+    assert pr.epochs_done(job, runs[rid]["config"], tmp_path) == 0  # finished, not cut

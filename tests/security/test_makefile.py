@@ -60,7 +60,8 @@ def test_make_n_with_a_hostile_config_prints_quoted_words_and_runs_nothing(tmp_p
     venv = _stub_venv(tmp_path)
     name, markers = _attack(tmp_path)
     proc = subprocess.run(["make", "-n", "-C", str(REPO), "run", "gpu-campaign",
-                           f"CONFIG={name}", f"GPU_HOURS={name}", f"VENV={venv}"],
+                           f"CONFIG={name}", f"GPU_HOURS={name}", f"MAX_WALL={name}",
+                           f"VENV={venv}"],
                           capture_output=True, text=True, check=True)
     lines = [shlex.split(line) for line in proc.stdout.splitlines()
              if str(venv) in line]
@@ -68,6 +69,6 @@ def test_make_n_with_a_hostile_config_prints_quoted_words_and_runs_nothing(tmp_p
         [Path(words[0]), *words[1:]] for words in lines]
     assert [str(venv / "bin/snakemake"), "--cores", "all", "--configfile", name] in lines
     assert [str(venv / "bin/sharpness"), "campaign", "--gpu-hours", name, "--cores",
-            "all"] in lines
+            "all", "--max-wall", name] in lines
     assert [m for m in markers if m.exists()] == []
     assert not list(venv.glob("*.args"))

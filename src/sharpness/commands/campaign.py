@@ -9,16 +9,23 @@ packing and a watchdog that stops launching when the budget is spent
 (:mod:`sharpness.planning.campaign`). It writes ``<out-dir>/campaign.json``: what was bought,
 what was spent, why it ended. ``--tiny`` runs the same path on the CPU with the quick profile
 (a check of the path, not a price). ``make gpu-campaign GPU_HOURS=N`` calls it.
+
+Across allocations: ``--max-wall`` stops the campaign cleanly before the allocation's end, and
+SIGTERM, SIGINT or SIGUSR1 (a scheduler's warning, e.g. SLURM's ``--signal=B:USR1@600``, or
+Ctrl-C) stops the running stage the same way (its Snakemake process group is terminated, so
+no job outlives the campaign). The next call with the same budget lifts the lock, reruns the
+incomplete jobs, prices the finished runs at 0 and charges the GPU-hours already spent.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,6 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the allocation's wall time (90m, 3h, 02:00:00): stop cleanly before "
                         "it; the next call continues (unlock, rerun-incomplete, the GPU-hours "
                         "spent so far carried over from plans/campaign/campaign.json)")
+    p.add_argument("--wall-margin", default=None, metavar="DURATION",
+                   help="wall time kept free before --max-wall for the last stage to stop "
+                        "(default: the larger of 5 minutes and 5%% of --max-wall)")
     p.add_argument("--measure-limit", type=int, default=None,
                    help="time at most this many run shapes (default all; tiny: 1)")
 
@@ -78,14 +88,51 @@ def _pool_mb(args: argparse.Namespace, gpus: int) -> int:
     return int(0.9 * total / 2**20)
 
 
-def snakemake_stage(configfiles: list[str], overlay: Path, profile: Path, cores: str
-                    ) -> Callable[[Stage, float], StageResult]:
+#: the signals that stop a campaign cleanly (a scheduler's warning before its limit, Ctrl-C)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1)
+#: seconds a stopped stage's Snakemake is given to end its jobs before it is killed
+TERM_GRACE_S = 120.0
+
+
+class StopRequest:
+    """The stop signal received (if any) and the running stage's process group."""
+
+    def __init__(self) -> None:
+        self.signal: str | None = None
+        self.group: int | None = None
+
+    def handle(self, signum: int, _frame: object) -> None:
+        """Record the signal and terminate the running stage (the loop then reports it)."""
+        self.signal = signal.Signals(signum).name
+        if self.group is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.group, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: StopRequest) -> Iterator[StopRequest]:
+    """Route :data:`STOP_SIGNALS` to ``stop`` while the stages run (restored after)."""
+    before = {s: signal.signal(s, stop.handle) for s in STOP_SIGNALS}
+    try:
+        yield stop
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def snakemake_stage(configfiles: list[str], overlay: Path, profile: Path, cores: str,
+                    stop: StopRequest | None = None) -> Callable[[Stage, float], StageResult]:
     """A stage runner for :func:`sharpness.planning.campaign.run_stages`: one snakemake call
-    in its own process group, terminated (then killed) when its time is up."""
+    in its own process group, terminated (then, after :data:`TERM_GRACE_S`, killed) when its
+    time is up or ``stop`` records a signal (the result then names it)."""
     from sharpness.planning.campaign import StageResult
     from sharpness.readme.sources import snakemake_executable
 
+    stop = stop or StopRequest()
+
     def run_stage(stage: Stage, seconds: float) -> StageResult:
+        if stop.signal is not None:  # the signal came between two stages
+            return StageResult(stage.name, 0, 0.0, True, stop.signal)
         # --rerun-incomplete: a job killed at an allocation's end or at the budget is
         # rerun (its run resumes from its checkpoint), not refused as incomplete
         cmd = [snakemake_executable(), "--cores", cores, "--workflow-profile", str(profile),
@@ -93,18 +140,25 @@ def snakemake_stage(configfiles: list[str], overlay: Path, profile: Path, cores:
                *stage.targets]
         print(f"campaign: stage {stage.name!r}: {' '.join(cmd)}", flush=True)
         t0 = time.monotonic()
+        deadline, terminated = t0 + max(seconds, 1.0), None
         proc = subprocess.Popen(cmd, start_new_session=True)
+        stop.group = proc.pid
         try:
-            rc = proc.wait(timeout=max(seconds, 1.0))
-            return StageResult(stage.name, rc, time.monotonic() - t0)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            return StageResult(stage.name, proc.returncode, time.monotonic() - t0, True)
+            while True:
+                try:
+                    rc = proc.wait(timeout=1.0)
+                    break
+                except subprocess.TimeoutExpired:
+                    now = time.monotonic()
+                    if terminated is None and (now >= deadline or stop.signal is not None):
+                        os.killpg(proc.pid, signal.SIGTERM)
+                        terminated = now
+                    elif terminated is not None and now - terminated > TERM_GRACE_S:
+                        os.killpg(proc.pid, signal.SIGKILL)
+        finally:
+            stop.group = None
+        stopped = terminated is not None or stop.signal is not None
+        return StageResult(stage.name, rc, time.monotonic() - t0, stopped, stop.signal)
     return run_stage
 
 
@@ -120,17 +174,43 @@ def unlock(configfiles: list[str], overlay: Path) -> None:
 
 def spent_before(record: Path, budget: float) -> float:
     """GPU-hours an earlier call of the same campaign spent (its ``campaign.json``, when it
-    ended at an allocation's wall-time limit and was given the same budget), else 0."""
+    was cut at an allocation's end, by its wall-time limit or a signal, and was given the same
+    budget), else 0."""
     import json
 
     try:
         prev = json.loads(record.read_text())
     except (OSError, ValueError):
         return 0.0
-    if "wall-time limit" not in str(prev.get("ended", "")) or \
-            float(prev.get("budget_gpu_hours", -1)) != float(budget):
+    cut = prev.get("continues") or "wall-time limit" in str(prev.get("ended", ""))
+    if not cut or float(prev.get("budget_gpu_hours", -1)) != float(budget):
         return 0.0
     return float(prev.get("spent_gpu_hours", 0.0))
+
+
+def reusable_entries(path: Path, device: str) -> tuple[list[dict], dict[tuple, dict]]:
+    """The entries of ``path`` (a ``measured.yaml``; none when absent) a campaign keeps, and
+    among them the solo fp32 step times of the configured recipe that ``device`` measured
+    with this checkout's training code, by shape (:func:`sharpness.cost.measure.job_key`):
+    those shapes are not measured again. Entries of other devices stay (they price nothing
+    here); stale entries of this device (other training code) are dropped, to be measured
+    again."""
+    from sharpness.cost.measure import KEY_FIELDS
+    from sharpness.cost.price import measured_throughputs, unusable
+
+    if not path.is_file():
+        return [], {}
+    kept, reused = [], {}
+    for entry in measured_throughputs(str(path)):
+        here = (entry.get("device") or entry.get("gpu")) == device
+        if here and unusable(entry, device) is not None:
+            continue
+        kept.append(dict(entry))
+        if here and entry.get("recipe", "configured") == "configured" and \
+                int(entry.get("packed", 1)) == 1 and entry["precision"] == "fp32":
+            key = tuple(entry.get(k) for k in KEY_FIELDS)
+            reused[(key[0], key[1], float(key[2]), int(key[3]), *key[4:])] = dict(entry)
+    return kept, reused
 
 
 def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path | None,
@@ -177,7 +257,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.gpu_hours > 0:
         raise ConfigError(f"--gpu-hours {args.gpu_hours}: must be > 0")
     try:  # a malformed --max-wall fails before the preflight, not at the first stage
-        _ = None if args.max_wall is None else camp.parse_duration(args.max_wall)
+        max_wall = None if args.max_wall is None else camp.parse_duration(args.max_wall)
+        margin = None if args.wall_margin is None else \
+            camp.parse_duration(args.wall_margin, flag="--wall-margin")
     except ValueError as err:
         raise ConfigError(str(err)) from err
     started = time.monotonic()
@@ -196,13 +278,20 @@ def run(args: argparse.Namespace) -> int:
     limit = args.measure_limit if args.measure_limit is not None else (1 if args.tiny else None)
     device = "cpu" if args.tiny else "cuda"
     unique = list({job_key(j, "fp32"): j for j in jobs}.values())[:limit]
-    entries = meas.measure(unique, device=device, precisions=("fp32",),
-                           warmup=1 if args.tiny else 3, steps=2 if args.tiny else 10,
-                           data_root=str((config.get("data") or {}).get("root") or "data"),
-                           log=lambda t: print(f"measure: {t}", flush=True))
     measured = out / "measured.yaml" if args.tiny else \
         Path(__file__).resolve().parents[1] / "cost" / MEASURED
-    meas.write(entries, measured, note=f"written by `sharpness campaign` ({device})")
+    # step times this device measured with this training code are reused (a resumed
+    # campaign measures only the shapes it has not timed yet); the rest are measured now
+    kept, reused = reusable_entries(measured, meas.device_name(device))
+    todo = [j for j in unique if job_key(j, "fp32") not in reused]
+    print(f"measure: {len(unique) - len(todo)} of {len(unique)} shapes reused from {measured} "
+          f"({meas.device_name(device)}, the same training code)", flush=True)
+    new = meas.measure(todo, device=device, precisions=("fp32",),
+                       warmup=1 if args.tiny else 3, steps=2 if args.tiny else 10,
+                       data_root=str((config.get("data") or {}).get("root") or "data"),
+                       log=lambda t: print(f"measure: {t}", flush=True)) if todo else []
+    entries = [*reused.values(), *new]
+    meas.write([*kept, *new], measured, note=f"written by `sharpness campaign` ({device})")
     # the plan priced from those step times (its data checked again: it may buy others)
     record, jobs = _plan(args, files, out, measured, earlier)
     check_data(report, {j.dataset for j in jobs}, config, weights_of(jobs))
@@ -220,21 +309,27 @@ def run(args: argparse.Namespace) -> int:
                                  gpu_mem_mb=_pool_mb(args, gpus),
                                  per_rule_mb=camp.rule_memory(rules, entries, shapes),
                                  jobs_per_gpu=args.jobs_per_gpu)
-    runner = snakemake_stage(files, out / "plan.yaml", profile, args.cores)
     unlock(files, out / "plan.yaml")
     before = (time.monotonic() - started) * max(gpus, 1) / 3600  # preflight, measure, plan
-    wall = None if args.max_wall is None else \
-        camp.parse_duration(args.max_wall) - (time.monotonic() - started)
-    result = camp.run_stages(camp.stages_of(record), runner, budget_gpu_hours=args.gpu_hours,
-                             gpus=gpus, spent_before=before + earlier, max_wall_s=wall)
+    wall = None if max_wall is None else max_wall - (time.monotonic() - started)
+    if margin is None and max_wall is not None:
+        margin = camp.wall_margin(max_wall)
+    with stop_on_signals(StopRequest()) as stop:
+        runner = snakemake_stage(files, out / "plan.yaml", profile, args.cores, stop)
+        result = camp.run_stages(camp.stages_of(record), runner,
+                                 budget_gpu_hours=args.gpu_hours, gpus=gpus,
+                                 spent_before=before + earlier, max_wall_s=wall,
+                                 margin_s=margin)
     result.extra = {"plan": record["id"], "measured": str(measured),
                     "preflight": report.lines, "tiny": args.tiny}
     path = result.write(out / "campaign.json")
     print(f"campaign: {result.ended}; bought {len(result.bought)} stage(s) "
           f"({', '.join(result.bought) or 'none'}), spent {result.spent_gpu_hours:.3g} of "
           f"{args.gpu_hours:g} GPU-hours; record {path}")
+    if stop.signal is not None and result.continues:  # stopped by a signal: its exit status
+        return 128 + int(signal.Signals[stop.signal])
     return 0 if result.ended == "completed" or "budget spent" in result.ended \
-        or "wall-time limit" in result.ended else 1
+        or result.continues else 1
 
 
 def results_folder(files: list[str], config: dict, results: str) -> str:

@@ -147,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from sharpness import cost
+    from sharpness.cost.price import gpu_name, measured_note
     from sharpness.device import resolve_device
 
     if not args.configfile and args.base == "none":
@@ -185,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
         header += (f" Shapes measured by `sharpness cost measure` "
                    f"({args.measured or 'sharpness/cost/measured.yaml'}) are priced from "
                    "that measurement, which names the device and the commit.")
+        note = measured_note(args.measured, gpu_name(device))
+        header += f" {note[0].upper()}{note[1:]}." if note else ""
     configured = sorted({job.precision for job in jobs})
     header += (f" As configured the runs train in {' and '.join(configured) or 'fp32'} (fp32 "
                "as the official codes train; `bf16: true` is the speed option). Full-batch runs "

@@ -73,8 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the workflow's results folder: a finished CUDA run there with the "
                         "planned settings is priced at its recorded wall time")
     p.add_argument("--finished-free", action="store_true",
-                   help="price a run that finished there at 0 (a campaign resumed in a later "
-                        "allocation: it was paid for already)")
+                   help="price a run that finished there at 0 and one cut mid-way at the "
+                        "epochs left after its checkpoint (a campaign resumed in a later "
+                        "allocation: the rest was paid for already)")
     p.add_argument("--ledger", default="none", metavar="CSV",
                    help="a pilot's claims.csv built by the paper profile: its paired "
                         "intervals give each comparison's seed spread at paper scale (a "
@@ -124,6 +125,7 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[Any, s
     priced over ``config`` (the profile with the designed seeds), and the pricing line of
     the header."""
     from sharpness.cost import rates_text
+    from sharpness.cost.price import gpu_name, measured_note
     from sharpness.device import resolve_device
     from sharpness.planning.prices import run_prices
 
@@ -147,7 +149,8 @@ def _prices(args: argparse.Namespace, config: dict, needs: dict) -> tuple[Any, s
         pricing += (f"; {timed} of {len(prices.source)} runs priced from step times measured "
                     f"on a GPU ({args.measured or 'sharpness/cost/measured.yaml'}), preferred "
                     "to the analytic estimate")
-    return prices, pricing
+    note = measured_note(args.measured, gpu_name(device))
+    return prices, pricing + (f"; {note}" if note else "")
 
 
 def _totals(args: argparse.Namespace, config: dict, designed: tuple, plan: Any

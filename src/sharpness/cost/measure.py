@@ -7,8 +7,11 @@ the optimizer's own passes per step), timed from the end of the ``warmup``-th st
 of ``warmup + steps`` (each step ends with the loss read back to the host, so the device has
 finished it). On CUDA the peak memory of the run is recorded too (the campaign packs jobs on
 a GPU by it). The entries go to a YAML file (default ``sharpness/cost/measured.yaml``) with
-the device, the commit and the date; :func:`sharpness.cost.price` prices a matching job from
-it, per forward+backward pass (``step_seconds / passes``), in any method.
+the device, the commit, the training code's fingerprint (``code``:
+:func:`sharpness.cost.price.training_code`), the PyTorch version and the date;
+:func:`sharpness.cost.price` prices a matching job from it, per forward+backward pass
+(``step_seconds / passes``), in any method, while the training code is the same (and, on a
+GPU, the GPU is the one measured: :func:`sharpness.cost.price.unusable`).
 
 A full-batch run (eos, the SAM bridge) is timed as a mini-batch SGD step of its network at the
 per-device batch its price uses (a full-batch step is that many such passes).
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.cost.plan import Job, passes_per_step
+from sharpness.cost.price import measured_throughputs, training_code
 from sharpness.data.checkout import clean_env
 from sharpness.errors import ConfigError
 from sharpness.runs.environment import SAFE_GIT_OPTIONS
@@ -200,7 +204,8 @@ def measure(jobs: Iterable[Job], *, device: str, precisions: Sequence[str] = ("f
     try:
         _measure_all(jobs, done, pools, device=device, precisions=precisions, warmup=warmup,
                      steps=steps, data_root=data_root, log=log, recipes=recipes, packs=packs,
-                     sink=sink, stamp={"device": name, "commit": rev, "date": today, "torch": version})
+                     sink=sink, stamp={"device": name, "commit": rev, "code": training_code(),
+                                             "date": today, "torch": version})
     finally:
         for pool in pools.values():
             pool.close()
@@ -254,4 +259,5 @@ def write(entries: list[dict[str, Any]], path: str | Path, *, note: str = "") ->
         head += "".join(f"# {line}\n" for line in note.splitlines())
     path = Path(path)
     atomic_write_text(path, head + yaml.safe_dump(entries, sort_keys=False))
+    measured_throughputs.cache_clear()  # a plan in this process reads the new entries
     return path

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from typing import Any
 import yaml
 
 from sharpness.cost.plan import BACKWARD_FACTOR, DEFAULT_TFLOPS, FP32_FRACTION, Job, data_shape
+from sharpness.runs.cache import code_manifest
 
 PRECISIONS = ("fp32", "bf16")
 #: the mark of an upper limit: a full-batch run priced at its caps (``max_steps`` and the
@@ -86,17 +89,77 @@ def measured_throughputs(path: str | None = None) -> tuple[dict[str, Any], ...]:
     return tuple(entries)
 
 
-def recorded_step(job: Job, precision: str, path: str | None = None
-                  ) -> tuple[float, str] | None:
+#: the modules one measured training step runs (followed through every ``sharpness``
+#: import): a step time measured with other sources of them no longer prices this checkout
+TRAINING_CODE = ("sharpness.train",)
+#: files of that closure that keep records and never change what a step costs (provenance,
+#: locks, signing, atomic writes, error texts, limits on files read): left out, so an edit to
+#: the bookkeeping does not make every measured step time stale
+BOOKKEEPING = ("sharpness/runs/", "sharpness/io.py", "sharpness/errors.py",
+               "sharpness/limits.py", "sharpness/mappings.py")
+
+
+def training_manifest() -> dict[str, str]:
+    """``{path: sha256}`` of the sources a training step runs: :data:`TRAINING_CODE` and
+    what it imports, less :data:`BOOKKEEPING`."""
+    return {path: digest for path, digest in code_manifest(*TRAINING_CODE).items()
+            if not path.startswith(BOOKKEEPING)}
+
+
+@functools.cache
+def training_code() -> str:
+    """The training code's fingerprint (16 hex digits): SHA-256 of
+    :func:`training_manifest`. Package versions are left out (the PyTorch version is written
+    beside each step time), so a plan made on another machine from the same commit agrees
+    with the GPU's."""
+    manifest = json.dumps(training_manifest(), sort_keys=True)
+    return hashlib.sha256(manifest.encode()).hexdigest()[:16]
+
+
+def unusable(entry: Mapping[str, Any], device: str | None = None) -> str | None:
+    """Why a measured step time does not price this checkout's runs (None: it does): it was
+    measured with other training code (or before entries carried its fingerprint), or on
+    another GPU than ``device`` (the GPU that will run them; None when planning elsewhere:
+    any device's entry is used, and its basis names the device)."""
+    code = entry.get("code")
+    if code != training_code():
+        return "with other training code" if code else "without a training-code fingerprint"
+    where = entry.get("device") or entry.get("gpu")
+    if device is not None and where != device:
+        return f"on {where}, not on this {device}"
+    return None
+
+
+def measured_note(path: str | None = None, device: str | None = None) -> str:
+    """What the planner says of the step times it does not use: how many, and why (those
+    runs fall back to the analytic price); '' when every entry is usable."""
+    why: dict[str, int] = {}
+    for entry in measured_throughputs(path):
+        reason = unusable(entry, device)
+        if reason is not None:
+            why[reason] = why.get(reason, 0) + 1
+    if not why:
+        return ""
+    where = path or "sharpness/cost/measured.yaml"
+    parts = [f"{n} measured {reason}" for reason, n in sorted(why.items())]
+    return (f"{sum(why.values())} step times of {where} not used ({'; '.join(parts)}; this "
+            f"checkout's training code is {training_code()}): their shapes are priced "
+            "analytically")
+
+
+def recorded_step(job: Job, precision: str, path: str | None = None,
+                  device: str | None = None) -> tuple[float, str] | None:
     """(seconds of one forward+backward pass at the job's per-device batch, its basis) from
     :func:`measured_throughputs`: an entry of the job's shape and precision, of its own
     optimizer if one was measured (its step divided by the optimizer's passes), else of any
-    optimizer; None when none was measured."""
+    optimizer; only entries :func:`unusable` finds nothing against (this checkout's training
+    code; on ``device`` when given); None when none was measured."""
     width = float(job.width)
     matches = [e for e in measured_throughputs(path)
                if (e["model"], e["dataset"], int(e["batch"]), e["precision"]) ==
                (job.model, job.dataset, job.shape_key[-1], precision)
-               and float(e.get("width", 1.0)) == width and int(e.get("packed", 1)) == 1]
+               and float(e.get("width", 1.0)) == width and int(e.get("packed", 1)) == 1
+               and unusable(e, device) is None]
     if not matches:
         return None
     # a run alone on its device, in the recipe it is configured with where that was measured
@@ -212,8 +275,9 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
     configured). The analytic estimate runs at ``rates`` (TFLOP/s per precision; default
     :func:`default_rates` of ``tflops`` and ``tflops_fp32``). A shape measured by
     ``sharpness cost measure`` (:func:`measured_throughputs` of ``measured``, default the
-    packaged ``measured.yaml``) is priced from that measurement in either method. Each
-    price names its basis."""
+    packaged ``measured.yaml``) is priced from that measurement in either method, when it
+    was measured with this checkout's training code and, on a CUDA ``device``, on that GPU
+    (:func:`unusable`). Each price names its basis."""
     if precision is not None and precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
     rates = dict(rates) if rates is not None else default_rates(tflops, tflops_fp32)
@@ -221,7 +285,7 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
 
     def one(job: Job) -> Priced:
         mode = precision or job.precision
-        recorded = recorded_step(job, mode, measured)
+        recorded = recorded_step(job, mode, measured, gpu_name(device))
         if recorded is not None:
             return Priced(job, _passes_at_batch(job) * recorded[0] / 3600.0, None, recorded[1])
         if method == "analytic":
@@ -244,6 +308,14 @@ def price(jobs: list[Job], *, method: str, tflops: float = DEFAULT_TFLOPS,
             p.basis += f" {job.expected}" if job.expected else " at the step caps"
         out.append(p)
     return out
+
+
+def gpu_name(device: Any) -> str | None:
+    """The name of ``device`` when it is a CUDA GPU (the one measured step times must come
+    from), else None (planning on a machine without one: any GPU's step times are used)."""
+    if device is None or getattr(device, "type", str(device).split(":")[0]) != "cuda":
+        return None
+    return _device_name(device)
 
 
 def _device_name(device: Any) -> str:

@@ -15,8 +15,12 @@ cheapest information first), one ``snakemake`` call each (:func:`run_stages`). B
 stage the GPU-hours spent so far (wall time x GPUs held) are compared with the budget: when
 it is spent, no further stage starts; a stage still running when it runs out is stopped (its
 runs resume from their checkpoints on the next call). The record says what was bought.
-``max_wall_s`` (``sharpness campaign --max-wall``) is the allocation's wall time: no stage
-runs past it less a margin, and the record says the next call continues.
+``max_wall_s`` (``sharpness campaign --max-wall``) is the allocation's wall time: no stage,
+the CPU-only one included, runs past it less a margin, and the record says the next call
+continues. A stage stopped by a signal (a scheduler's warning before its wall-time limit, as
+SLURM's ``--signal``; SIGTERM or Ctrl-C) ends the campaign the same way: the record's
+``continues`` is then true, and the next call unlocks the working directory, reruns the
+incomplete jobs (training runs resume from their checkpoints) and carries the GPU-hours spent.
 """
 
 from __future__ import annotations
@@ -127,7 +131,8 @@ class StageResult:
     name: str
     returncode: int
     wall_s: float
-    stopped: bool = False  # stopped by the watchdog when the budget ran out
+    stopped: bool = False  # stopped by the watchdog (budget or wall time) or by a signal
+    signal: str | None = None  # the signal that stopped it (SIGTERM, ...), if one did
 
 
 @dataclass
@@ -141,6 +146,7 @@ class Campaign:
     bought: list[str] = field(default_factory=list)
     not_started: list[str] = field(default_factory=list)
     ended: str = "completed"
+    continues: bool = False  # cut at the allocation's end (wall time, signal): call again
     extra: dict[str, Any] = field(default_factory=dict)
 
     def write(self, path: str | Path) -> Path:
@@ -174,9 +180,10 @@ def stages_of(record: Mapping[str, Any]) -> list[Stage]:
     return [*first, *out, Stage("ledger", rest or ["figures/CLAIMS.md"])]
 
 
-def parse_duration(text: str) -> float:
+def parse_duration(text: str, flag: str = "--max-wall") -> float:
     """Seconds of a duration as an allocation states it: ``90m``, ``3h``, ``1h30m``,
-    ``3600s``, ``3600`` (seconds) or ``HH:MM:SS`` (SLURM's form)."""
+    ``3600s``, ``3600`` (seconds) or ``HH:MM:SS`` (SLURM's form); ``flag`` names the option
+    in the error."""
     text = str(text).strip()
     if re.fullmatch(r"\d+(:\d{1,2}){1,2}", text):
         parts = [int(p) for p in text.split(":")]
@@ -187,7 +194,7 @@ def parse_duration(text: str) -> float:
         return float(text)
     found = re.findall(r"(\d+(?:\.\d+)?)([dhms])", text)
     if not found or "".join(n + u for n, u in found) != text:
-        raise ValueError(f"--max-wall {text!r}: a duration such as 90m, 3h, 1h30m or 02:00:00")
+        raise ValueError(f"{flag} {text!r}: a duration such as 90m, 3h, 1h30m or 02:00:00")
     scale = {"d": 86400, "h": 3600, "m": 60, "s": 1}
     return float(sum(float(n) * scale[u] for n, u in found))
 
@@ -197,57 +204,83 @@ def parse_duration(text: str) -> float:
 WALL_MARGIN_S, WALL_MARGIN_SHARE = 300.0, 0.05
 
 
+def wall_margin(max_wall_s: float) -> float:
+    """The default margin kept before a wall-time limit of ``max_wall_s`` seconds."""
+    return max(WALL_MARGIN_S, WALL_MARGIN_SHARE * max_wall_s)
+
+
 def run_stages(stages: list[Stage], run: Callable[[Stage, float], StageResult], *,
                budget_gpu_hours: float, gpus: int, spent_before: float = 0.0,
                clock: Callable[[], float] = time.monotonic,
-               max_wall_s: float | None = None) -> Campaign:
+               max_wall_s: float | None = None, margin_s: float | None = None) -> Campaign:
     """Run the stages in turn while the budget lasts (see the module). ``run(stage, seconds)``
     runs one stage, stopping it after ``seconds``; a GPU-hour is an hour of the ``gpus`` held
     (at least one: tiny mode charges the CPU's hours); ``spent_before``: GPU-hours the
     campaign spent before (preflight and measurement, earlier allocations); ``max_wall_s``:
-    the allocation's wall time left from now: no stage runs past it less a margin
-    (:data:`WALL_MARGIN_S`), and the campaign ends saying the next call continues."""
+    the allocation's wall time left from now: no stage runs past it less ``margin_s``
+    (default :func:`wall_margin`), and the campaign ends saying the next call continues."""
     held = max(gpus, 1)
     out = Campaign(budget_gpu_hours, gpus)
     start = clock() - spent_before * 3600 / held
-    wall_end = None if max_wall_s is None else \
-        clock() + max_wall_s - max(WALL_MARGIN_S, WALL_MARGIN_SHARE * max_wall_s)
+    if max_wall_s is None:
+        wall_end = None
+    else:
+        margin = wall_margin(max_wall_s) if margin_s is None else margin_s
+        wall_end = clock() + max_wall_s - margin
+
+    def cut(k: int, during: bool, result: StageResult | None = None) -> None:
+        """End at the allocation's end: the wall limit, or a signal, before or during
+        stage ``k``."""
+        name = stages[k].name
+        if result is not None and result.signal:
+            out.ended = (f"stopped by {result.signal} during stage {name!r} (its runs resume "
+                         "from their checkpoints): the next call continues")
+        elif during:
+            out.ended = (f"wall-time limit of the allocation reached during stage {name!r}: "
+                         "stopped cleanly (its runs resume from their checkpoints): the next "
+                         "call continues")
+        else:
+            out.ended = (f"wall-time limit of the allocation reached before stage {name!r}: "
+                         "the next call continues")
+        out.not_started = [s.name for s in stages[k + 1 if during else k:]]
+        out.continues = True
+
     for k, stage in enumerate(stages):
+        if wall_end is not None and clock() >= wall_end:
+            cut(k, during=False)
+            break
+        left = None if wall_end is None else wall_end - clock()
         if not stage.charged:  # no GPU held: its wall time moves the start, not the budget
             t0 = clock()
-            result = run(stage, CPU_STAGE_LIMIT_S)
+            result = run(stage, CPU_STAGE_LIMIT_S if left is None
+                         else min(CPU_STAGE_LIMIT_S, left))
             start += clock() - t0
             out.stages.append(result)
-            if result.returncode != 0:
+            if result.returncode == 0 and not result.stopped:
+                out.bought.append(stage.name)
+                continue
+            if result.stopped:  # only the wall limit or a signal stops it (no budget here)
+                cut(k, during=True, result=result)
+            else:
                 out.ended = f"stage {stage.name!r} failed (snakemake exit {result.returncode})"
                 out.not_started = [s.name for s in stages[k + 1:]]
-                break
-            out.bought.append(stage.name)
-            continue
-        spent = (clock() - start) * held / 3600
-        if wall_end is not None and clock() >= wall_end:
-            out.ended = (f"wall-time limit of the allocation reached before stage "
-                         f"{stage.name!r}: the next call continues")
-            out.not_started = [s.name for s in stages[k:]]
             break
+        spent = (clock() - start) * held / 3600
         if spent >= budget_gpu_hours:
             out.ended = f"budget spent ({spent:.3g} of {budget_gpu_hours:g} GPU-hours) " \
                         f"before stage {stage.name!r}: no further job launched"
             out.not_started = [s.name for s in stages[k:]]
             break
         allowed = (budget_gpu_hours - spent) * 3600 / held
-        by_wall = wall_end is not None and wall_end - clock() < allowed
-        if wall_end is not None:
-            allowed = min(allowed, wall_end - clock())
+        by_wall = left is not None and left < allowed
+        if left is not None:
+            allowed = min(allowed, left)
         result = run(stage, allowed)
         out.stages.append(result)
         if result.returncode == 0 and not result.stopped:
             out.bought.append(stage.name)
-        elif result.stopped and by_wall:
-            out.ended = (f"wall-time limit of the allocation reached during stage "
-                         f"{stage.name!r}: stopped cleanly (its runs resume from their "
-                         "checkpoints: the next call continues)")
-            out.not_started = [s.name for s in stages[k + 1:]]
+        elif result.stopped and (by_wall or result.signal):
+            cut(k, during=True, result=result)
             break
         elif result.stopped:
             out.ended = f"budget spent during stage {stage.name!r}: stopped (its runs resume " \

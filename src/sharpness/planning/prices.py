@@ -5,6 +5,9 @@ says how long it took on CUDA with the settings planned now (:func:`recorded_hou
 ``sharpness cost``'s price (measured step times on CUDA, otherwise the analytic estimate; a
 full-batch eos run at its expected steps, :mod:`sharpness.cost.eos_steps`), each labelled,
 and the price of each run at its step caps, the upper limit printed beside the expected one.
+A campaign resumed in a later allocation (``finished_free``) prices a run that finished here
+at 0 and one cut mid-way at the share of its epochs left after its last checkpoint
+(:func:`epochs_done`).
 """
 
 from __future__ import annotations
@@ -21,34 +24,97 @@ from sharpness.planning.restrict import RunKey
 
 #: settings a recorded run must share with the planned one before its time is reused
 CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
+#: a run folder's files (the names of :mod:`sharpness.train.layout`, whose package imports
+#: torch; a test checks they agree)
+CHECKPOINT, METRICS, FINAL, CONFIG = "checkpoint.pt", "metrics.jsonl", "final.json", "config.json"
 
 
-def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -> float | None:
-    """GPU-hours a lesam training run took on this machine: ``wall_s`` x its GPUs from the
-    run folder's ``provenance.json``, where the run finished (``ok``) on CUDA with the
-    settings planned now (the core settings present and every setting both records hold
-    equal). None otherwise: a CPU run of the quick profile never prices a paper run."""
+def _same_settings(params: Mapping[str, Any], planned: Mapping[str, Any]) -> bool:
+    """Whether a run folder's settings (the engine's validated config, as its records hold
+    it: defaults filled in) are the planned ones, validated the same way: the core settings
+    present and every setting both hold equal."""
+    from sharpness.train.config import validate_config  # lazy: torch (its package imports it)
+
+    try:
+        wanted = json.loads(json.dumps(validate_config(dict(planned)), default=str))
+    except (ValueError, TypeError, KeyError):  # not a valid run config: nothing matches it
+        return False
+    return not (any(k not in params or params[k] != wanted.get(k, params[k])
+                    for k in CORE_KEYS)
+                or any(params[k] != v for k, v in wanted.items() if k in params))
+
+
+def _run_folder(job: Any, results: Path) -> Path:
+    return results / Path(RUNS_DIR).relative_to("results") / job.run
+
+
+def epochs_done(job: Any, planned: Mapping[str, Any] | None, results: Path) -> int:
+    """Epochs a lesam training run cut mid-way here keeps: its folder holds a checkpoint and
+    no final record, its ``config.json`` has the settings planned now, and its metrics reach
+    epoch ``e``; the checkpoint is taken as the last multiple of ``checkpoint_every`` below
+    ``e`` (one interval short when ``e`` is a multiple: the run may have been cut between
+    that epoch's row and its checkpoint), so the price left is never too low. 0 otherwise
+    (the run starts over, or is not a run cut here)."""
+    if job.paper != "lesam" or planned is None:
+        return 0
+    folder = _run_folder(job, results)
+    if not (folder / CHECKPOINT).is_file() or (folder / FINAL).exists():
+        return 0
+    try:
+        params = json.loads((folder / CONFIG).read_text())
+        rows = [json.loads(line) for line in (folder / METRICS).read_text().splitlines()
+                if line.strip()]
+    except (OSError, ValueError):
+        return 0
+    if not isinstance(params, dict) or not _same_settings(params, planned):
+        return 0
+    every = int(params.get("checkpoint_every") or 0)
+    reached = max((int(r.get("epoch", 0)) for r in rows
+                   if isinstance(r, dict) and r.get("kind") == "epoch"), default=0)
+    if every <= 0 or reached <= 0:
+        return 0
+    return (reached - 1) // every * every
+
+
+def _finished_record(job: Any, planned: Mapping[str, Any] | None,
+                     results: Path) -> dict[str, Any] | None:
+    """The ``provenance.json`` of a lesam training run that finished (``ok`` or
+    ``diverged``: the workflow reuses either) with the settings planned now, else None."""
     if job.paper != "lesam" or planned is None:
         return None
 
-    path = results / Path(RUNS_DIR).relative_to("results") / job.run / "provenance.json"
+    path = _run_folder(job, results) / "provenance.json"
     if not path.is_file():
         return None
     try:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    params = record.get("params") or {}
-    if record.get("status") != "ok" or not str(record.get("device_used", "")).startswith("cuda"):
+    if record.get("status") not in ("ok", "diverged"):
         return None
-    wanted = json.loads(json.dumps(dict(planned), default=str))
-    if any(k not in params or params[k] != wanted.get(k, params[k]) for k in CORE_KEYS) or \
-            any(params[k] != v for k, v in wanted.items() if k in params):
+    return record if _same_settings(record.get("params") or {}, planned) else None
+
+
+def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -> float | None:
+    """GPU-hours a lesam training run took on this machine: ``wall_s`` x its GPUs from the
+    run folder's ``provenance.json``, where the run finished ``ok`` on CUDA with the
+    settings planned now. None otherwise: a CPU run of the quick profile never prices a
+    paper run."""
+    record = _finished_record(job, planned, results)
+    if record is None or record.get("status") != "ok" or \
+            not str(record.get("device_used", "")).startswith("cuda"):
         return None
     try:
         return float(record["wall_s"]) * job.gpus / 3600.0
     except (KeyError, TypeError, ValueError):
         return None
+
+
+def finished(job: Any, planned: Mapping[str, Any] | None, results: Path) -> bool:
+    """Whether a lesam training run finished here with the settings planned now, on any
+    device: the workflow will not train it again, so a resumed campaign pays nothing for
+    it (``--finished-free``, a tiny campaign's CPU runs included)."""
+    return _finished_record(job, planned, results) is not None
 
 
 @dataclass
@@ -77,18 +143,31 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
     planned = {rid: r["config"] for rid, r in training_runs(config["lesam"]).items()} \
         if config.get("lesam") else {}
     out = Prices({}, {}, {})
-    todo = []
+    todo, left = [], {}
     for job in jobs:
+        key = (job.paper, job.run)
         took = recorded_hours(job, planned.get(job.run), Path(results))
-        if took is not None:
-            key = (job.paper, job.run)
-            out.hours[key] = out.caps[key] = 0.0 if finished_free else took
-            out.source[key] = (f"finished on this machine ({took:.3g} GPU-hours paid "
-                               "earlier): 0 now") if finished_free else "recorded on this machine"
+        if finished_free and finished(job, planned.get(job.run), Path(results)):
+            out.hours[key] = out.caps[key] = 0.0
+            paid = "" if took is None else f"{took:.3g} GPU-hours "
+            out.source[key] = f"finished on this machine ({paid}paid earlier): 0 now"
+        elif took is not None:
+            out.hours[key] = out.caps[key] = took
+            out.source[key] = "recorded on this machine"
         else:
             todo.append(job)
+            done = epochs_done(job, planned.get(job.run), Path(results)) if finished_free \
+                else 0
+            if done:
+                left[key] = (done, int(planned[job.run]["epochs"]))
     for p in price(todo, method=method, tflops=tflops, device=device, rates=rates,
                    measured=measured):
         key = (p.job.paper, p.job.run)
         out.hours[key], out.source[key], out.caps[key] = p.gpu_hours, p.basis, p.cap_hours
+        if key in left:  # cut mid-way: resumes from its checkpoint, pays the epochs left
+            done, epochs = left[key]
+            share = max(epochs - done, 0) / epochs
+            out.hours[key] *= share
+            out.caps[key] *= share
+            out.source[key] += f"; cut here at epoch {done} of {epochs}: the epochs left"
     return out
