@@ -24,6 +24,9 @@ from sharpness.planning.restrict import RunKey
 
 #: settings a recorded run must share with the planned one before its time is reused
 CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
+#: settings that say where a run read its inputs, not what it computed: a variant's runs
+#: name the shared data folder from their own (``../../data``, sharpness.config.variant)
+PLACE_KEYS = ("data_root",)
 #: a run folder's files (the names of :mod:`sharpness.train.layout`, whose package imports
 #: torch; a test checks they agree)
 CHECKPOINT, METRICS, FINAL, CONFIG = "checkpoint.pt", "metrics.jsonl", "final.json", "config.json"
@@ -41,7 +44,8 @@ def _same_settings(params: Mapping[str, Any], planned: Mapping[str, Any]) -> boo
         return False
     return not (any(k not in params or params[k] != wanted.get(k, params[k])
                     for k in CORE_KEYS)
-                or any(params[k] != v for k, v in wanted.items() if k in params))
+                or any(params[k] != v for k, v in wanted.items()
+                       if k in params and k not in PLACE_KEYS))
 
 
 def _run_folder(job: Any, results: Path) -> Path:
