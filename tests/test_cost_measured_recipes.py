@@ -79,12 +79,7 @@ def test_the_planner_prefers_measured_step_times_and_says_so(paper, tmp_path):
     assert measured_price.basis.startswith("measured fp32 on NVIDIA H200")
     assert analytic.basis.startswith("analytic")
     assert measured_price.gpu_hours != pytest.approx(analytic.gpu_hours)
-    out = subprocess.run(
-        [sys.executable, "-m", "sharpness.cli", "plan", "--gpu-hours", "100", "--configfile",
-         str(REPO / "workflow/config/paper.yaml"), "--claims", "ls-cifar100", "--method",
-         "analytic", "--measured", str(path), "--out", str(tmp_path / "plan.yaml")],
-        capture_output=True, text=True, cwd=REPO, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = _plan_cifar100(path, tmp_path)
     assert "runs priced from step times measured on a GPU" in out.stdout
     assert "preferred to the analytic estimate" in out.stdout
     assert "measured fp32 on NVIDIA H200 at abc1234, torch 2.9.1+cu128" in out.stdout
@@ -117,12 +112,7 @@ def test_step_times_of_other_training_code_or_another_gpu_fall_back_to_analytic(
     note = measured_note(str(path))
     assert note.startswith(f"2 step times of {path} not used") and training_code() in note
     assert "1 measured with other training code" in note
-    out = subprocess.run(
-        [sys.executable, "-m", "sharpness.cli", "plan", "--gpu-hours", "100", "--configfile",
-         str(REPO / "workflow/config/paper.yaml"), "--claims", "ls-cifar100", "--method",
-         "analytic", "--measured", str(path), "--out", str(tmp_path / "plan.yaml")],
-        capture_output=True, text=True, cwd=REPO, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
+    out = _plan_cifar100(path, tmp_path)
     assert "not used (1 measured with other training code; 1 measured without a " \
         "training-code fingerprint" in out.stdout
     assert "priced analytically" in out.stdout
@@ -135,3 +125,16 @@ def test_the_training_code_is_what_a_step_runs_not_the_bookkeeping():
             "sharpness/data/loaders.py"} <= set(files)
     assert not [f for f in files if f.startswith(("sharpness/runs/", "sharpness/io.py"))]
     assert len(training_code()) == 16 and int(training_code(), 16) >= 0
+
+
+def _plan_cifar100(measured, tmp_path):
+    """`sharpness plan` of ls-cifar100 at 100 GPU-hours priced with ``measured``; it must
+    succeed."""
+    out = subprocess.run(
+        [sys.executable, "-m", "sharpness.cli", "plan", "--gpu-hours", "100", "--configfile",
+         str(REPO / "workflow/config/paper.yaml"), "--claims", "ls-cifar100", "--method",
+         "analytic", "--measured", str(measured), "--out", str(tmp_path / "plan.yaml")],
+        capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out
+

@@ -20,6 +20,7 @@ from sharpness.data.fetch import STAMP
 from sharpness.errors import DataError
 from sharpness.limits import ArchiveLimits, LimitExceeded
 from sharpness.planning.preflight import PreflightError, Report, check_data
+from tests.security.archives import tar_gz
 
 MNIST = "mnist_train5000_test1000.npz"
 
@@ -104,19 +105,14 @@ def test_a_set_checked_through_its_kept_archive_travels_whole(tmp_path, monkeypa
     """A file with no pin of its own travels with the pinned archive it came from and every
     file of it (what verify reads)."""
     payload = {"toy/a.txt": b"a" * 50, "toy/b.txt": b"b" * 70}
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, data in payload.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
     mirror = tmp_path / "mirror"
     mirror.mkdir()
-    (mirror / "toy.tar.gz").write_bytes(buf.getvalue())
+    archive = tar_gz(payload)
+    (mirror / "toy.tar.gz").write_bytes(archive)
     spec = DatasetSpec(name="toyset", title="toy", source="test", files=(FileSpec(
         "toy/a.txt", remote="toy.tar.gz", unpack="untar",
-        remote_sha256=hashlib.sha256(buf.getvalue()).hexdigest(),
-        remote_size=len(buf.getvalue())),), needs_preparing=False)
+        remote_sha256=hashlib.sha256(archive).hexdigest(),
+        remote_size=len(archive)),), needs_preparing=False)
     monkeypatch.setitem(DATASETS, "toyset", spec)
     manifest = write_bundle(tmp_path / "t.tar", ["toyset"], [], tmp_path / "data",
                             mirror=mirror, download=False)
