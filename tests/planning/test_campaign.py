@@ -116,13 +116,26 @@ def test_cpu_only_claims_are_built_first_and_never_charged():
 
 @pytest.mark.workflow  # runs snakemake
 def test_tiny_campaign_runs_the_whole_path_on_the_cpu(repo, bin_dir, tmp_path):
+    """The whole campaign path on the CPU, as on a GPU machine without network: its data
+    arrive as one bundle (`sharpness data bundle` here, `sharpness data unbundle` there),
+    downloads are off and any attempt would meet a proxy that answers nothing."""
     from tests.pipeline.helpers import copy_workflow
 
-    work = copy_workflow(repo, tmp_path)
-    (work / "data").symlink_to(repo / "data")
-    (work / "tiny.yaml").write_text("minorfirst:\n  l1_maxmargin: {alphas: [1.0], rhos: [0.1], "
-                                    "steps: 400, record_every: 4}\n")
+    (tmp_path / "work").mkdir()
+    work = copy_workflow(repo, tmp_path / "work")
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    bundle = tmp_path / "data.tar"
+    for argv, cwd in ((["bundle", "--out", str(bundle), "--configfile",
+                        "workflow/config/quick.yaml", "--no-download"], repo),
+                      (["unbundle", str(bundle), "--root", "data"], work)):
+        done = subprocess.run([str(bin_dir / "sharpness"), "data", *argv], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (work / "tiny.yaml").write_text("data: {download: false}\n"
+                                    "minorfirst:\n  l1_maxmargin: {alphas: [1.0], rhos: [0.1], "
+                                    "steps: 400, record_every: 4}\n")
+    offline = "http://127.0.0.1:9"  # the discard port: a download attempt fails at once
+    env.update(http_proxy=offline, https_proxy=offline, HTTP_PROXY=offline, HTTPS_PROXY=offline)
     proc = subprocess.run([str(bin_dir / "sharpness"), "campaign", "--tiny", "--gpu-hours", "1",
                            "--claims", "mf-l1,ls-cost", "--cores", "2", "--configfile",
                            "workflow/config/quick.yaml", "--configfile", "tiny.yaml"],
