@@ -13,8 +13,14 @@
 # while it plans the jobs (run_inputs raises with what to put where), so nothing runs for
 # hours first; asking only for other targets is not affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
 # lesam_check_imagenet, which checks the class folders before training.
-# Each step gets as params only the part of the lesam section it reads (training: its run's
-# config; others: lesam_steps.step_section), so a setting change reruns only what reads it.
+# A training, GLMC or signal job reads its run's config from a file written while the
+# workflow plans (lesam_steps.write_job_configs: results/lesam/configs/<run>.json, glmc/ and
+# signal/<run>.json; rewritten only when its content changes): the file is an input of the
+# job, so a changed setting reruns exactly the runs whose config changed, and the command
+# line names the file, not the config (the job records the file's SHA-256 in its
+# provenance). The data folder is `--data-root`, as in the eos rules. The other steps get as
+# params only the part of the lesam section they read (lesam_steps.step_section), so a
+# setting change reruns only what reads it.
 
 from sharpness.launch import cpus as launch_cpus
 from sharpness.launch import launch_words
@@ -29,6 +35,7 @@ if LESAM:
     LESAM_GLMC = lesam_exp.glmc_runs(LESAM)
     LESAM_SIGNAL = lesam_exp.signal_runs(LESAM)
     LESAM_RES = "results/lesam"
+    lesam_steps.write_job_configs(LESAM)
     LESAM_TABLES = [
         "table_cifar",
         "table_imagenet",
@@ -62,6 +69,7 @@ if LESAM:
     rule lesam_train:
         input:
             lesam_run_inputs,
+            config=lesam_exp.TRAIN_CONFIG,
         output:
             final=f"{LESAM_RES}/runs/{{run}}/final.json",
             model=f"{LESAM_RES}/runs/{{run}}/model.pt",
@@ -79,19 +87,19 @@ if LESAM:
         conda: ENV
         params:
             code=code("train", "sharpness.train"),
-            cfg=lambda w: as_json(lesam_run(w)),
             outdir=subpath(output.final, parent=True),
             root=lambda w: lesam_exp.data_root(config["data"], lesam_run(w)),
             launch=lambda w: launch_words(lesam_run(w)),
         shell:
-            "{params.launch:q} sharpness train --config {params.cfg:q}"
-            " --set data_root={params.root:q} --out {params.outdir:q}"
+            "{params.launch:q} sharpness train --config-file {input.config:q}"
+            " --data-root {params.root:q} --out {params.outdir:q}"
             " --threads {threads:q} > {log:q} 2>&1"
 
     # the GLMC long-tail runs and the signal probes: one job a run, `sharpness lesam <step>`
     rule lesam_glmc:
         input:
             lesam_probe_data,
+            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="glmc", run="{run}"),
         output:
             f"{LESAM_RES}/glmc/{{run}}/final.json",
         message:
@@ -105,13 +113,16 @@ if LESAM:
         params:
             step="glmc",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.glmc"),
-            settings=as_json(lesam_steps.step_section(LESAM, "glmc")),
             outdir=subpath(output[0], parent=True),
         shell:
-            "sharpness lesam {params.step:q} --params {params.settings:q} --run {wildcards.run:q}"
-            " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
+            "sharpness lesam {params.step:q} --run {wildcards.run:q}"
+            " --config-file {input.config:q} --out {params.outdir:q}"
+            " --threads {threads:q} > {log:q} 2>&1"
 
     use rule lesam_glmc as lesam_signal with:
+        input:
+            lesam_probe_data,
+            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="signal", run="{run}"),
         output:
             f"{LESAM_RES}/signal/{{run}}/signal.jsonl",
         log: "logs/lesam/signal_{run}.log"
@@ -121,7 +132,6 @@ if LESAM:
         params:
             step="signal",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.signal"),
-            settings=as_json(lesam_steps.step_section(LESAM, "signal")),
             outdir=subpath(output[0], parent=True),
 
     rule lesam_eval:

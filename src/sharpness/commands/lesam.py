@@ -8,6 +8,9 @@ records say what each run was (:mod:`sharpness.lesam.records`).
 
 * ``lesam glmc --run ID --out DIR``: one long-tail GLMC run;
 * ``lesam signal --run LABEL --out DIR``: one ``fig_signal`` run with curvature probes;
+  both take ``--config-file FILE`` (the run's file the workflow writes,
+  :func:`sharpness.lesam.steps.write_job_configs`, recorded with its SHA-256 in the run's
+  provenance) instead of ``--params``;
 * ``lesam eval {robustness,domain_gen,flatness,cost} --out FILE``: evaluate finished runs;
 * ``lesam build ITEM --params SPEC --runs FILE... [--evaluation FILE] --out PATH``: write a
   table (.md/.tex/.csv) or figure (.pdf/.png/.csv);
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +41,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="lesam_command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        add_flags(p, params="the config's lesam section as JSON", out="output directory or file",
-                  threads=True)
+        given = p.add_mutually_exclusive_group(required=True)
+        given.add_argument("--params", help="the config's lesam section as JSON")
+        given.add_argument("--config-file", metavar="PATH",
+                           help="the run's config file as the workflow writes it "
+                                "(sharpness.lesam.steps.write_job_configs), recorded (path "
+                                "and SHA-256) in the run's provenance")
+        add_flags(p, out="output directory or file", threads=True)
 
     p = sub.add_parser("glmc", help="one GLMC long-tail run")
     p.add_argument("--run", required=True, help="run id, e.g. lt100-lesam-s0")
@@ -78,33 +87,48 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError(f"--params is not valid JSON: {exc}") from None
 
 
-def _glmc(args: argparse.Namespace) -> int:
+def _probe_run(args: argparse.Namespace, step: str, runs_of: Callable[..., Any]
+               ) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """The GLMC run's or signal probe's spec (``config``, and a probe's ``probe_every``) and
+    the file it was read from (``--config-file``: path and SHA-256), or expanded from the
+    ``--params`` section (no file)."""
+    from sharpness.commands.train import read_config_file
     from sharpness.frozen import thaw
+
+    if args.config_file is not None:
+        spec, source = read_config_file(args.config_file)
+        if not isinstance(spec, dict) or not isinstance(spec.get("config"), dict):
+            raise ConfigError(f"--config-file {args.config_file!r}: expected a JSON object "
+                              "with a \"config\" object")
+        return spec, source
+    runs = runs_of(_params(args))
+    if args.run not in runs:
+        raise ConfigError(f"lesam.{step} has no run {args.run!r}; known: {', '.join(runs)}")
+    return thaw(runs[args.run]), None
+
+
+def _glmc(args: argparse.Namespace) -> int:
     from sharpness.lesam.experiments import glmc_runs
     from sharpness.lesam.glmc import run_glmc
 
-    runs = glmc_runs(_params(args))
-    if args.run not in runs:
-        raise ConfigError(f"lesam.glmc has no run {args.run!r}; known: {', '.join(runs)}")
+    spec, source = _probe_run(args, "glmc", glmc_runs)
     with run_lock(args.out, what="GLMC run"):
-        final = run_glmc(thaw(runs[args.run]["config"]), args.out, threads=args.threads,
-                         progress=True)
+        final = run_glmc(spec["config"], args.out, threads=args.threads, progress=True,
+                         config_file=source)
     print(f"{args.out}: test_acc={final['final_test_acc']:.4f}")
     return 0
 
 
 def _signal(args: argparse.Namespace) -> int:
-    from sharpness.frozen import thaw
     from sharpness.lesam.experiments import signal_runs
     from sharpness.lesam.signal import run_signal
 
-    runs = signal_runs(_params(args))
-    if args.run not in runs:
-        raise ConfigError(f"lesam.signal has no optimizer {args.run!r}; known: {', '.join(runs)}")
-    spec = runs[args.run]
+    spec, source = _probe_run(args, "signal", signal_runs)
+    if not isinstance(spec.get("probe_every"), int):
+        raise ConfigError(f"lesam signal run {args.run!r}: its config has no probe_every")
     with run_lock(args.out, what="signal run"):
-        rows = run_signal(thaw(spec["config"]), args.out, probe_every=spec["probe_every"],
-                          threads=args.threads, progress=True)
+        rows = run_signal(spec["config"], args.out, probe_every=spec["probe_every"],
+                          threads=args.threads, progress=True, config_file=source)
     print(f"{args.out}: {len(rows)} probes")
     return 0
 
