@@ -3,6 +3,7 @@ ImageNet folder stops the workflow while it plans the jobs, naming the config ke
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -98,8 +99,10 @@ def test_ddp_imagenet_jobs_ask_for_their_gpus_and_run_under_torchrun(dry_run, wo
     assert len(block) == 1 and "gpu=4" in block[0]
     assert "mem_mb=48000" in block[0]  # 4 processes x (4,000 + 8 loader workers x 1,000)
     assert "torchrun --standalone --nproc-per-node 4 --no-python sharpness train" in block[0]
-    assert '"gpus":4' in block[0]
-    assert f"--set data_root={workdir / 'inet'}" in block[0]  # the key the check reads
+    config = "results/lesam/configs/imagenet_resnet50-sam-s0.json"
+    assert f"--config-file {config} " in block[0]  # the file the plan wrote for the run
+    assert json.loads((workdir / config).read_text())["gpus"] == 4
+    assert f"--data-root {workdir / 'inet'}" in block[0]  # the key the check reads
 
 
 def test_missing_imagenet_path_names_the_key(tmp_path, capsys):

@@ -158,7 +158,7 @@ def test_data_folders_stay_one_argument(commands):
             assert _value(words, "--root") == ROOT
         elif words[:2] == ["sharpness", "train"]:
             action = "train"
-            assert _value(words, "--set") == f"data_root={ROOT}"
+            assert _value(words, "--data-root") == ROOT  # the eos rules' spelling
         else:
             continue
         seen.add(action)
@@ -174,3 +174,23 @@ def test_list_params_quote_each_item(commands):
     phase = next(w for w in commands if _action(w) == ["eos", "figure"] and "fig_phase" in w)
     inputs = phase[phase.index("--inputs") + 1:phase.index("--out")]
     assert len(inputs) > 1 and all(i.endswith("/sweep.json") for i in inputs)
+
+
+#: the longest shell command a job of the lesam runs may print (issue 50: a reader of the
+#: dry run sees which run a job is and which file holds its config)
+LONGEST = 300
+
+
+@pytest.mark.workflow  # reads a dry run of the whole quick profile
+def test_lesam_run_commands_name_their_config_file(dry_run):
+    """Every lesam training, GLMC and signal job prints a command line of at most
+    ``LONGEST`` characters: it names its run's config file (an input the plan wrote), not
+    the config. (The other rules still pass their settings inline; not checked here.)"""
+    lines = [line.split("Shell command:", 1)[1].strip() for line in dry_run.splitlines()
+             if "Shell command:" in line]
+    runs = [line for line in lines if line.startswith("sharpness train")
+            or line.startswith(("sharpness lesam glmc", "sharpness lesam signal"))]
+    assert len(runs) >= 20, "the quick profile's lesam runs are missing from the dry run"
+    assert all("--config-file results/lesam/configs/" in line for line in runs), runs
+    too_long = [line[:120] for line in runs if len(line) > LONGEST]
+    assert not too_long, f"lesam run commands over {LONGEST} characters: {too_long}"
