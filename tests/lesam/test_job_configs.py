@@ -1,4 +1,4 @@
-"""Each lesam training, GLMC and signal job reads its run's config from a file the plan writes
+"""Each lesam training, GLMC, signal, eval and build job reads its config from a file the plan writes
 (``sharpness.lesam.steps.write_job_configs``): one file a run, rewritten only when its
 content changes (Snakemake reruns a job whose input is newer than its output), read by
 ``sharpness train --config-file`` / ``sharpness lesam glmc|signal --config-file``, whose run
@@ -25,7 +25,14 @@ from sharpness.lesam.experiments import (
     signal_runs,
     training_runs,
 )
-from sharpness.lesam.steps import job_configs, write_job_configs
+from sharpness.lesam.steps import (
+    EVAL_ITEMS,
+    build_runs,
+    eval_runs,
+    job_configs,
+    step_section,
+    write_job_configs,
+)
 from tests.conftest import REPO
 
 
@@ -39,7 +46,9 @@ def test_one_file_a_run_holding_what_the_job_ran_before(section):
     list resolves it (the value the command line carried)."""
     files = job_configs(section)
     train, glmc, signal = training_runs(section), glmc_runs(section), signal_runs(section)
-    assert len(files) == len(train) + len(glmc) + len(signal)
+    evals = [what for what, item in EVAL_ITEMS.items() if item in section["items"]]
+    assert len(files) == len(train) + len(glmc) + len(signal) + len(evals) + len(
+        section["items"])
     for rid, run in train.items():
         assert files[output(TRAIN_CONFIG, run=rid)] == thaw(run["config"])
     for rid, run in glmc.items():
@@ -47,12 +56,20 @@ def test_one_file_a_run_holding_what_the_job_ran_before(section):
     for rid, run in signal.items():
         assert files[output(STEP_CONFIG, step="signal", run=rid)] == {
             "config": thaw(run["config"]), "probe_every": run["probe_every"]}
+    for what in evals:
+        assert files[output(STEP_CONFIG, step="eval", run=what)] == {
+            "params": thaw(step_section(section, "eval", EVAL_ITEMS[what])),
+            "runs": eval_runs(section, what)}
+    build = files[output(STEP_CONFIG, step="build", run="table_domain_gen")]
+    assert build == {"params": thaw(step_section(section, "build", "table_domain_gen")),
+                     "runs": build_runs(section, "table_domain_gen"),
+                     "evaluation": "results/lesam/eval/domain_gen.json"}
 
 
 def test_an_unchanged_file_is_not_touched_and_a_changed_one_is(section, tmp_path):
     """Planning again writes nothing (modification times stay, so nothing reruns); a changed
-    LE-SAM setting rewrites exactly the files whose content changed: LE-SAM runs only (an
-    ablation variant that sets rho_max itself keeps its file)."""
+    LE-SAM setting rewrites exactly the files whose content changed: of the runs, LE-SAM's
+    only (an ablation variant that sets rho_max itself keeps its file)."""
     written = write_job_configs(section, tmp_path)
     assert sorted(written) == sorted(job_configs(section))
     old = {rel: (tmp_path / rel).stat().st_mtime_ns for rel in written}
@@ -66,8 +83,8 @@ def test_an_unchanged_file_is_not_touched_and_a_changed_one_is(section, tmp_path
     before, after = job_configs(section), job_configs(changed)
     assert sorted(rewritten) == sorted(rel for rel in after if after[rel] != before[rel])
     assert output(TRAIN_CONFIG, run="cifar10_resnet18-lesam-s0") in rewritten
-    assert all((cfg.get("config", cfg))["optimizer"] == "lesam"
-               for rel, cfg in after.items() if rel in rewritten)
+    runs = {rel: cfg.get("config", cfg) for rel, cfg in after.items() if "params" not in cfg}
+    assert all(cfg["optimizer"] == "lesam" for rel, cfg in runs.items() if rel in rewritten)
     assert all((tmp_path / rel).stat().st_mtime_ns != 1 for rel in rewritten)
 
 

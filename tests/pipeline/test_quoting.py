@@ -182,15 +182,18 @@ LONGEST = 300
 
 
 @pytest.mark.workflow  # reads a dry run of the whole quick profile
-def test_lesam_run_commands_name_their_config_file(dry_run):
-    """Every lesam training, GLMC and signal job prints a command line of at most
-    ``LONGEST`` characters: it names its run's config file (an input the plan wrote), not
-    the config. (The other rules still pass their settings inline; not checked here.)"""
+def test_lesam_commands_name_their_config_file(dry_run, commands):
+    """Every lesam job (training, GLMC, signal, eval, build) prints a command line of at most
+    ``LONGEST`` characters: it names its job's config file (an input the plan wrote), not
+    the config. (The other papers' rules still pass their settings inline; not checked.)"""
     lines = [line.split("Shell command:", 1)[1].strip() for line in dry_run.splitlines()
-             if "Shell command:" in line]
-    runs = [line for line in lines if line.startswith("sharpness train")
-            or line.startswith(("sharpness lesam glmc", "sharpness lesam signal"))]
-    assert len(runs) >= 20, "the quick profile's lesam runs are missing from the dry run"
-    assert all("--config-file results/lesam/configs/" in line for line in runs), runs
-    too_long = [line[:120] for line in runs if len(line) > LONGEST]
-    assert not too_long, f"lesam run commands over {LONGEST} characters: {too_long}"
+             if "Shell command:" in line and line.split("Shell command:", 1)[1].strip() != "None"]
+    assert len(lines) == len(commands)
+    lesam = [line for line, words in zip(lines, commands, strict=True)
+             if words[:2] == ["sharpness", "train"] or "lesam" in _action(words)[:1]]
+    assert len(lesam) >= 40, "the quick profile's lesam jobs are missing from the dry run"
+    assert {" ".join(_action(shlex.split(line))) for line in lesam} == {
+        "train --config-file", "lesam glmc", "lesam signal", "lesam eval", "lesam build"}
+    assert all(" --config-file results/lesam/configs/" in line for line in lesam), lesam
+    too_long = [line[:120] for line in lesam if len(line) > LONGEST]
+    assert not too_long, f"lesam commands over {LONGEST} characters: {too_long}"

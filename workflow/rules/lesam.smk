@@ -18,9 +18,10 @@
 # signal/<run>.json; rewritten only when its content changes): the file is an input of the
 # job, so a changed setting reruns exactly the runs whose config changed, and the command
 # line names the file, not the config (the job records the file's SHA-256 in its
-# provenance). The data folder is `--data-root`, as in the eos rules. The other steps get as
-# params only the part of the lesam section they read (lesam_steps.step_section), so a
-# setting change reruns only what reads it.
+# provenance). The data folder is `--data-root`, as in the eos rules. The eval and build
+# jobs read theirs likewise (configs/eval/<what>.json, configs/build/<item>.json): only the
+# part of the lesam section they read (lesam_steps.step_section) and the files they draw, so
+# a setting change reruns only what reads it.
 
 from sharpness.launch import cpus as launch_cpus
 from sharpness.launch import launch_words
@@ -136,7 +137,8 @@ if LESAM:
 
     rule lesam_eval:
         input:
-            lesam_eval_runs,
+            runs=lesam_eval_runs,
+            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="eval", run="{what}"),
         output:
             f"{LESAM_RES}/eval/{{what}}.json",
         message:
@@ -147,18 +149,19 @@ if LESAM:
         conda: ENV
         params:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.evaluate"),
-            settings=lesam_eval_settings,
         shell:
-            "sharpness lesam eval {wildcards.what:q} --params {params.settings:q} --runs {input:q}"
+            "sharpness lesam eval {wildcards.what:q} --config-file {input.config:q}"
             " --out {output:q} --threads {threads:q} > {log:q} 2>&1"
 
     # a table and a figure are built by one command (`sharpness lesam build`); they differ
     # only in what they write. The job reads which run each folder holds, with what
-    # settings, from the folder's record; its params are only the item's own settings.
+    # settings, from the folder's record; its config file holds only the item's own
+    # settings, the run files and the evaluation file it draws (also its inputs).
     rule lesam_table:
         input:
             runs=lesam_build_runs,
             evaluation=lesam_build_evaluation,
+            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="build", run="{item}"),
         output:
             **tabled("lesam", "{item}"),
         message:
@@ -171,14 +174,12 @@ if LESAM:
         conda: ENV
         params:
             code=code("lesam", "sharpness.lesam.figures", "sharpness.lesam.tables"),
-            settings=lesam_build_settings,
             caption=caption_text("lesam", "item"),
             profile=PROFILE,
             out=lambda w, output: output[0],  # the .md of a table, the .pdf of a figure
         shell:
             "sharpness --profile {params.profile:q} lesam build {wildcards.item:q}"
-            " --params {params.settings:q} --runs {input.runs:q}"
-            " --evaluation {input.evaluation:q} --out {params.out:q} > {log:q} 2>&1"
+            " --config-file {input.config:q} --out {params.out:q} > {log:q} 2>&1"
 
     use rule lesam_table as lesam_figure with:
         output:
