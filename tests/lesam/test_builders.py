@@ -3,6 +3,7 @@ it shows in its CSV, stand-ins in caption and provenance, and mean ± std over s
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 from pathlib import Path
@@ -12,7 +13,14 @@ import torch
 
 from sharpness.cli import main
 from sharpness.data.longtail import longtail_counts
-from sharpness.lesam.experiments import GLMC_DIR, RUNS_DIR, glmc_runs, training_runs
+from sharpness.lesam.experiments import (
+    GLMC_DIR,
+    RUNS_DIR,
+    STEP_CONFIG,
+    glmc_runs,
+    output,
+    training_runs,
+)
 from sharpness.lesam.glmc import run_glmc
 from sharpness.lesam.steps import (
     EVAL_ITEMS,
@@ -20,6 +28,7 @@ from sharpness.lesam.steps import (
     build_runs,
     eval_runs,
     step_section,
+    write_job_configs,
 )
 from sharpness.runs.provenance import sidecar_path
 from sharpness.train import train
@@ -92,6 +101,26 @@ def build_args(root: Path, item: str, out: Path) -> list[str]:
     return ["lesam", "build", item, "--params", json.dumps(step_section(SECTION, "build", item)),
             "--runs", *(str(root / f) for f in build_runs(SECTION, item)),
             "--evaluation", *(str(root / f) for f in build_evaluation(item)), "--out", str(out)]
+
+
+@pytest.mark.parametrize("item", ["table_cifar", "fig_flatness"])
+def test_the_jobs_file_builds_what_the_options_build(root, item):
+    """`lesam build ITEM --config-file F` and `lesam eval WHAT --config-file F` (the rules'
+    form, run from the build folder: F holds the settings, the run files and the evaluation
+    file) write what --params/--runs/--evaluation write."""
+    ext = "md" if item.startswith("table") else "pdf"
+    by_options = _build(root, item, ext)
+    write_job_configs(SECTION, root)
+    with contextlib.chdir(root):
+        assert main(["lesam", "eval", "domain_gen", "--config-file",
+                     output(STEP_CONFIG, step="eval", run="domain_gen"),
+                     "--out", "by_file/domain_gen.json"]) == 0
+        assert (json.loads(Path("by_file/domain_gen.json").read_text())
+                == json.loads(Path("results/lesam/eval/domain_gen.json").read_text()))
+        out = Path("figures/by_file") / f"{item}.{ext}"
+        assert main(["lesam", "build", item, "--config-file",
+                     output(STEP_CONFIG, step="build", run=item), "--out", str(out)]) == 0
+    assert _csv(root / out) == _csv(by_options) and _csv(by_options)
 
 
 def _build(root: Path, item: str, ext: str) -> Path:

@@ -3,6 +3,7 @@ ImageNet folder stops the workflow while it plans the jobs, naming the config ke
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -69,16 +70,19 @@ def _count(text: str, rule: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def test_paper_dag_lists_every_run(dry_run):
+def test_paper_dag_lists_every_run(dry_run, workdir):
     # 6 CIFAR groups x 9 entries (8 optimizers + LE-SAM with the README's rho_max 999) x 3 seeds
     # + ImageNet 2x3x3 + transfer 2x2x3 + PACS/VLCS 8 sources x 3x3 + ablation 7x3
     assert _count(dry_run, "lesam_train") == 162 + 18 + 12 + 72 + 21
     assert _count(dry_run, "lesam_glmc") == 2 * 3 * 3
     assert _count(dry_run, "lesam_table") == 7 and _count(dry_run, "lesam_figure") == 4
     assert _count(dry_run, "lesam_check_imagenet") == 1
-    # settings travel as JSON, not ad-hoc flags (sources quote official flags inside the JSON)
+    # settings travel in each job's JSON file, not as ad-hoc flags (sources quote official
+    # flags inside the JSON)
     assert not re.search(r"(^|\s)--epochs[\s=]", dry_run)
-    assert '\\"epochs\\":200' in dry_run or '"epochs":200' in dry_run
+    files = sorted((workdir / "results/lesam/configs").glob("*.json"))
+    assert len(files) == _count(dry_run, "lesam_train")
+    assert any(json.loads(f.read_text()).get("epochs") == 200 for f in files)
 
 
 def test_training_jobs_ask_for_a_gpu(dry_run):
@@ -98,8 +102,10 @@ def test_ddp_imagenet_jobs_ask_for_their_gpus_and_run_under_torchrun(dry_run, wo
     assert len(block) == 1 and "gpu=4" in block[0]
     assert "mem_mb=48000" in block[0]  # 4 processes x (4,000 + 8 loader workers x 1,000)
     assert "torchrun --standalone --nproc-per-node 4 --no-python sharpness train" in block[0]
-    assert '"gpus":4' in block[0]
-    assert f"--set data_root={workdir / 'inet'}" in block[0]  # the key the check reads
+    config = "results/lesam/configs/imagenet_resnet50-sam-s0.json"
+    assert f"--config-file {config} " in block[0]  # the file the plan wrote for the run
+    assert json.loads((workdir / config).read_text())["gpus"] == 4
+    assert f"--data-root {workdir / 'inet'}" in block[0]  # the key the check reads
 
 
 def test_missing_imagenet_path_names_the_key(tmp_path, capsys):

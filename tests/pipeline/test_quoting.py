@@ -158,7 +158,7 @@ def test_data_folders_stay_one_argument(commands):
             assert _value(words, "--root") == ROOT
         elif words[:2] == ["sharpness", "train"]:
             action = "train"
-            assert _value(words, "--set") == f"data_root={ROOT}"
+            assert _value(words, "--data-root") == ROOT  # the eos rules' spelling
         else:
             continue
         seen.add(action)
@@ -174,3 +174,26 @@ def test_list_params_quote_each_item(commands):
     phase = next(w for w in commands if _action(w) == ["eos", "figure"] and "fig_phase" in w)
     inputs = phase[phase.index("--inputs") + 1:phase.index("--out")]
     assert len(inputs) > 1 and all(i.endswith("/sweep.json") for i in inputs)
+
+
+#: the longest shell command a job of the lesam runs may print (issue 50: a reader of the
+#: dry run sees which run a job is and which file holds its config)
+LONGEST = 300
+
+
+@pytest.mark.workflow  # reads a dry run of the whole quick profile
+def test_lesam_commands_name_their_config_file(dry_run, commands):
+    """Every lesam job (training, GLMC, signal, eval, build) prints a command line of at most
+    ``LONGEST`` characters: it names its job's config file (an input the plan wrote), not
+    the config. (The other papers' rules still pass their settings inline; not checked.)"""
+    lines = [line.split("Shell command:", 1)[1].strip() for line in dry_run.splitlines()
+             if "Shell command:" in line and line.split("Shell command:", 1)[1].strip() != "None"]
+    assert len(lines) == len(commands)
+    lesam = [line for line, words in zip(lines, commands, strict=True)
+             if words[:2] == ["sharpness", "train"] or "lesam" in _action(words)[:1]]
+    assert len(lesam) >= 40, "the quick profile's lesam jobs are missing from the dry run"
+    assert {" ".join(_action(shlex.split(line))) for line in lesam} == {
+        "train --config-file", "lesam glmc", "lesam signal", "lesam eval", "lesam build"}
+    assert all(" --config-file results/lesam/configs/" in line for line in lesam), lesam
+    too_long = [line[:120] for line in lesam if len(line) > LONGEST]
+    assert not too_long, f"lesam commands over {LONGEST} characters: {too_long}"

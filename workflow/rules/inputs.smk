@@ -59,11 +59,6 @@ def lesam_eval_gpu(wildcards):
     return lesam_steps.gpu(LESAM["base"]) if wildcards.what in ("cost", "domain_gen") else 0
 
 
-def lesam_eval_settings(wildcards):
-    item = lesam_steps.EVAL_ITEMS[wildcards.what]
-    return as_json(lesam_steps.step_section(LESAM, "eval", item))
-
-
 def lesam_build_runs(wildcards):
     """A file of each run folder the table or figure draws (its record says which run)."""
     return lesam_steps.build_runs(LESAM, wildcards.item)
@@ -72,11 +67,6 @@ def lesam_build_runs(wildcards):
 def lesam_build_evaluation(wildcards):
     """The evaluation file the table or figure draws, if any."""
     return lesam_steps.build_evaluation(wildcards.item)
-
-
-def lesam_build_settings(wildcards):
-    """The item's own settings (title, caption words, rows), as JSON."""
-    return as_json(lesam_steps.step_section(LESAM, "build", wildcards.item))
 
 
 # --- eos (eos.smk) ------------------------------------------------------------------------

@@ -13,8 +13,15 @@
 # while it plans the jobs (run_inputs raises with what to put where), so nothing runs for
 # hours first; asking only for other targets is not affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
 # lesam_check_imagenet, which checks the class folders before training.
-# Each step gets as params only the part of the lesam section it reads (training: its run's
-# config; others: lesam_steps.step_section), so a setting change reruns only what reads it.
+# A training, GLMC or signal job reads its run's config from a file written while the
+# workflow plans (lesam_steps.write_job_configs: results/lesam/configs/<run>.json, glmc/ and
+# signal/<run>.json; rewritten only when its content changes): the file is an input of the
+# job, so a changed setting reruns exactly the runs whose config changed, and the command
+# line names the file, not the config (the job records the file's SHA-256 in its
+# provenance). The data folder is `--data-root`, as in the eos rules. The eval and build
+# jobs read theirs likewise (configs/eval/<what>.json, configs/build/<item>.json): only the
+# part of the lesam section they read (lesam_steps.step_section) and the files they draw, so
+# a setting change reruns only what reads it.
 
 from sharpness.launch import cpus as launch_cpus
 from sharpness.launch import launch_words
@@ -29,6 +36,7 @@ if LESAM:
     LESAM_GLMC = lesam_exp.glmc_runs(LESAM)
     LESAM_SIGNAL = lesam_exp.signal_runs(LESAM)
     LESAM_RES = "results/lesam"
+    lesam_steps.write_job_configs(LESAM)
     LESAM_TABLES = [
         "table_cifar",
         "table_imagenet",
@@ -62,6 +70,7 @@ if LESAM:
     rule lesam_train:
         input:
             lesam_run_inputs,
+            config=lesam_exp.TRAIN_CONFIG,
         output:
             final=f"{LESAM_RES}/runs/{{run}}/final.json",
             model=f"{LESAM_RES}/runs/{{run}}/model.pt",
@@ -79,19 +88,19 @@ if LESAM:
         conda: ENV
         params:
             code=code("train", "sharpness.train"),
-            cfg=lambda w: as_json(lesam_run(w)),
             outdir=subpath(output.final, parent=True),
             root=lambda w: lesam_exp.data_root(config["data"], lesam_run(w)),
             launch=lambda w: launch_words(lesam_run(w)),
         shell:
-            "{params.launch:q} sharpness train --config {params.cfg:q}"
-            " --set data_root={params.root:q} --out {params.outdir:q}"
+            "{params.launch:q} sharpness train --config-file {input.config:q}"
+            " --data-root {params.root:q} --out {params.outdir:q}"
             " --threads {threads:q} > {log:q} 2>&1"
 
     # the GLMC long-tail runs and the signal probes: one job a run, `sharpness lesam <step>`
     rule lesam_glmc:
         input:
             lesam_probe_data,
+            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="glmc", run="{run}"),
         output:
             f"{LESAM_RES}/glmc/{{run}}/final.json",
         message:
@@ -105,13 +114,16 @@ if LESAM:
         params:
             step="glmc",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.glmc"),
-            settings=as_json(lesam_steps.step_section(LESAM, "glmc")),
             outdir=subpath(output[0], parent=True),
         shell:
-            "sharpness lesam {params.step:q} --params {params.settings:q} --run {wildcards.run:q}"
-            " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
+            "sharpness lesam {params.step:q} --run {wildcards.run:q}"
+            " --config-file {input.config:q} --out {params.outdir:q}"
+            " --threads {threads:q} > {log:q} 2>&1"
 
     use rule lesam_glmc as lesam_signal with:
+        input:
+            lesam_probe_data,
+            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="signal", run="{run}"),
         output:
             f"{LESAM_RES}/signal/{{run}}/signal.jsonl",
         log: "logs/lesam/signal_{run}.log"
@@ -121,12 +133,12 @@ if LESAM:
         params:
             step="signal",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.signal"),
-            settings=as_json(lesam_steps.step_section(LESAM, "signal")),
             outdir=subpath(output[0], parent=True),
 
     rule lesam_eval:
         input:
-            lesam_eval_runs,
+            runs=lesam_eval_runs,
+            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="eval", run="{what}"),
         output:
             f"{LESAM_RES}/eval/{{what}}.json",
         message:
@@ -137,18 +149,19 @@ if LESAM:
         conda: ENV
         params:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.evaluate"),
-            settings=lesam_eval_settings,
         shell:
-            "sharpness lesam eval {wildcards.what:q} --params {params.settings:q} --runs {input:q}"
+            "sharpness lesam eval {wildcards.what:q} --config-file {input.config:q}"
             " --out {output:q} --threads {threads:q} > {log:q} 2>&1"
 
     # a table and a figure are built by one command (`sharpness lesam build`); they differ
     # only in what they write. The job reads which run each folder holds, with what
-    # settings, from the folder's record; its params are only the item's own settings.
+    # settings, from the folder's record; its config file holds only the item's own
+    # settings, the run files and the evaluation file it draws (also its inputs).
     rule lesam_table:
         input:
             runs=lesam_build_runs,
             evaluation=lesam_build_evaluation,
+            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="build", run="{item}"),
         output:
             **tabled("lesam", "{item}"),
         message:
@@ -161,14 +174,12 @@ if LESAM:
         conda: ENV
         params:
             code=code("lesam", "sharpness.lesam.figures", "sharpness.lesam.tables"),
-            settings=lesam_build_settings,
             caption=caption_text("lesam", "item"),
             profile=PROFILE,
             out=lambda w, output: output[0],  # the .md of a table, the .pdf of a figure
         shell:
             "sharpness --profile {params.profile:q} lesam build {wildcards.item:q}"
-            " --params {params.settings:q} --runs {input.runs:q}"
-            " --evaluation {input.evaluation:q} --out {params.out:q} > {log:q} 2>&1"
+            " --config-file {input.config:q} --out {params.out:q} > {log:q} 2>&1"
 
     use rule lesam_table as lesam_figure with:
         output:

@@ -8,6 +8,10 @@ records say what each run was (:mod:`sharpness.lesam.records`).
 
 * ``lesam glmc --run ID --out DIR``: one long-tail GLMC run;
 * ``lesam signal --run LABEL --out DIR``: one ``fig_signal`` run with curvature probes;
+  both take ``--config-file FILE`` (the run's file the workflow writes,
+  :func:`sharpness.lesam.steps.write_job_configs`, recorded with its SHA-256 in the run's
+  provenance) instead of ``--params``; ``eval`` and ``build`` take it too, in place of
+  ``--params``, ``--runs`` and ``--evaluation`` (the file holds all three);
 * ``lesam eval {robustness,domain_gen,flatness,cost} --out FILE``: evaluate finished runs;
 * ``lesam build ITEM --params SPEC --runs FILE... [--evaluation FILE] --out PATH``: write a
   table (.md/.tex/.csv) or figure (.pdf/.png/.csv);
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +41,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                    "tables and figures")
     sub = parser.add_subparsers(dest="lesam_command", required=True)
 
+    def given(p: argparse.ArgumentParser, params: str, file: str) -> None:
+        """``--params JSON`` or ``--config-file PATH`` (the job's file the workflow writes,
+        :func:`sharpness.lesam.steps.write_job_configs`), one of them."""
+        one = p.add_mutually_exclusive_group(required=True)
+        one.add_argument("--params", help=params)
+        one.add_argument("--config-file", metavar="PATH", help=file)
+
     def common(p: argparse.ArgumentParser) -> None:
-        add_flags(p, params="the config's lesam section as JSON", out="output directory or file",
-                  threads=True)
+        given(p, "the config's lesam section as JSON",
+              "the run's config file as the workflow writes it, recorded (path and SHA-256) "
+              "in the run's provenance")
+        add_flags(p, out="output directory or file", threads=True)
 
     p = sub.add_parser("glmc", help="one GLMC long-tail run")
     p.add_argument("--run", required=True, help="run id, e.g. lt100-lesam-s0")
@@ -50,20 +64,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_signal)
     p = sub.add_parser("eval", help="evaluate finished runs")
     p.add_argument("what", choices=EVALS, help="which evaluation")
-    add_flags(p, params="the evaluated item's settings as JSON (lesam.items.<item>; the cost "
-              "evaluation's also its config and optimizer_hparams)", out="the evaluation file",
-              threads=True)
+    given(p, "the evaluated item's settings as JSON (lesam.items.<item>; the cost "
+          "evaluation's also its config and optimizer_hparams)",
+          "the job's file as the workflow writes it: the settings (params) and the runs")
+    add_flags(p, out="the evaluation file", threads=True)
     p.add_argument("--runs", nargs="*", default=[], help="final.json of each run the "
-                   "evaluation may read: the folder's record says which run it is")
+                   "evaluation may read: the folder's record says which run it is (with "
+                   "--config-file: the file's runs)")
     p.set_defaults(func=_eval)
     p = sub.add_parser("build", help="write one table or figure")
     p.add_argument("item", help="catalog id, e.g. table_cifar or fig_signal")
-    add_flags(p, params="the item's settings (lesam.items.<item>) as JSON",
-              out="the table's .md or the figure's .pdf")
+    given(p, "the item's settings (lesam.items.<item>) as JSON",
+          "the job's file as the workflow writes it: the settings (params), the runs and "
+          "the evaluation drawn")
+    add_flags(p, out="the table's .md or the figure's .pdf")
     p.add_argument("--runs", nargs="*", default=[], help="a file of each run folder drawn "
-                   "(final.json, signal.jsonl): the folder's record says which run it is")
+                   "(final.json, signal.jsonl): the folder's record says which run it is "
+                   "(with --config-file: the file's runs)")
     p.add_argument("--evaluation", nargs="?", default=None,
-                   help="the evaluation file drawn (results/lesam/eval/<what>.json), if any")
+                   help="the evaluation file drawn (results/lesam/eval/<what>.json), if any "
+                        "(with --config-file: the file's)")
     p.set_defaults(func=_build)
     p = sub.add_parser("check-imagenet", help="fail clearly unless data.imagenet is usable")
     p.add_argument("--path", default="", help="the value of data.imagenet")
@@ -78,33 +98,64 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError(f"--params is not valid JSON: {exc}") from None
 
 
-def _glmc(args: argparse.Namespace) -> int:
+def _step_file(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str | None]:
+    """An eval or build job's settings, runs and evaluation: from ``--config-file`` (its
+    ``params``, ``runs`` and ``evaluation``) when given, else from ``--params``, ``--runs``
+    and ``--evaluation``."""
+    from sharpness.commands.train import read_config_file
+
+    if args.config_file is None:
+        return _params(args), list(args.runs), getattr(args, "evaluation", None)
+    spec, _ = read_config_file(args.config_file)
+    if (not isinstance(spec, dict) or not isinstance(spec.get("params"), dict)
+            or not isinstance(spec.get("runs"), list)):
+        raise ConfigError(f"--config-file {args.config_file!r}: expected a JSON object with "
+                          "\"params\" (an object) and \"runs\" (a list)")
+    return spec["params"], [str(r) for r in spec["runs"]], spec.get("evaluation")
+
+
+def _probe_run(args: argparse.Namespace, step: str, runs_of: Callable[..., Any]
+               ) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """The GLMC run's or signal probe's spec (``config``, and a probe's ``probe_every``) and
+    the file it was read from (``--config-file``: path and SHA-256), or expanded from the
+    ``--params`` section (no file)."""
+    from sharpness.commands.train import read_config_file
     from sharpness.frozen import thaw
+
+    if args.config_file is not None:
+        spec, source = read_config_file(args.config_file)
+        if not isinstance(spec, dict) or not isinstance(spec.get("config"), dict):
+            raise ConfigError(f"--config-file {args.config_file!r}: expected a JSON object "
+                              "with a \"config\" object")
+        return spec, source
+    runs = runs_of(_params(args))
+    if args.run not in runs:
+        raise ConfigError(f"lesam.{step} has no run {args.run!r}; known: {', '.join(runs)}")
+    return thaw(runs[args.run]), None
+
+
+def _glmc(args: argparse.Namespace) -> int:
     from sharpness.lesam.experiments import glmc_runs
     from sharpness.lesam.glmc import run_glmc
 
-    runs = glmc_runs(_params(args))
-    if args.run not in runs:
-        raise ConfigError(f"lesam.glmc has no run {args.run!r}; known: {', '.join(runs)}")
+    spec, source = _probe_run(args, "glmc", glmc_runs)
     with run_lock(args.out, what="GLMC run"):
-        final = run_glmc(thaw(runs[args.run]["config"]), args.out, threads=args.threads,
-                         progress=True)
+        final = run_glmc(spec["config"], args.out, threads=args.threads, progress=True,
+                         config_file=source)
     print(f"{args.out}: test_acc={final['final_test_acc']:.4f}")
     return 0
 
 
 def _signal(args: argparse.Namespace) -> int:
-    from sharpness.frozen import thaw
     from sharpness.lesam.experiments import signal_runs
     from sharpness.lesam.signal import run_signal
 
-    runs = signal_runs(_params(args))
-    if args.run not in runs:
-        raise ConfigError(f"lesam.signal has no optimizer {args.run!r}; known: {', '.join(runs)}")
-    spec = runs[args.run]
+    spec, source = _probe_run(args, "signal", signal_runs)
+    if not isinstance(spec.get("probe_every"), int):
+        raise ConfigError(f"lesam signal run {args.run!r}: its config has no probe_every")
     with run_lock(args.out, what="signal run"):
-        rows = run_signal(thaw(spec["config"]), args.out, probe_every=spec["probe_every"],
-                          threads=args.threads, progress=True)
+        rows = run_signal(spec["config"], args.out, probe_every=spec["probe_every"],
+                          threads=args.threads, progress=True, config_file=source)
     print(f"{args.out}: {len(rows)} probes")
     return 0
 
@@ -118,10 +169,10 @@ def _eval(args: argparse.Namespace) -> int:
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    spec = _params(args)
+    spec, run_files, _ = _step_file(args)
     settings = {"evaluation": args.what, **spec}
     what = f"lesam eval {args.what}"
-    runs = [read_run(d, what=what) for d in run_folders(args.runs)]
+    runs = [read_run(d, what=what) for d in run_folders(run_files)]
     seeds, labels = spec.get("seeds"), spec.get("optimizers")
     # PACS/VLCS name one group per source domain (`groups`), every other item one `group`
     groups = [] if args.what == "cost" else spec.get("groups") or [spec["group"]]
@@ -164,9 +215,10 @@ def _build(args: argparse.Namespace) -> int:
     if args.item not in builders:
         raise ConfigError(f"unknown lesam item {args.item!r}; known: {', '.join(builders)}")
     what = f"lesam {args.item}"
-    given = Given(item=args.item, spec=_params(args),
-                  runs=[read_run(d, what=what) for d in run_folders(args.runs)],
-                  evaluation=Path(args.evaluation) if args.evaluation else None)
+    spec, run_files, evaluation = _step_file(args)
+    given = Given(item=args.item, spec=spec,
+                  runs=[read_run(d, what=what) for d in run_folders(run_files)],
+                  evaluation=Path(evaluation) if evaluation else None)
     record = builders[args.item](given, args.out)
     print(f"{args.out}: provenance {record['id']}")
     return 0

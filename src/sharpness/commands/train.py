@@ -1,8 +1,12 @@
 """``sharpness train --config JSON_OR_PATH --out RUN_DIR``: one training run.
 
-The config is a JSON object (inline, as the rules pass ``json.dumps(config[...])``, or a path
-to a ``.json``/``.yaml`` file); keys in :mod:`sharpness.train.config`. ``--set key=value``
-overrides single keys (values parsed as JSON). The exit code is 0 for a finished run, also a
+The config is a JSON object (inline, or a path to a ``.json``/``.yaml`` file); keys in
+:mod:`sharpness.train.config`. ``--config-file PATH`` (instead of ``--config``) reads a JSON
+file and records its path and SHA-256 in the run's ``provenance.json`` (``config_file``): the
+workflow's lesam jobs pass the file the plan wrote for them
+(:func:`sharpness.lesam.steps.write_job_configs`), so their command line stays short.
+``--data-root DIR`` sets the data folder (the config's ``data_root``; the spelling the eos
+commands use). ``--set key=value`` overrides single keys (values parsed as JSON). The exit code is 0 for a finished run, also a
 diverged one (divergence is a result, recorded in ``final.json`` and ``provenance.json``); it
 is 2 for a bad config or missing data, 130 / 143 when Ctrl-C / SIGTERM stopped the run (its
 record says ``interrupted``; the same command resumes it from its last checkpoint). Progress
@@ -16,6 +20,7 @@ own module (e.g. a Lanczos call with its tolerance fixed).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib
 import json
 import os
@@ -37,8 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Train one network from a run config; resumes from RUN_DIR/checkpoint.pt "
                     "when present. Writes metrics.jsonl, final.json, model.pt, checkpoint.pt "
                     "and provenance.json.",
-        config="run config: a JSON object or a path to a .json/.yaml file",
         out="run directory", threads=threads)
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--config", help="run config: a JSON object or a path to a .json/.yaml file")
+    given.add_argument("--config-file", metavar="PATH",
+                       help="run config: a JSON file, recorded (path and SHA-256) in the "
+                            "run's provenance")
+    parser.add_argument("--data-root", default=None, metavar="DIR",
+                        help="data folder (the config's data_root; default: the config's)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override one config key (VALUE parsed as JSON); repeatable")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
@@ -88,23 +99,54 @@ def _load_callable(spec: str | None) -> Any:
         raise ConfigError(f"cannot load hook {spec!r}: {exc}") from None
 
 
+def read_config_file(path: str) -> tuple[Any, dict[str, str]]:
+    """The JSON value of the config file ``path`` and ``{"path", "sha256"}`` of the bytes
+    parsed (read once, so the hash is that of the config run)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"--config-file {path!r}: {exc.strerror or exc}") from None
+    try:
+        value = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--config-file {path!r} is not valid JSON: {exc}") from None
+    return value, {"path": path, "sha256": hashlib.sha256(data).hexdigest()}
+
+
 def run(args: argparse.Namespace) -> int:
-    """Validate, train (or resume), print the summary line."""
-    train_one(apply_overrides(load_config(args.config), args.set), args.out, args.threads,
-              args.progress)
+    """Read the config, train (or resume; the engine validates), print the summary line."""
+    source = None
+    if args.config_file is not None:
+        config, source = read_config_file(args.config_file)
+    else:
+        config = load_config(args.config)
+    if not isinstance(config, dict):
+        raise ConfigError(f"train config must be a JSON object, got {type(config).__name__}")
+    if args.data_root is not None:
+        config = {**config, "data_root": args.data_root}
+    train_one(apply_overrides(config, args.set), args.out, args.threads, args.progress,
+              config_file=source)
     return 0
 
 
-def train_one(config: dict[str, Any], out: str, threads: int | None, progress: bool) -> None:
-    """One run into ``out`` under its run lock; prints the summary line (rank 0)."""
-    from sharpness.train import TrainHooks, train, validate_config
+def train_one(config: dict[str, Any], out: str, threads: int | None, progress: bool,
+              config_file: dict[str, str] | None = None) -> None:
+    """One run into ``out`` under its run lock; prints the summary line (rank 0).
 
-    cfg = validate_config(config)
-    hooks = TrainHooks(sharpness=_load_callable(cfg["sharpness_fn"]),
-                       metrics=_load_callable(cfg["metrics_fn"]))
+    The engine validates ``config`` (once); the hooks it names are loaded here first (a
+    name that is not a string is left to that validation to refuse). ``config_file`` (the
+    file it came from, path and SHA-256) goes into the run's provenance."""
+    from sharpness.train import TrainHooks, train
+
+    def hook(key: str) -> Any:
+        name = config.get(key)
+        return _load_callable(name if isinstance(name, str) else None)
+
+    hooks = TrainHooks(sharpness=hook("sharpness_fn"), metrics=hook("metrics_fn"))
     # one writer per run folder; under DDP rank 0 writes the files and holds the lock
     with run_lock(out, what="training run", enabled=os.environ.get("RANK", "0") == "0"):
-        final = train(cfg, out, hooks=hooks, threads=threads, progress=progress)
+        final = train(config, out, hooks=hooks, threads=threads, progress=progress,
+                      config_file=config_file)
     acc = final.get("final_test_acc")
     if os.environ.get("RANK", "0") != "0":  # a DDP run: rank 0 reports
         return

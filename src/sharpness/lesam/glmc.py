@@ -262,7 +262,8 @@ class GLMCMethod:
 
 
 def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
-             threads: int | None = None, progress: bool = True) -> dict[str, Any]:
+             threads: int | None = None, progress: bool = True,
+             config_file: dict[str, str] | None = None) -> dict[str, Any]:
     """Train GLMC (with the config's optimizer) on a long-tailed subset; return ``final.json``.
 
     ``config`` holds training-run keys plus ``glmc`` (keys of :data:`GLMC_DEFAULTS`). The run
@@ -271,12 +272,13 @@ def run_glmc(config: dict[str, Any], out_dir: str | os.PathLike[str], *,
     step, an exception is recorded as ``failed``; the folder is keyed (config, ``glmc`` settings,
     device, code): a finished run of the same key is returned as is, a killed one resumes
     from its last epoch checkpoint. ``progress``: the engine's progress (a bar on a terminal,
-    lines in a log).
+    lines in a log). ``config_file``: the file the config came from (path and SHA-256), for
+    the run's provenance.
     """
     config = dict(config)
     settings = deep_merge(GLMC_DEFAULTS, config.pop("glmc", {}))
     return train(config, out_dir, hooks=GLMCMethod(settings).hooks(), threads=threads,
-                 progress=progress)
+                 progress=progress, config_file=config_file)
 
 
 @torch.no_grad()

@@ -9,16 +9,21 @@ torch import), like :mod:`sharpness.lesam.experiments`, whose runs it reads.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from sharpness.data.registry import preparation_inputs
+from sharpness.frozen import thaw
+from sharpness.io import atomic_write_text
 from sharpness.launch import gpus_requested
 from sharpness.lesam.experiments import (
     EVALUATION,
     GLMC_FINAL,
     RESULTS,
     SIGNAL_PROBES,
+    STEP_CONFIG,
+    TRAIN_CONFIG,
     TRAIN_FINAL,
     base_config,
     glmc_runs,
@@ -89,6 +94,65 @@ def run_inputs(section: dict[str, Any], run: str,
     if spec["config"]["dataset"] == "imagenet":
         deps.append(IMAGENET_CHECK)
     return deps
+
+
+def job_configs(section: dict[str, Any]) -> dict[str, Any]:
+    """The config file of every training, GLMC, signal, eval and build job, as ``{path:
+    content}``.
+
+    A training run's file is its resolved run config (what :func:`sharpness.train.train`
+    receives; the data folder is not in it: the job passes it as ``--data-root``). A GLMC
+    run's file is ``{"config": ...}`` and a signal probe's ``{"config": ..., "probe_every":
+    ...}``: what ``sharpness lesam glmc|signal --config-file`` runs. An evaluation's
+    (``eval/<what>.json``) and a table's or figure's (``build/<item>.json``, for every item
+    of ``items``) is ``{"params": ..., "runs": [...]}`` (:func:`step_section` and the run
+    files it reads; a build's also ``evaluation``). Paths are those of :data:`TRAIN_CONFIG`
+    and :data:`STEP_CONFIG`, relative to the build folder."""
+    files: dict[str, Any] = {output(TRAIN_CONFIG, run=rid): thaw(run["config"])
+                             for rid, run in training_runs(section).items()}
+    for rid, run in glmc_runs(section).items():
+        files[output(STEP_CONFIG, step="glmc", run=rid)] = {"config": thaw(run["config"])}
+    for rid, run in signal_runs(section).items():
+        files[output(STEP_CONFIG, step="signal", run=rid)] = {
+            "config": thaw(run["config"]), "probe_every": run["probe_every"]}
+    items = section.get("items", {})
+    for what, item in EVAL_ITEMS.items():
+        if item in items:
+            files[output(STEP_CONFIG, step="eval", run=what)] = {
+                "params": thaw(step_section(section, "eval", item)),
+                "runs": eval_runs(section, what)}
+    for item in items:
+        files[output(STEP_CONFIG, step="build", run=item)] = {
+            "params": thaw(step_section(section, "build", item)),
+            "runs": build_runs(section, item), "evaluation": next(iter(build_evaluation(item)),
+                                                                 None)}
+    return files
+
+
+def config_text(content: Any) -> str:
+    """A job's config file as written: sorted keys, one key a line (a reader sees a setting
+    and a diff names it)."""
+    return json.dumps(content, sort_keys=True, indent=1) + "\n"
+
+
+def write_job_configs(section: dict[str, Any], root: str | Path = ".") -> list[str]:
+    """Write every job's config file (:func:`job_configs`) under ``root``; a file whose
+    content is unchanged is not touched, so its modification time stays and Snakemake
+    (which reads each file as an input of its job) reruns exactly the jobs whose config
+    changed. Returns the paths written. Called by ``workflow/rules/lesam.smk`` while the
+    workflow plans: a job's command line then names its file, not its whole config."""
+    written = []
+    for rel, content in job_configs(section).items():
+        path, text = Path(root) / rel, config_text(content)
+        try:
+            if path.read_text() == text:
+                continue
+        except (FileNotFoundError, UnicodeDecodeError):
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, text)
+        written.append(rel)
+    return written
 
 
 def item_groups(section: dict[str, Any], item: str) -> list[str]:

@@ -132,7 +132,7 @@ def run_cache_key(cfg: dict[str, Any], device: torch.device, hooks: TrainHooks
 
 def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
           hooks: TrainHooks | None = None, threads: int | None = None,
-          progress: bool = True) -> dict[str, Any]:
+          progress: bool = True, config_file: dict[str, str] | None = None) -> dict[str, Any]:
     """Run (or resume, or skip if finished) the training run ``config`` into ``run_dir``.
 
     Returns the ``final.json`` summary. ``threads`` sets ``torch.set_num_threads`` (the
@@ -140,6 +140,9 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
     else progress lines in the log (:mod:`sharpness.runs.progress`); ``False``: silent. A finished run (``final.json``) of the same cache key
     (config, device, code of the engine and the hooks) is returned as is; a run with
     ``checkpoint.pt`` of the same key continues from it; anything else starts over.
+    ``config_file`` (``{"path", "sha256"}``: the file the config was read from, as the
+    workflow's jobs receive it) is recorded under ``config_file`` in ``provenance.json``; it
+    is not part of the cache key (the config it holds is).
     """
     cfg = validate_config(config)
     run_dir = Path(run_dir)
@@ -161,12 +164,13 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
             final_path.unlink(missing_ok=True)
     ddp.init(run.dist)
     try:
-        return _train(run, cfg, run_dir)
+        return _train(run, cfg, run_dir, config_file)
     finally:
         ddp.shutdown(run.dist)
 
 
-def _train(run: Run, cfg: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+def _train(run: Run, cfg: dict[str, Any], run_dir: Path,
+           config_file: dict[str, str] | None = None) -> dict[str, Any]:
     if run.dist.is_main:
         atomic_write_json(run_dir / CONFIG, cfg)
     t0 = time.perf_counter()
@@ -188,6 +192,8 @@ def _train(run: Run, cfg: dict[str, Any], run_dir: Path) -> dict[str, Any]:
                                                         cfg["ddp_perturbation"]))
             if run.hooks.settings:
                 record.update(hook_settings=run.hooks.settings)
+            if config_file is not None:  # the file the job read its config from
+                record.update(config_file=dict(config_file))
             if cfg["mode"] == "minibatch":
                 run_minibatch(run)
             else:
