@@ -21,24 +21,36 @@ def _args(tmp_path, optimizer=None):
                               out=str(tmp_path / "runs" / "mnist"), threads=1)
 
 
-def _fake(seen):
-    def train_group(params, dataset, optimizer, out, threads=None):
+def _fake(seen, written):
+    def train_group(params, dataset, optimizer, out, threads=None, *, write=True):
+        assert write is False and not written  # every group trains before any is written
         seen.append((dataset, optimizer, out.relative_to(out.parents[2]).as_posix()))
         return {"runs": [{"alpha": 1.0, "seed": 0, "status": "ok", "final_test_acc": 0.5}]}
-    return train_group
+
+    def write_group(params, out, summary):
+        written.append(out.name)
+    return train_group, write_group
+
+
+def _patch(monkeypatch, seen, written=None):
+    train_group, write_group = _fake(seen, [] if written is None else written)
+    monkeypatch.setattr(study, "train_group", train_group)
+    monkeypatch.setattr(study, "write_group", write_group)
 
 
 def test_every_optimizer_goes_to_its_own_folder(tmp_path, monkeypatch, capsys):
     seen: list = []
-    monkeypatch.setattr(study, "train_group", _fake(seen))
+    written: list = []
+    _patch(monkeypatch, seen, written)
     assert gradcam_cmd._train(_args(tmp_path)) == 0
     assert seen == [("mnist", o, f"runs/mnist/{o}") for o in ("sgd", "sam", "sam_linf")]
+    assert written == ["sgd", "sam", "sam_linf"]
     assert "mnist sam_linf alpha=1 seed=0: ok, test acc 0.500" in capsys.readouterr().out
 
 
 def test_only_the_named_optimizers(tmp_path, monkeypatch):
     seen: list = []
-    monkeypatch.setattr(study, "train_group", _fake(seen))
+    _patch(monkeypatch, seen)
     gradcam_cmd._train(_args(tmp_path, ["sam"]))
     assert [o for _, o, _ in seen] == ["sam"]
 

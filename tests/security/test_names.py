@@ -125,7 +125,7 @@ def test_a_gradcam_key_holding_shell_words_is_refused_and_nothing_runs(workdir, 
     """The first case, as a real invocation (not a dry run): the key `& touch FILE &` in the
     Grad-CAM train and maps rules would run `touch FILE` if it reached the shell unquoted.
     Planning stops, naming the key; no job starts, nothing is written."""
-    target = f"results/minorfirst/gradcam/runs/{SHELL}/sgd"
+    target = f"results/minorfirst/gradcam/runs/{SHELL}/sgd/runs.json"
     proc = _plan(workdir, bin_dir, {"gradcam": {"datasets": {SHELL: MNIST}}}, target,
                  "--cores", "1")
     out = proc.stdout + proc.stderr

@@ -56,10 +56,11 @@ if EOS:
         input:
             eos_setting_data,
         output:
-            # the run folders are outputs: --forcerun/-R deletes them, so a rerun starts over
+            # only sweep.json (written last), not the flow/ and runs/ folders: Snakemake would
+            # delete those before it reruns a cut job, so a cut setting resumes its runs from
+            # their checkpoints. --forcerun/-R deletes the finished sweep.json, which the job
+            # reads as "start over" (sharpness.runs.restart): its folders are deleted then.
             sweep=f"{EOS_RES}/settings/{{setting}}/sweep.json",
-            flow=directory(f"{EOS_RES}/settings/{{setting}}/flow"),
-            runs=directory(f"{EOS_RES}/settings/{{setting}}/runs"),
         message:
             "eos: gradient flow and learning-rate sweep of setting {wildcards.setting} ({output.sweep})"
         log: "logs/eos/setting_{setting}.log"
@@ -81,9 +82,10 @@ if EOS:
             input:
                 sorted({p for name in EOS_TOGETHER for p in setting_data_inputs(EOS_SETTINGS[name])}),
             output:
+                # as eos_setting's: the sweeps, not the run folders (a cut variant resumes;
+                # the variants that finished before the cut wrote their sweep.json, which
+                # --rerun-incomplete deletes, so those start over)
                 sweeps=[f"{EOS_RES}/settings/{name}/sweep.json" for name in EOS_TOGETHER],
-                flows=[directory(f"{EOS_RES}/settings/{name}/flow") for name in EOS_TOGETHER],
-                runs=[directory(f"{EOS_RES}/settings/{name}/runs") for name in EOS_TOGETHER],
             message:
                 f"eos: gradient flow and learning-rate sweep of the {len(EOS_TOGETHER)} ablation "
                 f"variants, one after the other ({EOS_RES}/settings/abl_*/sweep.json)"

@@ -29,9 +29,11 @@ if GRADCAM:
         input:
             gradcam_data,
         output:
-            # every optimizer's group folder (runs.json and one folder a run) is an output, so
-            # --forcerun/-R starts its runs over
-            runs=[directory(f"{GRADCAM_ROOT}/runs/{{dataset}}/{o}") for o in GRADCAM_OPTIMIZERS],
+            # every optimizer's runs.json (written after every group has trained), not the
+            # group folders: Snakemake would delete those before it reruns a cut job, so a cut
+            # job resumes its runs from their checkpoints. --forcerun/-R deletes the finished
+            # runs.json files, which the job reads as "start over" (sharpness.runs.restart).
+            runs=[f"{GRADCAM_ROOT}/runs/{{dataset}}/{o}/runs.json" for o in GRADCAM_OPTIMIZERS],
         message:
             "minorfirst gradcam: train the models of every optimizer on {wildcards.dataset}"
             " (results/minorfirst/gradcam/runs/{wildcards.dataset}/*)"
@@ -47,7 +49,7 @@ if GRADCAM:
         params:
             code=code("gradcam", "sharpness.gradcam.study"),
             settings=as_json(GRADCAM),
-            outdir=lambda w, output: os.path.dirname(output.runs[0]),
+            outdir=lambda w, output: os.path.dirname(os.path.dirname(output.runs[0])),
         shell:
             "sharpness gradcam train --params {params.settings:q} --dataset {wildcards.dataset:q}"
             " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
@@ -55,7 +57,7 @@ if GRADCAM:
     rule gradcam_maps:
         input:
             runs=expand(
-                f"{GRADCAM_ROOT}/runs/{{{{dataset}}}}/{{optimizer}}",
+                f"{GRADCAM_ROOT}/runs/{{{{dataset}}}}/{{optimizer}}/runs.json",
                 optimizer=GRADCAM_OPTIMIZERS,
             ),
         output:
@@ -71,7 +73,7 @@ if GRADCAM:
         params:
             code=code("gradcam", "sharpness.gradcam.study"),
             settings=as_json(GRADCAM),
-            runs=lambda w, input: os.path.dirname(input.runs[0]),
+            runs=lambda w, input: os.path.dirname(os.path.dirname(input.runs[0])),
             outdir=subpath(output.maps, parent=True),
             root=config["data"]["root"],
         shell:

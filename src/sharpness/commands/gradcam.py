@@ -66,7 +66,7 @@ def _params(text: str) -> dict[str, Any]:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from sharpness.gradcam.study import train_group
+    from sharpness.gradcam.study import train_group, write_group
 
     params = _params(args.params)
     optimizers = args.optimizer or list(params["optimizers"])
@@ -74,10 +74,16 @@ def _train(args: argparse.Namespace) -> int:
     if unknown:
         raise ConfigError(f"--optimizer {', '.join(unknown)}: not in the params' optimizers "
                           f"({', '.join(params['optimizers'])})")
-    for optimizer in optimizers:
+    summaries = {}
+    for optimizer in optimizers:  # every group trained first ...
         out = Path(args.out) / optimizer
         with run_lock(out, what="gradcam runs"):
-            summary = train_group(params, args.dataset, optimizer, out, threads=args.threads)
+            summaries[optimizer] = train_group(params, args.dataset, optimizer, out,
+                                               threads=args.threads, write=False)
+    for optimizer, summary in summaries.items():  # ... then every runs.json (the outputs)
+        out = Path(args.out) / optimizer
+        with run_lock(out, what="gradcam runs"):
+            write_group(params, out, summary)
         for run in summary["runs"]:
             print(f"{args.dataset} {optimizer} alpha={run['alpha']:g} seed={run['seed']}: "
                   f"{run['status']}, test acc {run['final_test_acc']:.3f}", flush=True)

@@ -16,7 +16,11 @@ training engine seeds the model init with ``seed`` alone). :func:`run_setting`:
 4. writes ``flow.json`` / ``flow.npz`` and ``sweep.json`` (one row per learning rate).
 
 Runs are resumable (the engine skips finished runs and continues from checkpoints), so a
-killed sweep restarts where it stopped.
+killed sweep restarts where it stopped: the flow is reused when it finished, every finished
+run is reused and the run that was cut continues from its last ``checkpoint.pt`` (every
+``checkpoint_every`` steps). A setting whose finished ``sweep.json`` was removed (a forced
+rerun: Snakemake deletes it first) starts its flow and runs over instead
+(:func:`sharpness.runs.restart.start_over_if_removed`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from sharpness.mappings import deep_merge
 from sharpness.runs.cache import cache_key, claim_dir
 from sharpness.runs.progress import say
 from sharpness.runs.provenance import PROVENANCE_NAME
+from sharpness.runs.restart import start_over_if_removed
 from sharpness.runs.seal import load_sealed, read_verified, seal
 from sharpness.train import TrainHooks, evaluate, per_example_loss, train
 from sharpness.train.checkpoint import safe_load
@@ -370,10 +375,14 @@ def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
 
 def run_setting(setting: dict[str, Any], out_dir: str | os.PathLike[str], *,
                 data_root: str = "data", threads: int | None = None) -> dict[str, Any]:
-    """Flow, then sweep, of one setting into ``out_dir`` (``flow/`` and ``sweep.json``)."""
+    """Flow, then sweep, of one setting into ``out_dir`` (``flow/``, ``runs/`` and
+    ``sweep.json``). A cut setting resumes; one whose finished ``sweep.json`` was removed
+    (sealed but gone: a forced rerun) first deletes ``flow/`` and ``runs/`` and starts over."""
     if threads:
         torch.set_num_threads(int(threads))
     setting = resolve_setting(setting)
+    start_over_if_removed(out_dir, "sweep.json", ("flow", "runs"),
+                          what=f"eos setting {setting.get('label') or Path(out_dir).name}")
     flow_summary = run_flow(setting, Path(out_dir) / "flow", data_root)
     return run_sweep(setting, flow_summary, out_dir, data_root, threads)
 

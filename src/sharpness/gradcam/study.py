@@ -32,7 +32,8 @@ from sharpness.gradcam.maps import gradcam_maps
 from sharpness.gradcam.panel import select_panel
 from sharpness.io import atomic_save_npz, atomic_write_json
 from sharpness.runs.provenance import write_run_provenance
-from sharpness.runs.seal import read_verified
+from sharpness.runs.restart import start_over_if_removed
+from sharpness.runs.seal import read_verified, seal
 from sharpness.train import load_trained_model, train
 
 SHARES_FILE = "maps.npz"
@@ -82,33 +83,54 @@ def run_config(params: Mapping[str, Any], dataset: str, optimizer: str, alpha: f
 
 
 def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
-                out: str | os.PathLike[str], threads: int | None = None) -> dict[str, Any]:
+                out: str | os.PathLike[str], threads: int | None = None, *,
+                write: bool = True) -> dict[str, Any]:
     """Train every (init scale, seed) run of one data set and optimizer under ``out``.
 
-    Finished runs are skipped and killed runs resume (the engine's behaviour). Returns the
-    summary written to ``out/runs.json``: one entry per run with its folder and final numbers.
+    Finished runs are skipped and killed runs resume from their checkpoints (the engine's
+    behaviour), unless the group's finished ``runs.json`` was removed (sealed but gone: a
+    forced rerun deletes it first): then its run folders are deleted and every run starts over
+    (:func:`sharpness.runs.restart.start_over_if_removed`). Returns the summary, one entry per
+    run with its folder and final numbers; ``write`` (the default) also writes it as
+    ``out/runs.json`` (:func:`write_group`). ``sharpness gradcam train`` trains every group
+    first and writes the ``runs.json`` files last, so a job cut mid-way leaves none of them:
+    the workflow deletes a cut job's outputs that exist before it reruns the job, which would
+    start a finished group over.
     """
 
     out = Path(out)
+    grid = [(float(a), int(s)) for a in params["alphas"] for s in params["seeds"]]
+    start_over_if_removed(out, RUNS_FILE, [run_name(a, s) for a, s in grid],
+                          what=f"gradcam group {dataset}/{optimizer}")
     entries = []
-    for alpha in params["alphas"]:
-        for seed in params["seeds"]:
-            cfg = run_config(params, dataset, optimizer, alpha, seed)
-            run_dir = out / run_name(alpha, seed)
-            final = train(cfg, run_dir, threads=threads)
-            entries.append({"alpha": float(alpha), "seed": int(seed), "dir": str(run_dir),
-                            "status": final["status"],
-                            "final_train_acc": final["final_train_acc"],
-                            "final_test_acc": final["final_test_acc"],
-                            "final_train_loss": final["final_train_loss"]})
+    for alpha, seed in grid:
+        cfg = run_config(params, dataset, optimizer, alpha, seed)
+        run_dir = out / run_name(alpha, seed)
+        final = train(cfg, run_dir, threads=threads)
+        entries.append({"alpha": alpha, "seed": seed, "dir": str(run_dir),
+                        "status": final["status"],
+                        "final_train_acc": final["final_train_acc"],
+                        "final_test_acc": final["final_test_acc"],
+                        "final_train_loss": final["final_train_loss"]})
     summary = {"dataset": dataset, "optimizer": optimizer, "runs": entries}
+    if write:
+        write_group(params, out, summary)
+    return summary
+
+
+def write_group(params: Mapping[str, Any], out: str | os.PathLike[str],
+                summary: dict[str, Any]) -> None:
+    """Write a trained group's ``runs.json`` (sealed in the folder's record, which is how a
+    later call knows it was finished) and its provenance record."""
+    out = Path(out)
     atomic_write_json(out / RUNS_FILE, summary)
+    seal(out, RUNS_FILE)
     # the group's own record (after its summary), naming its runs: `audit runs.json` works
-    write_run_provenance(out, params={"dataset": dataset, "optimizer": optimizer,
+    write_run_provenance(out, params={"dataset": summary["dataset"],
+                                      "optimizer": summary["optimizer"],
                                       "alphas": list(params["alphas"]),
                                       "seeds": list(params["seeds"])},
-                         inputs=[e["dir"] for e in entries], outputs=[RUNS_FILE])
-    return summary
+                         inputs=[e["dir"] for e in summary["runs"]], outputs=[RUNS_FILE])
 
 
 def load_panel_data(params: Mapping[str, Any], dataset: str, root: str = "data"
