@@ -17,8 +17,9 @@ PARAMS = {"datasets": {"mnist": {}}, "optimizers": {"sgd": {}, "sam": {}, "sam_l
 
 
 def _args(tmp_path, optimizer=None):
-    return argparse.Namespace(params=json.dumps(PARAMS), dataset="mnist", optimizer=optimizer,
-                              out=str(tmp_path / "runs" / "mnist"), threads=1)
+    return argparse.Namespace(params=json.dumps(PARAMS), dataset="mnist", data_root="data",
+                              optimizer=optimizer, out=str(tmp_path / "runs" / "mnist"),
+                              threads=1)
 
 
 def _fake(seen, written):

@@ -50,9 +50,11 @@ if GRADCAM:
             code=code("gradcam", "sharpness.gradcam.study"),
             settings=as_json(GRADCAM),
             outdir=lambda w, output: os.path.dirname(os.path.dirname(output.runs[0])),
+            root=config["data"]["root"],
         shell:
             "sharpness gradcam train --params {params.settings:q} --dataset {wildcards.dataset:q}"
-            " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
+            " --data-root {params.root:q} --out {params.outdir:q} --threads {threads:q}"
+            " > {log:q} 2>&1"
 
     rule gradcam_maps:
         input:

@@ -38,6 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     out="the data set's runs folder (each optimizer goes to OUT/<optimizer>/)",
                     threads=True)
     tr.add_argument("--dataset", required=True, help="a key of params.datasets")
+    tr.add_argument("--data-root", default="data",
+                    help="the data folder (config data.root; a data set's own data_root wins)")
     tr.add_argument("--optimizer", action="append", default=None,
                     help="a key of params.optimizers (repeatable; default: every one)")
     mp = add_action(sub, "maps", _maps, "Grad-CAM maps and background shares of every model "
@@ -69,6 +71,9 @@ def _train(args: argparse.Namespace) -> int:
     from sharpness.gradcam.study import train_group, write_group
 
     params = _params(args.params)
+    for spec in params["datasets"].values():  # every run reads the workflow's data folder
+        if isinstance(spec, dict):
+            spec.setdefault("data_root", args.data_root)
     optimizers = args.optimizer or list(params["optimizers"])
     unknown = [o for o in optimizers if o not in params["optimizers"]]
     if unknown:
