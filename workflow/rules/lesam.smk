@@ -115,10 +115,11 @@ if LESAM:
             step="glmc",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.glmc"),
             outdir=subpath(output[0], parent=True),
+            root=config["data"]["root"],
         shell:
             "sharpness lesam {params.step:q} --run {wildcards.run:q}"
-            " --config-file {input.config:q} --out {params.outdir:q}"
-            " --threads {threads:q} > {log:q} 2>&1"
+            " --config-file {input.config:q} --data-root {params.root:q}"
+            " --out {params.outdir:q} --threads {threads:q} > {log:q} 2>&1"
 
     use rule lesam_glmc as lesam_signal with:
         input:
@@ -134,6 +135,7 @@ if LESAM:
             step="signal",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.signal"),
             outdir=subpath(output[0], parent=True),
+            root=config["data"]["root"],
 
     rule lesam_eval:
         input:
@@ -149,9 +151,10 @@ if LESAM:
         conda: ENV
         params:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.evaluate"),
+            root=config["data"]["root"],
         shell:
             "sharpness lesam eval {wildcards.what:q} --config-file {input.config:q}"
-            " --out {output:q} --threads {threads:q} > {log:q} 2>&1"
+            " --data-root {params.root:q} --out {output:q} --threads {threads:q} > {log:q} 2>&1"
 
     # a table and a figure are built by one command (`sharpness lesam build`); they differ
     # only in what they write. The job reads which run each folder holds, with what

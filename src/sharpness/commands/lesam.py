@@ -57,13 +57,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("glmc", help="one GLMC long-tail run")
     p.add_argument("--run", required=True, help="run id, e.g. lt100-lesam-s0")
     common(p)
+    p.add_argument("--data-root", default=None,
+                   help="the data folder (config data.root) when the run's config names none")
     p.set_defaults(func=_glmc)
     p = sub.add_parser("signal", help="one fig_signal run (first-order vs curvature term)")
     p.add_argument("--run", required=True, help="optimizer label in lesam.signal.optimizers")
     common(p)
+    p.add_argument("--data-root", default=None,
+                   help="the data folder (config data.root) when the run's config names none")
     p.set_defaults(func=_signal)
     p = sub.add_parser("eval", help="evaluate finished runs")
     p.add_argument("what", choices=EVALS, help="which evaluation")
+    p.add_argument("--data-root", default=None,
+                   help="the data folder (config data.root) of the cost evaluation's runs "
+                        "when its config names none (trained runs read their own record's)")
     given(p, "the evaluated item's settings as JSON (lesam.items.<item>; the cost "
           "evaluation's also its config and optimizer_hparams)",
           "the job's file as the workflow writes it: the settings (params) and the runs")
@@ -127,11 +134,15 @@ def _probe_run(args: argparse.Namespace, step: str, runs_of: Callable[..., Any]
         if not isinstance(spec, dict) or not isinstance(spec.get("config"), dict):
             raise ConfigError(f"--config-file {args.config_file!r}: expected a JSON object "
                               "with a \"config\" object")
-        return spec, source
-    runs = runs_of(_params(args))
-    if args.run not in runs:
-        raise ConfigError(f"lesam.{step} has no run {args.run!r}; known: {', '.join(runs)}")
-    return thaw(runs[args.run]), None
+    else:
+        runs = runs_of(_params(args))
+        if args.run not in runs:
+            raise ConfigError(f"lesam.{step} has no run {args.run!r}; known: "
+                              f"{', '.join(runs)}")
+        spec, source = thaw(runs[args.run]), None
+    if getattr(args, "data_root", None):  # the workflow's data folder, as training jobs get it
+        spec["config"].setdefault("data_root", args.data_root)
+    return spec, source
 
 
 def _glmc(args: argparse.Namespace) -> int:
@@ -194,7 +205,10 @@ def _eval(args: argparse.Namespace) -> int:
                                       trace_samples=spec["trace_samples"],
                                       tol=spec.get("tol", 1e-3))
     else:  # no runs read: the settings given (lesam.steps.step_section) say what is timed
-        rows = evaluate.cost_rows(spec["config"], spec["optimizer_hparams"],
+        config = dict(spec["config"])  # the record keeps the settings as given
+        if args.data_root:  # the workflow's data folder, as training jobs get it
+            config.setdefault("data_root", args.data_root)
+        rows = evaluate.cost_rows(config, spec["optimizer_hparams"],
                                   steps=spec["steps"], rounds=spec["rounds"],
                                   threads=args.threads)
     atomic_write_json(args.out, rows)
