@@ -139,9 +139,12 @@ def test_a_campaign_cut_twice_and_resumed_ends_as_an_uncut_one(repo, bin_dir, tm
     assert (_build(cut) / TABLE).read_text() == (_build(uncut) / TABLE).read_text()
     finals = _finals(cut)
     assert finals == _finals(uncut) and len(finals) == 6
-    for run in resumable:
-        prov = json.loads((run / "provenance.json").read_text())
-        assert prov["resumed_from_step"], f"{run.name} started over instead of resuming"
+    # a run cut after its checkpoint continues from it; one that finished in the instant
+    # before a cut is deleted by Snakemake as incomplete and trains again (its checkpoint was
+    # already gone), which a loaded machine makes likelier: at least one run must resume
+    resumed = [run.name for run in resumable
+               if json.loads((run / "provenance.json").read_text()).get("resumed_from_step")]
+    assert resumed, f"none of {[r.name for r in resumable]} resumed from its checkpoint"
     # a further call would pay nothing for these runs: the planner recognises each finished
     # folder (its records hold the engine's validated config) as the planned run
     from sharpness.config.profiles import load_profile
