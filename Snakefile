@@ -80,6 +80,16 @@ from sharpness.mappings import offset_seeds
 
 offset_seeds(config)
 
+# The plan: every job of the build, with its id, resolved config, inputs and outputs, built
+# once from the config resolved above (sharpness.jobs; `sharpness jobs` lists the same). Each
+# job's config file is written here (an unchanged file is not touched, so a changed setting
+# reruns exactly the jobs whose file changed); the rules take their ids, files, inputs and
+# outputs from PLAN, and a job's command line names its file, never its whole config.
+from sharpness.jobs import build_plan
+
+PLAN = build_plan(config)
+PLAN.write()
+
 # Job logs and benchmark timings are written in place by the shell and Snakemake, and the
 # run and figure folders hold the files jobs write: a link planted among them would be written
 # through, so planning stops naming every link there (sharpness.io.refuse_links).

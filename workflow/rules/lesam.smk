@@ -36,7 +36,6 @@ if LESAM:
     LESAM_GLMC = lesam_exp.glmc_runs(LESAM)
     LESAM_SIGNAL = lesam_exp.signal_runs(LESAM)
     LESAM_RES = "results/lesam"
-    lesam_steps.write_job_configs(LESAM)
     LESAM_TABLES = [
         "table_cifar",
         "table_imagenet",
