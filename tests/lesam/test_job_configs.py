@@ -1,5 +1,5 @@
 """Each lesam training, GLMC, signal, eval and build job reads its config from a file the plan writes
-(``sharpness.lesam.steps.write_job_configs``): one file a run, rewritten only when its
+(``sharpness.jobs.Plan.write``, the lesam jobs of :mod:`sharpness.lesam.jobs`): one file a run, rewritten only when its
 content changes (Snakemake reruns a job whose input is newer than its output), read by
 ``sharpness train --config-file`` / ``sharpness lesam glmc|signal --config-file``, whose run
 records the file's SHA-256."""
@@ -31,8 +31,8 @@ from sharpness.lesam.steps import (
     eval_runs,
     job_configs,
     step_section,
-    write_job_configs,
 )
+from sharpness.jobs.files import write_files
 from tests.conftest import REPO
 
 
@@ -70,16 +70,16 @@ def test_an_unchanged_file_is_not_touched_and_a_changed_one_is(section, tmp_path
     """Planning again writes nothing (modification times stay, so nothing reruns); a changed
     LE-SAM setting rewrites exactly the files whose content changed: of the runs, LE-SAM's
     only (an ablation variant that sets rho_max itself keeps its file)."""
-    written = write_job_configs(section, tmp_path)
+    written = write_files(job_configs(section), tmp_path)
     assert sorted(written) == sorted(job_configs(section))
     old = {rel: (tmp_path / rel).stat().st_mtime_ns for rel in written}
     for rel in written:  # an mtime in the past: a rewrite would show
         os.utime(tmp_path / rel, ns=(1, 1))
-    assert write_job_configs(section, tmp_path) == []
+    assert write_files(job_configs(section), tmp_path) == []
     assert all((tmp_path / rel).stat().st_mtime_ns == 1 for rel in old)
     changed = copy.deepcopy(section)
     changed["optimizers"]["lesam"]["rho_max"] = 0.2
-    rewritten = write_job_configs(changed, tmp_path)
+    rewritten = write_files(job_configs(changed), tmp_path)
     before, after = job_configs(section), job_configs(changed)
     assert sorted(rewritten) == sorted(rel for rel in after if after[rel] != before[rel])
     assert output(TRAIN_CONFIG, run="cifar10_resnet18-lesam-s0") in rewritten

@@ -1,7 +1,7 @@
 # The named input and parameter functions of the paper files, in one place (Snakemake's own
 # advice, so that the files of the papers hold only their steps). Each takes the job's
-# wildcards and reads what the paper's file expanded from the config (LESAM_RUNS,
-# EOS_SETTINGS, ...) when the job is planned; a step names the function it reads.
+# wildcards and reads the job's entry in the build's plan (PLAN: sharpness.jobs, built once by
+# the Snakefile) when the job is planned; a step names the function it reads.
 
 
 # --- minorfirst (minorfirst.smk) ----------------------------------------------------------
@@ -22,51 +22,48 @@ def gradcam_maps_args(wildcards, input):
             for key, path in zip(GRADCAM_DATASETS, input.maps)]
 
 
+# --- every paper -------------------------------------------------------------------------
+def planned(rule, wildcard):
+    """A job's inputs as the plan lists them (sharpness.jobs): ``config``, the file its
+    settings are in (when it reads one), and ``inputs``, the rest."""
+
+    def inputs(wildcards):
+        job = PLAN.job(rule, getattr(wildcards, wildcard))
+        named = {"inputs": [p for p in job.inputs if p != job.config_file]}
+        if job.config_file is not None:
+            named["config"] = job.config_file
+        return named
+
+    return inputs
+
+
 # --- lesam (lesam.smk) --------------------------------------------------------------------
 def lesam_run_inputs(wildcards):
-    """The runs a training run starts from, its data and the ImageNet check (a missing
-    user-provided data set stops the plan here, with what to put where)."""
-    return lesam_steps.run_inputs(LESAM, wildcards.run, config["data"])
+    """A training run's inputs from the plan (the runs it starts from, its data, the ImageNet
+    check, its config file); a missing user-provided data set stops the plan here, with what
+    to put where (only when the run is asked for)."""
+    problem = lesam_steps.user_data_problem(config["data"], lesam_run(wildcards))
+    if problem:
+        raise FileNotFoundError(f"lesam run {wildcards.run}: {problem}")
+    return planned("lesam_train", "run")(wildcards)
 
 
 def lesam_run(wildcards):
-    """The training run's own config."""
-    return LESAM_RUNS[wildcards.run]["config"]
-
-
-def lesam_probe(wildcards):
-    """The config of a GLMC long-tail run or a signal probe (their ids never meet: GLMC runs
-    are named lt<factor>-...)."""
-    return (LESAM_GLMC.get(wildcards.run) or LESAM_SIGNAL[wildcards.run])["config"]
-
-
-def lesam_probe_data(wildcards):
-    """The prepared data set a GLMC run or a signal probe reads."""
-    return lesam_steps.data_inputs(lesam_probe(wildcards))
+    """The training run's own config (what its file holds)."""
+    return PLAN.job("lesam_train", wildcards.run).config
 
 
 def lesam_probe_gpu(wildcards):
-    return lesam_steps.gpu(lesam_probe(wildcards))
-
-
-def lesam_eval_runs(wildcards):
-    """Every trained run of the groups the evaluated item reads."""
-    return lesam_steps.eval_runs(LESAM, wildcards.what)
+    """GPUs of a GLMC run or a signal probe (their ids never meet: GLMC runs are named
+    lt<factor>-...)."""
+    jobs = PLAN.of_rule("lesam_glmc")
+    job = jobs.get(wildcards.run) or PLAN.job("lesam_signal", wildcards.run)
+    return lesam_steps.gpu(job.config["config"])
 
 
 def lesam_eval_gpu(wildcards):
     """The cost and domain-generalisation evaluations train or time on the device."""
     return lesam_steps.gpu(LESAM["base"]) if wildcards.what in ("cost", "domain_gen") else 0
-
-
-def lesam_build_runs(wildcards):
-    """A file of each run folder the table or figure draws (its record says which run)."""
-    return lesam_steps.build_runs(LESAM, wildcards.item)
-
-
-def lesam_build_evaluation(wildcards):
-    """The evaluation file the table or figure draws, if any."""
-    return lesam_steps.build_evaluation(wildcards.item)
 
 
 # --- eos (eos.smk) ------------------------------------------------------------------------

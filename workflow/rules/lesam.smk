@@ -1,27 +1,21 @@
 # Paper `lesam` (paper 002): Loss-Equated SAM, every table and figure of the catalog.
 #
 # Runs are shared across items: the CIFAR-10 group feeds table_cifar, table_robustness,
-# fig_flatness and fig_dynamics; table_cost is measured in one process. The run list comes
-# from the config through sharpness.lesam.experiments (pure Python), so adding a seed, an
-# optimizer or an ablation variant is a config edit. Training asks for a GPU (gpu=1) unless
-# the run is pinned to the CPU (the quick profile), so quick jobs are not serialised on it;
+# fig_flatness and fig_dynamics; table_cost is measured in one process. Every job (its id,
+# config file, inputs and outputs) comes from the build's plan (PLAN, sharpness.jobs, built
+# once by the Snakefile; lesam's jobs are listed by sharpness.lesam.jobs from the run list of
+# sharpness.lesam.experiments, which also holds the output layout), so adding a seed, an
+# optimizer or an ablation variant is a config edit. Each job reads its settings from the
+# file the plan wrote (results/lesam/configs/...; rewritten only when its content changes, so
+# a changed setting reruns exactly the jobs whose file changed); the command line names the
+# file and the job records its SHA-256 in its provenance. The data folder is `--data-root`.
+# Training asks for a GPU (gpu=1) unless the run is pinned to the CPU (the quick profile);
 # a run with `gpus: N` (ImageNet in the paper profile) asks for N GPUs and is launched as N
-# DistributedDataParallel processes by torchrun (sharpness.launch, sharpness.train.distributed).
-# Settings (and, in the paper profile, their sources) are checked while the workflow plans
-# (sharpness.config.check, called by the Snakefile). User-provided data (ImageNet at
-# data.imagenet, PACS/VLCS under data.root): a run whose folder is missing stops the workflow
-# while it plans the jobs (run_inputs raises with what to put where), so nothing runs for
-# hours first; asking only for other targets is not affected. ImageNet runs read data.imagenet (lesam_exp.data_root) and also depend on
-# lesam_check_imagenet, which checks the class folders before training.
-# A training, GLMC or signal job reads its run's config from a file written while the
-# workflow plans (lesam_steps.write_job_configs: results/lesam/configs/<run>.json, glmc/ and
-# signal/<run>.json; rewritten only when its content changes): the file is an input of the
-# job, so a changed setting reruns exactly the runs whose config changed, and the command
-# line names the file, not the config (the job records the file's SHA-256 in its
-# provenance). The data folder is `--data-root`, as in the eos rules. The eval and build
-# jobs read theirs likewise (configs/eval/<what>.json, configs/build/<item>.json): only the
-# part of the lesam section they read (lesam_steps.step_section) and the files they draw, so
-# a setting change reruns only what reads it.
+# DistributedDataParallel processes by torchrun (sharpness.launch). User-provided data
+# (ImageNet at data.imagenet, PACS/VLCS under data.root): a run whose folder is missing stops
+# the workflow while it plans the jobs (lesam_run_inputs raises with what to put where), so
+# nothing runs for hours first; asking only for other targets is not affected. ImageNet runs
+# also depend on lesam_check_imagenet, which checks the class folders before training.
 
 from sharpness.launch import cpus as launch_cpus
 from sharpness.launch import launch_words
@@ -32,20 +26,7 @@ from sharpness.lesam import steps as lesam_steps
 LESAM = config.get("lesam")
 
 if LESAM:
-    LESAM_RUNS = lesam_exp.training_runs(LESAM)
-    LESAM_GLMC = lesam_exp.glmc_runs(LESAM)
-    LESAM_SIGNAL = lesam_exp.signal_runs(LESAM)
-    LESAM_RES = "results/lesam"
-    LESAM_TABLES = [
-        "table_cifar",
-        "table_imagenet",
-        "table_transfer",
-        "table_domain_gen",
-        "table_robustness",
-        "table_long_tail",
-        "table_cost",
-    ]
-    LESAM_FIGURES = ["fig_flatness", "fig_dynamics", "fig_signal", "fig_ablation"]
+    LESAM_RES = lesam_exp.RESULTS
 
     # {what} is only lesam_eval's: the evaluations some items read
     wildcard_constraints:
@@ -68,17 +49,16 @@ if LESAM:
 
     rule lesam_train:
         input:
-            lesam_run_inputs,
-            config=lesam_exp.TRAIN_CONFIG,
+            unpack(lesam_run_inputs),
         output:
-            final=f"{LESAM_RES}/runs/{{run}}/final.json",
-            model=f"{LESAM_RES}/runs/{{run}}/model.pt",
+            final=lesam_exp.TRAIN_FINAL,
+            model=lesam_exp.TRAIN_MODEL,
         message:
             "lesam: train run {wildcards.run} ({output.final})"
         log: "logs/lesam/train_{run}.log"
         benchmark: "benchmarks/results/lesam/train_{run}.tsv"
         wildcard_constraints:
-            run=one_of(LESAM_RUNS),
+            run=one_of(PLAN.ids("lesam_train")),
         threads: lambda w: launch_cpus(lesam_run(w))
         resources:
             mem_mb=lambda w: launch_mem_mb(lesam_run(w)),
@@ -98,16 +78,15 @@ if LESAM:
     # the GLMC long-tail runs and the signal probes: one job a run, `sharpness lesam <step>`
     rule lesam_glmc:
         input:
-            lesam_probe_data,
-            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="glmc", run="{run}"),
+            unpack(planned("lesam_glmc", "run")),
         output:
-            f"{LESAM_RES}/glmc/{{run}}/final.json",
+            lesam_exp.GLMC_FINAL,
         message:
             "lesam: {params.step} run {wildcards.run} ({output})"
         log: "logs/lesam/glmc_{run}.log"
         benchmark: "benchmarks/results/lesam/glmc_{run}.tsv"
         wildcard_constraints:
-            run=one_of(LESAM_GLMC),
+            run=one_of(PLAN.ids("lesam_glmc")),
         resources: mem_mb=4000, runtime=30, gpu=lesam_probe_gpu
         conda: ENV
         params:
@@ -122,14 +101,13 @@ if LESAM:
 
     use rule lesam_glmc as lesam_signal with:
         input:
-            lesam_probe_data,
-            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="signal", run="{run}"),
+            unpack(planned("lesam_signal", "run")),
         output:
-            f"{LESAM_RES}/signal/{{run}}/signal.jsonl",
+            lesam_exp.SIGNAL_PROBES,
         log: "logs/lesam/signal_{run}.log"
         benchmark: "benchmarks/results/lesam/signal_{run}.tsv"
         wildcard_constraints:
-            run=one_of(LESAM_SIGNAL),
+            run=one_of(PLAN.ids("lesam_signal")),
         params:
             step="signal",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.signal"),
@@ -138,10 +116,9 @@ if LESAM:
 
     rule lesam_eval:
         input:
-            runs=lesam_eval_runs,
-            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="eval", run="{what}"),
+            unpack(planned("lesam_eval", "what")),
         output:
-            f"{LESAM_RES}/eval/{{what}}.json",
+            lesam_exp.EVALUATION,
         message:
             "lesam: evaluate {wildcards.what} of the trained models ({output})"
         log: "logs/lesam/eval_{what}.log"
@@ -161,9 +138,7 @@ if LESAM:
     # settings, the run files and the evaluation file it draws (also its inputs).
     rule lesam_table:
         input:
-            runs=lesam_build_runs,
-            evaluation=lesam_build_evaluation,
-            config=lesam_exp.output(lesam_exp.STEP_CONFIG, step="build", run="{item}"),
+            unpack(planned("lesam_table", "item")),
         output:
             **tabled("lesam", "{item}"),
         message:
@@ -171,7 +146,7 @@ if LESAM:
         log: "logs/lesam/build_{item}.log"
         benchmark: "benchmarks/results/lesam/build_{item}.tsv"
         wildcard_constraints:
-            item=one_of(LESAM_TABLES),
+            item=one_of(PLAN.ids("lesam_table")),
         resources: **DRAWING
         conda: ENV
         params:
@@ -184,10 +159,12 @@ if LESAM:
             " --config-file {input.config:q} --out {params.out:q} > {log:q} 2>&1"
 
     use rule lesam_table as lesam_figure with:
+        input:
+            unpack(planned("lesam_figure", "item")),
         output:
             **drawn("lesam", "{item}"),
         wildcard_constraints:
-            item=one_of(LESAM_FIGURES),
+            item=one_of(PLAN.ids("lesam_figure")),
 
-    ALL_TARGETS.extend(expand("figures/lesam/{item}.md", item=LESAM_TABLES))
-    ALL_TARGETS.extend(expand("figures/lesam/{item}.pdf", item=LESAM_FIGURES))
+    ALL_TARGETS.extend(PLAN.job(rule, item).outputs[0]
+                       for rule in ("lesam_table", "lesam_figure") for item in PLAN.ids(rule))

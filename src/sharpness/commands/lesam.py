@@ -9,7 +9,7 @@ records say what each run was (:mod:`sharpness.lesam.records`).
 * ``lesam glmc --run ID --out DIR``: one long-tail GLMC run;
 * ``lesam signal --run LABEL --out DIR``: one ``fig_signal`` run with curvature probes;
   both take ``--config-file FILE`` (the run's file the workflow writes,
-  :func:`sharpness.lesam.steps.write_job_configs`, recorded with its SHA-256 in the run's
+  :meth:`sharpness.jobs.Plan.write`, recorded with its SHA-256 in the run's
   provenance) instead of ``--params``; ``eval`` and ``build`` take it too, in place of
   ``--params``, ``--runs`` and ``--evaluation`` (the file holds all three);
 * ``lesam eval {robustness,domain_gen,flatness,cost} --out FILE``: evaluate finished runs;
@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     def given(p: argparse.ArgumentParser, params: str, file: str) -> None:
         """``--params JSON`` or ``--config-file PATH`` (the job's file the workflow writes,
-        :func:`sharpness.lesam.steps.write_job_configs`), one of them."""
+        :meth:`sharpness.jobs.Plan.write`), one of them."""
         one = p.add_mutually_exclusive_group(required=True)
         one.add_argument("--params", help=params)
         one.add_argument("--config-file", metavar="PATH", help=file)
@@ -109,7 +109,7 @@ def _step_file(args: argparse.Namespace) -> tuple[dict[str, Any], list[str], str
     """An eval or build job's settings, runs and evaluation: from ``--config-file`` (its
     ``params``, ``runs`` and ``evaluation``) when given, else from ``--params``, ``--runs``
     and ``--evaluation``."""
-    from sharpness.commands.train import read_config_file
+    from sharpness.jobs.files import read_job_file as read_config_file
 
     if args.config_file is None:
         return _params(args), list(args.runs), getattr(args, "evaluation", None)
@@ -126,8 +126,8 @@ def _probe_run(args: argparse.Namespace, step: str, runs_of: Callable[..., Any]
     """The GLMC run's or signal probe's spec (``config``, and a probe's ``probe_every``) and
     the file it was read from (``--config-file``: path and SHA-256), or expanded from the
     ``--params`` section (no file)."""
-    from sharpness.commands.train import read_config_file
     from sharpness.frozen import thaw
+    from sharpness.jobs.files import read_job_file as read_config_file
 
     if args.config_file is not None:
         spec, source = read_config_file(args.config_file)

@@ -4,7 +4,7 @@ The config is a JSON object (inline, or a path to a ``.json``/``.yaml`` file); k
 :mod:`sharpness.train.config`. ``--config-file PATH`` (instead of ``--config``) reads a JSON
 file and records its path and SHA-256 in the run's ``provenance.json`` (``config_file``): the
 workflow's lesam jobs pass the file the plan wrote for them
-(:func:`sharpness.lesam.steps.write_job_configs`), so their command line stays short.
+(:meth:`sharpness.jobs.Plan.write`), so their command line stays short.
 ``--data-root DIR`` sets the data folder (the config's ``data_root``; the spelling the eos
 commands use). ``--set key=value`` overrides single keys (values parsed as JSON). The exit code is 0 for a finished run, also a
 diverged one (divergence is a result, recorded in ``final.json`` and ``provenance.json``); it
@@ -20,7 +20,6 @@ own module (e.g. a Lanczos call with its tolerance fixed).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
 import json
 import os
@@ -31,6 +30,7 @@ import yaml
 
 from sharpness.commands import add_command
 from sharpness.errors import ConfigError
+from sharpness.jobs.files import read_job_file
 from sharpness.runs.lock import run_lock
 
 
@@ -99,25 +99,11 @@ def _load_callable(spec: str | None) -> Any:
         raise ConfigError(f"cannot load hook {spec!r}: {exc}") from None
 
 
-def read_config_file(path: str) -> tuple[Any, dict[str, str]]:
-    """The JSON value of the config file ``path`` and ``{"path", "sha256"}`` of the bytes
-    parsed (read once, so the hash is that of the config run)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"--config-file {path!r}: {exc.strerror or exc}") from None
-    try:
-        value = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"--config-file {path!r} is not valid JSON: {exc}") from None
-    return value, {"path": path, "sha256": hashlib.sha256(data).hexdigest()}
-
-
 def run(args: argparse.Namespace) -> int:
     """Read the config, train (or resume; the engine validates), print the summary line."""
     source = None
     if args.config_file is not None:
-        config, source = read_config_file(args.config_file)
+        config, source = read_job_file(args.config_file)
     else:
         config = load_config(args.config)
     if not isinstance(config, dict):

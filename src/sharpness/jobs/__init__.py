@@ -13,7 +13,7 @@ and output layout live. Pure Python: importing this package never imports torch.
 
 from __future__ import annotations
 
-import functools
+import copy
 import importlib
 import json
 from collections.abc import Iterator, Mapping
@@ -117,17 +117,22 @@ def _key(config: Mapping[str, Any]) -> str:
     return json.dumps(config, sort_keys=True, default=str, separators=(",", ":"))
 
 
-@functools.lru_cache(maxsize=8)
-def _build(key: str) -> Plan:
-    config = json.loads(key)
-    jobs: list[Job] = []
-    for section, module in PROVIDERS:
-        if config.get(section):
-            jobs += importlib.import_module(module).jobs(config)
-    return Plan(jobs)
+#: the plans built in this process, by their config's canonical JSON (a few at most)
+_BUILT: dict[str, Plan] = {}
 
 
 def build_plan(config: Mapping[str, Any]) -> Plan:
     """The plan of the resolved ``config`` (built once per process and config: the workflow,
-    the checks and the listings that ask for it again get the same object)."""
-    return _build(_key(config))
+    the checks and the listings that ask for it again get the same object). The papers list
+    their jobs in the config's own order."""
+    key = _key(config)
+    if key not in _BUILT:
+        frozen = copy.deepcopy(dict(config))
+        jobs: list[Job] = []
+        for section, module in PROVIDERS:
+            if frozen.get(section):
+                jobs += importlib.import_module(module).jobs(frozen)
+        if len(_BUILT) >= 8:
+            _BUILT.pop(next(iter(_BUILT)))
+        _BUILT[key] = Plan(jobs)
+    return _BUILT[key]

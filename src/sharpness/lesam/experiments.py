@@ -66,7 +66,7 @@ GLMC_FINAL = f"{GLMC_DIR}/{{run}}/final.json"
 SIGNAL_PROBES = f"{RESULTS}/signal/{{run}}/signal.jsonl"
 EVALUATION = f"{RESULTS}/eval/{{what}}.json"
 #: the config file a job reads (written when the workflow plans, by
-#: :func:`sharpness.lesam.steps.write_job_configs`): a training run's, and a GLMC run's or a
+#: :meth:`sharpness.jobs.Plan.write`): a training run's, and a GLMC run's or a
 #: signal probe's (``{step}`` is ``glmc`` or ``signal``)
 TRAIN_CONFIG = f"{RESULTS}/configs/{{run}}.json"
 STEP_CONFIG = f"{RESULTS}/configs/{{step}}/{{run}}.json"

@@ -9,13 +9,11 @@ torch import), like :mod:`sharpness.lesam.experiments`, whose runs it reads.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from sharpness.data.registry import preparation_inputs
 from sharpness.frozen import thaw
-from sharpness.io import atomic_write_text
 from sharpness.launch import gpus_requested
 from sharpness.lesam.experiments import (
     EVALUATION,
@@ -127,32 +125,6 @@ def job_configs(section: dict[str, Any]) -> dict[str, Any]:
             "runs": build_runs(section, item), "evaluation": next(iter(build_evaluation(item)),
                                                                  None)}
     return files
-
-
-def config_text(content: Any) -> str:
-    """A job's config file as written: sorted keys, one key a line (a reader sees a setting
-    and a diff names it)."""
-    return json.dumps(content, sort_keys=True, indent=1) + "\n"
-
-
-def write_job_configs(section: dict[str, Any], root: str | Path = ".") -> list[str]:
-    """Write every job's config file (:func:`job_configs`) under ``root``; a file whose
-    content is unchanged is not touched, so its modification time stays and Snakemake
-    (which reads each file as an input of its job) reruns exactly the jobs whose config
-    changed. Returns the paths written. Called by ``workflow/rules/lesam.smk`` while the
-    workflow plans: a job's command line then names its file, not its whole config."""
-    written = []
-    for rel, content in job_configs(section).items():
-        path, text = Path(root) / rel, config_text(content)
-        try:
-            if path.read_text() == text:
-                continue
-        except (FileNotFoundError, UnicodeDecodeError):
-            pass
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, text)
-        written.append(rel)
-    return written
 
 
 def item_groups(section: dict[str, Any], item: str) -> list[str]:

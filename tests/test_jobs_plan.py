@@ -1,0 +1,74 @@
+"""The build's plan (:mod:`sharpness.jobs`): built once per process and config, torch-free,
+and the jobs the workflow runs with the config files, inputs and outputs its rules use."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from sharpness.jobs import Job, Plan, build_plan
+from sharpness.lesam.experiments import TRAIN_FINAL, output, training_runs
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def quick() -> dict:
+    return yaml.safe_load((REPO / "workflow/config/quick.yaml").read_text())
+
+
+def test_built_once_per_config(quick):
+    """The same config gives the same object (the rules, the checks and the listings that ask
+    again share it); another config another plan."""
+    assert build_plan(quick) is build_plan(copy.deepcopy(quick))
+    other = copy.deepcopy(quick)
+    other["lesam"]["optimizers"]["lesam"]["rho_max"] = 0.2
+    assert build_plan(other) is not build_plan(quick)
+
+
+def test_importing_the_plan_never_imports_torch():
+    """The plan is pure: the workflow plans (and `sharpness jobs` lists) without torch."""
+    code = ("import sys, yaml; from sharpness.jobs import build_plan; "
+            f"build_plan(yaml.safe_load(open({str(REPO / 'workflow/config/quick.yaml')!r}))); "
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_lesam_training_jobs_are_the_run_list(quick):
+    """One lesam_train job per run of the run list, writing the run's final.json and reading
+    its config file, which holds the run's resolved config."""
+    plan = build_plan(quick)
+    runs = training_runs(quick["lesam"])
+    assert plan.ids("lesam_train") == list(runs)
+    for rid, run in runs.items():
+        job = plan.job("lesam_train", rid)
+        assert output(TRAIN_FINAL, run=rid) in job.outputs
+        assert job.config_file in job.inputs
+        assert job.config == dict(run["config"]) or job.config == run["config"]
+        for dep in run["depends"]:
+            assert output(TRAIN_FINAL, run=dep) in job.inputs
+
+
+def test_every_config_file_is_written_once_and_unchanged_files_are_left(tmp_path, quick):
+    """Writing the plan writes every job's file; writing it again touches none."""
+    plan = build_plan(quick)
+    written = plan.write(tmp_path)
+    assert sorted(written) == sorted(plan.files())
+    assert plan.write(tmp_path) == []
+
+
+def test_a_job_name_is_unique_and_an_unknown_one_is_named():
+    """Two jobs of one rule with one id are refused; asking for an absent job names the
+    rule's jobs."""
+    with pytest.raises(ValueError, match="two jobs named r/a"):
+        Plan([Job("r", "a"), Job("r", "a")])
+    plan = Plan([Job("r", "a"), Job("r", "b")])
+    with pytest.raises(KeyError, match="its jobs: a, b"):
+        plan.job("r", "c")
+    with pytest.raises(ValueError, match="two contents"):
+        Plan([Job("r", "a", {"x": 1}, "f.json"), Job("s", "a", {"x": 2}, "f.json")]).files()
