@@ -72,3 +72,23 @@ def test_a_job_name_is_unique_and_an_unknown_one_is_named():
         plan.job("r", "c")
     with pytest.raises(ValueError, match="two contents"):
         Plan([Job("r", "a", {"x": 1}, "f.json"), Job("s", "a", {"x": 2}, "f.json")]).files()
+
+
+def test_the_jobs_command_lists_the_plan_and_shows_a_job(quick, monkeypatch, capsys):
+    """`sharpness jobs --count` counts the plan's jobs per rule; `--show RULE/ID` prints the
+    settings the job's file holds; an unknown job is a one-line error naming the rule's jobs."""
+    from sharpness.cli import main
+
+    monkeypatch.chdir(REPO)  # reads the profile; writes nothing
+    plan = build_plan(quick)
+    assert main(["jobs", "--count"]) == 0
+    counts = dict(line.split() for line in capsys.readouterr().out.splitlines())
+    assert int(counts["total"]) == len(plan)
+    assert int(counts["lesam_train"]) == len(plan.ids("lesam_train"))
+    rid = plan.ids("lesam_train")[0]
+    assert main(["jobs", "--show", f"lesam_train/{rid}"]) == 0
+    import json
+
+    assert json.loads(capsys.readouterr().out) == plan.job("lesam_train", rid).config
+    assert main(["jobs", "--show", "lesam_train/nope"]) != 0
+    assert "its jobs:" in capsys.readouterr().err
