@@ -164,6 +164,8 @@ rule all:
     default_target: True
     input:
         ALL_TARGETS,
+    message:
+        f"all: every figure and table of the profile, its ledger and crate ({len(ALL_TARGETS)} targets)"
 
 
 # One target per paper, e.g. `snakemake --cores 2 eos_all`: only that paper's items and what
@@ -171,21 +173,29 @@ rule all:
 rule minorfirst_all:
     input:
         paper_targets("minorfirst"),
+    message:
+        "minorfirst_all: every figure and table of paper minorfirst"
 
 
 rule lesam_all:
     input:
         paper_targets("lesam"),
+    message:
+        "lesam_all: every figure and table of paper lesam"
 
 
 rule eos_all:
     input:
         paper_targets("eos"),
+    message:
+        "eos_all: every figure and table of paper eos"
 
 
 rule bridges_all:
     input:
         paper_targets("bridges"),
+    message:
+        "bridges_all: every figure and table of paper bridges"
 
 
 # A mistyped target stops here with the nearest figure, table or rule names (Snakemake's own
