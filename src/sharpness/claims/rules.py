@@ -174,14 +174,16 @@ def _level_text(arm: Arm, seeds: Iterable[int]) -> str:
 
 def _replicates(a: Arm, b: Arm, paired: list[int]) -> Distinct:
     """The seeds of a paired comparison their records prove distinct: a seed's fingerprints
-    are those of its run in each arm (initial weights, data order); a seed either of whose
-    runs has no record, or a record without fingerprints, is unproven. Nothing is read from
-    the numbers."""
+    are those of its run in each arm (initial weights, data order, and the id of its record
+    where the figure's row names it: two seed labels on one record are one run); a seed
+    either of whose runs has no record, or a record without fingerprints, is unproven.
+    Nothing is read from the numbers."""
     def prints(s: int) -> list[tuple[str, str, str]] | None:
         recs = [(arm.name, (arm.records or {}).get(s)) for arm in (a, b)]
         if any(r is None or not r.proven for _, r in recs):
             return None
-        return [(k, name, str(getattr(r, k))) for name, r in recs for k in ("init", "order")]
+        return [(k, name, str(getattr(r, k))) for name, r in recs
+                for k in ("init", "order", "run") if k != "run" or r.run]
 
     return distinct_by_records((s, prints(s)) for s in paired)
 
