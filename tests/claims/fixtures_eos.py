@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sharpness.claims.model import ItemData
-from tests.claims.fixtures_common import Rows, item
+from tests.claims.fixtures_common import Rows, draw, item
 
 
 def toy(bad: bool) -> dict[str, ItemData]:
@@ -103,13 +103,18 @@ def measures(bad: bool) -> dict[str, ItemData]:
 
 
 def ablation_rows(factor: str, value: Any, eta_c: float, hit: bool = True,
-                  below_reason: str = "loss_goal", l2_shift: float = 0.0) -> Rows:
-    """Two runs of one ablation value, one each side of η_c."""
+                  below_reason: str = "loss_goal", l2_shift: float = 0.0,
+                  runs: str | None = None, proven: bool = True) -> Rows:
+    """Two runs of one ablation value, one each side of η_c, each row naming its run's record
+    (``run_id``: a distinct record per value and η, or those of the value ``runs`` names: the
+    same runs under another label; ``proven=False``: no record named)."""
     rows = []
-    for f in (0.5, 2.0):
+    for k, f in enumerate((0.5, 2.0)):
         rows.append({"factor": factor, "value": value, "eta_c": eta_c, "eta": f * eta_c,
                      "status": "ok", "reason": below_reason if f < 1 else "loss_goal",
-                     "l2": 5 + l2_shift + (f if hit else -f), "sharpness": 20 / f})
+                     "l2": 5 + l2_shift + (f if hit else -f), "sharpness": 20 / f,
+                     "run_id": draw(k, f"run/{runs or f'{factor}={value}'}") if proven
+                     else None})
     return rows
 
 
@@ -120,17 +125,19 @@ def init_draws(bad: bool, draws: int = 3) -> dict[str, ItemData]:
     for seed in range(draws):
         moved = 1.0 + 0.005 * (seed - 1) if bad else 0.5 + 0.03 * seed
         for value, eta_c in ((0.2, 0.1), (0.4, 0.1 * moved)):
-            rows += [{**r, "seed": seed} for r in ablation_rows("init_scale", value, eta_c)]
+            rows += [{**r, "seed": seed, "run_id": draw(seed, str(r["run_id"]))}
+                     for r in ablation_rows("init_scale", value, eta_c)]
     return {"eos/fig_ablations": item("eos/fig_ablations", rows)}
 
 
 def ablations(bad: bool) -> dict[str, ItemData]:
     rows = []
     for value, eta_c in ((0.2, 0.1), (0.4, 0.1 if bad else 0.05), (0.25, 0.1), (0.3, 0.1)):
-        for f in (0.5, 2.0):
+        for k, f in enumerate((0.5, 2.0)):
             rows.append({"factor": "init_scale", "value": value, "eta_c": eta_c,
                          "eta": f * eta_c, "status": "ok", "reason": "loss_goal",
-                         "l2": 5 + 3 * value + (f if not bad else -f), "sharpness": 20 / f})
+                         "l2": 5 + 3 * value + (f if not bad else -f), "sharpness": 20 / f,
+                         "run_id": draw(k, f"run/init_scale={value}")})
     for k, (factor, value) in enumerate((("width", 16), ("width", 64), ("depth", 1),
                                          ("activation", "relu"), ("data_size", 64),
                                          ("loss", "ce"), ("loss_goal", 0.05),

@@ -119,13 +119,14 @@ def test_eos_measures_against_the_runs_below_eta_c() -> None:
 
 
 def test_eos_ablations_count_a_run_once_and_name_dropped_values() -> None:
-    """eos-ablations: width=64 and SP are the same runs; depth=3's run below η_c hit max_steps.
-    Counted naively, SP is a second success and depth=3 drops silently ("11/11"). The paper's
-    factors and this project's extensions are separate rows; SP is named as a repeat of
-    width=64 and depth=3 as dropped with its cause."""
+    """eos-ablations: width=64 and SP are the same runs (SP's rows name width=64's run
+    records); depth=3's run below η_c hit max_steps. Counted naively, SP is a second success
+    and depth=3 drops silently ("11/11"). The paper's factors and this project's extensions
+    are separate rows; SP is named as a repeat of width=64 and depth=3 as dropped with its
+    cause."""
     rows = (fx.ablation_rows("width", 16, 0.1) + fx.ablation_rows("width", 64, 0.1, l2_shift=1)
             + fx.ablation_rows("depth", 3, 0.1, below_reason="max_steps", l2_shift=2)
-            + fx.ablation_rows("parametrization", "SP", 0.1, l2_shift=1))
+            + fx.ablation_rows("parametrization", "SP", 0.1, l2_shift=1, runs="width=64"))
     data = {"eos/fig_ablations": fx.item("eos/fig_ablations", rows)}
     paper, ext = run("eos-ablations", data), run("eos-ablations-ext", data)
     assert "2/2 distinct" in paper["value"], paper["value"]

@@ -160,3 +160,17 @@ def test_a_run_id_joins_rows_to_one_record() -> None:
     frame.loc[first, "run_id"] = "another-record"
     row = _run("ls-signal-sam", data)
     assert row["verdict"] == INCONCLUSIVE and "no record proves seed(s) 1" in row["note"]
+
+
+def test_fig_flatness_rows_are_joined_to_their_records_by_run_id() -> None:
+    """ls-flatness reads fig_flatness's ``run_id``: seed 2's LE-SAM row names seed 0's record
+    (its own fingerprints otherwise): one run under two labels, counted once."""
+    fx = _fx()
+    data = fx.flatness(False)
+    assert _run("ls-flatness", data)["verdict"] == SUPPORTED
+    frame = data["lesam/fig_flatness"].rows
+    assert frame["run_id"].notna().all()  # the fixture's rows name their records, as the CSV's
+    frame.loc[(frame["seed"] == 2) & (frame["optimizer"] == "lesam"), "run_id"] = \
+        fx.recorded(0, "lesam")["run_id"]
+    row = _run("ls-flatness", data)
+    assert row["verdict"] == INCONCLUSIVE and "seed 2 = seed 0" in row["note"], row["note"]

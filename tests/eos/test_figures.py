@@ -143,6 +143,11 @@ def test_ablations_name_every_factor_and_the_omitted_ones(sweep_path: Path,
     fig_ablations(paths, tmp_path / "fig_ablations.pdf")
     rows = _rows(tmp_path / "fig_ablations.csv")
     assert {r["value"] for r in rows} == {"0.2", "0.4"}
+    # each row names its run's record (what the ledger tells ablation values apart by): both
+    # variants here are copies of one sweep, so they name the same records
+    runs = [r["run_id"] for r in json.loads(sweep_path.read_text())["rows"]]
+    assert all(runs) and [r["run_id"] for r in rows] == runs * 2
+    assert all(r["init_sha256"] and r["order_sha256"] for r in rows)
     caption = (tmp_path / "fig_ablations.caption.txt").read_text()
     assert "init scale alpha: eta_c" in caption
     for left_out in ("width", "depth", "data-set size", "loss goal epsilon"):

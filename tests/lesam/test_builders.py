@@ -266,6 +266,10 @@ def test_fig_flatness_carries_its_lanczos_check(root):
     caption = out.with_suffix(".caption.txt").read_text()
     assert f"over {draws} draws" in caption
     assert "Lanczos checked against the dense Hessian" in caption
+    # each row names its run's record (what the ledger joins replicates by) and its draw
+    for r in rows:
+        record = json.loads((root / RUNS_DIR / r["run"] / "provenance.json").read_text())
+        assert r["run_id"] == record["id"] and r["init_sha256"] and r["order_sha256"]
 
 
 @pytest.mark.parametrize("item,ext", [("table_robustness", "md"), ("table_domain_gen", "md"),

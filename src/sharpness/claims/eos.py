@@ -19,7 +19,7 @@ from sharpness.claims.eos_common import by_network, converged, count_result, los
 from sharpness.claims.eos_shape import u_shape
 from sharpness.claims.model import Items as D
 from sharpness.claims.model import Params, Predicate, Result
-from sharpness.claims.rules import SeedRules, row_pvalue
+from sharpness.claims.rules import SeedRules, over_runs_effect, row_pvalue
 from sharpness.evidence.reported import reported
 from sharpness.evidence.stats import (
     CONTRADICTED,
@@ -118,6 +118,7 @@ def band(d: D, params: Params, rules: SeedRules) -> Result:
     the settings used."""
     d = by_network(d, params)  # the settings of the networks the row names
     factor, width = float(params["eos_factor"]), float(params["band"])
+    effect = over_runs_effect(params)  # registered, or the row decides nothing
     df = d["eos/fig_phase"].rows
     conv = converged(df).copy()
     conv["loss_kind"] = loss_of(conv)
@@ -137,9 +138,9 @@ def band(d: D, params: Params, rules: SeedRules) -> Result:
         trajs = {s_: float(np.median([v for (t_, _), v in traj.items() if t_ == s_]))
                  for s_ in finals.index if any(t_ == s_ for t_, _ in traj)}
         ft = threshold_test(finals.to_numpy(float), width, below=True, level=rules.level,
-                            margin=float(params["sesoi"]), min_runs=rules.min_runs)
+                            margin=effect.margin, min_runs=rules.min_runs)
         tt = threshold_test(list(trajs.values()), width, below=True, level=rules.level,
-                            margin=float(params["sesoi"]), min_runs=rules.min_runs)
+                            margin=effect.margin, min_runs=rules.min_runs)
         # both halves of the rule decide, and a loss is decided only when they agree (a
         # missing trajectory leaves it undecided; cross-entropy's late fall in sharpness,
         # final point out and trajectory in, is not a contradiction of the transition)
@@ -157,11 +158,12 @@ def band(d: D, params: Params, rules: SeedRules) -> Result:
     if not verdicts:
         return Result(INCONCLUSIVE, f"no converged run above {factor:g} η_c")
     verdict = combine(list(verdicts.values()))
-    return Result(verdict, "; ".join(parts), n=len(settings),
-                  p_value=row_pvalue(tests) if verdict != INCONCLUSIVE else None,
-                  note="every loss decides (MSE and cross-entropy), each on its final point and "
-                       "its trajectories (no trajectory: the rule's second half is not met): "
-                       + ", ".join(f"{k.upper()} {v}" for k, v in verdicts.items()))
+    return effect.apply(Result(
+        verdict, "; ".join(parts), n=len(settings),
+        p_value=row_pvalue(tests) if verdict != INCONCLUSIVE else None,
+        note="every loss decides (MSE and cross-entropy), each on its final point and "
+             "its trajectories (no trajectory: the rule's second half is not met): "
+             + ", ".join(f"{k.upper()} {v}" for k, v in verdicts.items())))
 
 
 def _per_setting(values: dict[str, float]) -> str:

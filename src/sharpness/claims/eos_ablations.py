@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from sharpness.claims.eos_common import converged
+from sharpness.claims.independence import RUN_ID, distinct_by_records
 from sharpness.claims.model import ItemData, Result
 from sharpness.claims.rules import SeedRules
 from sharpness.evidence.stats import INCONCLUSIVE, count_rule
@@ -26,40 +27,52 @@ EXTENSION_FACTORS = ("init_scale", "loss_goal", "parametrization")
 ABLATION_FACTORS = PAPER_FACTORS + EXTENSION_FACTORS
 
 
-def _fingerprint(part: pd.DataFrame) -> tuple:
-    """The numbers of one ablation value's runs (η, ℓ2, sharpness, status): two values with
-    the same fingerprint are the same runs (e.g. width 64 and SP when SP is the default)."""
-    cols = [c for c in ("eta", "l2", "sharpness", "status") if c in part.columns]
-    rows = part.sort_values("eta")[cols].round(10).astype(str).itertuples(index=False)
-    return tuple(tuple(r) for r in rows)
+def _records(part: pd.DataFrame) -> list[tuple[str, str]] | None:
+    """The run records one ablation value's rows name: one ``run_id`` per row (the id of the
+    run's signed provenance record, which hashes its resolved training config, seed, code and
+    data: two settings that resolve to the same runs name the same records). None when a row
+    names none, or two rows name one record (rows that do not say which runs they are)."""
+    if RUN_ID not in part.columns:
+        return None
+    ids = [v.strip() for v in part[RUN_ID] if isinstance(v, str) and v.strip()]
+    if len(ids) != len(part) or len(set(ids)) != len(ids):
+        return None
+    return [("run", i) for i in ids]
 
 
 def ablations(d: D, factors: tuple[str, ...], params: Params, rules: SeedRules) -> Result:
-    """Per ablation value of ``factors`` whose runs are distinct (a value whose runs repeat
-    another's is counted once, and named): above η_c a larger ℓ2 norm and a lower sharpness
-    than below, values counted by the registered count rule (``share``). A value without a
-    converged run on both sides is named with its cause. Every factor of the registered
-    ``required`` list must have been varied: a missing one keeps the row from ``supported``
-    (the claim is made across the factors the paper varies). ``n``: the distinct values read
-    (each a network trained from its own setting)."""
+    """Per ablation value of ``factors`` whose runs their records prove distinct: above η_c a
+    larger ℓ2 norm and a lower sharpness than below, values counted by the registered count
+    rule (``share``). Two values are the same runs only when their rows name the same run
+    records (``run_id``; :func:`sharpness.claims.independence.distinct_by_records`): a value
+    whose rows name a record another value's rows already named is counted once and named,
+    whatever its numbers; values with other records count apart, even with equal numbers. A
+    value whose rows name no record is read (its numbers and the count's p-value are stated)
+    but keeps the row from deciding, and is named. Nothing is read from the numbers to decide
+    which values are the same runs. A value without a converged run on both sides is named
+    with its cause. Every factor of the registered ``required`` list must have been varied: a
+    missing one keeps the row from ``supported`` (the claim is made across the factors the
+    paper varies). ``n``: the distinct values read (each a network trained from its own
+    setting)."""
     df = d["eos/fig_ablations"].rows
     order = {f: k for k, f in enumerate(ABLATION_FACTORS)}
     groups = sorted(df.groupby(["factor", "value"], sort=False),
                     key=lambda g: order.get(str(g[0][0]), len(order)))
-    seen: dict[tuple, str] = {}
+    # the paper's factors first: they own a run another factor's value shares
+    found = distinct_by_records((f"{factor}={value}", _records(part))
+                                for (factor, value), part in groups)
     ok = bad = 0
-    names, repeats, dropped = [], [], []
+    names, repeats, dropped, unproven = [], [], [], []
     decided: set[str] = set()  # factors with at least one value read on both sides of η_c
-    for (factor, value), part in groups:  # the paper's factors first: they own a shared run
+    for (factor, value), part in groups:
         key = f"{factor}={value}"
-        fp = _fingerprint(part)
         if str(factor) not in factors:
-            seen.setdefault(fp, key)
             continue
-        if fp in seen:
-            repeats.append(f"{key} (same runs as {seen[fp]})")
+        if key in found.copies:
+            repeats.append(f"{key} (same runs as {found.copies[key]})")
             continue
-        seen[fp] = key
+        if key in found.unproven:
+            unproven.append(key)
         conv = converged(part)
         eta_c = float(part["eta_c"].iloc[0])
         eos = conv[conv["eta"].astype(float) > eta_c]
@@ -84,13 +97,17 @@ def ablations(d: D, factors: tuple[str, ...], params: Params, rules: SeedRules) 
     required = [str(f) for f in params.get("required", ()) if str(f) not in decided]
     test = count_rule(ok, bad, float(params["share"]), rules.level)
     verdict, low, high = test.verdict, test.low, test.high
-    if required:
+    if required or unproven:
         verdict = INCONCLUSIVE
     notes = [x for x in (
         f"required factors not varied (no value read on both sides of η_c): "
         f"{', '.join(required)}: the design cannot decide the claim, inconclusive"
         if required else "",
-        f"counted once (repeated runs): {'; '.join(repeats)}" if repeats else "",
+        f"independence not proven, the row does not decide: no run record names the runs of "
+        f"{', '.join(unproven)} (their rows carry no run_id; nothing is read from the numbers)"
+        if unproven else "",
+        f"counted once (their rows name another value's run records): {'; '.join(repeats)}"
+        if repeats else "",
         f"dropped: {'; '.join(dropped)}" if dropped else "",
         f"factors not varied in this profile: {', '.join(missing)}" if missing else "") if x]
     return Result(verdict, f"above η_c larger ℓ2 and lower sharpness (medians) "

@@ -27,11 +27,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from sharpness.evidence.records import RUN_ID  # the column naming a row's run record
+
 #: the columns of a figure's rows that carry a run's recorded fingerprints
 PRINT_COLUMNS = {"init": "init_sha256", "order": "order_sha256"}
-
-#: the column of a figure's rows that names the record of the run a row comes from
-RUN_ID = "run_id"
 
 
 @dataclass

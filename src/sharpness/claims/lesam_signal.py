@@ -15,7 +15,7 @@ import pandas as pd
 from sharpness.claims.common import fmt
 from sharpness.claims.independence import distinct_frames
 from sharpness.claims.model import ItemData, Result
-from sharpness.claims.rules import SeedRules, row_pvalue
+from sharpness.claims.rules import OverRunsEffect, SeedRules, over_runs_effect, row_pvalue
 from sharpness.evidence.records import record_of_row
 from sharpness.evidence.stats import (
     CONTRADICTED,
@@ -95,17 +95,18 @@ def _runs_text(test: ThresholdTest, bound: float, side: str) -> str:
 
 
 def _over_runs(what: str, values: list[float], parts: list[str], bound: float, *,
-               below: bool, rules: SeedRules, notes: list[str], margin: float,
+               below: bool, rules: SeedRules, notes: list[str], effect: OverRunsEffect,
                estimate: float | None = None) -> Result:
-    """A row decided by :func:`threshold_test` over one value per run: ``what``, then each
-    run's words (``parts``), then the test's; ``notes`` that are not empty become its note."""
-    test = threshold_test(values, bound, below=below, margin=margin, level=rules.level,
+    """A row decided by :func:`threshold_test` over one value per run, against its registered
+    smallest effect of interest (``effect``): ``what``, then each run's words (``parts``),
+    then the test's; ``notes`` that are not empty become its note."""
+    test = threshold_test(values, bound, below=below, margin=effect.margin, level=rules.level,
                           min_runs=rules.min_runs)
-    return Result(test.verdict,
-                  what + ("; ".join(parts) or "no run that trained")
-                  + (f"; {_runs_text(test, bound, 'against')}" if values else ""),
-                  estimate=estimate, n=len(values), p_value=test.p_value,
-                  note="; ".join(x for x in notes if x))
+    return effect.apply(Result(test.verdict,
+                               what + ("; ".join(parts) or "no run that trained")
+                               + (f"; {_runs_text(test, bound, 'against')}" if values else ""),
+                               estimate=estimate, n=len(values), p_value=test.p_value,
+                               note="; ".join(x for x in notes if x)))
 
 
 def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
@@ -126,7 +127,7 @@ def signal_sam(d: D, params: Params, rules: SeedRules) -> Result:
     bound = float(params["ratio"])
     return _undecided(_over_runs(
         f"median ⟨g,ε⟩ / |½εᵀHε| over the early SAM probes (> {bound:g}): ", meds, parts,
-        bound, below=False, rules=rules, margin=float(params["sesoi"]),
+        bound, below=False, rules=rules, effect=over_runs_effect(params),
         notes=[_excluded_note(excluded)], estimate=min(meds) if meds else None), decides)
 
 
@@ -182,7 +183,7 @@ def signal_curvature(d: D, params: Params, rules: SeedRules) -> Result:
                      f"{fmt(resid)}, curvature {fmt(curv)})")
     return _undecided(_over_runs(
         "LE-SAM (train mode): median |rise − ⟨g,ε⟩ − ½εᵀHε| / |½εᵀHε| per run: ", ratios,
-        parts, float(params["ratio"]), below=True, rules=rules, margin=float(params["sesoi"]),
+        parts, float(params["ratio"]), below=True, rules=rules, effect=over_runs_effect(params),
         notes=[f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
                if dropped_all else "", _excluded_note(excluded)]), decides)
 
@@ -196,6 +197,7 @@ def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
     train-mode residual to explain, inconclusive. Its p-value: :func:`row_pvalue` over the
     four tests (supported) or the eval-mode ones (contradicted)."""
     bound = float(params["ratio"])
+    effect = over_runs_effect(params)  # registered, or the row decides nothing
     parts, tests, evals_tests, decided = [], [], [], []
     runs, excluded, decides = trained_runs(d["lesam/fig_signal"].rows, ("lesam", "sam"),
                                            rules)
@@ -210,9 +212,9 @@ def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
         dropped_all += sum(e[2] for e in evals)
         trains = [_residual_ratio(df, opt, "")[0] for df in probed]
         ev = threshold_test([e[0] for e in evals], bound, below=True, level=rules.level,
-                            margin=float(params["sesoi"]), min_runs=rules.min_runs)
+                            margin=effect.margin, min_runs=rules.min_runs)
         tr = threshold_test(trains, bound, below=False, level=rules.level,
-                            margin=float(params["sesoi"]), min_runs=rules.min_runs)
+                            margin=effect.margin, min_runs=rules.min_runs)
         tests += [ev, tr]
         evals_tests.append(ev)
         # the contrast the row names: no residual in eval mode, and one in train mode for
@@ -225,8 +227,9 @@ def signal_curvature_eval(d: D, params: Params, rules: SeedRules) -> Result:
                      + f" ({_runs_text(tr, bound, 'above')})")
     verdict = combine(decided) if decides else INCONCLUSIVE
     deciding = evals_tests if verdict == CONTRADICTED else tests
-    return Result(verdict, "; ".join(parts) or "no run that trained", n=len(runs),
-                  p_value=row_pvalue(deciding) if verdict != INCONCLUSIVE else None,
-                  note="; ".join(x for x in (
-                      f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
-                      if dropped_all else "", _excluded_note(excluded)) if x))
+    return effect.apply(Result(
+        verdict, "; ".join(parts) or "no run that trained", n=len(runs),
+        p_value=row_pvalue(deciding) if verdict != INCONCLUSIVE else None,
+        note="; ".join(x for x in (
+            f"{dropped_all} probe(s) with σ = 0 or no curvature term left out"
+            if dropped_all else "", _excluded_note(excluded)) if x)))

@@ -114,21 +114,28 @@ def _called_functions(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
             and str(getattr(f, "__module__", "")).startswith(HELPER_PACKAGES)]
 
 
-def helpers_hash(test: Predicate) -> str:
-    """SHA-256 over every helper the predicate calls, directly or through another helper, in
-    the claims and evidence packages (:data:`HELPER_PACKAGES`), each normalised as
-    :func:`code_hash` does:
-    a change in a shared helper (a reader, an interval, a count rule) is a deviation too."""
-    seen: dict[str, tuple[str, str]] = {}  # by module and name; hashed by name and code
+def helpers(test: Predicate) -> dict[str, Callable[..., Any]]:
+    """Every helper the predicate calls, directly or through another helper, in the claims
+    and evidence packages (:data:`HELPER_PACKAGES`), by module and name (what
+    :func:`helpers_hash` hashes; a test finds the rows a statistic decides by it)."""
+    seen: dict[str, Callable[..., Any]] = {}
     todo = list(_called_functions(test))
     while todo:
         fn = todo.pop()
         key = f"{fn.__module__}.{fn.__qualname__}"
         if key in seen or fn is test:
             continue
-        seen[key] = (fn.__qualname__, code_hash(fn))
+        seen[key] = fn
         todo += _called_functions(fn)
-    return hashlib.sha256(_canonical(sorted(seen.values())).encode()).hexdigest()
+    return seen
+
+
+def helpers_hash(test: Predicate) -> str:
+    """SHA-256 over every helper the predicate calls (:func:`helpers`), each normalised as
+    :func:`code_hash` does:
+    a change in a shared helper (a reader, an interval, a count rule) is a deviation too."""
+    hashed = [(fn.__qualname__, code_hash(fn)) for fn in helpers(test).values()]
+    return hashlib.sha256(_canonical(sorted(hashed)).encode()).hexdigest()
 
 
 def _canonical(obj: Any) -> str:

@@ -174,14 +174,16 @@ def _level_text(arm: Arm, seeds: Iterable[int]) -> str:
 
 def _replicates(a: Arm, b: Arm, paired: list[int]) -> Distinct:
     """The seeds of a paired comparison their records prove distinct: a seed's fingerprints
-    are those of its run in each arm (initial weights, data order); a seed either of whose
-    runs has no record, or a record without fingerprints, is unproven. Nothing is read from
-    the numbers."""
+    are those of its run in each arm (initial weights, data order, and the id of its record
+    where the figure's row names it: two seed labels on one record are one run); a seed
+    either of whose runs has no record, or a record without fingerprints, is unproven.
+    Nothing is read from the numbers."""
     def prints(s: int) -> list[tuple[str, str, str]] | None:
         recs = [(arm.name, (arm.records or {}).get(s)) for arm in (a, b)]
         if any(r is None or not r.proven for _, r in recs):
             return None
-        return [(k, name, str(getattr(r, k))) for name, r in recs for k in ("init", "order")]
+        return [(k, name, str(getattr(r, k))) for name, r in recs
+                for k in ("init", "order", "run") if k != "run" or r.run]
 
     return distinct_by_records((s, prints(s)) for s in paired)
 
@@ -332,3 +334,47 @@ def row_pvalue(parts: Iterable[Decided]) -> float | None:
         return min(1.0, min(against) * len(parts))
     return max(ps)
 
+
+
+@dataclass(frozen=True)
+class OverRunsEffect:
+    """The smallest effect of interest a test over runs registers (``params.sesoi``: a ratio
+    past the bound, :func:`~sharpness.evidence.stats.threshold_test`'s ``margin``), read by
+    :func:`over_runs_effect`."""
+
+    margin: float       # the registered ratio (0 when none is registered)
+    registered: bool    # whether the row registers one: without, it decides nothing
+    note: str           # what the row's note says about it ("" for a positive one)
+
+    def apply(self, out: Result) -> Result:
+        """``out`` (a row decided by threshold tests) under this registration: inconclusive,
+        with why, when none is registered; its note states a registered 0 and its reason."""
+        if not self.registered:
+            out.verdict = INCONCLUSIVE
+        if self.note:
+            out.note = "; ".join(x for x in (out.note, self.note) if x)
+        return out
+
+
+def over_runs_effect(params: Mapping[str, Any]) -> OverRunsEffect:
+    """The smallest effect of interest of a row decided by a threshold test over runs, from
+    its parameters: ``sesoi`` (a finite ratio ≥ 0); 0 needs its reason (``sesoi_reason``:
+    why any run past the bound is the claim), else :class:`SharpnessError`, as for the seed
+    rules. A row that registers none decides nothing (a tight cluster just past the bound,
+    10.5, 10.6, 10.7 against 10, would otherwise be a verdict)."""
+    raw = params.get("sesoi")
+    if raw is None:
+        return OverRunsEffect(0.0, False, "no smallest effect of interest registered "
+                                          "(params.sesoi): no verdict")
+    try:
+        margin = float(raw)
+    except (TypeError, ValueError):
+        margin = float("nan")
+    if not (math.isfinite(margin) and margin >= 0):
+        raise SharpnessError(f"sesoi {raw!r} must be a finite ratio >= 0")
+    reason = str(params.get("sesoi_reason") or "").strip()
+    if margin == 0 and not reason:
+        raise SharpnessError("sesoi 0 needs its reason (sesoi_reason): why any run "
+                             "past the bound is the claim")
+    return OverRunsEffect(margin, True, f"smallest effect of interest 0: {reason}"
+                          if margin == 0 else "")

@@ -26,6 +26,7 @@ class TrainRecord:
     classes: int | None
     init: str | None = None   # fingerprint of the run's initial weights (its record's)
     order: str | None = None  # fingerprint of the run's data order (its record's)
+    run: str | None = None    # the id of the run's record, where a figure's row names it
 
     @property
     def proven(self) -> bool:
@@ -53,8 +54,9 @@ class TrainRecord:
 
 def record_of_row(row: Mapping[str, Any]) -> TrainRecord:
     """A run's training record from the per-run columns a figure's rows carry
-    (``final_train_loss``, ``final_train_acc``, ``num_classes``, and the fingerprints
-    ``init_sha256`` / ``order_sha256`` its record holds; a missing or NaN cell: None)."""
+    (``final_train_loss``, ``final_train_acc``, ``num_classes``, the fingerprints
+    ``init_sha256`` / ``order_sha256`` its record holds and the record's id ``run_id``; a
+    missing or NaN cell: None)."""
     def value(key: str) -> float | None:
         x = row.get(key)
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
@@ -65,7 +67,8 @@ def record_of_row(row: Mapping[str, Any]) -> TrainRecord:
 
     classes = value("num_classes")
     return TrainRecord(value("final_train_loss"), value("final_train_acc"),
-                       int(classes) if classes else None, *(text(k) for k in FINGERPRINTS))
+                       int(classes) if classes else None, *(text(k) for k in FINGERPRINTS),
+                       run=text(RUN_ID))
 
 
 def train_record(final: Mapping[str, Any]) -> dict[str, Any]:
@@ -77,6 +80,9 @@ def train_record(final: Mapping[str, Any]) -> dict[str, Any]:
 
 #: the fields of a run's record that fingerprint its draw (written at its start, signed)
 FINGERPRINTS = ("init_sha256", "order_sha256")
+
+#: the column of a figure's rows that names the record (its id) of the run a row comes from
+RUN_ID = "run_id"
 
 
 def train_records_text(pairs: Iterable[tuple[int, Mapping[str, Any]]]) -> str:

@@ -35,6 +35,7 @@ from sharpness.curvature import (
 from sharpness.device import resolve_device
 from sharpness.evidence.records import train_record
 from sharpness.optim import BatchClosure, build_optimizer
+from sharpness.runs.provenance import PROVENANCE_NAME
 from sharpness.runs.seal import read_verified
 from sharpness.train import load_trained_model, per_example_loss, validate_config
 from sharpness.train.data_prep import prepare_data
@@ -58,6 +59,13 @@ def _train(run_dir: PathLike) -> dict[str, Any]:
 
     final = Path(run_dir) / "final.json"
     return train_record(read_verified(final, what="evaluated run")) if final.is_file() else {}
+
+
+def _record_id(run_dir: PathLike) -> str | None:
+    """The id of the run's signed provenance record (what tells the ledger which run a row
+    is: :data:`sharpness.evidence.records.RUN_ID`); None when the folder holds none."""
+    record = Path(run_dir) / PROVENANCE_NAME
+    return read_verified(record, what="evaluated run").get("id") if record.is_file() else None
 
 
 @torch.no_grad()
@@ -176,6 +184,7 @@ def flatness_rows(run_dirs: Sequence[PathLike], *, n_examples: int, k: int,
         row["lanczos_rel_error"] = max(lanczos_relative_error(d, k=min(k, 5)) for d in draws)
         row["lanczos_draws"] = len(draws)
         row.update(_train(run))  # the ledger's sanity check and training level
+        row["run_id"] = _record_id(run)  # the record the row comes from (its replicate proof)
         rows.append(row)
     return rows
 
