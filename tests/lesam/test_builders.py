@@ -27,9 +27,10 @@ from sharpness.lesam.steps import (
     build_evaluation,
     build_runs,
     eval_runs,
+    job_configs,
     step_section,
-    write_job_configs,
 )
+from sharpness.jobs.files import write_files
 from sharpness.runs.provenance import sidecar_path
 from sharpness.train import train
 
@@ -110,7 +111,7 @@ def test_the_jobs_file_builds_what_the_options_build(root, item):
     file) write what --params/--runs/--evaluation write."""
     ext = "md" if item.startswith("table") else "pdf"
     by_options = _build(root, item, ext)
-    write_job_configs(SECTION, root)
+    write_files(job_configs(SECTION), root)
     with contextlib.chdir(root):
         assert main(["lesam", "eval", "domain_gen", "--config-file",
                      output(STEP_CONFIG, step="eval", run="domain_gen"),

@@ -1,6 +1,6 @@
 """A lesam run reruns when its config file changes, and only then: a trained run in a copy of
 the workflow, the profile's LE-SAM setting edited as a person would (text), asked again with
-`snakemake -n`. The file is an input of the job (``sharpness.lesam.steps.write_job_configs``
+`snakemake -n`. The file is an input of the job (``sharpness.jobs.Plan.write``
 writes it while the workflow plans, only when its content changes)."""
 
 from __future__ import annotations
