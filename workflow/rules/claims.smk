@@ -5,16 +5,18 @@
 # ALL_TARGETS is complete here.
 
 # A GPU-budget plan (`sharpness plan`, config `plan:`) limits `all` to its targets, and the
-# ledger records which plan settled each verdict.
-PLAN = config.get("plan") or {}
+# ledger records which plan settled each verdict. (Not the build's PLAN of jobs, which the
+# rules' input functions read when Snakemake plans: that name stays the Snakefile's.)
+BUDGET_PLAN = config.get("plan") or {}
 # every item of the profile, before a plan limits `all`: the targets a command line may name
 PROFILE_ITEMS = [str(t) for t in ALL_TARGETS]
-if PLAN:
-    _unknown = sorted(set(PLAN["targets"]) - {str(t) for t in ALL_TARGETS} - {"figures/CLAIMS.md"}
+if BUDGET_PLAN:
+    _unknown = sorted(set(BUDGET_PLAN["targets"]) - {str(t) for t in ALL_TARGETS}
+                      - {"figures/CLAIMS.md"}
                       - {str(t).rsplit(".", 1)[0] + ".csv" for t in ALL_TARGETS})
     if _unknown:
         raise ValueError(f"config plan.targets: not outputs of this profile: {_unknown}")
-    ALL_TARGETS[:] = [t for t in PLAN["targets"] if t != "figures/CLAIMS.md"]
+    ALL_TARGETS[:] = [t for t in BUDGET_PLAN["targets"] if t != "figures/CLAIMS.md"]
 
 CLAIMS_INPUTS = [str(t) for t in ALL_TARGETS]
 # every file the ledger reads is an input: each item's CSV too (beside its PDF or table), so a
@@ -33,7 +35,7 @@ REGISTRATION = existing_registration(config.get("profile", "quick"), SEED_OFFSET
 rule claims:
     input:
         CLAIMS_INPUTS,
-        plan=[PLAN["file"]] if PLAN else [],
+        plan=[BUDGET_PLAN["file"]] if BUDGET_PLAN else [],
         registration=[str(REGISTRATION)] if REGISTRATION else [],
     output:
         md=report("figures/CLAIMS.md", caption="../report/claims.rst", category="claims",
@@ -50,7 +52,7 @@ rule claims:
         code=code("claims", "sharpness.claims.ledger"),
         profile=config.get("profile", "quick"),
         figures=lambda wildcards, output: os.path.dirname(output.md),
-        plan=["--plan", PLAN["file"]] if PLAN else [],
+        plan=["--plan", BUDGET_PLAN["file"]] if BUDGET_PLAN else [],
         seed_offset=SEED_OFFSET,
         # what would settle each inconclusive row, priced by the planner (it times steps on
         # this CPU for the evidence profile); the quick profile is the smoke test: no prices
