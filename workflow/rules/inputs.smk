@@ -1,7 +1,7 @@
 # The named input and parameter functions of the paper files, in one place (Snakemake's own
 # advice, so that the files of the papers hold only their steps). Each takes the job's
-# wildcards and reads what the paper's file expanded from the config (LESAM_RUNS,
-# EOS_SETTINGS, ...) when the job is planned; a step names the function it reads.
+# wildcards and reads what the paper's file expanded from the config (LESAM_RUNS, ...) or the
+# build's plan (PLAN) when the job is planned; a step names the function it reads.
 
 
 # --- minorfirst (minorfirst.smk) ----------------------------------------------------------
@@ -69,28 +69,27 @@ def lesam_build_evaluation(wildcards):
     return lesam_steps.build_evaluation(wildcards.item)
 
 
+# --- jobs from the plan (eos.smk, bridges.smk) ---------------------------------------------
+def plan_inputs(rule, wildcard=None):
+    """A rule's inputs from the plan (sharpness.jobs): ``config`` (the job's config file, when
+    it reads one) and ``data`` (everything else it reads: prepared data sets, upstream
+    outputs), for `unpack()`. ``wildcard`` names the rule's wildcard whose value is the job's
+    id; a rule with one job and no wildcard takes that job."""
+
+    def inputs(wildcards):
+        if wildcard is None:
+            (job,) = PLAN.of_rule(rule).values()
+        else:
+            job = PLAN.job(rule, getattr(wildcards, wildcard))
+        named = {"data": [p for p in job.inputs if p != job.config_file]}
+        if job.config_file is not None:
+            named["config"] = job.config_file
+        return named
+
+    return inputs
+
+
 # --- eos (eos.smk) ------------------------------------------------------------------------
-def eos_setting_data(wildcards):
-    """The prepared data sets the setting reads (none for synthetic data)."""
-    return setting_data_inputs(EOS_SETTINGS[wildcards.setting])
-
-
 def eos_setting_gpu(wildcards):
-    return setting_gpu(EOS_SETTINGS[wildcards.setting])
-
-
-def eos_setting_json(wildcards):
-    return as_json(EOS_SETTINGS[wildcards.setting])
-
-
-def eos_figure_inputs(wildcards):
-    """What a figure is drawn from: the toy's numbers for fig_diagonal, else the sweep of
-    every setting the figure lists."""
-    if wildcards.fig == "fig_diagonal":
-        return rules.eos_toy.output
-    return figure_sweeps(EOS, wildcards.fig, EOS_RES)
-
-
-def eos_dropped(wildcards):
-    """The settings the profile dropped, which a network figure names (JSON)."""
-    return "{}" if wildcards.fig == "fig_diagonal" else as_json(dropped_settings(EOS))
+    """GPUs the setting's sweep asks for: 0 when it is pinned to the CPU, else 1."""
+    return setting_gpu(PLAN.job("eos_setting", wildcards.setting).config)
