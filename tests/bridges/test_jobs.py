@@ -1,7 +1,7 @@
 """The bridges jobs of the build's plan (sharpness.bridges.jobs) and the run commands that read
 their files.
 
-The quick profile's plan has the outputs the rules had (each bridge's run files and folders,
+The quick profile's plan has each bridge's outputs (its run files and folders,
 one run folder per optimizer of sam_eos, each figure's PDF/PNG/CSV); a run's file holds its
 ``bridges.<bridge>`` section, which ``sharpness bridges <bridge> run --config-file`` reads and
 records (path and SHA-256) in the run's provenance; sam-eos's data folder is ``--data-root``."""
@@ -25,7 +25,7 @@ def quick() -> dict:
     return load_profile([], REPO / "workflow/config/quick.yaml")
 
 
-def test_the_plan_has_the_outputs_the_rules_had(quick):
+def test_the_plan_has_each_bridges_outputs(quick):
     plan = build_plan(quick)
     optimizers = [opt["name"] for opt in quick["bridges"]["sam_eos"]["optimizers"]]
     assert len(optimizers) >= 2
@@ -36,7 +36,7 @@ def test_the_plan_has_the_outputs_the_rules_had(quick):
         "results/bridges/lesam_diagonal/arrays.npz", "results/bridges/lesam_diagonal/summary.json")
     for bridge in ("lesam_diagonal", "sam_eos"):
         run_job = plan.job(f"bridges_{bridge}_run", bridge)
-        assert run_job.config == quick["bridges"][bridge]  # the section, as the rule passed it
+        assert run_job.config == quick["bridges"][bridge]  # its config section
         assert run_job.config_file == f"results/bridges/configs/{bridge}.json"
         assert run_job.config_file in run_job.inputs
         figure = plan.job(f"bridges_{bridge}_figure", bridge)

@@ -1,10 +1,10 @@
 """The eos jobs of the build's plan (sharpness.eos.jobs) and the commands that read their files.
 
-The quick profile's plan has the jobs and outputs the rules had when they expanded the config
-themselves (a sweep per setting a figure draws, the variants in one job, the toy, a figure per
-target); every job reads its config file, which holds exactly what the job used to receive on
-its command line. ``sharpness eos toy|run|figure --config-file`` read that file and a run
-records its path and SHA-256 in its provenance."""
+The quick profile's plan has the jobs and outputs that the config's own readers
+(sharpness.eos.config) derive: a sweep per setting a figure draws, the variants in one job, the
+toy, a figure per target; every job reads its config file, which holds the expanded setting, the
+toy's section or a figure's inputs and dropped settings. ``sharpness eos toy|run|figure
+--config-file`` read that file and a run records its path and SHA-256 in its provenance."""
 
 from __future__ import annotations
 
@@ -35,17 +35,14 @@ def quick() -> dict:
     return load_profile([], REPO / "workflow/config/quick.yaml")
 
 
-def test_the_plan_has_the_jobs_and_outputs_the_rules_had(quick):
-    """Outputs by rule, derived the way the rule files derived them before the plan: the
-    sweeps the figures draw (variants in one job when ``one_job``), the toy, each target's
-    PDF/PNG/CSV."""
+def test_the_plan_has_the_jobs_and_outputs_the_config_derives(quick):
+    """Outputs by rule, derived from the config by sharpness.eos.config's readers: a sweep per
+    setting (the variants in one job when ``one_job``), the toy, each target's PDF/PNG/CSV."""
     eos = quick["eos"]
     plan = build_plan(quick)
     targets = figure_targets(eos)
     together = one_job_ablations(eos)
-    drawn = {p for t in targets if "fig_diagonal" not in t
-             for p in figure_sweeps(eos, t.rsplit("/", 1)[1][:-4])}
-    alone = [n for n in expand_settings(eos) if n not in together and sweep_path(n) in drawn]
+    alone = [n for n in expand_settings(eos) if n not in together]
     assert together and alone, "the quick profile runs both kinds of setting jobs"
     outputs = {rule: sorted(o for job in plan.of_rule(rule).values() for o in job.outputs)
                for rule in ("eos_toy", "eos_setting", "eos_ablations", "eos_figure")}
@@ -61,7 +58,7 @@ def test_the_plan_has_the_jobs_and_outputs_the_rules_had(quick):
         assert set(job.inputs) - made == {job.config_file}, job.key
 
 
-def test_each_job_file_holds_what_its_command_line_held(quick):
+def test_each_job_file_holds_the_settings_it_runs(quick):
     """A setting's file is the setting as expanded; the variants' file every variant; a
     figure's file its inputs in the order drawn and the dropped settings; all under
     results/eos/configs/ and an input of their job."""
@@ -82,14 +79,16 @@ def test_each_job_file_holds_what_its_command_line_held(quick):
     assert plan.job("eos_toy", "toy").config == eos["toy"]
 
 
-def test_a_dropped_setting_has_no_job(quick):
-    """A setting the profile drops (no figure draws it) is not run: it has no job and no
-    file."""
+def test_a_dropped_setting_has_a_job_no_figure_reads(quick):
+    """A setting the profile drops keeps its job (its sweep can be asked for by path), and no
+    figure job reads its sweep, so `all` does not run it."""
     dropped = dropped_settings(quick["eos"])
     assert dropped, "the quick profile drops settings"
     plan = build_plan(quick)
-    assert not set(dropped) & set(plan.ids("eos_setting"))
-    assert not [f for f in plan.files() if any(f"/{name}.json" in f for name in dropped)]
+    read = {p for job in plan.of_rule("eos_figure").values() for p in job.inputs}
+    for name in dropped:
+        (sweep,) = plan.job("eos_setting", name).outputs
+        assert sweep not in read
 
 
 TOY = {"x": [2.0, 1.0], "y": 1.0, "w0": 0.1, "lrs": [0.05], "loss_goal": 1e-4,

@@ -1,8 +1,9 @@
 """The jobs of paper ``eos``, for the build's plan (:mod:`sharpness.jobs`).
 
-One job for the diagonal toy (``eos_toy``), one per setting that runs alone (``eos_setting``),
-one for the ablation variants when ``eos.ablations.one_job`` runs them together
-(``eos_ablations``) and one per figure the profile asks for (``eos_figure``). Each reads the
+One job for the diagonal toy (``eos_toy``), one per setting that runs alone (``eos_setting``,
+whether or not a figure draws it), one for the ablation variants when ``eos.ablations.one_job``
+runs them together (``eos_ablations``) and one per figure the profile asks for
+(``eos_figure``). Each reads the
 config file the plan writes under ``results/eos/configs/`` (the toy's section, the setting as
 :func:`sharpness.eos.config.expand_settings` made it, ``{name: setting}`` of the variants, or
 a figure's ``{"figure", "inputs", "dropped"}``); the data folder is the command line's
@@ -59,22 +60,22 @@ def figure_config(eos: Mapping[str, Any], fig: str) -> dict[str, Any]:
 
 
 def jobs(config: Mapping[str, Any]) -> list[Job]:
-    """Every eos job of the resolved ``config``: the settings some figure draws (a setting
-    the profile drops, or that no figure lists, has no job), the toy when it is configured,
-    and every figure :func:`sharpness.eos.config.figure_targets` names."""
+    """Every eos job of the resolved ``config``: the toy when it is configured, every setting
+    (one job each, or the ablation variants in one), and every figure
+    :func:`sharpness.eos.config.figure_targets` names. A setting that no figure draws (one
+    the profile drops) has its job too, which ``all`` does not ask for: it runs when its
+    sweep is asked for by path."""
     eos = dict(config["eos"])
     settings = expand_settings(eos)
     together = one_job_ablations(eos)
-    figures = {target.rsplit("/", 1)[1].removesuffix(".pdf"): None
-               for target in figure_targets(eos)}
-    specs = {fig: figure_config(eos, fig) for fig in figures}
-    drawn = {path for spec in specs.values() for path in spec["inputs"]}
+    specs = {fig: figure_config(eos, fig) for fig in
+             (target.rsplit("/", 1)[1].removesuffix(".pdf") for target in figure_targets(eos))}
     out: list[Job] = []
     if eos.get("toy"):
         out.append(Job("eos_toy", "toy", eos["toy"], TOY_CONFIG, (TOY_CONFIG,), (TOY,),
                        "diagonal toy"))
     for name, setting in settings.items():
-        if name in together or sweep_path(name, RESULTS) not in drawn:
+        if name in together:
             continue
         path = SETTING_CONFIG.format(setting=name)
         out.append(Job("eos_setting", name, setting, path,
