@@ -21,7 +21,7 @@ def test_each_setting_goes_to_its_own_folder_and_a_failure_does_not_stop_the_res
         tmp_path, monkeypatch, capsys):
     seen = []
 
-    def fake_run_one(params, out, data_root, threads):
+    def fake_run_one(params, out, data_root, threads, config_file=None):
         seen.append((params["x"], out.name, data_root, threads))
         if params["x"] == 2:
             raise RuntimeError("flow blew up")
@@ -36,7 +36,7 @@ def test_each_setting_goes_to_its_own_folder_and_a_failure_does_not_stop_the_res
 
 
 def test_all_settings_done_exits_zero(tmp_path, monkeypatch):
-    monkeypatch.setattr(eos_cmd, "run_one", lambda *a: None)
+    monkeypatch.setattr(eos_cmd, "run_one", lambda *a, **kw: None)
     assert eos_cmd._run_many(_args(tmp_path, {"a": {}, "b": {}})) == 0
 
 
@@ -47,7 +47,7 @@ def test_params_must_name_the_settings(tmp_path, params):
 
 
 def test_a_bad_setting_stops_with_its_config_error(tmp_path, monkeypatch):
-    def bad(*a):
+    def bad(*a, **kw):
         raise ConfigError("eos setting key 'lrr' is not known")
 
     monkeypatch.setattr(eos_cmd, "run_one", bad)

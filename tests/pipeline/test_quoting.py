@@ -167,13 +167,10 @@ def test_data_folders_stay_one_argument(commands):
 
 @pytest.mark.workflow  # reads a dry run of the whole quick profile
 def test_list_params_quote_each_item(commands):
-    """A list param (gradcam's KEY=DIR maps, eos figure inputs) becomes one word per item."""
+    """A list param (gradcam's KEY=DIR maps) becomes one word per item."""
     figure = next(w for w in commands if _action(w) == ["gradcam", "figure"])
     maps = figure[figure.index("--maps") + 1:figure.index("--out")]
     assert [m.split("=")[0] for m in maps] == ["mnist", "svhn", "cifar10"]
-    phase = next(w for w in commands if _action(w) == ["eos", "figure"] and "fig_phase" in w)
-    inputs = phase[phase.index("--inputs") + 1:phase.index("--out")]
-    assert len(inputs) > 1 and all(i.endswith("/sweep.json") for i in inputs)
 
 
 #: the longest shell command a job of the lesam runs may print (issue 50: a reader of the
@@ -197,3 +194,30 @@ def test_lesam_commands_name_their_config_file(dry_run, commands):
     assert all(" --config-file results/lesam/configs/" in line for line in lesam), lesam
     too_long = [line[:120] for line in lesam if len(line) > LONGEST]
     assert not too_long, f"lesam commands over {LONGEST} characters: {too_long}"
+
+
+@pytest.mark.workflow  # reads a dry run of the whole quick profile
+def test_eos_and_bridges_commands_name_their_config_file(dry_run, commands):
+    """Every eos and bridges job prints a command line of at most ``LONGEST`` characters: a
+    computing job and an eos figure name their job's config file (results/<paper>/configs/,
+    written by the plan), never ``--params``; the data folder is ``--data-root``; a bridge
+    figure names its run folder."""
+    lines = [line.split("Shell command:", 1)[1].strip() for line in dry_run.splitlines()
+             if "Shell command:" in line and line.split("Shell command:", 1)[1].strip() != "None"]
+    ours = [(line, words) for line, words in zip(lines, commands, strict=True)
+            if _action(words)[:1] in (["eos"], ["bridges"])]
+    assert {" ".join(_action(w)) for _, w in ours} >= {
+        "eos toy", "eos run", "eos run-many", "eos figure", "bridges lesam-diagonal",
+        "bridges sam-eos"}
+    for line, words in ours:
+        assert "--params" not in words, line[:120]
+        if "plot" in words:
+            assert _value(words, "--run").startswith("results/bridges/"), line
+        else:
+            paper = _action(words)[0]
+            assert _value(words, "--config-file").startswith(f"results/{paper}/configs/"), line
+        if _action(words) in (["eos", "run"], ["eos", "run-many"], ["bridges", "sam-eos"]) \
+                and "run" in words:
+            assert _value(words, "--data-root") == ROOT, line
+    too_long = [line[:120] for line, _ in ours if len(line) > LONGEST]
+    assert not too_long, f"eos/bridges commands over {LONGEST} characters: {too_long}"

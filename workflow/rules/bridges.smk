@@ -1,16 +1,25 @@
 # Bridges between the papers: LE-SAM on the minorfirst diagonal networks, and the
 # eos learning-rate sweep repeated with SAM and LE-SAM as the full-batch optimizer.
 # Each bridge is computed (`sharpness bridges <bridge> run`), then drawn from its run folder
-# (`sharpness bridges <bridge> plot`).
+# (`sharpness bridges <bridge> plot`). The jobs, their outputs and each run's config file
+# (results/bridges/configs/<bridge>.json, its bridges.<bridge> section, written by the plan)
+# come from the plan (sharpness.bridges.jobs); the command line names the file, and the run
+# records its SHA-256 in its provenance. The data folder is `--data-root`.
+
+from sharpness.eos.config import setting_gpu
 
 BRIDGES = config.get("bridges")
 
 if BRIDGES:
+    BRIDGE_LESAM = PLAN.job("bridges_lesam_diagonal_run", "lesam_diagonal")
+    BRIDGE_SAM_EOS = PLAN.job("bridges_sam_eos_run", "sam_eos")
 
     rule bridges_lesam_diagonal_run:
+        input:
+            unpack(plan_inputs("bridges_lesam_diagonal_run")),
         output:
-            arrays="results/bridges/lesam_diagonal/arrays.npz",
-            summary="results/bridges/lesam_diagonal/summary.json",
+            arrays=BRIDGE_LESAM.outputs[0],
+            summary=BRIDGE_LESAM.outputs[1],
         message:
             "bridges: LE-SAM on diagonal networks, compute ({output.summary})"
         log: "logs/bridges/lesam_diagonal_run.log"
@@ -19,21 +28,19 @@ if BRIDGES:
         conda: ENV
         params:
             code=code("bridges", "sharpness.bridges.lesam_diagonal"),
-            settings=as_json(section("bridges", "lesam_diagonal")),
             outdir=subpath(output.arrays, parent=True),
         shell:
-            "sharpness bridges lesam-diagonal run --params {params.settings:q}"
+            "sharpness bridges lesam-diagonal run --config-file {input.config:q}"
             " --out {params.outdir:q} > {log:q} 2>&1"
 
     rule bridges_sam_eos_run:
+        input:
+            unpack(plan_inputs("bridges_sam_eos_run")),
         output:
             # the flow and run folders are outputs: --forcerun/-R starts them over
-            sweep="results/bridges/sam_eos/sweep.json",
-            flow=directory("results/bridges/sam_eos/flow"),
-            runs=[
-                directory(f"results/bridges/sam_eos/{opt['name']}")
-                for opt in BRIDGES["sam_eos"]["optimizers"]
-            ],
+            sweep=BRIDGE_SAM_EOS.outputs[0],
+            flow=directory(BRIDGE_SAM_EOS.outputs[1]),
+            runs=[directory(folder) for folder in BRIDGE_SAM_EOS.outputs[2:]],
         message:
             "bridges: eos sweep with GD, SAM and LE-SAM ({output.sweep})"
         log: "logs/bridges/sam_eos_run.log"
@@ -41,21 +48,20 @@ if BRIDGES:
         resources:
             mem_mb=3000,
             runtime=60,
-            gpu=0 if BRIDGES["sam_eos"]["setting"].get("device") == "cpu" else 1,
+            gpu=setting_gpu(BRIDGE_SAM_EOS.config["setting"]),
         conda: ENV
         params:
             code=code("bridges", "sharpness.bridges.sam_eos"),
-            settings=as_json(
-                {**section("bridges", "sam_eos"), "data_root": config["data"]["root"]}
-            ),
             outdir=subpath(output.sweep, parent=True),
+            root=config["data"]["root"],
         shell:
-            "sharpness bridges sam-eos run --params {params.settings:q} --out {params.outdir:q}"
+            "sharpness bridges sam-eos run --config-file {input.config:q}"
+            " --data-root {params.root:q} --out {params.outdir:q}"
             " --threads {threads:q} > {log:q} 2>&1"
 
     rule bridges_lesam_diagonal_figure:
         input:
-            rules.bridges_lesam_diagonal_run.output.arrays,
+            PLAN.job("bridges_lesam_diagonal_figure", "lesam_diagonal").inputs,
         output:
             **drawn("bridges", "lesam_diagonal"),
         message:
@@ -75,7 +81,7 @@ if BRIDGES:
 
     use rule bridges_lesam_diagonal_figure as bridges_sam_eos_figure with:
         input:
-            rules.bridges_sam_eos_run.output.sweep,
+            PLAN.job("bridges_sam_eos_figure", "sam_eos").inputs,
         output:
             **drawn("bridges", "sam_eos"),
         log: "logs/bridges/sam_eos_figure.log"

@@ -22,21 +22,6 @@ def gradcam_maps_args(wildcards, input):
             for key, path in zip(GRADCAM_DATASETS, input.maps)]
 
 
-# --- every paper -------------------------------------------------------------------------
-def planned(rule, wildcard):
-    """A job's inputs as the plan lists them (sharpness.jobs): ``config``, the file its
-    settings are in (when it reads one), and ``inputs``, the rest."""
-
-    def inputs(wildcards):
-        job = PLAN.job(rule, getattr(wildcards, wildcard))
-        named = {"inputs": [p for p in job.inputs if p != job.config_file]}
-        if job.config_file is not None:
-            named["config"] = job.config_file
-        return named
-
-    return inputs
-
-
 # --- lesam (lesam.smk) --------------------------------------------------------------------
 def lesam_run_inputs(wildcards):
     """A training run's inputs from the plan (the runs it starts from, its data, the ImageNet
@@ -45,7 +30,7 @@ def lesam_run_inputs(wildcards):
     problem = lesam_steps.user_data_problem(config["data"], lesam_run(wildcards))
     if problem:
         raise FileNotFoundError(f"lesam run {wildcards.run}: {problem}")
-    return planned("lesam_train", "run")(wildcards)
+    return plan_inputs("lesam_train", "run")(wildcards)
 
 
 def lesam_run(wildcards):
@@ -66,28 +51,27 @@ def lesam_eval_gpu(wildcards):
     return lesam_steps.gpu(LESAM["base"]) if wildcards.what in ("cost", "domain_gen") else 0
 
 
+# --- jobs from the plan (every paper's rules) ----------------------------------------------
+def plan_inputs(rule, wildcard=None):
+    """A rule's inputs from the plan (sharpness.jobs): ``config`` (the job's config file, when
+    it reads one) and ``data`` (everything else it reads: prepared data sets, upstream
+    outputs), for `unpack()`. ``wildcard`` names the rule's wildcard whose value is the job's
+    id; a rule with one job and no wildcard takes that job."""
+
+    def inputs(wildcards):
+        if wildcard is None:
+            (job,) = PLAN.of_rule(rule).values()
+        else:
+            job = PLAN.job(rule, getattr(wildcards, wildcard))
+        named = {"data": [p for p in job.inputs if p != job.config_file]}
+        if job.config_file is not None:
+            named["config"] = job.config_file
+        return named
+
+    return inputs
+
+
 # --- eos (eos.smk) ------------------------------------------------------------------------
-def eos_setting_data(wildcards):
-    """The prepared data sets the setting reads (none for synthetic data)."""
-    return setting_data_inputs(EOS_SETTINGS[wildcards.setting])
-
-
 def eos_setting_gpu(wildcards):
-    return setting_gpu(EOS_SETTINGS[wildcards.setting])
-
-
-def eos_setting_json(wildcards):
-    return as_json(EOS_SETTINGS[wildcards.setting])
-
-
-def eos_figure_inputs(wildcards):
-    """What a figure is drawn from: the toy's numbers for fig_diagonal, else the sweep of
-    every setting the figure lists."""
-    if wildcards.fig == "fig_diagonal":
-        return rules.eos_toy.output
-    return figure_sweeps(EOS, wildcards.fig, EOS_RES)
-
-
-def eos_dropped(wildcards):
-    """The settings the profile dropped, which a network figure names (JSON)."""
-    return "{}" if wildcards.fig == "fig_diagonal" else as_json(dropped_settings(EOS))
+    """GPUs the setting's sweep asks for: 0 when it is pinned to the CPU, else 1."""
+    return setting_gpu(PLAN.job("eos_setting", wildcards.setting).config)

@@ -78,7 +78,7 @@ if LESAM:
     # the GLMC long-tail runs and the signal probes: one job a run, `sharpness lesam <step>`
     rule lesam_glmc:
         input:
-            unpack(planned("lesam_glmc", "run")),
+            unpack(plan_inputs("lesam_glmc", "run")),
         output:
             lesam_exp.GLMC_FINAL,
         message:
@@ -101,7 +101,7 @@ if LESAM:
 
     use rule lesam_glmc as lesam_signal with:
         input:
-            unpack(planned("lesam_signal", "run")),
+            unpack(plan_inputs("lesam_signal", "run")),
         output:
             lesam_exp.SIGNAL_PROBES,
         log: "logs/lesam/signal_{run}.log"
@@ -116,7 +116,7 @@ if LESAM:
 
     rule lesam_eval:
         input:
-            unpack(planned("lesam_eval", "what")),
+            unpack(plan_inputs("lesam_eval", "what")),
         output:
             lesam_exp.EVALUATION,
         message:
@@ -138,7 +138,7 @@ if LESAM:
     # settings, the run files and the evaluation file it draws (also its inputs).
     rule lesam_table:
         input:
-            unpack(planned("lesam_table", "item")),
+            unpack(plan_inputs("lesam_table", "item")),
         output:
             **tabled("lesam", "{item}"),
         message:
@@ -160,7 +160,7 @@ if LESAM:
 
     use rule lesam_table as lesam_figure with:
         input:
-            unpack(planned("lesam_figure", "item")),
+            unpack(plan_inputs("lesam_figure", "item")),
         output:
             **drawn("lesam", "{item}"),
         wildcard_constraints:

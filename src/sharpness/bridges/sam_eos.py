@@ -94,13 +94,18 @@ class SamEosParams:
         return asdict(self)
 
 
-def run_sweep(p: SamEosParams, out: Path, threads: int | None = None) -> dict[str, Any]:
-    """GD reference flow, then every optimizer at every learning rate; writes ``sweep.json``."""
+def run_sweep(p: SamEosParams, out: Path, threads: int | None = None,
+              config_file: dict[str, str] | None = None) -> dict[str, Any]:
+    """GD reference flow, then every optimizer at every learning rate; writes ``sweep.json``.
+    ``config_file`` (the file the settings came from: path and SHA-256) goes into the run's
+    record."""
 
     if threads:
         torch.set_num_threads(int(threads))
     out = Path(out)
     with RunRecord(out, params=p.to_dict(), seed=p.setting.get("seed", 0)) as record:
+        if config_file is not None:  # the file the job read its settings from
+            record.update(config_file=dict(config_file))
         setting = resolve_setting(copy.deepcopy(p.setting))
         flow = run_flow(setting, out / "flow", p.data_root)
         eta_c = float(flow["eta_c"])

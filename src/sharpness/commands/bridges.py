@@ -2,10 +2,16 @@
 
 ::
 
-    sharpness bridges lesam-diagonal run  --params JSON --out RUN_DIR
+    sharpness bridges lesam-diagonal run  --config-file FILE --out RUN_DIR
     sharpness bridges lesam-diagonal plot --run RUN_DIR --out figures/bridges/lesam_diagonal.pdf
-    sharpness bridges sam-eos run  --params JSON --out RUN_DIR [--threads N]
+    sharpness bridges sam-eos run  --config-file FILE --data-root DIR --out RUN_DIR [--threads N]
     sharpness bridges sam-eos plot --run RUN_DIR --out figures/bridges/sam_eos.pdf
+
+``FILE`` is the run's config file the workflow's plan writes (its ``bridges.<bridge>`` section,
+:mod:`sharpness.bridges.jobs`); the run records its path and SHA-256 in its provenance
+(``config_file``). ``--params JSON`` gives the same settings inline, for use by hand (the
+workflow never uses it); with neither, the defaults run. ``--data-root`` (sam-eos) is the data
+folder, as every data-reading job spells it; it replaces the settings' ``data_root``.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from sharpness.commands import add_flags
+from sharpness.errors import ConfigError
 from sharpness.io import atomic_save_npz, atomic_write_json
+from sharpness.jobs.files import read_job_object
 from sharpness.runs.lock import run_lock
 from sharpness.runs.run_record import RunRecord
 from sharpness.runs.seal import read_verified
@@ -32,7 +40,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         fig_p = sub.add_parser(name, help=f"figure bridges/{name.replace('-', '_')}")
         act = fig_p.add_subparsers(dest="action", required=True)
         run_p = act.add_parser("run", help="compute and write arrays.npz + summary.json")
-        run_p.add_argument("--params", default="{}", help="JSON object of settings")
+        given = run_p.add_mutually_exclusive_group()
+        given.add_argument("--config-file", metavar="PATH",
+                           help="the run's config file as the workflow writes it (its path "
+                                "and SHA-256 go into the run's provenance)")
+        given.add_argument("--params", default="{}", help="JSON object of settings")
+        if name == "sam-eos":
+            run_p.add_argument("--data-root", default=None,
+                               help="data folder (config data.root); replaces data_root")
         add_flags(run_p, out="run directory", threads=True)
         run_p.set_defaults(func=run)
         plot_p = act.add_parser("plot", help="draw the figure from a run directory")
@@ -56,13 +71,30 @@ def _load(run: Path) -> tuple[dict[str, np.ndarray], dict, dict]:
     return arrays, summary, params
 
 
+def _settings(args: argparse.Namespace) -> tuple[dict, dict[str, str] | None]:
+    """A run's settings and the file they came from (path and SHA-256; ``None`` for
+    ``--params``)."""
+    if getattr(args, "config_file", None) is not None:  # a Namespace made in code may lack it
+        return read_job_object(args.config_file)
+    try:
+        raw = json.loads(args.params)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--params is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"--params must be a JSON object, got {type(raw).__name__}")
+    return raw, None
+
+
 def _lesam_run(args: argparse.Namespace) -> int:
     from sharpness.bridges.lesam_diagonal import LesamDiagonalParams, compute
 
-    params = LesamDiagonalParams.from_dict(json.loads(args.params))
+    raw, source = _settings(args)
+    params = LesamDiagonalParams.from_dict(raw)
     out = Path(args.out)
     with run_lock(out, what="bridges run"), \
             RunRecord(out, params=params.to_dict(), seed=None) as record:
+        if source is not None:  # the file the job read its settings from
+            record.update(config_file=source)
         arrays, summary = compute(params)
         atomic_save_npz(out / "arrays.npz", **arrays)
         atomic_write_json(out / "summary.json", summary)
@@ -84,9 +116,12 @@ def _lesam_plot(args: argparse.Namespace) -> int:
 def _eos_run(args: argparse.Namespace) -> int:
     from sharpness.bridges.sam_eos import SamEosParams, run_sweep
 
-    params = SamEosParams.from_dict(json.loads(args.params))
+    raw, source = _settings(args)
+    if getattr(args, "data_root", None) is not None:
+        raw = {**raw, "data_root": args.data_root}
+    params = SamEosParams.from_dict(raw)
     with run_lock(args.out, what="bridges run"):
-        run_sweep(params, Path(args.out), threads=args.threads)
+        run_sweep(params, Path(args.out), threads=args.threads, config_file=source)
     return 0
 
 

@@ -26,6 +26,8 @@ from sharpness.jobs.files import write_files
 #: each paper section's job list: ``(config section, module whose jobs(config) lists them)``
 PROVIDERS: tuple[tuple[str, str], ...] = (
     ("lesam", "sharpness.lesam.jobs"),
+    ("eos", "sharpness.eos.jobs"),
+    ("bridges", "sharpness.bridges.jobs"),
 )
 
 
@@ -114,7 +116,10 @@ class Plan:
 
 
 def _key(config: Mapping[str, Any]) -> str:
-    return json.dumps(config, sort_keys=True, default=str, separators=(",", ":"))
+    """The config as the cache's key, which :func:`_build` reads back: keys in the config's
+    own order (not sorted), since order means something there (the ablation factors and
+    their variants are drawn in the order the profile lists them)."""
+    return json.dumps(config, default=str, separators=(",", ":"))
 
 
 #: the plans built in this process, by their config's canonical JSON (a few at most)
