@@ -213,7 +213,7 @@ class Run:
                                    momentum=cfg["momentum"], weight_decay=cfg["weight_decay"],
                                    nesterov=cfg["nesterov"], total_steps=self.total_steps,
                                    steps_per_epoch=self.steps_per_epoch,
-                                   seed=seed, **cfg["opt_hparams"])
+                                   seed=seed, resolved=cfg["opt_hparams"])
         self.gen = torch.Generator().manual_seed(seed + 1)
         self.fill = self.model.mean.view(-1).to(self.device) if cfg["normalize"] else None
         if cfg["mode"] == "minibatch" and self.hooks.batches is not None:
