@@ -19,7 +19,7 @@ from torch import Tensor
 from sharpness.device import resolve_device
 from sharpness.errors import ConfigError
 from sharpness.io import append_jsonl, atomic_torch_save, atomic_write_json, atomic_write_text
-from sharpness.optim import build_optimizer
+from sharpness.optim.registry import build_optimizer
 from sharpness.runs import seal
 from sharpness.train import checkpoint as ckpt
 from sharpness.train import distributed as ddp
