@@ -12,6 +12,7 @@ import yaml
 
 from sharpness.lesam import experiments as exp
 from sharpness.lesam.records import settings_sentence
+from sharpness.optim.spec import optimizer_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = re.compile(r"^(official|paper|choice): .+")
@@ -28,8 +29,14 @@ def test_every_paper_setting_has_a_source(paper):
     runs = exp.training_runs(section)
     for rid, run in runs.items():
         cfg = run["config"]
-        for name in cfg["opt_hparams"]:
-            assert SOURCE.match(cfg["sources"][f"opt_hparams.{name}"]), (rid, name)
+        for key in run["sourced"]:  # each hyper-parameter written names its source
+            assert SOURCE.match(cfg["sources"][key]), (rid, key)
+        # the rest are the optimizer's defaults, resolved with it (sourced in optimizers.yaml)
+        spec = optimizer_spec(cfg["optimizer"])
+        assert cfg["opt_hparams"] == spec.resolve(
+            {k.split(".", 1)[1]: cfg["opt_hparams"][k.split(".", 1)[1]] for k in run["sourced"]})
+        assert all(SOURCE.match(spec.sources[k]) for k in cfg["opt_hparams"]
+                   if f"opt_hparams.{k}" not in run["sourced"])
         assert "source" not in cfg and "source" not in cfg["opt_hparams"]
     # the official recipe values, each with the official file named
     c100 = runs["cifar100_resnet18-fsam-s0"]["config"]

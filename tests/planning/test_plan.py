@@ -277,6 +277,30 @@ def test_paper_plan_for_100_gpu_hours_is_a_valid_dry_run(tmp_path, repo, bin_dir
     assert not any("imagenet" in t for t in record["targets"])
 
 
+def test_a_record_naming_only_the_given_hyper_parameters_matches_the_resolved_plan(
+        paper, tmp_path):
+    """The plan's run configs hold their hyper-parameters resolved; a record that names only
+    those its config gave is the same run (the spec resolves the rest), one with another
+    value is not."""
+    from sharpness.lesam.experiments import training_runs
+    from sharpness.train.config import validate_config
+
+    config, _ = paper
+    runs = training_runs(config["lesam"])
+    rid = next(r for r in runs if r.endswith("-sam-s0"))
+    job = type("J", (), {"paper": "lesam", "run": rid, "gpus": 1})()
+    folder = tmp_path / "lesam" / "runs" / rid
+    folder.mkdir(parents=True)
+    params = json.loads(json.dumps(validate_config(dict(runs[rid]["config"])), default=str))
+    given = {"rho": params["opt_hparams"]["rho"]}
+    assert set(params["opt_hparams"]) > set(given)
+    for hparams, hours in ((given, 0.5), ({"rho": given["rho"] * 2}, None)):
+        record = {"status": "ok", "device_used": "cuda:0", "wall_s": 1800.0,
+                  "params": {**params, "opt_hparams": hparams}}
+        (folder / "provenance.json").write_text(json.dumps(record))
+        assert recorded_hours(job, runs[rid]["config"], tmp_path) == hours
+
+
 def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
     from sharpness.lesam.experiments import training_runs
 

@@ -23,8 +23,11 @@ mean"; the checks of what the sections expand to need a valid file and come afte
    against the schema's eos setting, each setting with learning rates, each figure naming
    settings that exist), and the paper profile's lesam settings must name their source.
 
-Pure Python (no torch), so planning stays fast. Each run is checked once more when it
-starts (:func:`sharpness.train.validate_config`: model options, optimizer hyper-parameters).
+Pure Python (no torch), so planning stays fast. The hyper-parameters are resolved here, once,
+by the expansion (:func:`sharpness.lesam.experiments.resolved_hparams`); the job files hold
+the resolved values, and a run checks when it starts only what planning cannot see without
+torch (:func:`sharpness.train.validate_config` with ``resolved=True``: types, model options,
+the hyper-parameters' names, not their values again).
 The schema's ``default`` values document the code's defaults; they are not written into the
 config (that would change the settings, and so the cache keys, of every run).
 """
@@ -43,7 +46,7 @@ from jsonschema.exceptions import best_match
 from sharpness.eos.config import dropped_settings, expand_settings
 from sharpness.errors import ConfigError, key_path, nonfinite
 from sharpness.lesam import experiments as lesam_exp
-from sharpness.optim.spec import optimizer_spec, optimizer_specs
+from sharpness.optim.spec import optimizer_specs
 
 #: run settings a lesam group sets itself (from its optimizer entries, seeds and init_from)
 GROUP_SET = {"optimizer": "the group's `optimizers` entries",
@@ -272,7 +275,9 @@ def check_lesam(section: dict[str, Any], schema: dict[str, Any], paper: bool = F
                 raise ConfigError(f"config key lesam.groups.{name}.init_from: no label "
                                   f"{label!r} in group {group!r} (known: {sorted(labels)})")
     # every part of a run's settings (base, overrides, entries, seeds) passed the schema
-    # above; expanding them here surfaces what only the combination can get wrong
+    # above; expanding them here surfaces what only the combination can get wrong, and
+    # resolves every run's hyper-parameters through its optimizer's spec (the one place:
+    # sharpness.lesam.experiments.resolved_hparams, whose ConfigError names the key)
     runs = {f"run {rid}": r["config"] for rid, r in lesam_exp.training_runs(section).items()}
     runs.update({f"glmc run {rid}": r["config"]
                  for rid, r in lesam_exp.glmc_runs(section).items()})
@@ -282,25 +287,11 @@ def check_lesam(section: dict[str, Any], schema: dict[str, Any], paper: bool = F
         for key in ("dataset", "model"):
             if key not in cfg:
                 raise ConfigError(f"config key lesam.base.{key}: required (lesam {where})")
-        _check_hparams(where, cfg)
     if paper:
         unsourced = lesam_exp.missing_sources(section)
         if unsourced:
             raise ConfigError("config key lesam: settings without a source (add `source:` "
                               "beside them in the config):\n  " + "\n  ".join(unsourced))
-
-
-def _check_hparams(where: str, cfg: dict[str, Any]) -> None:
-    """A lesam run's ``opt_hparams`` through the optimizer's own check
-    (:meth:`sharpness.optim.spec.OptimizerSpec.resolve`, the one place that checks them), so
-    a refused value stops the plan instead of the job."""
-    name, label = cfg["optimizer"], cfg["tags"]["label"]
-    try:
-        optimizer_spec(name).resolve(cfg.get("opt_hparams"))
-    except ValueError as exc:
-        key = (f"lesam.optimizers.{name}" if label == name
-               else f"lesam.optimizers.{name} with the hparams of entry {label!r}")
-        raise ConfigError(f"config key {key} (lesam {where}): {exc}") from None
 
 
 def _labels(section: dict[str, Any], group: str) -> set[str]:

@@ -33,6 +33,13 @@ the section's canonical JSON and hands out one read-only copy (:mod:`sharpness.f
 (:mod:`sharpness.config.check`, :mod:`sharpness.lesam.steps`, the rule file, the cost planner)
 read. A caller that must change a run's config deep-copies it first.
 
+Hyper-parameters: every run's ``opt_hparams`` are resolved here, once an optimizer entry, by
+the optimizer's spec (:meth:`sharpness.optim.spec.OptimizerSpec.resolve`: checked, defaults
+filled in); a refused value is a :class:`~sharpness.errors.ConfigError` naming the config key
+and the first run that uses it. The job files hold these resolved values, and the training
+process takes them as they are (:func:`sharpness.train.config.validate_config` with
+``resolved=True``): the spec is asked once, when the run list is built.
+
 Sources (the paper profile): ``base``, each optimizer of ``optimizers``, each dict entry of a
 group's list, each group (for its ``overrides``), ``glmc`` and ``signal`` may carry a
 ``source`` mapping, setting -> ``"official: <repo> <file> ..."``, ``"paper: <where>"`` or
@@ -50,8 +57,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from sharpness.errors import ConfigError
 from sharpness.frozen import freeze
 from sharpness.mappings import deep_merge
+from sharpness.optim.spec import optimizer_spec
 
 RESULTS = "results/lesam"
 RUNS_DIR = f"{RESULTS}/runs"
@@ -128,6 +137,26 @@ def _opt_sources(entry: dict[str, Any]) -> dict[str, str]:
     return {f"opt_hparams.{k}": v for k, v in entry["sources"].items() if k in entry["hparams"]}
 
 
+def _written(entry: dict[str, Any]) -> list[str]:
+    """The hyper-parameters the config writes for ``entry`` (each needs a source; a default
+    has its own in ``optimizers.yaml``)."""
+    return sorted(f"opt_hparams.{k}" for k in entry["hparams"])
+
+
+def resolved_hparams(entry: dict[str, Any], where: str) -> dict[str, Any]:
+    """The optimizer entry's hyper-parameters resolved by its spec (checked, defaults filled
+    in): the one call that resolves a lesam run's hyper-parameters. ``where`` names the first
+    run that uses them (``run cifar-sam-s0``) in the error."""
+    name, label = entry["optimizer"], entry["label"]
+    try:
+        return optimizer_spec(name).resolve(entry["hparams"])
+    except (KeyError, ValueError) as exc:
+        key = (f"lesam.optimizers.{name}" if label == name
+               else f"lesam.optimizers.{name} with the hparams of entry {label!r}")
+        reason = exc.args[0] if exc.args else exc
+        raise ConfigError(f"config key {key} (lesam {where}): {reason}") from None
+
+
 def base_config(section: dict[str, Any]) -> dict[str, Any]:
     """``base`` without its ``source`` mapping."""
     return _strip(section.get("base", {}))[0]
@@ -180,8 +209,9 @@ def all_runs(section: Mapping[str, Any]) -> Runs:
 
 def training_runs(section: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
     """Every training run of the section: run id -> ``{group, label, optimizer, seed, config,
-    depends}`` where ``config`` is the full train config and ``depends`` the run ids whose
-    models it needs (read-only: :func:`all_runs`)."""
+    depends, sourced}`` where ``config`` is the full train config (``opt_hparams`` resolved),
+    ``depends`` the run ids whose models it needs and ``sourced`` the settings written for it
+    that need a source (read-only: :func:`all_runs`)."""
     return all_runs(section).training
 
 
@@ -193,9 +223,12 @@ def _training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
         cfg_group = deep_merge(base, overrides)
         train_src = _train_sources((base, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
         for entry in optimizer_entries(section, spec["optimizers"]):
-            for seed in entry["seeds"] or spec["seeds"]:
+            seeds = entry["seeds"] or spec["seeds"]
+            hparams = resolved_hparams(
+                entry, f"run {run_id(group, entry['label'], seeds[0])}") if seeds else {}
+            for seed in seeds:
                 cfg = deep_merge(cfg_group, {"optimizer": entry["optimizer"],
-                                         "opt_hparams": entry["hparams"], "seed": int(seed),
+                                         "opt_hparams": hparams, "seed": int(seed),
                                          "tags": {"group": group, "label": entry["label"]}})
                 _with_sources(cfg, {**train_src, **_opt_sources(entry)})
                 depends = []
@@ -206,7 +239,8 @@ def _training_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
                     depends.append(src)
                 out[run_id(group, entry["label"], seed)] = {
                     "group": group, "label": entry["label"], "optimizer": entry["optimizer"],
-                    "seed": int(seed), "config": cfg, "depends": depends}
+                    "seed": int(seed), "config": cfg, "depends": depends,
+                    "sourced": _written(entry)}
     return out
 
 
@@ -216,17 +250,19 @@ def group_runs(section: Mapping[str, Any], group: str) -> list[str]:
 
 
 def _study_config(section: dict[str, Any], spec: dict[str, Any], group: str
-                  ) -> Callable[[dict[str, Any], int], dict[str, Any]]:
+                  ) -> Callable[[dict[str, Any], dict[str, Any], int], dict[str, Any]]:
     """For a study with its own ``overrides`` (GLMC, the signal probe): the train config of
-    one (optimizer entry, seed), with the source of every setting recorded and the run's
-    ``group`` and ``label`` in its ``tags`` (which its record keeps)."""
+    one (optimizer entry, its resolved hyper-parameters, seed), with the source of every
+    setting recorded and the run's ``group`` and ``label`` in its ``tags`` (which its record
+    keeps)."""
     base_cfg, base_src = _strip(section.get("base", {}))
     overrides = spec.get("overrides", {})
     base = deep_merge(base_cfg, overrides)
     train_src = _train_sources((base_cfg, base_src), (overrides, spec.get(SOURCE_KEY) or {}))
 
-    def run_config(entry: dict[str, Any], seed: int) -> dict[str, Any]:
-        cfg = deep_merge(base, {"optimizer": entry["optimizer"], "opt_hparams": entry["hparams"],
+    def run_config(entry: dict[str, Any], hparams: dict[str, Any], seed: int
+                   ) -> dict[str, Any]:
+        cfg = deep_merge(base, {"optimizer": entry["optimizer"], "opt_hparams": hparams,
                             "seed": seed, "tags": {"group": group, "label": entry["label"]}})
         _with_sources(cfg, {**train_src, **_opt_sources(entry)})
         return cfg
@@ -270,8 +306,10 @@ def _glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
                                              SOURCE_KEY: train_source}, f"lt{factor:g}")
         glmc_sources = {f"glmc.{k}": v for k, v in item["source"].items() if k in method}
         for entry in optimizer_entries(section, spec["optimizers"]):
+            hparams = resolved_hparams(entry, "glmc run " + run_id(
+                f"lt{factor:g}", entry["label"], spec["seeds"][0])) if spec["seeds"] else {}
             for seed in spec["seeds"]:
-                cfg = run_config(entry, int(seed))
+                cfg = run_config(entry, hparams, int(seed))
                 cfg["glmc"] = deep_merge(method, {"imbalance_factor": factor})
                 if glmc_sources:
                     cfg["sources"] = dict(sorted({**cfg.get("sources", {}),
@@ -279,8 +317,8 @@ def _glmc_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 rid = run_id(f"lt{factor:g}", entry["label"], seed)
                 out[rid] = {"imbalance_factor": factor, "label": entry["label"],
                              "optimizer": entry["optimizer"], "seed": int(seed), "config": cfg,
-                             "sourced": sorted(f"glmc.{k}" for k in item["written"]
-                                               if k != "lt_seed")}
+                             "sourced": _written(entry) + sorted(
+                                 f"glmc.{k}" for k in item["written"] if k != "lt_seed")}
     return out
 
 
@@ -305,24 +343,28 @@ def _signal_runs(section: dict[str, Any]) -> dict[str, dict[str, Any]]:
     out = {}
     seeds = signal_seeds(spec)
     for entry in optimizer_entries(section, spec["optimizers"]):
+        hparams = resolved_hparams(entry, f"signal run {entry['label']}")
         for k, seed in enumerate(seeds):
             key = entry["label"] if k == 0 else f"{entry['label']}-s{seed}"
-            out[key] = {"config": run_config(entry, seed), "probe_every": spec["probe_every"],
+            out[key] = {"config": run_config(entry, hparams, seed),
+                        "probe_every": spec["probe_every"],
                         "probe_batch": spec.get("probe_batch"), "label": entry["label"],
-                        "seed": seed}
+                        "seed": seed, "sourced": _written(entry)}
     return out
 
 
-def _configs(section: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    out = {f"run {rid}": r["config"] for rid, r in training_runs(section).items()}
-    out.update({f"glmc run {rid}": r["config"] for rid, r in glmc_runs(section).items()})
-    out.update({f"signal run {lab}": r["config"] for lab, r in signal_runs(section).items()})
+def _runs(section: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """Every run of the section (training, GLMC, signal) by ``"<kind> <id>"``."""
+    out = {f"run {rid}": r for rid, r in training_runs(section).items()}
+    out.update({f"glmc run {rid}": r for rid, r in glmc_runs(section).items()})
+    out.update({f"signal run {lab}": r for lab, r in signal_runs(section).items()})
     return out
 
 
 def missing_sources(section: dict[str, Any]) -> list[str]:
     """Settings written in the section without a valid source, one line each (deduplicated):
-    every optimizer hyper-parameter of every run, and the training keys of
+    every optimizer hyper-parameter a run's entry writes (a run's ``sourced``; a default's
+    source is its ``optimizers.yaml`` entry's), and the training keys of
     :data:`SOURCED_TRAIN_KEYS` that ``base`` or an override sets."""
     written = set(base_config(section))
     for key in ("glmc", "signal"):
@@ -332,13 +374,12 @@ def missing_sources(section: dict[str, Any]) -> list[str]:
             written |= set(item["overrides"])
     for spec in section.get("groups", {}).values():
         written |= set(spec.get("overrides", {}))
-    glmc = {f"glmc run {rid}": r["sourced"] for rid, r in glmc_runs(section).items()}
     problems: set[str] = set()
-    for where, cfg in _configs(section).items():
+    for where, run in _runs(section).items():
+        cfg = run["config"]
         sources = cfg.get("sources", {})
-        wanted = [f"opt_hparams.{k}" for k in cfg.get("opt_hparams", {})]
+        wanted = list(run["sourced"])  # the hyper-parameters (and GLMC settings) written
         wanted += [k for k in SOURCED_TRAIN_KEYS if k in written and k in cfg]
-        wanted += glmc.get(where, [])
         for key in wanted:
             text = sources.get(key)
             kind = str(text).split(":", 1)[0] if text else None
@@ -354,8 +395,8 @@ def sources_by_kind(section: dict[str, Any]) -> dict[str, list[str]]:
     """``{kind: ["<optimizer>.<setting> = <value> (<source>) [runs]", ...]}``: every sourced
     setting once, with the run ids (seeds dropped) that use it."""
     found: dict[tuple[str, str, str], set[str]] = {}
-    for where, cfg in _configs(section).items():
-        run = where.split(" ")[-1].rsplit("-s", 1)[0]
+    for where, entry in _runs(section).items():
+        cfg, run = entry["config"], where.split(" ")[-1].rsplit("-s", 1)[0]
         for key, text in cfg.get("sources", {}).items():
             if key.startswith("opt_hparams."):
                 name = key.split(".", 1)[1]

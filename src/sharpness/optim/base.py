@@ -38,7 +38,7 @@ bit-identically.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import torch
@@ -73,7 +73,10 @@ class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
     :meth:`_perturbation`; state of their own they build in :meth:`_setup`.
     Its hyper-parameters are its spec's :meth:`~sharpness.optim.spec.OptimizerSpec.resolve`
     of those given: unknown ones and values the spec does not accept raise ``ValueError``
-    naming them.
+    naming them. ``resolved`` (instead of keywords) are hyper-parameters resolved already, as
+    a validated run config holds them (:func:`sharpness.train.validate_config`): taken as
+    they are, so the spec resolves them once on any path, here only for a caller that
+    passes its own.
     """
 
     name: ClassVar[str] = "base"
@@ -100,12 +103,10 @@ class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
         seed: int = 0,
         total_steps: int | None = None,
         steps_per_epoch: int | None = None,
+        resolved: Mapping[str, Any] | None = None,
         **hparams: Any,
     ) -> None:
-        if self.spec is None and hparams:
-            raise ValueError(f"optimizer {self.name!r}: unknown hyper-parameter(s) "
-                             f"{', '.join(sorted(hparams))} (known: none)")
-        self.hparams: dict[str, Any] = self.spec.resolve(hparams) if self.spec else {}
+        self.hparams: dict[str, Any] = self._settings(resolved, hparams)
         self.model = model
         self.base_optimizer = base_optimizer
         self.total_steps = total_steps
@@ -125,6 +126,22 @@ class SharpnessOptimizer(EagerOptimizerMixin, torch.optim.Optimizer):
         self.last_eps: list[Tensor] = []
         self._last_eps_params: list[Tensor] = []
         self._setup()
+
+    def _settings(self, resolved: Mapping[str, Any] | None, hparams: dict[str, Any]
+                  ) -> dict[str, Any]:
+        """The hyper-parameters: ``resolved`` as they are, else the spec's resolve of
+        ``hparams`` (the one call that resolves them for a caller outside a run config)."""
+        if resolved is not None:
+            if hparams:
+                raise ValueError(f"optimizer {self.name!r}: hyper-parameters given both "
+                                 f"resolved and as keywords ({', '.join(sorted(hparams))})")
+            return dict(resolved)
+        if self.spec is None:
+            if hparams:
+                raise ValueError(f"optimizer {self.name!r}: unknown hyper-parameter(s) "
+                                 f"{', '.join(sorted(hparams))} (known: none)")
+            return {}
+        return self.spec.resolve(hparams)
 
     # -- to be specialised ---------------------------------------------------------------
     def _setup(self) -> None:

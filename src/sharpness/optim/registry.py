@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -46,6 +47,7 @@ def build_optimizer(
     steps_per_epoch: int | None = None,
     seed: int = 0,
     base_optimizer: torch.optim.Optimizer | None = None,
+    resolved: Mapping[str, Any] | None = None,
     **hparams: Any,
 ) -> SharpnessOptimizer:
     """The optimizer ``name`` (a key of :data:`OPTIMIZERS`) over ``model``'s trainable params.
@@ -55,7 +57,9 @@ def build_optimizer(
     :class:`sharpness.optim.eager.SGD`, the same arithmetic without importing ``torch._dynamo``
     on the first step. Weight decay lives in the base optimizer, so it is applied once per step
     at ``theta`` and never enters the perturbation. ``hparams`` are the optimizer's own
-    (``rho``, ``sigma``, ...); an unknown one raises ``ValueError`` naming it. ``total_steps``
+    (``rho``, ``sigma``, ...), resolved by its spec; an unknown one raises ``ValueError``
+    naming it. ``resolved`` instead: hyper-parameters resolved already (a validated run
+    config's ``opt_hparams``), taken as they are. ``total_steps``
     drives LE-SAM's sigma schedule in ``fractions`` mode; ``steps_per_epoch`` its official
     per-epoch schedule and Eigen-SAM's in-epoch refresh (None: one step counts as one epoch).
     """
@@ -67,4 +71,4 @@ def build_optimizer(
             params, lr=lr, momentum=momentum, weight_decay=weight_decay, nesterov=nesterov
         )
     return OPTIMIZERS[name](model, base_optimizer, seed=seed, total_steps=total_steps,
-                            steps_per_epoch=steps_per_epoch, **hparams)
+                            steps_per_epoch=steps_per_epoch, resolved=resolved, **hparams)

@@ -42,8 +42,8 @@ class HParam:
     (``"official: <repo> <file>"``, ``"paper: <where>"`` or ``"choice: <why>"``), and the
     values it accepts: a tuple of choices, an interval (:data:`INTERVAL`) or ``()`` for any.
     Every value given is checked against ``accepts`` in one place
-    (:meth:`OptimizerSpec.resolve`, which the training config and the optimizer both call), so
-    a module states its constraints here instead of coding a check."""
+    (:meth:`OptimizerSpec.resolve`), so a module states its constraints here instead of
+    coding a check."""
 
     name: str
     default: Any
@@ -120,9 +120,12 @@ class OptimizerSpec:
 
     def resolve(self, hparams: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``hparams`` checked and with the defaults filled in: the one place an optimizer's
-        hyper-parameters are validated and defaulted (the training config checks a run's
-        ``opt_hparams`` with it when the run is loaded, the optimizer takes its settings from
-        it). An unknown name or a value outside ``accepts`` raises ``ValueError`` naming it."""
+        hyper-parameters are validated and defaulted, called once on any path: by the lesam
+        plan when it builds the run list (:func:`sharpness.lesam.experiments.resolved_hparams`;
+        the job files hold the result, which the training process takes as written), by
+        :func:`sharpness.train.validate_config` for a run config given by hand, or by the
+        optimizer for a caller that passes its own keywords. An unknown name or a value
+        outside ``accepts`` raises ``ValueError`` naming it."""
         given = dict(hparams or {})
         unknown = sorted(set(given) - set(self.defaults))
         if unknown:

@@ -35,11 +35,17 @@ CHECKPOINT, METRICS, FINAL, CONFIG = "checkpoint.pt", "metrics.jsonl", "final.js
 def _same_settings(params: Mapping[str, Any], planned: Mapping[str, Any]) -> bool:
     """Whether a run folder's settings (the engine's validated config, as its records hold
     it: defaults filled in) are the planned ones, validated the same way: the core settings
-    present and every setting both hold equal."""
+    present and every setting both hold equal. A record whose ``opt_hparams`` name only
+    those its config gave (the optimizer's defaults left out) is compared as its optimizer's
+    spec resolves them, as the planned ones are."""
+    from sharpness.optim.spec import optimizer_spec
     from sharpness.train.config import validate_config  # lazy: torch (its package imports it)
 
     try:
         wanted = json.loads(json.dumps(validate_config(dict(planned)), default=str))
+        if isinstance(params.get("opt_hparams"), dict) and "optimizer" in params:
+            params = {**params, "opt_hparams": optimizer_spec(str(params["optimizer"])).resolve(
+                params["opt_hparams"])}
     except (ValueError, TypeError, KeyError):  # not a valid run config: nothing matches it
         return False
     return not (any(k not in params or params[k] != wanted.get(k, params[k])

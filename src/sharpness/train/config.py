@@ -156,11 +156,18 @@ def _check(cfg: dict[str, Any], key: str, ok: Callable[[Any], bool], reason: str
         raise _fail(key, f"{reason}, got {cfg[key]!r}")
 
 
-def validate_config(config: dict[str, Any]) -> dict[str, Any]:
-    """Return ``config`` with defaults filled in, or raise ``ConfigError`` naming the key.
+def validate_config(config: dict[str, Any], *, resolved: bool = False) -> dict[str, Any]:
+    """Return ``config`` with defaults filled in and its ``opt_hparams`` resolved, or raise
+    ``ConfigError`` naming the key.
 
     The model and optimizer names are checked against their registries, and the model's own
-    options against the builder's signature, so every typo fails here.
+    options against the builder's signature, so every typo fails here. The hyper-parameters
+    are resolved by the optimizer's spec (:meth:`sharpness.optim.spec.OptimizerSpec.resolve`:
+    checked, defaults filled in), unless ``resolved``: a job file the workflow's plan wrote
+    holds them resolved already (:mod:`sharpness.lesam.experiments`), so only their names are
+    checked (every hyper-parameter of the optimizer, no other) and their values are taken as
+    the plan resolved them (the file's SHA-256 is in the run's provenance). Either way the
+    result is the same config, so the optimizer takes ``opt_hparams`` as they are.
     """
     if not isinstance(config, dict):
         raise ConfigError(f"train config must be a JSON object, got {type(config).__name__}")
@@ -279,13 +286,13 @@ def validate_config(config: dict[str, Any]) -> dict[str, Any]:
     _check_type(cfg, "tags", (dict,))
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in cfg["tags"].items()):
         raise _fail("tags", "must map names to strings")
-    _check_registries(cfg)
+    _check_registries(cfg, resolved)
 
     check_config(cfg)
     return cfg
 
 
-def _check_registries(cfg: dict[str, Any]) -> None:
+def _check_registries(cfg: dict[str, Any], resolved: bool) -> None:
     if cfg["model"] not in MODELS:
         raise _fail("model", f"unknown model {cfg['model']!r}; known: {', '.join(sorted(MODELS))}")
     allowed = model_options(cfg["model"])
@@ -296,7 +303,17 @@ def _check_registries(cfg: dict[str, Any]) -> None:
     if cfg["optimizer"] not in OPTIMIZERS:
         raise _fail("optimizer", f"unknown optimizer {cfg['optimizer']!r}; known: "
                                  f"{', '.join(OPTIMIZERS)}")
+    spec = optimizer_spec(cfg["optimizer"])
+    if resolved:  # resolved by the plan: the names only
+        missing = sorted(set(spec.defaults) - set(cfg["opt_hparams"]))
+        extra = sorted(set(cfg["opt_hparams"]) - set(spec.defaults))
+        if missing or extra:
+            raise _fail("opt_hparams", f"not resolved for optimizer {spec.name!r} (missing: "
+                                       f"{', '.join(missing) or 'none'}; unknown: "
+                                       f"{', '.join(extra) or 'none'}): a job file holds every "
+                                       "hyper-parameter of its optimizer, as the plan wrote it")
+        return
     try:  # the optimizer's spec checks its hyper-parameters (the one place that does)
-        optimizer_spec(cfg["optimizer"]).resolve(cfg["opt_hparams"])
+        cfg["opt_hparams"] = spec.resolve(cfg["opt_hparams"])
     except ValueError as exc:
         raise _fail("opt_hparams", str(exc)) from None

@@ -143,8 +143,14 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
     ``config_file`` (``{"path", "sha256"}``: the file the config was read from, as the
     workflow's jobs receive it) is recorded under ``config_file`` in ``provenance.json``; it
     is not part of the cache key (the config it holds is).
+
+    ``config`` is validated here, once (the one validation of a run in its process): with
+    its hyper-parameters resolved by the optimizer's spec, or, for a config read from a job
+    file (``config_file``), whose plan resolved them, with their names checked and their
+    values taken as written (:func:`sharpness.train.config.validate_config`). The optimizer
+    takes them as they are.
     """
-    cfg = validate_config(config)
+    cfg = validate_config(config, resolved=config_file is not None)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if threads:

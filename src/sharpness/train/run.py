@@ -19,7 +19,7 @@ from torch import Tensor
 from sharpness.device import resolve_device
 from sharpness.errors import ConfigError
 from sharpness.io import append_jsonl, atomic_torch_save, atomic_write_json, atomic_write_text
-from sharpness.optim import build_optimizer
+from sharpness.optim.registry import build_optimizer
 from sharpness.runs import seal
 from sharpness.train import checkpoint as ckpt
 from sharpness.train import distributed as ddp
@@ -213,7 +213,7 @@ class Run:
                                    momentum=cfg["momentum"], weight_decay=cfg["weight_decay"],
                                    nesterov=cfg["nesterov"], total_steps=self.total_steps,
                                    steps_per_epoch=self.steps_per_epoch,
-                                   seed=seed, **cfg["opt_hparams"])
+                                   seed=seed, resolved=cfg["opt_hparams"])
         self.gen = torch.Generator().manual_seed(seed + 1)
         self.fill = self.model.mean.view(-1).to(self.device) if cfg["normalize"] else None
         if cfg["mode"] == "minibatch" and self.hooks.batches is not None:

@@ -1,0 +1,122 @@
+"""An optimizer's hyper-parameters are resolved by its spec once on any path: by the plan for a
+workflow job (whose file holds the resolved values, which ``sharpness train --config-file``
+takes as written), by the config's validation for a run given by hand, by the optimizer for a
+caller that passes its own keywords."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+import pytest
+
+from sharpness.cli import main
+from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
+from sharpness.lesam import experiments as exp
+from sharpness.lesam import steps
+from sharpness.optim.spec import OptimizerSpec, optimizer_spec
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+TINY = {"dataset": "mnist_embedded", "model": "cnn", "model_kwargs": {"channels": 4},
+        "train_size": 64, "test_size": 32, "epochs": 1, "batch_size": 32, "lr": 0.05,
+        "device": "cpu", "optimizer": "sam", "opt_hparams": {"rho": 0.1}}
+
+
+@pytest.fixture
+def resolves(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The optimizers whose spec resolves hyper-parameters, one entry a call."""
+    calls: list[str] = []
+    resolve = OptimizerSpec.resolve
+
+    def counted(self: OptimizerSpec, hparams=None):  # noqa: ANN001, ANN202
+        calls.append(self.name)
+        return resolve(self, hparams)
+    monkeypatch.setattr(OptimizerSpec, "resolve", counted)
+    return calls
+
+
+def test_the_plan_resolves_each_entry_once_and_its_job_files_hold_the_result(resolves):
+    """Building the quick profile's job files resolves each optimizer entry of a study once
+    (not once a run, nor again for the files), and every training file holds every
+    hyper-parameter of its optimizer, as its spec resolves what the profile wrote."""
+    section = copy.deepcopy(load_profile([], REPO / DEFAULT_PROFILE)["lesam"])
+    for spec in section["groups"].values():  # two seeds a run: runs outnumber entries
+        spec["seeds"] = [0, 1]
+    exp.expand.cache_clear()
+    files = steps.job_configs(section)
+    runs = exp.training_runs(section)
+    entries = sum(len(spec["optimizers"]) for spec in section["groups"].values())
+    if section.get("glmc"):
+        entries += len(exp.glmc_factors(section["glmc"])) * len(section["glmc"]["optimizers"])
+    if section.get("signal"):
+        entries += len(section["signal"]["optimizers"])
+    assert len(resolves) == entries < len(runs)  # once an entry, not once a run
+    before = len(resolves)
+    steps.job_configs(section)
+    assert len(resolves) == before  # the expansion is cached: nothing resolved again
+    for rid, run in runs.items():
+        written = section["optimizers"].get(run["label"], {})
+        held = files[exp.output(exp.TRAIN_CONFIG, run=rid)]["opt_hparams"]
+        spec = optimizer_spec(run["optimizer"])
+        assert set(held) == set(spec.defaults), rid
+        assert all(held[k] == v for k, v in written.items() if k != "source"), rid
+
+
+def test_a_job_file_is_not_resolved_again_and_runs_as_the_same_config_by_hand(
+        tmp_path, resolves, capsys):
+    """``sharpness train --config-file`` of a file with resolved hyper-parameters asks the
+    spec nothing; the same run given by hand (``--config``, the profile's few keys) resolves
+    once, and both are one run: the same config id and the same numbers."""
+    hand = tmp_path / "hand.json"
+    hand.write_text(json.dumps(TINY))
+    planned = tmp_path / "planned.json"
+    planned.write_text(json.dumps({**TINY, "opt_hparams": optimizer_spec("sam").resolve(
+        TINY["opt_hparams"])}))
+    resolves.clear()
+    assert main(["train", "--config-file", str(planned), "--out", str(tmp_path / "a"),
+                 "--no-progress"]) == 0
+    assert resolves == []
+    assert main(["train", "--config", str(hand), "--out", str(tmp_path / "b"),
+                 "--no-progress"]) == 0
+    assert resolves == ["sam"]
+    finals = [json.loads((tmp_path / run / "final.json").read_text()) for run in "ab"]
+    assert finals[0] == finals[1] and finals[0]["steps"] == 2
+    record = json.loads((tmp_path / "a" / "provenance.json").read_text())
+    assert record["config_file"]["path"] == str(planned)
+    assert record["params"]["opt_hparams"]["bn_second_pass"] == "freeze"
+    capsys.readouterr()
+
+
+def test_a_job_file_must_hold_resolved_hyper_parameters(tmp_path, capsys):
+    """A job file whose hyper-parameters are not every one of its optimizer's (edited by
+    hand) is refused naming what is missing; ``--set`` may not change what the plan
+    resolved."""
+    path = tmp_path / "job.json"
+    path.write_text(json.dumps(TINY))
+    assert main(["train", "--config-file", str(path), "--out", str(tmp_path / "run")]) == 2
+    assert re.search(r"'opt_hparams': not resolved .*missing: bn_second_pass",
+                     capsys.readouterr().err)
+    assert main(["train", "--config-file", str(path), "--out", str(tmp_path / "run"),
+                 "--set", 'opt_hparams={"rho": 0.2}']) == 2
+    assert "--set opt_hparams: a --config-file's optimizer" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "final.json").exists()
+
+
+def test_the_optimizer_resolves_only_what_a_caller_passes_as_keywords(resolves):
+    """Keywords are resolved by the optimizer (once); ``resolved`` ones are taken as they
+    are; both at once are refused."""
+    torch = pytest.importorskip("torch")
+    from sharpness.optim import build_optimizer
+
+    model = torch.nn.Linear(3, 2)
+    assert build_optimizer("sam", model, rho=0.2).hparams["rho"] == 0.2
+    assert resolves == ["sam"]
+    settings = optimizer_spec("sam").resolve({"rho": 0.3})
+    resolves.clear()
+    assert build_optimizer("sam", model, resolved=settings).hparams == settings
+    assert resolves == []
+    with pytest.raises(ValueError, match="both resolved and as keywords .rho."):
+        build_optimizer("sam", model, resolved=settings, rho=0.1)
