@@ -17,7 +17,8 @@ PARAMS = {"datasets": {"mnist": {}}, "optimizers": {"sgd": {}, "sam": {}, "sam_l
 
 
 def _args(tmp_path, optimizer=None):
-    return argparse.Namespace(params=json.dumps(PARAMS), dataset="mnist", data_root="data",
+    return argparse.Namespace(action="train", config_file=None, params=json.dumps(PARAMS),
+                              dataset="mnist", data_root="data",
                               optimizer=optimizer, out=str(tmp_path / "runs" / "mnist"),
                               threads=1)
 
@@ -28,7 +29,7 @@ def _fake(seen, written):
         seen.append((dataset, optimizer, out.relative_to(out.parents[2]).as_posix()))
         return {"runs": [{"alpha": 1.0, "seed": 0, "status": "ok", "final_test_acc": 0.5}]}
 
-    def write_group(params, out, summary):
+    def write_group(params, out, summary, config_file=None):
         written.append(out.name)
     return train_group, write_group
 

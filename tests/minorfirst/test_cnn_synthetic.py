@@ -126,7 +126,7 @@ def test_cli_run_and_plot_write_the_figure(tmp_path):
     p = {**_quick(), "alphas": [0.5], "steps": 10, "record_every": 5,
          "optimizers": {"sgd": {}, "sam": {"rho": 0.3}}}
     run = tmp_path / "run"
-    assert _run(argparse.Namespace(figure="cnn_synthetic", params=json.dumps(p), out=str(run), threads=1)) == 0
+    assert _run(argparse.Namespace(figure="cnn_synthetic", config_file=None, params=json.dumps(p), out=str(run), threads=1)) == 0
     assert (run / "data.npz").exists() and json.loads((run / "summary.json").read_text())["runs"]
     out = tmp_path / "fig" / "cnn_synthetic.pdf"
     assert _plot(argparse.Namespace(figure="cnn_synthetic", run=str(run), out=str(out))) == 0
@@ -161,7 +161,7 @@ def test_more_seeds_are_trained_at_the_middle_init_and_read_by_the_ledger(tmp_pa
     p = {**_quick(), "alphas": [0.2, 0.5, 1.5], "steps": 10, "record_every": 5, "seeds": [0, 3],
          "optimizers": {"sgd": {}, "sam": {"rho": 0.3}}}
     run = tmp_path / "run"
-    assert _run(argparse.Namespace(figure="cnn_synthetic", params=json.dumps(p), out=str(run),
+    assert _run(argparse.Namespace(figure="cnn_synthetic", config_file=None, params=json.dumps(p), out=str(run),
                                    threads=1)) == 0
     summary = json.loads((run / "summary.json").read_text())
     assert summary["seeds"] == [0, 3] and {r["seed"] for r in summary["replicates"]} == {3}

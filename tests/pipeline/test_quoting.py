@@ -144,7 +144,7 @@ def _value(words, flag):
 @pytest.mark.workflow  # reads a dry run of the whole quick profile
 def test_data_folders_stay_one_argument(commands):
     """Each rule that passes the data folder (data prepare, eos run and run-many, lesam train,
-    gradcam maps) gets it whole, and no command splits it."""
+    gradcam train and maps) gets it whole, and no command splits it."""
     seen = set()
     for words in commands:
         assert "my" not in words, words
@@ -154,23 +154,33 @@ def test_data_folders_stay_one_argument(commands):
         elif action in ("eos run", "eos run-many"):
             assert _value(words, "--data-root") == ROOT
             action = "eos run"
-        elif action == "gradcam maps":
-            assert _value(words, "--root") == ROOT
+        elif action in ("gradcam train", "gradcam maps"):
+            assert _value(words, "--data-root") == ROOT
         elif words[:2] == ["sharpness", "train"]:
             action = "train"
             assert _value(words, "--data-root") == ROOT  # the eos rules' spelling
         else:
             continue
         seen.add(action)
-    assert seen == {"data prepare", "eos run", "gradcam maps", "train"}
+    assert seen == {"data prepare", "eos run", "gradcam train", "gradcam maps", "train"}
 
 
 @pytest.mark.workflow  # reads a dry run of the whole quick profile
-def test_list_params_quote_each_item(commands):
-    """A list param (gradcam's KEY=DIR maps) becomes one word per item."""
-    figure = next(w for w in commands if _action(w) == ["gradcam", "figure"])
-    maps = figure[figure.index("--maps") + 1:figure.index("--out")]
-    assert [m.split("=")[0] for m in maps] == ["mnist", "svhn", "cifar10"]
+def test_minorfirst_commands_name_their_config_file(dry_run, commands):
+    """Every minorfirst and Grad-CAM job prints a command line of at most ``LONGEST``
+    characters; those that read settings name their job's file (an input the plan wrote under
+    results/minorfirst/configs/), never a `--params` config."""
+    lines = [line.split("Shell command:", 1)[1].strip() for line in dry_run.splitlines()
+             if "Shell command:" in line and line.split("Shell command:", 1)[1].strip() != "None"]
+    ours = [(line, _action(words)) for line, words in zip(lines, commands, strict=True)
+            if _action(words)[:1] in (["minorfirst"], ["gradcam"])]
+    assert {" ".join(action) for _, action in ours} == {
+        "minorfirst run", "minorfirst plot", "gradcam train", "gradcam maps", "gradcam figure"}
+    assert not [line for line, _ in ours if "--params" in line]
+    assert all(" --config-file results/minorfirst/configs/" in line
+               for line, action in ours if action != ["minorfirst", "plot"])
+    too_long = [line[:120] for line, _ in ours if len(line) > LONGEST]
+    assert not too_long, f"minorfirst commands over {LONGEST} characters: {too_long}"
 
 
 #: the longest shell command a job of the lesam runs may print (issue 50: a reader of the
@@ -182,7 +192,7 @@ LONGEST = 300
 def test_lesam_commands_name_their_config_file(dry_run, commands):
     """Every lesam job (training, GLMC, signal, eval, build) prints a command line of at most
     ``LONGEST`` characters: it names its job's config file (an input the plan wrote), not
-    the config. (The other papers' rules still pass their settings inline; not checked.)"""
+    the config."""
     lines = [line.split("Shell command:", 1)[1].strip() for line in dry_run.splitlines()
              if "Shell command:" in line and line.split("Shell command:", 1)[1].strip() != "None"]
     assert len(lines) == len(commands)

@@ -4,24 +4,6 @@
 # the Snakefile) when the job is planned; a step names the function it reads.
 
 
-# --- minorfirst (minorfirst.smk) ----------------------------------------------------------
-def minorfirst_settings(wildcards):
-    """The figure's own section of the config, as JSON (a change reruns only that figure)."""
-    return as_json(section("minorfirst", wildcards.fig))
-
-
-# --- minorfirst Grad-CAM (gradcam.smk) ----------------------------------------------------
-def gradcam_data(wildcards):
-    """The prepared data set a training job reads (none for embedded ones)."""
-    return GRADCAM_DATA[wildcards.dataset]
-
-
-def gradcam_maps_args(wildcards, input):
-    """`KEY=FOLDER` of each data set's maps, in the config's order."""
-    return [f"{key}={os.path.dirname(path)}"
-            for key, path in zip(GRADCAM_DATASETS, input.maps)]
-
-
 # --- lesam (lesam.smk) --------------------------------------------------------------------
 def lesam_run_inputs(wildcards):
     """A training run's inputs from the plan (the runs it starts from, its data, the ImageNet

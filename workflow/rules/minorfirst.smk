@@ -1,19 +1,22 @@
 # Paper `minorfirst` (papers 000/001): SAM's depth-induced implicit bias on diagonal networks.
 # Each figure is computed (minorfirst_diagonal_run), then drawn from that run's folder
-# (minorfirst_diagonal_figure); {fig} is one of MINORFIRST_DIAGONAL.
+# (minorfirst_diagonal_figure); {fig} is one of the plan's figures (sharpness.minorfirst.jobs:
+# the figure list and both jobs' outputs, once). A run job reads its figure's own config
+# section from the file the plan wrote (results/minorfirst/configs/diagonal/<fig>.json, an
+# input: a setting change rewrites that file only, so only that figure reruns); its command
+# line names the file, and the run records the file's SHA-256 in its provenance. The drawing
+# job reads its settings from the run's record.
 
-MINORFIRST_DIAGONAL = [
-    "l1_maxmargin", "linf_depth", "l2_sequential", "l2_regimes", "l2_limit", "deep_l",
-    "multi_example", "flow_vs_discrete", "cnn_synthetic",
-]
+from sharpness.minorfirst import jobs as minorfirst_jobs
 
 
 rule minorfirst_diagonal_run:
+    input:
+        unpack(plan_inputs("minorfirst_diagonal_run", "fig")),
     output:
-        data="results/minorfirst/{fig}/data.npz",
-        summary="results/minorfirst/{fig}/summary.json",
+        **dict(zip(("data", "summary"), minorfirst_jobs.run_outputs("{fig}"))),
     wildcard_constraints:
-        fig=one_of(MINORFIRST_DIAGONAL),
+        fig=one_of(PLAN.ids("minorfirst_diagonal_run")),
     message:
         "minorfirst: compute the numbers of figure {wildcards.fig} ({output.summary})"
     log: "logs/minorfirst/{fig}_run.log"
@@ -22,10 +25,9 @@ rule minorfirst_diagonal_run:
     conda: ENV
     params:
         code=code("minorfirst", "sharpness.minorfirst.compute", "sharpness.minorfirst.cnn"),
-        settings=minorfirst_settings,
         outdir=subpath(output.data, parent=True),
     shell:
-        "sharpness minorfirst run {wildcards.fig:q} --params {params.settings:q}"
+        "sharpness minorfirst run {wildcards.fig:q} --config-file {input.config:q}"
         " --out {params.outdir:q} > {log:q} 2>&1"
 
 
@@ -35,7 +37,7 @@ rule minorfirst_diagonal_figure:
     output:
         **drawn("minorfirst", "{fig}"),
     wildcard_constraints:
-        fig=one_of(MINORFIRST_DIAGONAL),
+        fig=one_of(PLAN.ids("minorfirst_diagonal_figure")),
     message:
         "minorfirst: draw figure {wildcards.fig} ({output.pdf})"
     log: "logs/minorfirst/{fig}_figure.log"
@@ -52,4 +54,7 @@ rule minorfirst_diagonal_figure:
         " --run {params.rundir:q} --out {output.pdf:q} > {log:q} 2>&1"
 
 
-ALL_TARGETS.extend(expand("figures/minorfirst/{fig}.pdf", fig=MINORFIRST_DIAGONAL))
+ALL_TARGETS.extend(
+    PLAN.job("minorfirst_diagonal_figure", fig).outputs[0]
+    for fig in PLAN.ids("minorfirst_diagonal_figure")
+)

@@ -1,4 +1,10 @@
-"""``sharpness minorfirst run|plot ID``: compute a minorfirst figure's numbers, then draw them."""
+"""``sharpness minorfirst run|plot ID``: compute a minorfirst figure's numbers, then draw them.
+
+``minorfirst run ID --config-file FILE`` reads the figure's config section from the file the
+workflow's plan wrote for the job (:mod:`sharpness.minorfirst.jobs`) and records the file's
+path and SHA-256 in the run's ``provenance.json`` (``config_file``); by hand, ``--params JSON``
+gives the section instead (neither: the figure's defaults).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sharpness.errors import ConfigError
 from sharpness.io import atomic_save_npz, atomic_write_json
 from sharpness.runs.lock import run_lock
 from sharpness.runs.run_record import RunRecord
@@ -26,7 +33,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = parser.add_subparsers(dest="action", required=True)
     run_p = sub.add_parser("run", help="compute one figure's numbers into a run directory")
     run_p.add_argument("figure", help="figure id, e.g. l2_regimes")
-    run_p.add_argument("--params", default="{}", help="JSON object: the figure's config section")
+    given = run_p.add_mutually_exclusive_group()
+    given.add_argument("--config-file", metavar="FILE",
+                       help="the job's config file (JSON: the figure's config section), as the "
+                            "workflow's plan wrote it")
+    given.add_argument("--params", default="{}",
+                       help="JSON object: the figure's config section (by hand)")
     run_p.add_argument("--out", required=True, help="run directory (data.npz, summary.json)")
     run_p.add_argument("--threads", type=int, default=1, help="torch threads (cnn_synthetic)")
     run_p.set_defaults(func=_run)
@@ -40,10 +52,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.figure not in _ids():
         raise SystemExit(f"unknown minorfirst figure {args.figure!r}; known: {_ids()}")
-    params = json.loads(args.params)
+    source = None
+    if args.config_file is not None:
+        from sharpness.jobs.files import read_job_object
+
+        params, source = read_job_object(args.config_file)
+    else:
+        try:
+            params = json.loads(args.params)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"--params is not valid JSON: {exc}") from None
+        if not isinstance(params, dict):
+            raise ConfigError(f"--params: expected a JSON object, got {type(params).__name__}")
     out = Path(args.out)
     with run_lock(out, what="minorfirst run"), \
             RunRecord(out, params=params, seed=params.get("seed")) as record:
+        if source is not None:  # the file the job read its settings from
+            record.update(config_file=source)
         if args.figure == "cnn_synthetic":
             from sharpness.minorfirst.cnn import compute_cnn_synthetic
 

@@ -119,9 +119,10 @@ def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,
 
 
 def write_group(params: Mapping[str, Any], out: str | os.PathLike[str],
-                summary: dict[str, Any]) -> None:
+                summary: dict[str, Any], config_file: dict[str, str] | None = None) -> None:
     """Write a trained group's ``runs.json`` (sealed in the folder's record, which is how a
-    later call knows it was finished) and its provenance record."""
+    later call knows it was finished) and its provenance record; ``config_file`` (path and
+    SHA-256 of the job file the settings came from) goes into that record."""
     out = Path(out)
     atomic_write_json(out / RUNS_FILE, summary)
     seal(out, RUNS_FILE)
@@ -130,7 +131,8 @@ def write_group(params: Mapping[str, Any], out: str | os.PathLike[str],
                                       "optimizer": summary["optimizer"],
                                       "alphas": list(params["alphas"]),
                                       "seeds": list(params["seeds"])},
-                         inputs=[e["dir"] for e in summary["runs"]], outputs=[RUNS_FILE])
+                         inputs=[e["dir"] for e in summary["runs"]], outputs=[RUNS_FILE],
+                         extra={"config_file": dict(config_file)} if config_file else None)
 
 
 def load_panel_data(params: Mapping[str, Any], dataset: str, root: str = "data"
@@ -153,13 +155,15 @@ def load_panel_data(params: Mapping[str, Any], dataset: str, root: str = "data"
 
 def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.PathLike[str],
                  out: str | os.PathLike[str], root: str = "data",
-                 threads: int | None = None) -> dict[str, Any]:
+                 threads: int | None = None,
+                 config_file: dict[str, str] | None = None) -> dict[str, Any]:
     """Explain every trained model of ``dataset`` on the shared panel; write ``out/maps.npz``.
 
     Arrays: ``images`` (N, C, H, W), ``labels``, ``indices`` (into the test set), ``masks``
     (N, H, W), ``maps`` (O, A, S, N, H, W) and ``shares`` (O, A, S, N) over optimizers x init
     scales x seeds x panel images, ``test_acc``, ``train_loss`` and ``train_acc`` (O, A, S),
-    ``num_classes``. Also ``out/provenance.json``.
+    ``num_classes``. Also ``out/provenance.json`` (with ``config_file``, the job file's path
+    and SHA-256, when given).
     """
     from sharpness.gradcam.background import background_share  # lazy: scipy.stats
 
@@ -215,6 +219,7 @@ def compute_maps(params: Mapping[str, Any], dataset: str, runs_root: str | os.Pa
                          # `sharpness audit` follows the chain to them
                          inputs=inputs,
                          extra={"massless_maps": int(np.isnan(shares).sum()),
-                                "panel_size": n},
+                                "panel_size": n,
+                                **({"config_file": dict(config_file)} if config_file else {})},
                          outputs=[SHARES_FILE])  # the figure job checks it against this
     return {"shares": shares, "test_acc": test_acc}

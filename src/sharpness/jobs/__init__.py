@@ -25,6 +25,8 @@ from sharpness.jobs.files import write_files
 
 #: each paper section's job list: ``(config section, module whose jobs(config) lists them)``
 PROVIDERS: tuple[tuple[str, str], ...] = (
+    ("minorfirst", "sharpness.minorfirst.jobs"),
+    ("gradcam", "sharpness.gradcam.jobs"),
     ("lesam", "sharpness.lesam.jobs"),
     ("eos", "sharpness.eos.jobs"),
     ("bridges", "sharpness.bridges.jobs"),
