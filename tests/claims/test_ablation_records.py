@@ -50,7 +50,7 @@ def test_a_copied_value_relabelled_with_nudged_numbers_is_counted_once() -> None
 
 def test_distinct_records_with_identical_numbers_count_apart() -> None:
     """width=64's numbers equal width=16's, to the last digit, but its rows name other run
-    records: two distinct values (the old number fingerprint set one apart)."""
+    records: two distinct values (a fingerprint of the numbers would call them one)."""
     rows = _paper_rows(**{"width=64": {"l2_shift": 0.0}})
     same = [r for r in rows if r["factor"] == "width"]
     assert [(r["l2"], r["sharpness"], r["eta"]) for r in same[:2]] == \

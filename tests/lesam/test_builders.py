@@ -13,6 +13,7 @@ import torch
 
 from sharpness.cli import main
 from sharpness.data.longtail import longtail_counts
+from sharpness.jobs.files import write_files
 from sharpness.lesam.experiments import (
     GLMC_DIR,
     RUNS_DIR,
@@ -30,7 +31,6 @@ from sharpness.lesam.steps import (
     job_configs,
     step_section,
 )
-from sharpness.jobs.files import write_files
 from sharpness.runs.provenance import sidecar_path
 from sharpness.train import train
 

@@ -17,6 +17,7 @@ import yaml
 from sharpness.cli import main
 from sharpness.frozen import thaw
 from sharpness.io import read_json
+from sharpness.jobs.files import write_files
 from sharpness.lesam.experiments import (
     STEP_CONFIG,
     TRAIN_CONFIG,
@@ -32,7 +33,6 @@ from sharpness.lesam.steps import (
     job_configs,
     step_section,
 )
-from sharpness.jobs.files import write_files
 from tests.conftest import REPO
 
 

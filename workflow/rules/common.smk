@@ -1,8 +1,7 @@
-# Helpers shared by all rule files (settings as JSON for the `sharpness` CLI, data options,
-# code fingerprints) and what the rules share, named once: the environment a job runs in, a
+# Helpers shared by all rule files (data options, code fingerprints, wildcard constraints)
+# and what the rules share, named once: the environment a job runs in, a
 # drawing job's resources, a figure's and a table's outputs.
 import functools
-import json
 import os
 import re
 import shlex
@@ -41,21 +40,6 @@ def one_of(names):
     """A wildcard constraint that matches exactly these names ("NONE" when there are none,
     so an empty list matches nothing)."""
     return "|".join(map(re.escape, names)) or "NONE"
-
-
-def as_json(obj):
-    """A config section as a compact JSON string for a `--params` option. The shell commands
-    put it in single quotes, so a single quote inside a string (a source such as "ESAM's
-    code") is written as the JSON escape \\u0027: the same JSON value, safe in the shell."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":")).replace("'", "\\u0027")
-
-
-def section(*keys):
-    """The config entry at `keys` (e.g. section("minorfirst", "l1_maxmargin"))."""
-    node = config
-    for key in keys:
-        node = node[key]
-    return node
 
 
 # `sharpness data prepare` options from the `data` section, one list item per shell word
