@@ -128,13 +128,15 @@ def test_every_drawing_job_is_given_its_profile(commands):
 @pytest.mark.workflow  # reads a dry run of the whole quick profile
 def test_every_job_says_what_it_makes(dry_run, commands):
     """Each job that runs a command prints its rule's message (`paper: what (output)`) instead
-    of the bare rule block; only the aggregate `all` has none."""
+    of the bare rule block, and so does the aggregate `all` (its input list would be one
+    line of every target)."""
     messages = re.findall(r"^Job \d+: (\w+)(?: \w+)?: .+\((\S+)[,)]", dry_run, flags=re.M)
     assert len(messages) == len(commands)
     assert {paper for paper, _ in messages} == {"data", "minorfirst", "lesam", "eos", "bridges",
                                                 "claims", "crate"}
     assert all(out.startswith(("results/", "figures/")) for _, out in messages)
-    assert re.findall(r"^(?:local)?rule (\w+):", dry_run, flags=re.M) == ["all"]
+    assert re.findall(r"^(?:local)?rule (\w+):", dry_run, flags=re.M) == []
+    assert re.search(r"^Job \d+: all: every figure and table", dry_run, flags=re.M)
 
 
 def _value(words, flag):
@@ -231,3 +233,14 @@ def test_eos_and_bridges_commands_name_their_config_file(dry_run, commands):
             assert _value(words, "--data-root") == ROOT, line
     too_long = [line[:120] for line, _ in ours if len(line) > LONGEST]
     assert not too_long, f"eos/bridges commands over {LONGEST} characters: {too_long}"
+
+
+@pytest.mark.workflow  # reads a dry run of the whole quick profile
+def test_no_line_of_a_job_is_over_the_limit(dry_run, commands):
+    """Every line the dry run prints for its jobs (message, reason, command) is at most
+    ``LONGEST`` characters, and no command carries settings as ``--params`` JSON; only
+    Snakemake's closing summary of reasons, a list of rule names, is left out."""
+    jobs = dry_run.split("\nReasons:\n", 1)[0]
+    too_long = [line[:120] for line in jobs.splitlines() if len(line) > LONGEST]
+    assert not too_long, f"dry-run lines over {LONGEST} characters: {too_long}"
+    assert not [w for w in commands if "--params" in w]
