@@ -155,21 +155,33 @@ def _claims(root: Path) -> str:
 
 
 def claims_snapshot(root: Path) -> str:
-    """The committed ledger the findings come from: the evidence profile's when there is
-    one (``docs/claims_evidence.csv``), else the quick profile's."""
-    for name in ("docs/claims_evidence.csv", "docs/claims_quick.csv"):
+    """The committed ledger the findings come from: the evidence profile's first confirmatory
+    look when it is committed (``docs/claims_evidence_look1.csv``), else the evidence
+    profile's earlier ledger, else the quick profile's."""
+    for name in (CONFIRMATORY[0], "docs/claims_evidence.csv", "docs/claims_quick.csv"):
         if (root / name).is_file():
             return name
-    raise SharpnessError("no committed ledger snapshot (docs/claims_evidence.csv or "
-                         "docs/claims_quick.csv): `sharpness claims readme --snapshot ...`")
+    raise SharpnessError("no committed ledger snapshot (docs/claims_evidence_look1.csv, "
+                         "docs/claims_evidence.csv or docs/claims_quick.csv): `sharpness claims "
+                         "readme --snapshot ...`")
 
 
-#: the evidence profile's two looks: seeds 0... and every seed moved by 1000
-SECOND_LOOK = ("docs/claims_evidence.csv", "docs/claims_evidence_seed1000.csv")
+#: the evidence profile's two confirmatory looks (seeds drawn from their registration)
+CONFIRMATORY = ("docs/claims_evidence_look1.csv", "docs/claims_evidence_look2.csv")
+#: its two exploratory looks before them: seeds 0... and every seed moved by 1000
+EXPLORATORY = ("docs/claims_evidence.csv", "docs/claims_evidence_seed1000.csv")
+
+
+def second_look_pair(root: Path) -> tuple[str, str]:
+    """The two looks the second-look block compares: the confirmatory ones once both are
+    committed, else the exploratory ones."""
+    if all((root / p).is_file() for p in CONFIRMATORY):
+        return CONFIRMATORY
+    return EXPLORATORY
 
 
 def _second_look(root: Path) -> str:
-    first, second = SECOND_LOOK
+    first, second = second_look_pair(root)
     if not (root / second).is_file():
         return (f"No second run is committed yet (`{second}`): run the evidence profile with "
                 "`--config seed_offset=1000`, then `sharpness claims snapshot --out "
