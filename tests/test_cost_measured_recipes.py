@@ -5,8 +5,6 @@ analytic estimate and says so."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -70,7 +68,8 @@ def test_prices_read_the_configured_recipe_of_a_run_alone(paper, tmp_path):
     assert recorded_step(job, job.precision, str(only_packed)) is None
 
 
-def test_the_planner_prefers_measured_step_times_and_says_so(paper, tmp_path):
+def test_the_planner_prefers_measured_step_times_and_says_so(paper, tmp_path, capsys,
+                                                            in_workflow_copy):
     job = _job(paper, _run_of(paper))
     path = meas.write([_entry(job, 0.05)], tmp_path / "measured.yaml")
     measured_price, = price([job], method="analytic", measured=str(path))
@@ -79,10 +78,10 @@ def test_the_planner_prefers_measured_step_times_and_says_so(paper, tmp_path):
     assert measured_price.basis.startswith("measured fp32 on NVIDIA H200")
     assert analytic.basis.startswith("analytic")
     assert measured_price.gpu_hours != pytest.approx(analytic.gpu_hours)
-    out = _plan_cifar100(path, tmp_path)
-    assert "runs priced from step times measured on a GPU" in out.stdout
-    assert "preferred to the analytic estimate" in out.stdout
-    assert "measured fp32 on NVIDIA H200 at abc1234, torch 2.9.1+cu128" in out.stdout
+    out = _plan_cifar100(path, tmp_path, capsys)
+    assert "runs priced from step times measured on a GPU" in out
+    assert "preferred to the analytic estimate" in out
+    assert "measured fp32 on NVIDIA H200 at abc1234, torch 2.9.1+cu128" in out
 
 
 def test_measure_rejects_an_unknown_recipe_or_pack():
@@ -95,7 +94,9 @@ def test_measure_rejects_an_unknown_recipe_or_pack():
 
 
 def test_step_times_of_other_training_code_or_another_gpu_fall_back_to_analytic(paper,
-                                                                              tmp_path):
+                                                                              tmp_path,
+                                                                              capsys,
+                                                                              in_workflow_copy):
     """A step time prices a run only while the training code is the one measured, and on a
     GPU only that GPU's: otherwise the run is priced analytically and the plan says why."""
     job = _job(paper, _run_of(paper))
@@ -112,10 +113,10 @@ def test_step_times_of_other_training_code_or_another_gpu_fall_back_to_analytic(
     note = measured_note(str(path))
     assert note.startswith(f"2 step times of {path} not used") and training_code() in note
     assert "1 measured with other training code" in note
-    out = _plan_cifar100(path, tmp_path)
+    out = _plan_cifar100(path, tmp_path, capsys)
     assert "not used (1 measured with other training code; 1 measured without a " \
-        "training-code fingerprint" in out.stdout
-    assert "priced analytically" in out.stdout
+        "training-code fingerprint" in out
+    assert "priced analytically" in out
 
 
 def test_the_training_code_is_what_a_step_runs_not_the_bookkeeping():
@@ -127,14 +128,16 @@ def test_the_training_code_is_what_a_step_runs_not_the_bookkeeping():
     assert len(training_code()) == 16 and int(training_code(), 16) >= 0
 
 
-def _plan_cifar100(measured, tmp_path):
-    """`sharpness plan` of ls-cifar100 at 100 GPU-hours priced with ``measured``; it must
-    succeed."""
-    out = subprocess.run(
-        [sys.executable, "-m", "sharpness.cli", "plan", "--gpu-hours", "100", "--configfile",
-         str(REPO / "workflow/config/paper.yaml"), "--claims", "ls-cifar100", "--method",
-         "analytic", "--measured", str(measured), "--out", str(tmp_path / "plan.yaml")],
-        capture_output=True, text=True, cwd=REPO, timeout=300)
-    assert out.returncode == 0, out.stderr[-2000:]
-    return out
+def _plan_cifar100(measured: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """`sharpness plan` of ls-cifar100 at 100 GPU-hours priced with ``measured``, run in this
+    process from a copy of the checkout (tests/planning/test_plan.py runs the command itself);
+    it must succeed. Returns what it printed."""
+    from sharpness.cli import main
 
+    capsys.readouterr()
+    code = main(["plan", "--gpu-hours", "100", "--configfile",
+                 str(REPO / "workflow/config/paper.yaml"), "--claims", "ls-cifar100", "--method",
+                 "analytic", "--measured", str(measured), "--out", str(tmp_path / "plan.yaml")])
+    out, err = capsys.readouterr()
+    assert code == 0, err[-2000:]
+    return out

@@ -39,7 +39,7 @@ def test_sweep_records_diverged_runs(tmp_path):
     """A learning rate far above eta_c diverges: the run is kept with status 'diverged'."""
     p = SamEosParams.from_dict({
         "setting": {"dataset": "mnist_embedded", "train_size": 32, "test_size": 50,
-                    "model": "fcn", "width": 0.05, "loss": "mse", "loss_goal": 0.3,
+                    "model": "fcn", "width": 0.05, "loss": "mse", "loss_goal": 0.4,
                     "max_steps": 30, "sharpness_every": 0, "log_every": 10,
                     "checkpoint_every": 100, "device": "cpu",
                     "flow": {"rtol": 1e-2}, "lr_factors": [0.5, 60.0]},
@@ -74,8 +74,10 @@ def test_sweep_records_diverged_runs(tmp_path):
     assert "eta_c" in (tmp_path / "fig" / "sam_eos.caption.txt").read_text()
 
 
+#: a loss goal of 0.4 from an initial 0.62: a short flow (about 160 gradients) with the same
+#: s_GF as a longer one, one run that converges and one that diverges
 TINY_SETTING = {"dataset": "mnist_embedded", "train_size": 32, "test_size": 50, "model": "fcn",
-                "width": 0.05, "loss": "mse", "loss_goal": 0.3, "max_steps": 30,
+                "width": 0.05, "loss": "mse", "loss_goal": 0.4, "max_steps": 30,
                 "sharpness_every": 0, "log_every": 10, "checkpoint_every": 100, "device": "cpu",
                 "flow": {"rtol": 1e-2}, "lr_factors": [0.5, 60.0]}
 

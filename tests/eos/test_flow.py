@@ -80,6 +80,7 @@ def test_cvode_and_rk45_agree_on_small_mlps(seed: int, activation: type[nn.Modul
     assert rel < 1e-3
 
 
+@pytest.mark.workflow  # a long integration: RK45 spends over 5,000 gradients (about 6 s)
 def test_cvode_costs_at_most_a_third_of_rk45_on_a_stiff_flow() -> None:
     """To a loss of 1e-12 the flow spends most of its time in a slow tail with S about 6:
     RK45's step stays near 3 / S, BDF's grows with the path. Costs are counted (gradients +

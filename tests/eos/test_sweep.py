@@ -15,7 +15,6 @@ from sharpness.eos.sweep import (
     build_initial,
     resolve_setting,
     run_flow,
-    run_setting,
 )
 
 TINY = {
@@ -28,12 +27,10 @@ TINY = {
 }
 
 
-@pytest.fixture(scope="module")
-def sweep(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    out = tmp_path_factory.mktemp("eos_tiny")
-    result = run_setting(TINY, out, threads=1)
-    result["out"] = out
-    return result
+@pytest.fixture
+def sweep(tiny_sweep: dict) -> dict:
+    """The sweep of ``TINY`` (run once per session by tests/eos/conftest.py)."""
+    return tiny_sweep
 
 
 def test_flow_reference(sweep: dict) -> None:

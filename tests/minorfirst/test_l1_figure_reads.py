@@ -15,9 +15,9 @@ from sharpness.plots import builder
 from tests.minorfirst.test_figures import PARAMS
 
 
-@pytest.fixture
-def drawn(tmp_path, monkeypatch) -> Any:
-    """The figure object as it is saved."""
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The figure object as it is saved (drawn once: the tests only read it)."""
     seen = {}
     original = builder.save_figure
 
@@ -26,14 +26,15 @@ def drawn(tmp_path, monkeypatch) -> Any:
         seen["fig"] = fig
         return original(fig, *args, **kwargs)
 
-    monkeypatch.setattr(builder, "save_figure", capture)
-    use_profile("quick")
-    try:
-        arrays, summary = compute.COMPUTE["l1_maxmargin"](PARAMS["l1_maxmargin"])
-        plot_l1_maxmargin(arrays, summary, PARAMS["l1_maxmargin"],
-                          str(tmp_path / "l1_maxmargin.pdf"), inputs=[])
-    finally:
-        use_profile(None)
+    out = tmp_path_factory.mktemp("l1_reads") / "l1_maxmargin.pdf"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(builder, "save_figure", capture)
+        use_profile("quick")
+        try:
+            arrays, summary = compute.COMPUTE["l1_maxmargin"](PARAMS["l1_maxmargin"])
+            plot_l1_maxmargin(arrays, summary, PARAMS["l1_maxmargin"], str(out), inputs=[])
+        finally:
+            use_profile(None)
     return seen["fig"]
 
 
