@@ -70,6 +70,7 @@ def jobs(config: Mapping[str, Any]) -> list[Job]:
     together = one_job_ablations(eos)
     specs = {fig: figure_config(eos, fig) for fig in
              (target.rsplit("/", 1)[1].removesuffix(".pdf") for target in figure_targets(eos))}
+    dropped = dropped_settings(eos)
     out: list[Job] = []
     if eos.get("toy"):
         out.append(Job("eos_toy", "toy", eos["toy"], TOY_CONFIG, (TOY_CONFIG,), (TOY,),
@@ -80,7 +81,9 @@ def jobs(config: Mapping[str, Any]) -> list[Job]:
         path = SETTING_CONFIG.format(setting=name)
         out.append(Job("eos_setting", name, setting, path,
                        (*setting_data_inputs(setting), path), (sweep_path(name, RESULTS),),
-                       f"setting {name}"))
+                       f"setting {name}" + (" (left out of this profile's figures "
+                                            "(eos.dropped): runs only when asked for)"
+                                            if name in dropped else "")))
     if together:
         data = sorted({p for name in together for p in setting_data_inputs(settings[name])})
         out.append(Job("eos_ablations", ABLATIONS, {name: settings[name] for name in together},
