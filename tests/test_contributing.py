@@ -125,12 +125,20 @@ def test_the_eos_setting_recipe_on_a_copy_of_the_config() -> None:
 
 
 def test_every_recipe_lists_its_files_and_has_a_recipe_test() -> None:
+    """Every recipe has its "Files:" line; every one but the claim's (which
+    ``tests/claims/test_recipe.py`` follows) has a test in ``tests/recipes/`` that names it,
+    runs the tests its last step names and compares the files it touched."""
+    from tests.recipes.repo_copy import RECIPE_TESTS
+
     headings = re.findall(r"^### (A new [a-z ]+?) \(", RECIPES, flags=re.MULTILINE)
     assert len(headings) >= 5, headings
-    tests = " ".join(p.read_text() for p in (ROOT / "tests" / "recipes").glob("test_recipe_*.py"))
+    assert set(RECIPE_TESTS) == set(headings) - {"A new claim"}, headings
+    tests = {p.name: p.read_text() for p in (ROOT / "tests" / "recipes").glob("test_recipe_*.py")}
     for heading in headings:
         section = RECIPES[RECIPES.index(f"### {heading}"):]
         section = section[:section.find("\n### ", 1) if "\n### " in section[1:] else None]
-        if heading != "A new claim":  # the claims ledger's recipe is checked with its own tests
-            assert "\nFiles: `" in section, f"{heading}: no 'Files:' line"
-            assert f'recipe_files("{heading}"' in tests, f"{heading}: no test follows it"
+        assert "\nFiles: `" in section, f"{heading}: no 'Files:' line"
+        if heading in RECIPE_TESTS:
+            follows = [name for name, text in tests.items() if f'"{heading}"' in text
+                       and "run_named_tests(" in text and "recipe_files(" in text]
+            assert follows, f"{heading}: no test follows it"

@@ -15,6 +15,15 @@ from sharpness.train import validate_config
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _entries(spec: dict) -> int:
+    """The runs a group (or the glmc/signal section) of the config asks for, counted from the
+    config itself: each optimizer entry at its own seeds (an entry's ``seeds`` over the
+    group's), times the imbalance factors where the section has them."""
+    count = sum(len(e["seeds"]) if isinstance(e, dict) and "seeds" in e else len(spec["seeds"])
+                for e in spec["optimizers"])
+    return count * len(spec.get("imbalance_factors", [None]))
+
+
 @pytest.fixture(params=["quick", "paper"])
 def section(request):
     return yaml.safe_load((ROOT / f"workflow/config/{request.param}.yaml").read_text())["lesam"]
@@ -67,7 +76,7 @@ def test_evidence_profile_pairs_five_seeds_and_keeps_per_entry_seeds():
         assert seeds("domain_mnist", optimizer) == set(range(5))
     # per-entry seeds override the group's
     assert seeds("cifar10_resnet18", "asam") == {0}
-    assert len(glmc_runs(section)) == 2 * 3 * 3
+    assert len(glmc_runs(section)) == _entries(section["glmc"])
 
 
 def test_paper_profile_scale():
@@ -77,7 +86,10 @@ def test_paper_profile_scale():
     assert {r["config"]["dataset"] for r in cifar} == {"cifar10", "cifar100"}
     assert all(r["config"]["epochs"] == 200 and r["config"]["batch_size"] == 128
                and r["seed"] in (0, 1, 2) for r in cifar)
-    assert len(cifar) == 6 * 9 * 3  # 8 optimizers + LE-SAM with the README's rho_max 999
+    assert len(cifar) == sum(_entries(spec) for group, spec in section["groups"].items()
+                             if group.startswith("cifar"))
+    assert {row["group"] for row in section["items"]["table_cifar"]["rows"]} <= {
+        r["group"] for r in cifar}  # every row of the table has its runs
     assert {r["config"]["model"] for r in runs.values() if r["group"].startswith("imagenet")} \
         == {"resnet50", "resnet101"}
     assert all(r["config"]["model_kwargs"].get("pretrained") for r in runs.values()

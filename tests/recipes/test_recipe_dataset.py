@@ -1,7 +1,8 @@
 """CONTRIBUTING.md's "A new data set" recipe, followed on a copy of the package: a registry
-entry, its loader, its size for the planner, its test and its row in ``docs/data.md``; the
-copy's registry test passes, the set loads by name and is priced, and the recipe touched the
-files its "Files:" line names. It runs pytest and Python in the copy (tens of seconds):
+entry, its loader, its size for the planner, its test and its row in ``docs/data.md``, each
+edited as text; the tests the recipe's last step names (read from its text) pass in the copy,
+the set loads by name and is priced, and the recipe touched the files its "Files:" line
+names. It runs pytest and Python in the copy (tens of seconds):
 workflow tier."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.recipes.repo_copy import copy_repo, recipe_files, run, touched
+from tests.recipes.repo_copy import copy_repo, recipe_files, run, run_named_tests, touched
 
 pytestmark = pytest.mark.workflow
 
@@ -44,9 +45,7 @@ ROW = (f"| `{NAME}` | built in code: 12 train and 4 test images of 4x4 pixels, t
 
 
 def test_the_new_data_set_recipe_on_a_copy(tmp_path):
-    copy = copy_repo(tmp_path, "src", "tests/conftest.py", "tests/__init__.py",
-                     "tests/data/test_registry_loaders.py", "docs/data.md", "data/embedded",
-                     "pyproject.toml")
+    copy = copy_repo(tmp_path, "src", "tests", "docs/data.md", "data/embedded", "pyproject.toml")
     package = copy / "src/sharpness"
     (package / "data/registry.py").write_text((package / "data/registry.py").read_text() + ENTRY)
     (package / "data/loaders.py").write_text((package / "data/loaders.py").read_text() + LOADER)
@@ -61,9 +60,8 @@ def test_the_new_data_set_recipe_on_a_copy(tmp_path):
     lines = doc.read_text().splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if line.startswith(anchor))
     doc.write_text("".join([*lines[:at + 1], ROW, *lines[at + 1:]]))
-    # what the recipe says to run
-    run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "tests/data/test_registry_loaders.py", "-k", "loader or recipe_toy")
+    # what the recipe's last step says to run
+    run_named_tests(copy, "A new data set", NAME)
     shape = run(copy, sys.executable, "-c", "from sharpness.cost.plan import data_shape; "
                 f"print(data_shape({NAME!r}))")
     assert shape.strip() == "(12, 1, 4, 2, 4)"

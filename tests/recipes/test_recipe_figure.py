@@ -1,23 +1,32 @@
 """CONTRIBUTING.md's "A new figure" recipe (an eos network figure), followed on a copy of the
-repository: the module, its registration, its config key and entry, its rule's name, its
-caption and its test; the figure's test passes in the copy, the plan has its job (the
-``counts`` block of ``docs/outputs.md``: one job and one figure more), and the recipe touched the files its "Files:"
-line names. Refreshing that block plans the workflow: workflow tier."""
+repository as a person would (YAML and Python edited as text, comments kept): the module, its
+registration, its config key and entry, its caption and its test; the tests the recipe's
+last step names pass in the copy, the plan has its job (the ``counts`` block of
+``docs/outputs.md``: one job and one figure more), and the recipe touched the files its
+"Files:" line names. Refreshing that block plans the workflow: workflow tier."""
 
 from __future__ import annotations
 
 import re
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.recipes.repo_copy import copy_repo, recipe_files, run, sharpness, touched
+from tests.recipes.repo_copy import (
+    comment_lines,
+    copy_repo,
+    recipe_files,
+    replace_once,
+    run_named_regenerations,
+    run_named_tests,
+    touched,
+    yaml_insert,
+)
 
 pytestmark = pytest.mark.workflow
 
+HEADING = "A new figure"
 NAME = "recipe"
 FIG = f"fig_{NAME}"
 MODULE = f'''
@@ -61,12 +70,6 @@ def test_{FIG}_draws_its_rows(sweep_path: Path, tmp_path: Path) -> None:
 '''
 
 
-def _replace(path: Path, old: str, new: str) -> None:
-    text = path.read_text()
-    assert old in text, (path, old)
-    path.write_text(text.replace(old, new, 1))
-
-
 def _counts(readme: str) -> tuple[int, int]:
     found = re.search(r"The quick profile is (\d+) Snakemake jobs .*? makes \d+ report items, "
                       r"(\d+) figures", readme)
@@ -76,33 +79,35 @@ def _counts(readme: str) -> tuple[int, int]:
 
 def test_the_new_figure_recipe_on_a_copy(tmp_path):
     copy = copy_repo(tmp_path, "src", "workflow", "Snakefile", "docs/outputs.md", "data/embedded",
-                     ".gitignore", "tests/__init__.py", "tests/conftest.py", "tests/eos")
+                     ".gitignore", "tests", "pyproject.toml")
     jobs, figures = _counts((copy / "docs/outputs.md").read_text())
     eos = copy / "src/sharpness/eos"
+    # 1. the module, registered, and its id on the command line
     (eos / f"figures/{NAME}.py").write_text(textwrap.dedent(MODULE).lstrip())
-    _replace(eos / "figures/__init__.py", "from sharpness.eos.figures.phase import fig_phase\n",
-             f"from sharpness.eos.figures.phase import fig_phase\n"
-             f"from sharpness.eos.figures.{NAME} import {FIG}\n")
-    _replace(eos / "figures/__init__.py", '"fig_ablations": fig_ablations}',
-             f'"fig_ablations": fig_ablations, "{FIG}": {FIG}}}')
-    _replace(copy / "src/sharpness/commands/eos.py", '"fig_ablations")',
-             f'"fig_ablations", "{FIG}")')
-    _replace(copy / "workflow/config/config.schema.yaml", "          fig_measures: {",
-             f'          {FIG}: {{type: array, items: {{$ref: "#/$defs/name"}}, '
-             f'description: "settings of the recipe figure"}}\n          fig_measures: {{')
-    _replace(copy / "workflow/rules/eos.smk", '"fig_measures", "fig_ablations"]',
-             f'"fig_measures", "fig_ablations", "{FIG}"]')
+    replace_once(eos / "figures/__init__.py", "from sharpness.eos.figures.phase import fig_phase\n",
+                 f"from sharpness.eos.figures.phase import fig_phase\n"
+                 f"from sharpness.eos.figures.{NAME} import {FIG}\n")
+    replace_once(eos / "figures/__init__.py", '"fig_ablations": fig_ablations}',
+                 f'"fig_ablations": fig_ablations, "{FIG}": {FIG}}}')
+    replace_once(copy / "src/sharpness/commands/eos.py", '"fig_ablations")',
+                 f'"fig_ablations", "{FIG}")')
+    # 2. its config key in the schema and its settings in the quick profile, as text
+    schema = copy / "workflow/config/config.schema.yaml"
+    yaml_insert(schema, ("properties", "eos", "properties", "figures", "properties"),
+                f'{FIG}: {{type: array, items: {{$ref: "#/$defs/name"}}, '
+                f'description: "settings of the recipe figure"}}')
+    quick = copy / "workflow/config/quick.yaml"
+    before = quick.read_text()
+    first = yaml.safe_load(before)["eos"]["figures"]["fig_measures"][0]
+    yaml_insert(quick, ("eos", "figures"), f"{FIG}: [{first}]   # the recipe's figure")
+    assert set(comment_lines(before)) <= set(quick.read_text().splitlines())
+    assert yaml.safe_load(quick.read_text())["eos"]["figures"][FIG] == [first]
+    # 3. its caption; 4. its test
     (copy / f"workflow/report/eos/{FIG}.rst").write_text(
         f"eos ``{FIG}``: the final sharpness against the learning rate. Numbers: ``{FIG}.csv``.\n")
-    quick = copy / "workflow/config/quick.yaml"
-    config = yaml.safe_load(quick.read_text())
-    config["eos"]["figures"][FIG] = config["eos"]["figures"]["fig_measures"][:1]
-    quick.write_text(yaml.safe_dump(config, sort_keys=False))
     (copy / f"tests/eos/test_{FIG}.py").write_text(textwrap.dedent(TEST).lstrip())
-    # what the recipe says to run
-    sharpness(copy, "config", "doc")
-    sharpness(copy, "readme", "refresh", "--only", "counts")
-    run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        f"tests/eos/test_{FIG}.py")
+    # 5. what the recipe says to run
+    run_named_regenerations(copy, HEADING)
     assert _counts((copy / "docs/outputs.md").read_text()) == (jobs + 1, figures + 1)
-    assert touched(copy) == recipe_files("A new figure", NAME)
+    run_named_tests(copy, HEADING, NAME)
+    assert touched(copy) == recipe_files(HEADING, NAME)

@@ -1,7 +1,8 @@
 """CONTRIBUTING.md's "A new optimizer" recipe, followed on a copy of the repository with a toy
-optimizer (half of SAM's step): every step it names, the commands it says to run, and the files
-it touched equal the recipe's "Files:" line. The refresh of the paper profile's priced blocks
-plans the workflow, hence the workflow tier."""
+optimizer (half of SAM's step) as a person would: every step it names (the config files
+edited as text, their comments kept), the regenerations and the tests it says to run (read
+from the recipe's text), and the files it touched equal the recipe's "Files:" line. The
+refresh of the paper profile's priced blocks plans the workflow, hence the workflow tier."""
 
 from __future__ import annotations
 
@@ -12,9 +13,20 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.recipes.repo_copy import ROOT, copy_repo, recipe_files, run, sharpness, touched
+from tests.recipes.repo_copy import (
+    ROOT,
+    comment_lines,
+    copy_repo,
+    recipe_files,
+    replace_once,
+    run,
+    run_named_regenerations,
+    run_named_tests,
+    touched,
+    yaml_append_to_list,
+    yaml_insert,
+)
 
 pytestmark = pytest.mark.workflow
 
@@ -73,47 +85,51 @@ def _quick_jobs(repo: Path) -> int:
     return int(found.group(1))
 
 
-def _edit_yaml(path: Path, change) -> None:  # noqa: ANN001
-    data = yaml.safe_load(path.read_text())
-    change(data)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-
-
 def test_the_new_optimizer_recipe_on_a_copy(tmp_path):
-    copy = copy_repo(tmp_path, "src", "tests/conftest.py", "tests/__init__.py",
-                     "tests/optim/test_spec.py", "workflow", "Snakefile", "docs", "README.md",
-                     "benchmarks/measured", "data/embedded", ".gitignore")
-    # 1. the entry (its colour pinned: the one it takes unpinned) and the module
+    heading = "A new optimizer"
+    copy = copy_repo(tmp_path, "src", "tests", ":(exclude)tests/recipes", "workflow", "Snakefile",
+                     "docs", "README.md", "benchmarks/measured", "data/embedded", ".gitignore",
+                     "pyproject.toml")  # not this test: its toy's text is the toy's test
+    configs = {p: (copy / p).read_text() for p in ("workflow/config/quick.yaml",
+                                                   "workflow/config/paper.yaml")}
+    # 1. the entry (its colour pinned: the one it takes unpinned)
     catalog = copy / "src/sharpness/optim/optimizers.yaml"
     catalog.write_text(catalog.read_text() + ENTRY)
     colour = run(copy, sys.executable, "-c", "from sharpness.plots.methods import method; "
                  f"print(method({NAME!r}).colour)").strip()
     catalog.write_text(catalog.read_text().rstrip("\n") + f'\n  colour: "{colour}"\n')
+    # 2. the module, from its template
     template = (copy / "src/sharpness/optim/sam.py").read_text()
     (copy / f"src/sharpness/optim/{NAME}.py").write_text(_module_from_template(template))
-    # 2. the config entries: quick (run in the CIFAR-10 group) and paper (every value sourced)
-    def quick(data: dict) -> None:
-        data["lesam"]["optimizers"][NAME] = {"rho": 0.1}
-        data["lesam"]["groups"]["cifar10_resnet18"]["optimizers"].append(
-            {"label": NAME, "optimizer": NAME, "seeds": [0]})
-
-    def paper(data: dict) -> None:
-        data["lesam"]["optimizers"][NAME] = {
-            "rho": 0.1, "bn_second_pass": "freeze",
-            "source": {"rho": "choice: the toy's default", "bn_second_pass": "choice: as SAM"}}
-        data["lesam"]["groups"]["cifar10_resnet18"]["optimizers"].append(NAME)
-
-    _edit_yaml(copy / "workflow/config/quick.yaml", quick)
-    _edit_yaml(copy / "workflow/config/paper.yaml", paper)
     # 3. its test
     (copy / f"tests/optim/test_{NAME}.py").write_text(textwrap.dedent(TEST).lstrip())
-    # 4. what the recipe says to run
-    sharpness(copy, "config", "doc")
-    sharpness(copy, "readme", "refresh", "--only", "optimizers", "--only", "lesam-items",
-              "--only", "cost", "--only", "plan", "--only", "profiles", "--only", "counts")
+    # 4. the config entries, edited as text: quick (run in the CIFAR-10 group) and paper
+    # (every value sourced)
+    quick, paper = (copy / p for p in configs)
+    yaml_insert(quick, ("lesam", "optimizers"), f"{NAME}: {{rho: 0.1}}  # the recipe's toy")
+    yaml_append_to_list(quick, ("lesam", "groups", "cifar10_resnet18", "optimizers"),
+                        f"{{label: {NAME}, optimizer: {NAME}, seeds: [0]}}")
+    yaml_insert(paper, ("lesam", "optimizers"), f"""
+        {NAME}:
+          rho: 0.1
+          bn_second_pass: freeze
+          source:
+            rho: "choice: the toy's default"
+            bn_second_pass: "choice: as SAM"
+        """)
+    yaml_append_to_list(paper, ("lesam", "groups", "cifar10_resnet18", "optimizers"), NAME)
+    for path, before in configs.items():  # a person's edit keeps every comment
+        after = (copy / path).read_text()
+        assert set(comment_lines(before)) <= set(after.splitlines()), path
+    assert "# the recipe's toy" in quick.read_text()
+    # 5. regenerate what the recipe names; the hand-written row of the update rules
+    run_named_regenerations(copy, heading)
     assert _quick_jobs(copy) == _quick_jobs(ROOT) + 1  # its one quick run
-    run(copy, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        f"tests/optim/test_{NAME}.py", "tests/optim/test_spec.py")
-    assert touched(copy) == recipe_files("A new optimizer", NAME)
+    rules = copy / "docs/api_optim_curvature.md"
+    row = "| `sam` | `eps = rho g/‖g‖₂` | davda54/sam |\n"
+    replace_once(rules, row, row + f"| `{NAME}` | `eps = rho g/(2‖g‖₂)` | none (a toy) |\n")
+    # 6. the tests the recipe's last step names
+    run_named_tests(copy, heading, NAME)
+    assert touched(copy) == recipe_files(heading, NAME)
     if shutil.which("duplicates"):  # the repository's duplicate finder, where it is installed
         assert run(copy, "duplicates", "--change").startswith("no duplicates")
