@@ -414,3 +414,32 @@ def test_a_resumed_campaign_reuses_this_devices_step_times_of_the_same_training_
     assert all(e["code"] == training_code() for e in kept)
     assert list(reused) == [("resnet18", "cifar10", 1.0, 128, "sam", "fp32")]
     assert reusable_entries(tmp_path / "absent.yaml", "cpu") == ([], {})
+
+
+@pytest.mark.workflow  # runs snakemake -n
+def test_snakemake_gives_each_job_the_maps_memory(repo, bin_dir, tmp_path):
+    """The GPU rules' gpu_mem_mb is the map's value for the job (plan.gpu_mem_file), the
+    rule's value for a job it does not name, and 0 without the key."""
+    from sharpness.config.profiles import load_profile
+    from sharpness.jobs import build_plan
+    from tests.pipeline.helpers import copy_workflow, snakemake
+
+    work = copy_workflow(repo, tmp_path)
+    plan = build_plan(load_profile([str(repo / "workflow/config/quick.yaml")], None))
+    mine, other = (plan.job("lesam_train", rid) for rid in plan.ids("lesam_train")[:2])
+    camp.MemoryMap({mine.key: 1234}, {"lesam_train": 77}).write(work / "gpu_mem.json")
+    record = {"id": "x", "file": "plan.json",
+              "targets": ["figures/minorfirst/l1_maxmargin.csv", "figures/CLAIMS.md"]}
+    (work / "plan.json").write_text("{}")
+    targets = ["--", mine.outputs[0], other.outputs[0]]
+    (work / "plain.yaml").write_text(yaml.safe_dump({"plan": record}))
+    (work / "plan.yaml").write_text(yaml.safe_dump(
+        {"plan": {**record, "gpu_mem_file": str(work / "gpu_mem.json")}}))
+    dry = snakemake(bin_dir, work, "-n", "--configfile", "plan.yaml", *targets).stdout
+    jobs = [block for block in dry.split("\n\n") if "rule lesam_train:" in block]
+    assert len(jobs) == 2, dry[-3000:]
+    by_run = {next(r for r in (mine.id, other.id) if f"{r}/" in b or f"run={r}" in b): b
+              for b in jobs}
+    assert "gpu_mem_mb=1234" in by_run[mine.id] and "gpu_mem_mb=77" in by_run[other.id]
+    plain = snakemake(bin_dir, work, "-n", "--configfile", "plain.yaml", *targets).stdout
+    assert "gpu_mem_mb=0" in plain and "gpu_mem_mb=1234" not in plain
