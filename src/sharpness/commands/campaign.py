@@ -258,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
     from sharpness.cost import measure as meas
     from sharpness.cost.measure import job_key
     from sharpness.jobs import build_plan
+    from sharpness.mappings import offset_seeds
     from sharpness.planning import campaign as camp
     from sharpness.planning.offline import weights_of
     from sharpness.planning.preflight import check_data, device_check, preflight
@@ -312,6 +313,7 @@ def run(args: argparse.Namespace) -> int:
         """The memory each job of the plan now in ``plan.yaml`` reserves (its map, and the
         overlay that names it)."""
         full = load_profile([*files, str(out / "plan.yaml")], None)
+        offset_seeds(full)  # the job ids the workflow will use (the Snakefile moves them so)
         mem = camp.job_memory(build_plan(full), plan_jobs(full), entries, rules)
         camp.write_memory_overlay(out / "gpu_mem.yaml", mem.write(out / "gpu_mem.json"))
         own = len(mem.jobs) - len(mem.fallback)
@@ -364,7 +366,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"campaign: after plan {step['plan']} (priced {step['priced_gpu_hours']:.3g}, "
               f"spent {step['spent_gpu_hours']:.3g} GPU-hours): {step['outcome']}", flush=True)
     path = result.write(out / "campaign.json")
-    print(f"campaign: {result.ended}; bought {len(result.bought)} stage(s) "
+    print(f"campaign: {result.ended}; bought {len(result.bought)} claim(s) or stage(s) "
           f"({', '.join(result.bought) or 'none'}), spent {result.spent_gpu_hours:.3g} of "
           f"{args.gpu_hours:g} GPU-hours; record {path}")
     if stop.signal is not None and result.continues:  # stopped by a signal: its exit status
