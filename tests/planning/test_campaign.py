@@ -35,22 +35,88 @@ def test_the_paper_profile_asks_for_cuda_not_auto(repo):
             resolve_device("cuda")
 
 
-def test_packing_profile_gives_each_gpu_rule_its_measured_memory(repo, tmp_path):
+def _priced(run, model, *, gpus=1, device="cuda", paper="lesam"):
+    from sharpness.cost.plan import Job as Priced
+
+    return Priced(paper, ["x"], run, model, "cifar10", 1.0, {}, 50000, 128, 10, 2.0, 0,
+                  gpus=gpus, optimizer="sam", config={"device": device})
+
+
+def test_each_job_reserves_its_own_shapes_measured_memory(repo, tmp_path):
+    """A job's gpu_mem_mb is its own shape's measured peak with slack (times its GPUs), not
+    its paper's largest; an unmeasured shape falls back to the rule's value, saying so; a job
+    pinned to the CPU reserves nothing; the profile holds the pools only."""
+    from sharpness.cost.measure import KEY_FIELDS, job_key
+    from sharpness.jobs import Job, Plan
+
     rules = camp.gpu_rules(repo / "workflow/rules")
-    assert {"lesam_train", "eos_setting", "gradcam_train"} <= set(rules)
+    assert {"lesam_train", "lesam_signal", "eos_setting", "gradcam_train"} <= set(rules)
     assert rules["lesam_train"] == "lesam" and "claims" not in rules
-    key = ("resnet18", "cifar10", 1.0, 128, "sam", "fp32")
-    entry = dict(zip(("model", "dataset", "width", "batch", "optimizer", "precision"), key,
-                     strict=True), gpu_mem_mb=1000)
-    mem = camp.rule_memory(rules, [entry], {"lesam": {key}})
-    assert mem["lesam_train"] == int(1000 * camp.MEM_SLACK + camp.CONTEXT_MB)
-    assert mem["eos_setting"] == camp.DEFAULT_JOB_MB  # nothing measured for eos
+    priced = [_priced("small", "resnet18"), _priced("big", "wrn28_10"),
+              _priced("wide", "resnet18", gpus=4), _priced("new", "pyramidnet110"),
+              _priced("cpu", "resnet18", device="cpu")]
+
+    def entry(job, mb, **extra):
+        return dict(zip(KEY_FIELDS, job_key(job, "fp32"), strict=True), gpu_mem_mb=mb,
+                    **extra)
+
+    measured = [entry(priced[0], 1000), entry(priced[1], 9000), entry(priced[2], 700),
+                entry(priced[0], 50000, packed=8)]  # a packed entry reserves nothing
+    plan = Plan([Job("lesam_train", r) for r in ("small", "big", "wide", "new", "cpu")]
+                + [Job("lesam_eval", "domain_gen"), Job("lesam_table", "t")])
+    mem = camp.job_memory(plan, priced, measured, rules)
+    own = int(1000 * camp.MEM_SLACK + camp.CONTEXT_MB)
+    assert mem.mb("lesam_train", "small") == own
+    assert mem.mb("lesam_train", "big") == int(9000 * camp.MEM_SLACK + camp.CONTEXT_MB)
+    # DDP: one copy per GPU, each at its per-device batch (32 of 128)
+    assert mem.mb("lesam_train", "wide") == 4 * int(700 * camp.MEM_SLACK + camp.CONTEXT_MB)
+    assert mem.rules["lesam_train"] == mem.mb("lesam_train", "big")  # the paper's largest
+    assert mem.mb("lesam_train", "new") == mem.rules["lesam_train"]
+    assert "shape not measured: pyramidnet110" in mem.fallback["lesam_train/new"]
+    assert mem.mb("lesam_train", "cpu") == 0 and "lesam_train/cpu" not in mem.fallback
+    assert "trains no run the planner prices" in mem.fallback["lesam_eval/domain_gen"]
+    assert "lesam_table/t" not in mem.jobs  # not a GPU rule
+    assert mem.rules["eos_setting"] == camp.DEFAULT_JOB_MB  # nothing measured for eos
+    body = json.loads(mem.write(tmp_path / "gpu_mem.json").read_text())
+    assert body["jobs"]["lesam_train/small"] == own
+    overlay = yaml.safe_load(camp.write_memory_overlay(tmp_path / "o.yaml",
+                                                       tmp_path / "gpu_mem.json").read_text())
+    assert overlay == {"plan": {"gpu_mem_file": str((tmp_path / "gpu_mem.json").resolve())}}
     folder = camp.write_profile(tmp_path / "p", cores="all", gpus=1, gpu_mem_mb=120000,
-                                per_rule_mb=mem, jobs_per_gpu=8)
+                                jobs_per_gpu=8)
     body = yaml.safe_load((folder / "config.yaml").read_text())
     assert body["resources"] == ["gpu=8", "gpu_mem_mb=120000"]
-    assert "lesam_train:gpu_mem_mb=1850" in body["set-resources"]
+    assert "set-resources" not in body  # per rule only: the map gives each job its own
     assert "gpu_mem_mb=0" in body["default-resources"]
+
+
+def test_the_runs_a_build_job_trains(repo):
+    """Each GPU rule's job finds the priced runs it trains (those the memory map reads)."""
+    from sharpness.jobs import Job
+
+    runs = ["r1", "glmc/r1", "signal/sam", "setting/a", "setting/abl_w1", "setting/abl_w2",
+            "gradcam/mnist/sgd/a1/s0", "gradcam/mnist/sam/a1/s0", "gradcam/svhn/sgd/a1/s0",
+            "sam_eos/gd", "sam_eos/sam", "cost/sgd", "cost/sam"]
+    assert camp.runs_of(Job("lesam_train", "r1"), runs) == ["r1"]
+    assert camp.runs_of(Job("lesam_glmc", "r1"), runs) == ["glmc/r1"]
+    assert camp.runs_of(Job("lesam_signal", "sam"), runs) == ["signal/sam"]
+    assert camp.runs_of(Job("eos_setting", "a"), runs) == ["setting/a"]
+    assert camp.runs_of(Job("eos_ablations", "ablations", {"abl_w1": {}, "abl_w2": {}}),
+                        runs) == ["setting/abl_w1", "setting/abl_w2"]
+    assert camp.runs_of(Job("gradcam_train", "mnist"), runs) == [
+        "gradcam/mnist/sgd/a1/s0", "gradcam/mnist/sam/a1/s0"]
+    assert camp.runs_of(Job("bridges_sam_eos_run", "sam_eos"), runs) == ["sam_eos/gd",
+                                                                        "sam_eos/sam"]
+    assert camp.runs_of(Job("lesam_eval", "cost"), runs) == ["cost/sgd", "cost/sam"]
+    assert camp.runs_of(Job("lesam_eval", "robustness"), runs) == []
+
+
+def test_every_gpu_rule_reads_its_jobs_memory_from_the_map(repo):
+    """Each rule that asks for a GPU gives its jobs the map's gpu_mem_mb (job_gpu_mem), so
+    the campaign's pool packs them by their own shapes."""
+    text = {p.stem: p.read_text() for p in (repo / "workflow/rules").glob("*.smk")}
+    for rule in camp.gpu_rules(repo / "workflow/rules"):
+        assert any(f'gpu_mem_mb=job_gpu_mem("{rule}"' in t for t in text.values()), rule
 
 
 def _runner(seconds_each, log):
@@ -85,18 +151,89 @@ def test_the_watchdog_stops_launching_when_the_budget_is_spent():
     assert not spent.stages and spent.not_started == [s.name for s in stages]
 
 
-def test_stages_follow_the_plans_order_and_end_with_the_ledger():
-    record = {"claims": {"a": {"planned": True, "runs": 2, "items": ["lesam/t1"]},
+def test_the_plan_runs_in_one_call_after_the_cpu_only_claims():
+    """The CPU-only claims first (uncharged), then one call for every other target and the
+    ledger, which buys the planned claims in the plan's order; the settled claims' figures
+    are prioritized."""
+    record = {"claims": {"a": {"planned": True, "runs": 2, "items": ["lesam/t1"],
+                               "settled": True},
                          "b": {"planned": True, "runs": 0, "items": ["minorfirst/x"]},
                          "c": {"planned": False, "runs": 3, "items": ["lesam/t2"]},
                          "d": {"planned": True, "runs": 4, "items": ["lesam/t1", "lesam/t3"]}},
               "targets": ["figures/lesam/t1.csv", "figures/lesam/t3.csv",
                           "figures/minorfirst/x.csv", "figures/CLAIMS.md"]}
     stages = camp.stages_of(record)
-    assert [(s.name, s.targets, s.charged) for s in stages] == [
-        (camp.CPU_STAGE, ["figures/minorfirst/x.csv"], False),
-        ("a", ["figures/lesam/t1.csv"], True), ("d", ["figures/lesam/t3.csv"], True),
-        ("ledger", ["figures/CLAIMS.md"], True)]
+    assert [(s.name, s.targets, s.charged, s.claims) for s in stages] == [
+        (camp.CPU_STAGE, ["figures/minorfirst/x.csv"], False, []),
+        (camp.PLAN_STAGE, ["figures/lesam/t1.csv", "figures/lesam/t3.csv",
+                           "figures/CLAIMS.md"], True, ["a", "d", "ledger"])]
+    assert stages[1].prioritize == ["figures/lesam/t1.csv"]
+    clock.t = 0.0
+    out = camp.run_stages(stages, _runner(10, []), budget_gpu_hours=1.0, gpus=1,
+                          clock=clock())
+    assert out.bought == [camp.CPU_STAGE, "a", "d", "ledger"]
+
+
+def _plan_record(pid, hours, claims):
+    return {"id": pid, "gpu_hours": hours, "targets": ["figures/CLAIMS.md"],
+            "claims": {c: {"planned": True, "runs": 1, "items": [f"p/{c}"]} for c in claims}}
+
+
+def test_budget_freed_by_packing_is_planned_again():
+    """The plan priced 1 GPU-hour and its call took 0.25: the 2.75 left are planned again,
+    and the claim the re-plan adds runs in one more call; a re-plan that adds nothing ends
+    it, and the re-plans are bounded."""
+    calls, adopted = [], []
+
+    def run(stage, seconds):
+        calls.append(stage.targets)
+        clock.t += 900
+        return camp.StageResult(stage.name, 0, 900)
+
+    plans = iter([_plan_record("p2", 1.0, ["a", "b"]), _plan_record("p3", 0.5, ["a", "b"])])
+
+    def replan(spent):
+        assert spent == pytest.approx(0.25) if not adopted else spent > 0.25
+        return next(plans)
+
+    clock.t = 0.0
+    out = camp.run_campaign(_plan_record("p1", 1.0, ["a"]), run, replan,
+                            budget_gpu_hours=3.0, gpus=1, clock=clock(),
+                            adopt=lambda new, runs: adopted.append((new["id"], runs)))
+    assert out.bought == ["a", "ledger", "b"] and out.ended == "completed"
+    assert calls == [["figures/p/a.csv", "figures/CLAIMS.md"],
+                     ["figures/p/a.csv", "figures/p/b.csv", "figures/CLAIMS.md"]]
+    assert adopted == [("p2", True), ("p3", False)]
+    steps = out.extra["replans"]
+    assert [s.get("new_claims") for s in steps] == [["b"], []]
+    assert steps[0]["priced_gpu_hours"] == 1.0 and steps[0]["spent_gpu_hours"] == \
+        pytest.approx(0.25)
+    assert steps[1]["outcome"] == "the re-plan buys nothing new"
+    assert out.spent_gpu_hours == pytest.approx(0.5)
+    clock.t = 0.0
+    never = camp.run_campaign(_plan_record("p1", 1.0, ["a"]), run, replan,
+                              budget_gpu_hours=3.0, gpus=1, clock=clock(), max_replans=0)
+    assert never.extra["replans"] == [] and never.bought == ["a", "ledger"]
+
+
+def test_no_replan_without_freed_budget_nor_one_that_drops_a_claim():
+    def run(stage, seconds):
+        clock.t += 3600
+        return camp.StageResult(stage.name, 0, 3600)
+
+    clock.t = 0.0
+    out = camp.run_campaign(_plan_record("p1", 0.5, ["a"]), run,
+                            lambda spent: pytest.fail("re-planned"), budget_gpu_hours=3.0,
+                            gpus=1, clock=clock())
+    assert "packing freed nothing" in out.extra["replans"][0]["outcome"]
+    clock.t = 0.0
+    adopted = []
+    out = camp.run_campaign(_plan_record("p1", 2.0, ["a"]), run,
+                            lambda spent: _plan_record("p2", 1.0, ["b"]),
+                            budget_gpu_hours=3.0, gpus=1, clock=clock(),
+                            adopt=lambda new, runs: adopted.append(runs))
+    assert adopted == [False] and out.bought == ["a", "ledger"]
+    assert "drops claims already bought (a;" in out.extra["replans"][0]["outcome"]
 
 
 def test_cpu_only_claims_are_built_first_and_never_charged():
@@ -277,3 +414,31 @@ def test_a_resumed_campaign_reuses_this_devices_step_times_of_the_same_training_
     assert all(e["code"] == training_code() for e in kept)
     assert list(reused) == [("resnet18", "cifar10", 1.0, 128, "sam", "fp32")]
     assert reusable_entries(tmp_path / "absent.yaml", "cpu") == ([], {})
+
+
+@pytest.mark.workflow  # runs snakemake -n
+def test_snakemake_gives_each_job_the_maps_memory(repo, bin_dir, tmp_path):
+    """The GPU rules' gpu_mem_mb is the map's value for the job (plan.gpu_mem_file), the
+    rule's value for a job it does not name, and 0 without the key."""
+    from sharpness.config.profiles import load_profile
+    from sharpness.jobs import build_plan
+    from tests.pipeline.helpers import copy_workflow, snakemake
+
+    work = copy_workflow(repo, tmp_path, messages=False)  # jobs printed with their resources
+    plan = build_plan(load_profile([str(repo / "workflow/config/quick.yaml")], None))
+    mine, other = (plan.job("lesam_train", rid) for rid in plan.ids("lesam_train")[:2])
+    camp.MemoryMap({mine.key: 1234}, {"lesam_train": 77}).write(work / "gpu_mem.json")
+    record = {"id": "x", "file": "plan.json",
+              "targets": ["figures/minorfirst/l1_maxmargin.csv", "figures/CLAIMS.md"]}
+    (work / "plan.json").write_text("{}")
+    targets = ["--", mine.outputs[0], other.outputs[0]]
+    (work / "plain.yaml").write_text(yaml.safe_dump({"plan": record}))
+    (work / "plan.yaml").write_text(yaml.safe_dump(
+        {"plan": {**record, "gpu_mem_file": str(work / "gpu_mem.json")}}))
+    dry = snakemake(bin_dir, work, "-n", "--configfile", "plan.yaml", *targets).stdout
+    jobs = [block for block in dry.split("\n\n") if "rule lesam_train:" in block]
+    assert len(jobs) == 2, dry[-3000:]
+    by_run = {next(r for r in (mine.id, other.id) if f"run={r}" in b): b for b in jobs}
+    assert "gpu_mem_mb=1234" in by_run[mine.id] and "gpu_mem_mb=77" in by_run[other.id]
+    plain = snakemake(bin_dir, work, "-n", "--configfile", "plain.yaml", *targets).stdout
+    assert "gpu_mem_mb=0" in plain and "gpu_mem_mb=1234" not in plain

@@ -113,9 +113,10 @@ def test_a_campaign_cut_twice_and_resumed_ends_as_an_uncut_one(repo, bin_dir, tm
             proc.kill()
     assert proc.returncode == 128 + signal.SIGTERM, log[-3000:]
     first = _record(cut)
-    assert first["continues"] and "stopped by SIGTERM during stage 'ls-robust'" in \
+    # the plan's claims and the ledger are one call (sharpness.planning.campaign.PLAN_STAGE)
+    assert first["continues"] and "stopped by SIGTERM during stage \"the plan's claims" in \
         first["ended"] and "next call continues" in first["ended"], first["ended"]
-    assert first["not_started"] == ["ledger"] and first["bought"] == []
+    assert first["not_started"] == [] and first["bought"] == []
     resumable = _interrupted(cut)
     assert resumable, "the cut left no checkpointed, unfinished run"
     # 2. cut by the wall-time limit: a few seconds of stage after the first call's overhead

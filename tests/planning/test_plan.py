@@ -324,6 +324,11 @@ def test_recorded_time_only_from_a_matching_cuda_run(paper, tmp_path):
     from sharpness.planning.prices import run_prices
 
     key = ("lesam", rid)
+    # without its final.json (deleted as incomplete by the next call) it trains again
+    again = run_prices(config, method="analytic", results=tmp_path, only=frozenset({key}),
+                       finished_free=True)
+    assert again.hours[key] == 0.5 and "paid earlier" not in again.source[key]
+    (folder / "final.json").write_text("{}")
     free = run_prices(config, method="analytic", results=tmp_path, only=frozenset({key}),
                       finished_free=True)
     assert free.hours[key] == 0.0 and "paid earlier" in free.source[key]

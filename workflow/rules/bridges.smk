@@ -49,6 +49,7 @@ if BRIDGES:
             mem_mb=3000,
             runtime=60,
             gpu=setting_gpu(BRIDGE_SAM_EOS.config["setting"]),
+            gpu_mem_mb=job_gpu_mem("bridges_sam_eos_run"),
         conda: ENV
         params:
             code=code("bridges", "sharpness.bridges.sam_eos"),

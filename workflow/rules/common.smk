@@ -121,3 +121,34 @@ def caption_text(paper, wildcard):
 def paper_targets(paper):
     """The final outputs of one paper (every target lives under figures/<paper>/)."""
     return [t for t in map(str, ALL_TARGETS) if t.startswith(f"figures/{paper}/")]
+
+
+@functools.cache
+def _gpu_mem_table(path):
+    """The campaign's per-job GPU memory map (sharpness.planning.campaign.MemoryMap), read once."""
+    import json
+
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (OSError, ValueError) as err:
+        raise ValueError(f"plan.gpu_mem_file {path}: not a readable memory map ({err})") from None
+
+
+def job_gpu_mem(rule, wildcard=None):
+    """A GPU rule's `gpu_mem_mb` resource: the memory (MB) its job reserves in the campaign's
+    gpu_mem_mb pool, from the map `sharpness campaign` writes and the config key
+    `plan.gpu_mem_file` names (each job its own measured shape's peak with slack, its rule's
+    value where the shape was not measured); 0 without that key (no pool: nothing packed).
+    ``wildcard`` names the rule's wildcard whose value is the job's id; a rule with one job and
+    no wildcard takes that job's."""
+
+    def mb(wildcards):
+        path = (config.get("plan") or {}).get("gpu_mem_file")
+        if not path:
+            return 0
+        table = _gpu_mem_table(path)
+        job = getattr(wildcards, wildcard) if wildcard else PLAN.ids(rule)[0]
+        return int(table["jobs"].get(f"{rule}/{job}", table["rules"].get(rule, 0)))
+
+    return mb

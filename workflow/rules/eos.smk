@@ -63,7 +63,11 @@ if EOS:
             "eos: gradient flow and learning-rate sweep of setting {wildcards.setting} ({output.sweep})"
         log: "logs/eos/setting_{setting}.log"
         benchmark: "benchmarks/results/eos/setting_{setting}.tsv"
-        resources: mem_mb=4000, runtime=240, gpu=eos_setting_gpu
+        resources:
+            mem_mb=4000,
+            runtime=240,
+            gpu=eos_setting_gpu,
+            gpu_mem_mb=job_gpu_mem("eos_setting", "setting"),
         conda: ENV
         params:
             code=code("eos", "sharpness.eos.sweep"),
@@ -92,6 +96,7 @@ if EOS:
                 mem_mb=4000,
                 runtime=240,
                 gpu=max(setting_gpu(s) for s in EOS_TOGETHER.config.values()),
+                gpu_mem_mb=job_gpu_mem("eos_ablations"),
             conda: ENV
             params:
                 code=code("eos", "sharpness.eos.sweep"),

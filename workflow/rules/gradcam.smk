@@ -40,6 +40,7 @@ if PLAN.ids("gradcam_figure"):
             mem_mb=3000,
             runtime=240 * len(GRADCAM["optimizers"]),
             gpu=GRADCAM_GPU,
+            gpu_mem_mb=job_gpu_mem("gradcam_train", "dataset"),
         conda: ENV
         params:
             code=code("gradcam", "sharpness.gradcam.study"),

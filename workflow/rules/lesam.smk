@@ -64,6 +64,7 @@ if LESAM:
             mem_mb=lambda w: launch_mem_mb(lesam_run(w)),
             runtime=lambda w: 60 * 24 if lesam_run(w).get("device") != "cpu" else 30,
             gpu=lambda w: lesam_steps.gpu(lesam_run(w)),
+            gpu_mem_mb=job_gpu_mem("lesam_train", "run"),
         conda: ENV
         params:
             code=code("train", "sharpness.train"),
@@ -87,7 +88,11 @@ if LESAM:
         benchmark: "benchmarks/results/lesam/glmc_{run}.tsv"
         wildcard_constraints:
             run=one_of(PLAN.ids("lesam_glmc")),
-        resources: mem_mb=4000, runtime=30, gpu=lesam_probe_gpu
+        resources:
+            mem_mb=4000,
+            runtime=30,
+            gpu=lesam_probe_gpu,
+            gpu_mem_mb=job_gpu_mem("lesam_glmc", "run"),
         conda: ENV
         params:
             step="glmc",
@@ -108,6 +113,11 @@ if LESAM:
         benchmark: "benchmarks/results/lesam/signal_{run}.tsv"
         wildcard_constraints:
             run=one_of(PLAN.ids("lesam_signal")),
+        resources:
+            mem_mb=4000,
+            runtime=30,
+            gpu=lesam_probe_gpu,
+            gpu_mem_mb=job_gpu_mem("lesam_signal", "run"),
         params:
             step="signal",
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.signal"),
@@ -123,7 +133,11 @@ if LESAM:
             "lesam: evaluate {wildcards.what} of the trained models ({output})"
         log: "logs/lesam/eval_{what}.log"
         benchmark: "benchmarks/results/lesam/eval_{what}.tsv"
-        resources: mem_mb=4000, runtime=60, gpu=lesam_eval_gpu
+        resources:
+            mem_mb=4000,
+            runtime=60,
+            gpu=lesam_eval_gpu,
+            gpu_mem_mb=job_gpu_mem("lesam_eval", "what"),
         conda: ENV
         params:
             code=code("lesam", "sharpness.lesam.experiments", "sharpness.lesam.evaluate"),

@@ -4,9 +4,10 @@ In order, each step stopping the campaign loudly when it fails: the preflight
 (:mod:`sharpness.planning.preflight`: a GPU visible, driver and torch agreeing, a real training
 step on it, the data present or fetchable, disk for the checkpoints), ``sharpness cost
 measure`` of every run shape the plan may buy (step times and peak memory on this GPU), the
-plan (``sharpness plan`` priced from those step times), and Snakemake over the plan with GPU
-packing and a watchdog that stops launching when the budget is spent
-(:mod:`sharpness.planning.campaign`). It writes ``<out-dir>/campaign.json``: what was bought,
+plan (``sharpness plan`` priced from those step times), and Snakemake over the plan in one
+call, each job reserving its own shape's measured GPU memory so that small runs share a GPU,
+with a watchdog that stops launching when the budget is spent, and the budget packing freed
+planned again (:mod:`sharpness.planning.campaign`). It writes ``<out-dir>/campaign.json``: what was bought,
 what was spent, why it ended. ``--tiny`` runs the same path on the CPU with the quick profile
 (a check of the path, not a price). ``make gpu-campaign GPU_HOURS=N`` calls it.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -71,6 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(default: the larger of 5 minutes and 5%% of --max-wall)")
     p.add_argument("--measure-limit", type=int, default=None,
                    help="time at most this many run shapes (default all; tiny: 1)")
+    p.add_argument("--max-replans", type=int, default=None, metavar="N",
+                   help="plan the budget packing freed again at most N times (default "
+                        "sharpness.planning.campaign.MAX_REPLANS; 0: never)")
 
 
 def _configfiles(args: argparse.Namespace) -> list[str]:
@@ -120,10 +125,11 @@ def stop_on_signals(stop: StopRequest) -> Iterator[StopRequest]:
             signal.signal(s, handler)
 
 
-def snakemake_stage(configfiles: list[str], overlay: Path, profile: Path, cores: str,
+def snakemake_stage(configfiles: list[str], overlays: list[Path], profile: Path, cores: str,
                     stop: StopRequest | None = None) -> Callable[[Stage, float], StageResult]:
     """A stage runner for :func:`sharpness.planning.campaign.run_stages`: one snakemake call
-    in its own process group, terminated (then, after :data:`TERM_GRACE_S`, killed) when its
+    (the profile's ``configfiles``, then ``overlays``: the plan's, the memory map's; the
+    stage's ``prioritize`` targets given ``--prioritize``) in its own process group, terminated (then, after :data:`TERM_GRACE_S`, killed) when its
     time is up or ``stop`` records a signal (the result then names it)."""
     from sharpness.planning.campaign import StageResult
     from sharpness.readme.sources import snakemake_executable
@@ -135,9 +141,10 @@ def snakemake_stage(configfiles: list[str], overlay: Path, profile: Path, cores:
             return StageResult(stage.name, 0, 0.0, True, stop.signal)
         # --rerun-incomplete: a job killed at an allocation's end or at the budget is
         # rerun (its run resumes from its checkpoint), not refused as incomplete
+        first = ["--prioritize", *stage.prioritize] if stage.prioritize else []
         cmd = [snakemake_executable(), "--cores", cores, "--workflow-profile", str(profile),
-               "--rerun-incomplete", "--configfile", *configfiles, str(overlay), "--",
-               *stage.targets]
+               "--rerun-incomplete", *first, "--configfile", *configfiles,
+               *map(str, overlays), "--", *stage.targets]
         print(f"campaign: stage {stage.name!r}: {' '.join(cmd)}", flush=True)
         t0 = time.monotonic()
         deadline, terminated = t0 + max(seconds, 1.0), None
@@ -247,9 +254,11 @@ def _plan(args: argparse.Namespace, files: list[str], out: Path, measured: Path 
 def run(args: argparse.Namespace) -> int:
     """Preflight, measure, plan, run, record."""
     from sharpness.config.profiles import load_profile
-    from sharpness.cost import MEASURED
+    from sharpness.cost import MEASURED, plan_jobs
     from sharpness.cost import measure as meas
     from sharpness.cost.measure import job_key
+    from sharpness.jobs import build_plan
+    from sharpness.mappings import offset_seeds
     from sharpness.planning import campaign as camp
     from sharpness.planning.offline import weights_of
     from sharpness.planning.preflight import check_data, device_check, preflight
@@ -295,19 +304,49 @@ def run(args: argparse.Namespace) -> int:
     # the plan priced from those step times (its data checked again: it may buy others)
     record, jobs = _plan(args, files, out, measured, earlier)
     check_data(report, {j.dataset for j in jobs}, config, weights_of(jobs))
-    wide = sorted({j.run for j in jobs if j.gpus > max(gpus, 1)})
-    if wide and not args.tiny:
-        raise ConfigError(f"sharpness campaign: the plan buys runs that train on more GPUs than "
-                          f"the {gpus} visible ({', '.join(wide[:5])}): give --claims without "
-                          "them, or run on a machine with that many GPUs")
-    # Snakemake with GPU packing, stage by stage while the budget lasts
-    shapes: dict[str, set] = {}
-    for j in jobs:
-        shapes.setdefault(j.paper, set()).add(job_key(j, "fp32"))
+    _refuse_wide(jobs, gpus, args.tiny)
+    # Snakemake with GPU packing: each job its own shape's memory, the plan in one call
     rules = camp.gpu_rules(Path("workflow/rules"))
+    files_after = [out / "plan.yaml", out / "gpu_mem.yaml"]
+
+    def memory_map() -> None:
+        """The memory each job of the plan now in ``plan.yaml`` reserves (its map, and the
+        overlay that names it)."""
+        full = load_profile([*files, str(out / "plan.yaml")], None)
+        offset_seeds(full)  # the job ids the workflow will use (the Snakefile moves them so)
+        mem = camp.job_memory(build_plan(full), plan_jobs(full), entries, rules)
+        camp.write_memory_overlay(out / "gpu_mem.yaml", mem.write(out / "gpu_mem.json"))
+        own = len(mem.jobs) - len(mem.fallback)
+        print(f"campaign: GPU memory per job: {own} of {len(mem.jobs)} jobs from their own "
+              f"measured shape, {len(mem.fallback)} at their rule's value (not measured); "
+              f"{out / 'gpu_mem.json'}", flush=True)
+
+    def replan(spent: float) -> dict:
+        """The budget left after ``spent`` GPU-hours planned again (runs finished here at
+        0), the plan before kept aside until :func:`adopt` says whether this one runs."""
+        print(f"campaign: re-plan with {args.gpu_hours - spent:.3g} GPU-hours left",
+              flush=True)
+        for name in ("plan.yaml", "plan.json"):
+            shutil.copyfile(out / name, out / f"before.{name}")
+        new, new_jobs = _plan(args, files, out, measured, spent)
+        check_data(report, {j.dataset for j in new_jobs}, config, weights_of(new_jobs))
+        _refuse_wide(new_jobs, gpus, args.tiny)
+        return new
+
+    def adopt(_new: object, runs: bool) -> None:
+        """A re-plan that runs gets its memory map; one that does not, the plan before back
+        (the ledger built names it)."""
+        for name in ("plan.yaml", "plan.json"):
+            if runs:
+                (out / f"before.{name}").unlink()
+            else:
+                os.replace(out / f"before.{name}", out / name)
+        if runs:
+            memory_map()
+
+    memory_map()
     profile = camp.write_profile(out / "profile", cores=args.cores, gpus=gpus,
                                  gpu_mem_mb=_pool_mb(args, gpus),
-                                 per_rule_mb=camp.rule_memory(rules, entries, shapes),
                                  jobs_per_gpu=args.jobs_per_gpu)
     unlock(files, out / "plan.yaml")
     before = (time.monotonic() - started) * max(gpus, 1) / 3600  # preflight, measure, plan
@@ -315,21 +354,35 @@ def run(args: argparse.Namespace) -> int:
     if margin is None and max_wall is not None:
         margin = camp.wall_margin(max_wall)
     with stop_on_signals(StopRequest()) as stop:
-        runner = snakemake_stage(files, out / "plan.yaml", profile, args.cores, stop)
-        result = camp.run_stages(camp.stages_of(record), runner,
-                                 budget_gpu_hours=args.gpu_hours, gpus=gpus,
-                                 spent_before=before + earlier, max_wall_s=wall,
-                                 margin_s=margin)
-    result.extra = {"plan": record["id"], "measured": str(measured),
-                    "preflight": report.lines, "tiny": args.tiny}
+        runner = snakemake_stage(files, files_after, profile, args.cores, stop)
+        result = camp.run_campaign(
+            record, runner, replan, budget_gpu_hours=args.gpu_hours, gpus=gpus,
+            spent_before=before + earlier, max_wall_s=wall, margin_s=margin,
+            max_replans=camp.MAX_REPLANS if args.max_replans is None else args.max_replans,
+            adopt=adopt)
+    result.extra.update({"plan": record["id"], "measured": str(measured),
+                         "preflight": report.lines, "tiny": args.tiny})
+    for step in result.extra["replans"]:
+        print(f"campaign: after plan {step['plan']} (priced {step['priced_gpu_hours']:.3g}, "
+              f"spent {step['spent_gpu_hours']:.3g} GPU-hours): {step['outcome']}", flush=True)
     path = result.write(out / "campaign.json")
-    print(f"campaign: {result.ended}; bought {len(result.bought)} stage(s) "
+    print(f"campaign: {result.ended}; bought {len(result.bought)} claim(s) or stage(s) "
           f"({', '.join(result.bought) or 'none'}), spent {result.spent_gpu_hours:.3g} of "
           f"{args.gpu_hours:g} GPU-hours; record {path}")
     if stop.signal is not None and result.continues:  # stopped by a signal: its exit status
         return 128 + int(signal.Signals[stop.signal])
     return 0 if result.ended == "completed" or "budget spent" in result.ended \
         or result.continues else 1
+
+
+def _refuse_wide(jobs: list, gpus: int, tiny: bool) -> None:
+    """Stop when a plan buys runs that train on more GPUs than are visible (not in tiny
+    mode, which runs on the CPU)."""
+    wide = sorted({j.run for j in jobs if j.gpus > max(gpus, 1)})
+    if wide and not tiny:
+        raise ConfigError(f"sharpness campaign: the plan buys runs that train on more GPUs than "
+                          f"the {gpus} visible ({', '.join(wide[:5])}): give --claims without "
+                          "them, or run on a machine with that many GPUs")
 
 
 def results_folder(files: list[str], config: dict, results: str) -> str:

@@ -123,8 +123,12 @@ def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -
 def finished(job: Any, planned: Mapping[str, Any] | None, results: Path) -> bool:
     """Whether a lesam training run finished here with the settings planned now, on any
     device: the workflow will not train it again, so a resumed campaign pays nothing for
-    it (``--finished-free``, a tiny campaign's CPU runs included)."""
-    return _finished_record(job, planned, results) is not None
+    it (``--finished-free``, a tiny campaign's CPU runs included). Its ``final.json`` must be
+    there too: a run that finished in the instant before a cut is one Snakemake never marked
+    complete, and the next call deletes that output as incomplete and trains the run again
+    (its ``provenance.json``, not an output, still says ``ok``)."""
+    return _finished_record(job, planned, results) is not None and \
+        (_run_folder(job, results) / FINAL).is_file()
 
 
 @dataclass
