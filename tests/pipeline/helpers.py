@@ -29,6 +29,8 @@ def copy_workflow(repo: Path, dest: Path, messages: bool = True) -> Path:
             text, count = _MESSAGE.subn("", rules.read_text())
             assert count or not re.search(r"^\s*rule \w+:", text, re.M), rules
             rules.write_text(text)
+        snakefile = dest / "Snakefile"
+        snakefile.write_text(_MESSAGE.sub("", snakefile.read_text()))
     return dest
 
 
