@@ -10,10 +10,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sharpness.cost.eos_steps import EXPECTED_BASIS, expected_sweep
-from sharpness.eos.config import sweep_path
-from sharpness.eos.jobs import RESULTS as EOS_RESULTS
+from sharpness.eos.jobs import drawn_by, planned_settings
 from sharpness.jobs import Plan, build_plan
 from sharpness.lesam import steps as lesam_steps
+from sharpness.lesam.jobs import train_runs
 from sharpness.mappings import deep_merge  # the same recursive merge the rules use
 from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
@@ -197,21 +197,21 @@ def lesam_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
     size) and the signal probes."""
 
     plan = _plan("lesam", section, plan)
-    runs = plan.of_rule("lesam_train")
-    made_by = {out: rid for rid, job in runs.items() for out in job.outputs}
+    runs = train_runs(plan)
     by_run: dict[str, list[str]] = {}
     for item in section.get("items", {}):
         groups = lesam_steps.item_groups(section, item)
-        wanted = [rid for rid, job in runs.items() if job.config["tags"]["group"] in groups]
+        wanted = [rid for rid, run in runs.items() if run.group in groups]
         todo = list(wanted)
         while todo:  # the runs they start from (fine-tuning from a pre-trained model)
-            for dep in (made_by[i] for i in runs[todo.pop()].inputs if i in made_by):
+            for dep in runs[todo.pop()].depends:
                 if dep not in wanted:
                     wanted.append(dep)
                     todo.append(dep)
         for rid in wanted:
             by_run.setdefault(rid, []).append(item)
-    jobs = [_train_job("lesam", items, rid, runs[rid].config, plan_job=runs[rid].key)
+    trained = plan.of_rule("lesam_train")
+    jobs = [_train_job("lesam", items, rid, runs[rid].config, plan_job=trained[rid].key)
             for rid, items in by_run.items()]
     what = next(w for w, item in lesam_steps.EVAL_ITEMS.items() if item == COST_ITEM)
     timing = plan.of_rule("lesam_eval").get(what)
@@ -251,18 +251,6 @@ def _fullbatch_job(paper: str, items: list[str], run: str, setting: dict[str, An
                cap=(steps, lanczos), plan_job=plan_job)
 
 
-def eos_settings(plan: Plan) -> dict[str, tuple[str, dict[str, Any]]]:
-    """Every eos setting the plan runs -> (the plan job that runs it, the setting as its
-    config file holds it): one ``eos_setting`` job each, or the variants of the
-    ``eos_ablations`` job, in plan order."""
-    out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for name, job in plan.of_rule("eos_setting").items():
-        out[name] = (job.key, job.config)
-    for job in plan.of_rule("eos_ablations").values():
-        out.update({name: (job.key, setting) for name, setting in job.config.items()})
-    return out
-
-
 def eos_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
     """Per eos setting a figure job of the plan draws (the figures that read its sweep are
     its items): the gradient-flow reference and full-batch GD at every learning rate,
@@ -272,14 +260,9 @@ def eos_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
     priced."""
 
     plan = _plan("eos", section, plan)
-    settings = eos_settings(plan)
-    by_sweep = {sweep_path(name, EOS_RESULTS): name for name in settings}
-    users: dict[str, list[str]] = {}
-    for fig, figure in plan.of_rule("eos_figure").items():
-        for name in (by_sweep[i] for i in figure.inputs if i in by_sweep):
-            users.setdefault(name, []).append(fig)
+    settings = planned_settings(plan)
     jobs = []
-    for name, items in users.items():
+    for name, items in drawn_by(plan).items():
         key, s = settings[name]
         lrs = len(s.get("lr_factors", [])) + len(s.get("lrs", []))
         job = _fullbatch_job("eos", items, f"setting/{name}", s, optimizer="sgd", hparams={},
