@@ -176,10 +176,11 @@ def _longtail_size(n_per_class: int, classes: int, factor: float) -> int:
 # gradcam data set, the eos ablation variants, the sam_eos optimizers) is priced as one
 # :class:`Job` per training, each from the plan job's own config.
 
-#: the plan's rules whose jobs train (each priced); besides them the cost table's evaluation
-#: job (``lesam_eval`` of :data:`COST_ITEM`) times optimizer steps, priced too
-TRAINING_RULES = ("lesam_train", "lesam_glmc", "lesam_signal", "eos_setting", "eos_ablations",
-                  "gradcam_train", "bridges_sam_eos_run")
+# The priced rules: lesam_train, lesam_glmc, lesam_signal, eos_setting, eos_ablations,
+# gradcam_train, bridges_sam_eos_run, and the cost table's evaluation job (``lesam_eval`` of
+# :data:`COST_ITEM`), which times optimizer steps. Not priced: the evaluations, tables and
+# figures, the diagonal-network and toy runs (CPU), and an eos setting no figure job draws.
+
 #: the lesam item whose evaluation job times steps of each optimizer (priced as cost/<opt>)
 COST_ITEM = "table_cost"
 
