@@ -16,7 +16,7 @@ from sharpness.eos.jobs import RESULTS as EOS_RESULTS
 from sharpness.jobs import Plan, build_plan
 
 PROFILES = Path(__file__).resolve().parents[1] / "workflow/config"
-#: the plan's rules whose jobs train (stated here, apart from the module's own list)
+#: the plan's rules whose jobs train (the test's own statement of them)
 TRAINING = {"lesam_train", "lesam_glmc", "lesam_signal", "eos_setting", "eos_ablations",
             "gradcam_train", "bridges_sam_eos_run"}
 
