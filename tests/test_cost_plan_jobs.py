@@ -80,3 +80,14 @@ def test_a_profile_that_drops_a_setting_plans_it_but_does_not_price_it():
     assert not {f"setting/{name}" for name in undrawn} & priced
     assert undrawn <= set(plan.ids("eos_setting")) | {
         n for job in plan.of_rule("eos_ablations").values() for n in job.config}
+
+
+def test_the_stand_in_warning_names_the_groups_whose_planned_runs_carry_stand_ins():
+    from sharpness.commands.cost import stand_in_warning
+
+    config = load_profile([str(PROFILES / "paper.yaml")], None)
+    assert stand_in_warning(config) is None  # the paper profile runs the real data sets
+    group = next(iter(config["lesam"]["groups"]))
+    config["lesam"]["groups"][group].setdefault("overrides", {})["stand_ins"] = ["a stand-in"]
+    warning = stand_in_warning(config)
+    assert warning is not None and f"group(s) {group} carry" in warning
