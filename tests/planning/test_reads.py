@@ -8,6 +8,7 @@ import pytest
 
 from sharpness.claims.ledger import all_claims
 from sharpness.claims.lesam import BEST_GROUPS
+from sharpness.lesam.experiments import training_runs
 from sharpness.planning import claims_plan as cp
 from sharpness.planning.reads import reads, run_labels, selector_group, selector_labels
 
@@ -48,7 +49,7 @@ def test_priced_runs_are_the_runs_the_selectors_name(paper, claim):
     selected = _selected(claim, labels)
     assert selected, f"{claim.id}: its selectors name no run of the paper profile"
     # the runs fine-tuned from are bought too (they are needed to make the read runs)
-    deps = {labels[d] for rid, r in cp.training_runs(config["lesam"]).items()
+    deps = {labels[d] for rid, r in training_runs(config["lesam"]).items()
             if (r["group"], r["label"]) in selected for d in r["depends"]}
     assert priced - deps == selected
 

@@ -76,14 +76,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               "count measured; prices read the runs alone, 1)")
 
 
-def _stand_in_warning(config: dict[str, Any]) -> str | None:
-    """Runs of a paper profile that carry stand-ins (inherited from the quick profile)."""
+def stand_in_warning(config: dict[str, Any]) -> str | None:
+    """The warning naming the lesam groups of a paper profile whose planned training runs
+    carry stand-ins (inherited from the quick profile); None when none do."""
     if config.get("profile") != "paper" or not config.get("lesam"):
         return None
-    from sharpness.lesam.experiments import training_runs
+    from sharpness.jobs import build_plan
+    from sharpness.lesam.jobs import train_runs
 
-    tainted = sorted({r["group"] for r in training_runs(config["lesam"]).values()
-                      if r["config"].get("stand_ins")})
+    tainted = sorted({r.group for r in train_runs(build_plan(config)).values()
+                      if r.config.get("stand_ins")})
     if not tainted:
         return None
     return (f"warning: in this profile the lesam group(s) {', '.join(tainted)} carry "
@@ -196,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
                "the caps, an upper bound. Shared runs count in each item that reads them and "
                "once in the total.")
     text = cost.render_precisions(tables, header)
-    warning = _stand_in_warning(config)
+    warning = stand_in_warning(config)
     if warning:
         print(warning, file=sys.stderr)
     print(text)

@@ -1,8 +1,9 @@
 """The price of a profile before it starts: runs, optimizer steps and GPU-hours per item.
 
-:func:`plan_jobs` expands a workflow config (the same expansion the rules use:
-:mod:`sharpness.lesam.experiments`, :mod:`sharpness.eos.config`, the gradcam and bridges
-sections) into training jobs, each with its number of optimizer steps, the examples one step
+:func:`plan_jobs` prices the training jobs of a workflow config's plan
+(:func:`sharpness.jobs.build_plan`, the plan the Snakefile's rules read; no run list is
+expanded here), one priced job per training, each from its plan job's own config and naming
+that job (``plan_job``), with its number of optimizer steps, the examples one step
 sees and the forward+backward passes it makes (1 for SGD/GD, 2 for the SAM family, more for
 Eigen-SAM's power iterations; GLMC's two mixed batches double them). :func:`price` turns them into GPU-hours in one of two ways:
 

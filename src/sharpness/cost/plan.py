@@ -1,16 +1,19 @@
-"""Planning: a workflow config expanded into the training jobs it will run (:func:`plan_jobs`),
-each with its optimizer steps, examples per step and passes per step. See :mod:`sharpness.cost`."""
+"""Planning: the training jobs of a workflow config's plan (:func:`plan_jobs`, from
+:func:`sharpness.jobs.build_plan`, the plan the workflow runs), each with its optimizer steps,
+examples per step and passes per step. See :mod:`sharpness.cost`."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sharpness.cost.eos_steps import EXPECTED_BASIS, expected_sweep
-from sharpness.eos.config import ablation_settings, expand_settings
-from sharpness.lesam import experiments as exp
+from sharpness.eos.jobs import drawn_by, planned_settings
+from sharpness.jobs import Plan, build_plan
 from sharpness.lesam import steps as lesam_steps
+from sharpness.lesam.jobs import train_runs
 from sharpness.mappings import deep_merge  # the same recursive merge the rules use
 from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
@@ -80,6 +83,7 @@ class Job:
     # extra_passes) at max_steps and the flow's max_evals; None: a run of fixed length
     cap: tuple[int, float] | None = None
     expected: str = ""  # steps/extra_passes are expected below the cap (the basis); "": at it
+    plan_job: str = ""  # the plan job (``rule/id``, :mod:`sharpness.jobs`) this prices
 
     @property
     def until_goal(self) -> bool:
@@ -141,8 +145,8 @@ def _passes(optimizer: str, hparams: dict[str, Any]) -> float:
     return optimizer_spec(optimizer).passes(hparams)
 
 
-def _train_job(paper: str, items: list[str], run: str, cfg: dict[str, Any],
-               n_train: int | None = None) -> Job:
+def _train_job(paper: str, items: list[str], run: str, cfg: Mapping[str, Any],
+               n_train: int | None = None, plan_job: str = "") -> Job:
     n_full, _, _, _, n_test_full = data_shape(cfg["dataset"])
     n = n_train if n_train is not None else min(cfg.get("train_size") or n_full, n_full)
     n_test = min(cfg.get("test_size") or n_test_full, n_test_full)
@@ -155,7 +159,7 @@ def _train_job(paper: str, items: list[str], run: str, cfg: dict[str, Any],
                n, bs, steps, _passes(cfg.get("optimizer", "sgd"), cfg.get("opt_hparams", {})),
                (epochs // evals if evals else 1) * n_test, gpus=int(cfg.get("gpus", 1)),
                precision="bf16" if cfg.get("bf16") else "fp32",
-               optimizer=str(cfg.get("optimizer", "sgd")), config=dict(cfg))
+               optimizer=str(cfg.get("optimizer", "sgd")), config=dict(cfg), plan_job=plan_job)
 
 
 def _longtail_size(n_per_class: int, classes: int, factor: float) -> int:
@@ -164,50 +168,79 @@ def _longtail_size(n_per_class: int, classes: int, factor: float) -> int:
     return sum(int(n_per_class * factor ** (-c / (classes - 1))) for c in range(classes))
 
 
-# -- expansion of each paper's section ----------------------------------------------------------
+# -- the plan's training jobs, priced ------------------------------------------------------------
+#
+# The jobs come from the build's plan (:func:`sharpness.jobs.build_plan`, the object the
+# Snakefile's rules read): no run list is expanded here. Each priced job names the plan job it
+# prices (``plan_job``: ``rule/id``); a plan job that runs several trainings in one process (a
+# gradcam data set, the eos ablation variants, the sam_eos optimizers) is priced as one
+# :class:`Job` per training, each from the plan job's own config.
 
-def lesam_jobs(section: dict[str, Any]) -> list[Job]:
-    """Training runs of every lesam item (shared runs listed under each item that reads them)."""
+# The priced rules: lesam_train, lesam_glmc, lesam_signal, eos_setting, eos_ablations,
+# gradcam_train, bridges_sam_eos_run, and the cost table's evaluation job (``lesam_eval`` of
+# :data:`COST_ITEM`), which times optimizer steps. Not priced: the evaluations, tables and
+# figures, the diagonal-network and toy runs (CPU), and an eos setting no figure job draws.
 
-    runs = exp.training_runs(section)
+#: the lesam item whose evaluation job times steps of each optimizer (priced as cost/<opt>)
+COST_ITEM = "table_cost"
+
+
+def _plan(paper: str, section: Mapping[str, Any], plan: Plan | None) -> Plan:
+    """``plan``, or the plan of a config holding ``section`` alone (the providers read their
+    own section only)."""
+    return plan if plan is not None else build_plan({paper: section})
+
+
+def lesam_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
+    """The plan's lesam training runs that some item reads (or a run they start from),
+    listed under each item that reads them; the cost table's timed steps (``cost/<opt>``,
+    from its evaluation job's resolved config); the GLMC runs (at the long-tail profile's
+    size) and the signal probes."""
+
+    plan = _plan("lesam", section, plan)
+    runs = train_runs(plan)
     by_run: dict[str, list[str]] = {}
-    extra: list[Job] = []
-    for item, spec in section.get("items", {}).items():
+    for item in section.get("items", {}):
         groups = lesam_steps.item_groups(section, item)
-        wanted = [rid for rid, r in runs.items() if r["group"] in groups]
+        wanted = [rid for rid, run in runs.items() if run.group in groups]
         todo = list(wanted)
         while todo:  # the runs they start from (fine-tuning from a pre-trained model)
-            for dep in runs[todo.pop()]["depends"]:
+            for dep in runs[todo.pop()].depends:
                 if dep not in wanted:
                     wanted.append(dep)
                     todo.append(dep)
         for rid in wanted:
             by_run.setdefault(rid, []).append(item)
-        if item == "table_cost":  # timed steps of each optimizer, measured in one process
-            steps = spec.get("steps", 20) * spec.get("rounds", 1)
-            for opt in spec.get("optimizers", []):
-                hp = section.get("optimizers", {}).get(opt, {})
-                job = _train_job("lesam", [item], f"cost/{opt}", {
-                    **section["base"], "optimizer": opt, "opt_hparams": hp})
-                job.steps, job.eval_examples = steps, 0
-                extra.append(job)
-    jobs = [_train_job("lesam", items, rid, runs[rid]["config"])
-            for rid, items in by_run.items()] + extra
-    for rid, r in exp.glmc_runs(section).items():
-        cfg = r["config"]
+    trained = plan.of_rule("lesam_train")
+    jobs = [_train_job("lesam", items, rid, runs[rid].config, plan_job=trained[rid].key)
+            for rid, items in by_run.items()]
+    what = next(w for w, item in lesam_steps.EVAL_ITEMS.items() if item == COST_ITEM)
+    timing = plan.of_rule("lesam_eval").get(what)
+    if timing is not None:  # timed steps of each optimizer, measured in one process
+        params = timing.config["params"]
+        steps = params.get("steps", 20) * params.get("rounds", 1)
+        for opt in params.get("optimizers", []):
+            job = _train_job("lesam", [COST_ITEM], f"cost/{opt}", {
+                **params["config"], "optimizer": opt,
+                "opt_hparams": params["optimizer_hparams"][opt]}, plan_job=timing.key)
+            job.steps, job.eval_examples = steps, 0
+            jobs.append(job)
+    for rid, run in plan.of_rule("lesam_glmc").items():
+        cfg = run.config["config"]
         n_full, _, _, classes, _ = data_shape(cfg["dataset"])
-        n = _longtail_size(n_full // classes, classes, float(r["imbalance_factor"]))
-        job = _train_job("lesam", ["table_long_tail"], f"glmc/{rid}", cfg, n_train=n)
+        n = _longtail_size(n_full // classes, classes, float(cfg["glmc"]["imbalance_factor"]))
+        job = _train_job("lesam", ["table_long_tail"], f"glmc/{rid}", cfg, n_train=n,
+                         plan_job=run.key)
         job.passes *= METHOD_PASSES["glmc"]
         jobs.append(job)
-    for label, r in exp.signal_runs(section).items():
-        jobs.append(_train_job("lesam", ["fig_signal"], f"signal/{label}", r["config"]))
+    for label, run in plan.of_rule("lesam_signal").items():
+        jobs.append(_train_job("lesam", ["fig_signal"], f"signal/{label}", run.config["config"],
+                               plan_job=run.key))
     return jobs
 
 
-
 def _fullbatch_job(paper: str, items: list[str], run: str, setting: dict[str, Any], *,
-                   optimizer: str, hparams: dict[str, Any]) -> Job:
+                   optimizer: str, hparams: dict[str, Any], plan_job: str = "") -> Job:
     n_full, _, _, _, _ = data_shape(setting["dataset"])
     n = min(setting.get("train_size") or n_full, n_full)
     steps = int(setting.get("max_steps", 1000))
@@ -216,27 +249,25 @@ def _fullbatch_job(paper: str, items: list[str], run: str, setting: dict[str, An
     return Job(paper, items, run, setting["model"], setting["dataset"],
                float(setting.get("width", 1.0)), dict(setting.get("model_kwargs", {})), n, n,
                steps, _passes(optimizer, hparams), 0, extra_passes=lanczos,
-               cap=(steps, lanczos))
+               cap=(steps, lanczos), plan_job=plan_job)
 
 
-def eos_jobs(section: dict[str, Any]) -> list[Job]:
-    """Per eos setting: the gradient-flow reference and full-batch GD at every learning rate,
+def eos_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
+    """Per eos setting a figure job of the plan draws (the figures that read its sweep are
+    its items): the gradient-flow reference and full-batch GD at every learning rate,
     priced at the steps expected from measured counts (:mod:`sharpness.cost.eos_steps`)
     where a count of its data set x model x loss was measured, else at its caps; ``cap``
-    holds the caps either way."""
+    holds the caps either way. A setting no figure draws (one the profile drops) is not
+    priced."""
 
-    settings = expand_settings(section)
-    users: dict[str, list[str]] = {}
-    for fig, names in section.get("figures", {}).items():
-        for name in names:
-            users.setdefault(name, []).append(fig)
-    for name in ablation_settings(section):
-        users.setdefault(name, []).append("fig_ablations")
+    plan = _plan("eos", section, plan)
+    settings = planned_settings(plan)
     jobs = []
-    for name, items in users.items():
-        s = settings[name]
+    for name, items in drawn_by(plan).items():
+        key, s = settings[name]
         lrs = len(s.get("lr_factors", [])) + len(s.get("lrs", []))
-        job = _fullbatch_job("eos", items, f"setting/{name}", s, optimizer="sgd", hparams={})
+        job = _fullbatch_job("eos", items, f"setting/{name}", s, optimizer="sgd", hparams={},
+                             plan_job=key)
         job.steps *= max(lrs, 1)
         job.extra_passes *= max(lrs, 1)
         job.extra_passes += float(s.get("flow", {}).get("max_evals", 0))  # flow evaluations
@@ -251,38 +282,44 @@ def eos_jobs(section: dict[str, Any]) -> list[Job]:
     return jobs
 
 
-def gradcam_jobs(section: dict[str, Any]) -> list[Job]:
-    """minorfirst's Grad-CAM item: every data set x optimizer x init scale x seed."""
+def gradcam_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
+    """minorfirst's Grad-CAM item: each ``gradcam_train`` job of the plan (one data set)
+    expanded from its own config file: every optimizer x init scale x seed of it."""
     jobs = []
-    for key, ds in section.get("datasets", {}).items():
-        for opt_key, opt in section.get("optimizers", {}).items():
-            for alpha in section.get("alphas", []):
-                for seed in section.get("seeds", []):
-                    cfg = deep_merge(section["train"], {"dataset": ds["name"],
-                                 "optimizer": opt["name"], "opt_hparams": opt["hparams"]})
+    for key, train in _plan("gradcam", section, plan).of_rule("gradcam_train").items():
+        params = train.config
+        ds = params["datasets"][key]
+        for opt_key, opt in params["optimizers"].items():
+            for alpha in params["alphas"]:
+                for seed in params["seeds"]:
+                    cfg = deep_merge(params["train"], {"dataset": ds["name"],
+                                     "optimizer": opt["name"], "opt_hparams": opt["hparams"]})
                     jobs.append(_train_job("minorfirst", ["gradcam"],
-                                           f"gradcam/{key}/{opt_key}/a{alpha}/s{seed}", cfg))
+                                           f"gradcam/{key}/{opt_key}/a{alpha}/s{seed}", cfg,
+                                           plan_job=train.key))
     return jobs
 
 
-def bridges_jobs(section: dict[str, Any]) -> list[Job]:
-    """The SAM-at-the-edge-of-stability bridge: GD, SAM, LE-SAM over one learning-rate grid."""
-    spec = section.get("sam_eos")
-    if not spec:
+def bridges_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
+    """The SAM-at-the-edge-of-stability bridge (the plan's ``bridges_sam_eos_run`` job, from
+    its config): GD, SAM, LE-SAM over one learning-rate grid, one priced job each."""
+    run = _plan("bridges", section, plan).of_rule("bridges_sam_eos_run").get("sam_eos")
+    if run is None or not run.config:
         return []
     from sharpness.bridges.sam_eos import (  # lazy: torch; `sharpness cost` needs none
         ENGINE_NAMES,
         SamEosParams,
     )
 
-    params = SamEosParams.from_dict(spec)
+    params = SamEosParams.from_dict(run.config)
     optimizers = params.optimizers
     setting = {**SamEosParams().setting, **params.setting}
     lrs = len(setting.get("lr_factors", [])) + len(setting.get("lrs", []))
     jobs = []
     for opt in optimizers:
         job = _fullbatch_job("bridges", ["sam_eos"], f"sam_eos/{opt['name']}", setting,
-                             optimizer=ENGINE_NAMES[opt["name"]], hparams=opt.get("hparams", {}))
+                             optimizer=ENGINE_NAMES[opt["name"]], hparams=opt.get("hparams", {}),
+                             plan_job=run.key)
         job.steps *= max(lrs, 1)
         job.extra_passes *= max(lrs, 1)
         job.cap = (job.steps, job.extra_passes)  # no measured counts: priced at its caps
@@ -290,17 +327,19 @@ def bridges_jobs(section: dict[str, Any]) -> list[Job]:
     return jobs
 
 
-def plan_jobs(config: dict[str, Any]) -> list[Job]:
-    """Every priced job of a workflow config, paper by paper."""
+def plan_jobs(config: Mapping[str, Any]) -> list[Job]:
+    """Every priced job of a workflow config, paper by paper: the training jobs of its plan
+    (:func:`sharpness.jobs.build_plan`, built once per process and config)."""
+    plan = build_plan(config)
     jobs: list[Job] = []
     if config.get("lesam"):
-        jobs += lesam_jobs(config["lesam"])
+        jobs += lesam_jobs(dict(config["lesam"]), plan)
     if config.get("eos"):
-        jobs += eos_jobs(config["eos"])
+        jobs += eos_jobs(dict(config["eos"]), plan)
     if config.get("gradcam"):
-        jobs += gradcam_jobs(config["gradcam"])
+        jobs += gradcam_jobs(dict(config["gradcam"]), plan)
     if config.get("bridges"):
-        jobs += bridges_jobs(config["bridges"])
+        jobs += bridges_jobs(dict(config["bridges"]), plan)
     return jobs
 
 

@@ -26,7 +26,7 @@ from sharpness.eos.config import (
     setting_data_inputs,
     sweep_path,
 )
-from sharpness.jobs import Job
+from sharpness.jobs import Job, Plan
 
 #: where the eos jobs write
 RESULTS = "results/eos"
@@ -95,3 +95,26 @@ def jobs(config: Mapping[str, Any]) -> list[Job]:
         out.append(Job("eos_figure", fig, spec, path, (*spec["inputs"], path),
                        figure_outputs(fig), f"figure {fig}"))
     return out
+
+
+def planned_settings(plan: Plan) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Every eos setting ``plan`` runs -> (the key of the job that runs it, the setting as
+    its config file holds it): each ``eos_setting`` job, then the variants of the
+    ``eos_ablations`` job."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, job in plan.of_rule("eos_setting").items():
+        out[name] = (job.key, job.config)
+    for job in plan.of_rule("eos_ablations").values():
+        out.update({name: (job.key, setting) for name, setting in job.config.items()})
+    return out
+
+
+def drawn_by(plan: Plan) -> dict[str, list[str]]:
+    """Each eos setting some figure job of ``plan`` draws -> those figures (the ``eos_figure``
+    jobs whose inputs hold its sweep), settings in the order the figures first read them."""
+    by_sweep = {sweep_path(name, RESULTS): name for name in planned_settings(plan)}
+    users: dict[str, list[str]] = {}
+    for fig, figure in plan.of_rule("eos_figure").items():
+        for name in (by_sweep[i] for i in figure.inputs if i in by_sweep):
+            users.setdefault(name, []).append(fig)
+    return users

@@ -10,9 +10,10 @@ outputs, whose layout is :mod:`sharpness.lesam.experiments`'s patterns. Pure Pyt
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from sharpness.jobs import Job
+from sharpness.jobs import Job, Plan
 from sharpness.lesam.experiments import (
     EVALUATION,
     GLMC_FINAL,
@@ -83,3 +84,27 @@ def jobs(config: Mapping[str, Any]) -> list[Job]:
                        (*build_runs(section, item), *build_evaluation(item), path),
                        item_outputs(item), f"build {item}"))
     return out
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """A ``lesam_train`` job of the plan, as the planner reads it: its group and label (its
+    config's ``tags``), its seed, the runs it starts from and its resolved config."""
+
+    group: str
+    label: str
+    seed: int
+    depends: tuple[str, ...]
+    config: Mapping[str, Any]
+
+
+def train_runs(plan: Plan) -> dict[str, TrainRun]:
+    """Every ``lesam_train`` job of ``plan`` (in plan order) -> :class:`TrainRun`, read from
+    the job itself: its config file's content and, for the runs it starts from, the training
+    jobs whose ``final.json`` it takes as inputs (no run list expanded again)."""
+    jobs = plan.of_rule("lesam_train")
+    made_by = {output(TRAIN_FINAL, run=rid): rid for rid in jobs}
+    return {rid: TrainRun(str(job.config["tags"]["group"]), str(job.config["tags"]["label"]),
+                          int(job.config["seed"]),
+                          tuple(made_by[i] for i in job.inputs if i in made_by), job.config)
+            for rid, job in jobs.items()}

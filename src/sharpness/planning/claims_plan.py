@@ -28,7 +28,9 @@ from sharpness.claims.eos_common import network_of
 from sharpness.claims.model import Claim
 from sharpness.claims.rules import rules_for
 from sharpness.cost import plan_jobs
-from sharpness.lesam.experiments import training_runs
+from sharpness.eos.jobs import planned_settings
+from sharpness.jobs import build_plan
+from sharpness.lesam.jobs import TrainRun, train_runs
 from sharpness.planning.power import DEFAULT_POWER, Design, design, holm_family
 from sharpness.planning.reads import (
     comparison_parts,
@@ -47,10 +49,11 @@ ITEM_ALIASES = {"minorfirst/gradcam_table": "minorfirst/gradcam"}
 SeedPath = tuple[str, ...]  # where in the config a seed list lives
 
 
-def seed_path(job: Any, lesam_runs: Mapping[str, Any]) -> SeedPath | None:
-    """The config path of the seed list that replicates ``job`` (None: not seeded)."""
+def seed_path(job: Any, lesam_runs: Mapping[str, TrainRun]) -> SeedPath | None:
+    """The config path of the seed list that replicates ``job`` (None: not seeded);
+    ``lesam_runs``: the plan's lesam training runs (:func:`sharpness.lesam.jobs.train_runs`)."""
     if job.paper == "lesam" and job.run in lesam_runs:
-        return ("lesam", "groups", lesam_runs[job.run]["group"], "seeds")
+        return ("lesam", "groups", lesam_runs[job.run].group, "seeds")
     if job.paper == "lesam" and job.run.startswith("glmc/"):
         return ("lesam", "glmc", "seeds")
     if job.paper == "minorfirst" and job.run.startswith("gradcam/"):
@@ -103,13 +106,12 @@ def _replicates(jobs: Sequence[Any], paths: set[SeedPath]) -> str:
 def eos_networks(config: Mapping[str, Any]) -> dict[str, str]:
     """Each eos setting job (``setting/<name>``) -> the network family its label names
     (:func:`sharpness.claims.eos_common.network_of`, the function the predicates filter
-    their rows with, so a claim buys exactly the settings it reads)."""
+    their rows with, so a claim buys exactly the settings it reads); the settings are the
+    plan's (:func:`sharpness.eos.jobs.planned_settings`)."""
     if not config.get("eos"):
         return {}
-    from sharpness.eos.config import expand_settings  # lazy: the eos config expansion
-
     return {f"setting/{name}": network_of(str(s.get("label") or name))
-            for name, s in expand_settings(dict(config["eos"])).items()}
+            for name, (_, s) in planned_settings(build_plan(config)).items()}
 
 
 def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, ClaimNeeds]:
@@ -117,7 +119,7 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
     :func:`sharpness.planning.power.reads_run`) and the seed lists behind them."""
 
     jobs = plan_jobs(dict(config))
-    lesam_runs = training_runs(config["lesam"]) if config.get("lesam") else {}
+    lesam_runs = train_runs(build_plan(config)) if config.get("lesam") else {}
     labels = run_labels(config)
     networks = eos_networks(config)
     by_item: dict[str, list[Any]] = {}
@@ -140,7 +142,7 @@ def claim_runs(claims: Sequence[Claim], config: Mapping[str, Any]) -> dict[str, 
                         read.add(r)
         todo = [k for k in mine if k[0] == "lesam" and k[1] in lesam_runs]
         while todo:  # the runs they fine-tune from
-            for dep in lesam_runs[todo.pop()[1]]["depends"]:
+            for dep in lesam_runs[todo.pop()[1]].depends:
                 dep_job = next((j for j in jobs if j.paper == "lesam" and j.run == dep), None)
                 if dep_job is not None and ("lesam", dep) not in mine:
                     mine[("lesam", dep)] = dep_job
@@ -300,11 +302,11 @@ def runs_read(runs: frozenset[RunKey], config: Mapping[str, Any]) -> dict[str, i
     """A claim's runs, counted per ``paper:group/optimizer`` for lesam training runs and per
     ``paper:kind`` otherwise (``eos:setting``, ``lesam:glmc``...): what the record lists."""
 
-    known = training_runs(dict(config["lesam"])) if config.get("lesam") else {}
+    known = train_runs(build_plan(config)) if config.get("lesam") else {}
     out: dict[str, int] = {}
     for paper, rid in runs:
         r = known.get(rid) if paper == "lesam" else None
-        key = f"{paper}:{r['group']}/{r['label']}" if r else f"{paper}:{rid.split('/')[0]}"
+        key = f"{paper}:{r.group}/{r.label}" if r else f"{paper}:{rid.split('/')[0]}"
         out[key] = out.get(key, 0) + 1
     return dict(sorted(out.items()))
 

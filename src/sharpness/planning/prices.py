@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.cost import plan_jobs, price
-from sharpness.lesam.experiments import RUNS_DIR, training_runs
+from sharpness.jobs import build_plan
+from sharpness.lesam.experiments import RUNS_DIR
+from sharpness.lesam.jobs import train_runs
 from sharpness.planning.restrict import RunKey
 
 #: settings a recorded run must share with the planned one before its time is reused
@@ -154,7 +156,7 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
     paid for it already, and carries that spend over)."""
 
     jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
-    planned = {rid: r["config"] for rid, r in training_runs(config["lesam"]).items()} \
+    planned = {rid: r.config for rid, r in train_runs(build_plan(config)).items()} \
         if config.get("lesam") else {}
     out = Prices({}, {}, {})
     todo, left = [], {}

@@ -72,17 +72,21 @@ def reads_run(claim_id: str, group: str, label: str,
 def run_labels(config: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
     """Every labelled lesam run of ``config`` as the cost model names it -> (group, label):
     the training runs (``lesam.groups``), the long-tail runs (group ``glmc:<factor>``, read by
-    a selector of group ``glmc``) and the ``fig_signal`` runs (group ``signal``)."""
-    from sharpness.lesam import experiments as exp  # lazy: the lesam study expansion
+    a selector of group ``glmc``) and the ``fig_signal`` runs (group ``signal``), read from the
+    jobs of the build's plan (:func:`sharpness.jobs.build_plan`): each run's label is its
+    config's ``tags.label``."""
+    from sharpness.jobs import build_plan  # lazy: the plan's lesam readers
+    from sharpness.lesam.jobs import train_runs
 
-    section = config.get("lesam") or {}
-    if not section:
+    if not config.get("lesam"):
         return {}
-    out = {rid: (r["group"], r["label"]) for rid, r in exp.training_runs(section).items()}
-    out.update({f"glmc/{rid}": (f"glmc:{r['imbalance_factor']:g}", r["label"])
-                for rid, r in exp.glmc_runs(section).items()})
-    out.update({f"signal/{key}": ("signal", r["label"])
-                for key, r in exp.signal_runs(section).items()})
+    plan = build_plan(config)
+    out = {rid: (r.group, r.label) for rid, r in train_runs(plan).items()}
+    for rid, job in plan.of_rule("lesam_glmc").items():
+        cfg = job.config["config"]
+        out[f"glmc/{rid}"] = (f"glmc:{cfg['glmc']['imbalance_factor']:g}", cfg["tags"]["label"])
+    for key, job in plan.of_rule("lesam_signal").items():
+        out[f"signal/{key}"] = ("signal", job.config["config"]["tags"]["label"])
     return out
 
 

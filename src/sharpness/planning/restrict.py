@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sharpness.lesam.experiments import training_runs
+from sharpness.jobs import build_plan
+from sharpness.lesam.jobs import train_runs
 
 RunKey = tuple[str, str]  # (paper, run): a priced run, as the plan names it
 
@@ -21,12 +22,12 @@ def lesam_restriction(config: Mapping[str, Any], runs: Sequence[RunKey],
     section = config.get("lesam") or {}
     if not section:
         return {}
-    known = training_runs(dict(section))
+    known = train_runs(build_plan(config))  # the plan's lesam training jobs
     seeds_of: dict[str, dict[str, set[int]]] = {}  # group -> label -> planned seeds
     for paper, rid in runs:
         if paper == "lesam" and rid in known:
             r = known[rid]
-            seeds_of.setdefault(r["group"], {}).setdefault(r["label"], set()).add(r["seed"])
+            seeds_of.setdefault(r.group, {}).setdefault(r.label, set()).add(r.seed)
     planned = {g: set(labels) for g, labels in seeds_of.items()}
     groups: dict[str, Any] = {}
     for group, labels in seeds_of.items():

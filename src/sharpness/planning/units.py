@@ -38,10 +38,12 @@ class Units:
 def counted_settings(spec: Mapping[str, Any], params: Mapping[str, Any],
                      config: Mapping[str, Any]) -> dict[str, str]:
     """Setting name -> its loss, for the settings of ``spec['figure']`` the claim counts."""
-    from sharpness.eos.config import expand_settings  # lazy: the eos config expansion
+    from sharpness.eos.jobs import planned_settings  # lazy: the plan's eos readers
+    from sharpness.jobs import build_plan
 
     eos = dict(config.get("eos") or {})
-    settings = expand_settings(eos) if eos else {}
+    settings = {name: s for name, (_, s) in planned_settings(build_plan(config)).items()} \
+        if eos else {}
     left_out = {str(n) for n in params.get("leave_out") or ()}
     out = {}
     for name in (eos.get("figures") or {}).get(spec["figure"], []):
