@@ -17,15 +17,13 @@ folder, as every data-reading job spells it; it replaces the settings' ``data_ro
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
 from sharpness.commands import add_flags
-from sharpness.errors import ConfigError
 from sharpness.io import atomic_save_npz, atomic_write_json
-from sharpness.jobs.files import read_job_object
+from sharpness.jobs.files import job_settings
 from sharpness.runs.lock import run_lock
 from sharpness.runs.run_record import RunRecord
 from sharpness.runs.seal import read_verified
@@ -74,15 +72,8 @@ def _load(run: Path) -> tuple[dict[str, np.ndarray], dict, dict]:
 def _settings(args: argparse.Namespace) -> tuple[dict, dict[str, str] | None]:
     """A run's settings and the file they came from (path and SHA-256; ``None`` for
     ``--params``)."""
-    if getattr(args, "config_file", None) is not None:  # a Namespace made in code may lack it
-        return read_job_object(args.config_file)
-    try:
-        raw = json.loads(args.params)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--params is not valid JSON: {exc}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"--params must be a JSON object, got {type(raw).__name__}")
-    return raw, None
+    # a Namespace made in code may lack config_file
+    return job_settings(getattr(args, "config_file", None), args.params)
 
 
 def _lesam_run(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from typing import Any
 from sharpness.commands import add_action, run_each
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
-from sharpness.jobs.files import read_job_object
+from sharpness.jobs.files import job_settings, read_job_object
 from sharpness.runs.lock import run_lock
 from sharpness.runs.run_record import RunRecord
 
@@ -80,15 +80,8 @@ def _settings(args: argparse.Namespace, expected: str = "a JSON object"
               ) -> tuple[dict[str, Any], dict[str, str] | None]:
     """The settings a run reads and the file they came from (path and SHA-256; ``None`` for
     ``--params``); ``expected`` says what ``--params`` must hold, in its error."""
-    if getattr(args, "config_file", None) is not None:  # a Namespace made in code may lack it
-        return read_job_object(args.config_file)
-    try:
-        params = json.loads(args.params)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--params is not valid JSON: {exc}") from None
-    if not isinstance(params, dict):
-        raise ConfigError(f"--params must be {expected}, got {type(params).__name__}")
-    return params, None
+    # a Namespace made in code may lack config_file
+    return job_settings(getattr(args, "config_file", None), args.params, expected)
 
 
 def _toy(args: argparse.Namespace) -> int:

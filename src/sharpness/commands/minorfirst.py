@@ -9,12 +9,10 @@ gives the section instead (neither: the figure's defaults).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
-from sharpness.errors import ConfigError
 from sharpness.io import atomic_save_npz, atomic_write_json
 from sharpness.runs.lock import run_lock
 from sharpness.runs.run_record import RunRecord
@@ -52,18 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.figure not in _ids():
         raise SystemExit(f"unknown minorfirst figure {args.figure!r}; known: {_ids()}")
-    source = None
-    if args.config_file is not None:
-        from sharpness.jobs.files import read_job_object
+    from sharpness.jobs.files import job_settings
 
-        params, source = read_job_object(args.config_file)
-    else:
-        try:
-            params = json.loads(args.params)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"--params is not valid JSON: {exc}") from None
-        if not isinstance(params, dict):
-            raise ConfigError(f"--params: expected a JSON object, got {type(params).__name__}")
+    params, source = job_settings(args.config_file, args.params, "a JSON object")
     out = Path(args.out)
     with run_lock(out, what="minorfirst run"), \
             RunRecord(out, params=params, seed=params.get("seed")) as record:

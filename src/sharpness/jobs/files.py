@@ -67,3 +67,19 @@ def read_job_object(path: str, option: str = "--config-file") -> tuple[dict[str,
         raise ConfigError(f"{option} {path!r}: expected a JSON object, got "
                           f"{type(value).__name__}")
     return value, source
+
+
+def job_settings(config_file: str | None, params: str | None,
+                 expected: str = "a JSON object") -> tuple[dict[str, Any], dict[str, str] | None]:
+    """A command's settings: the job file ``config_file`` (with its path and SHA-256, as the
+    workflow passes it) or else the ``--params`` JSON text ``params`` (source ``None``, for use
+    by hand); ``expected`` says in an error what ``--params`` must hold."""
+    if config_file is not None:
+        return read_job_object(config_file)
+    try:
+        value = json.loads(params or "")
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--params is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"--params must be {expected}, got {type(value).__name__}")
+    return value, None
