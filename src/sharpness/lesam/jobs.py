@@ -34,7 +34,7 @@ from sharpness.lesam.steps import (
     data_inputs,
     eval_runs,
     job_configs,
-    run_inputs,
+    spec_inputs,
 )
 
 #: the catalog's lesam tables and figures (a build job each, when the profile lists the item)
@@ -55,10 +55,9 @@ def jobs(config: Mapping[str, Any]) -> list[Job]:
     section = config["lesam"]
     files = job_configs(section)
     out: list[Job] = []
-    for rid in training_runs(section):
+    for rid, spec in training_runs(section).items():
         path = output(TRAIN_CONFIG, run=rid)
-        out.append(Job("lesam_train", rid, files[path], path,
-                       (*run_inputs(section, rid), path),
+        out.append(Job("lesam_train", rid, files[path], path, (*spec_inputs(spec), path),
                        (output(TRAIN_FINAL, run=rid), output(TRAIN_MODEL, run=rid)),
                        f"train run {rid}"))
     for step, runs, pattern in (("glmc", glmc_runs(section), GLMC_FINAL),

@@ -9,6 +9,7 @@ torch import), like :mod:`sharpness.lesam.experiments`, whose runs it reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,12 @@ def run_inputs(section: dict[str, Any], run: str,
         problem = user_data_problem(data, spec["config"])
         if problem:
             raise FileNotFoundError(f"lesam run {run}: {problem}")
+    return spec_inputs(spec)
+
+
+def spec_inputs(spec: Mapping[str, Any]) -> list[str]:
+    """Inputs of the training run ``spec`` (an entry of the run list): the runs it starts
+    from, its data, the ImageNet check."""
     deps = [output(TRAIN_FINAL, run=d) for d in spec["depends"]]
     deps += data_inputs(spec["config"])
     if spec["config"]["dataset"] == "imagenet":
