@@ -81,14 +81,13 @@ from sharpness.mappings import offset_seeds
 offset_seeds(config)
 
 # The plan: every job of the build, with its id, resolved config, inputs and outputs, built
-# once from the config resolved above (sharpness.jobs; `sharpness jobs` lists the same). Each
-# job's config file is written here (an unchanged file is not touched, so a changed setting
-# reruns exactly the jobs whose file changed); the rules take their ids, files, inputs and
-# outputs from PLAN, and a job's command line names its file, never its whole config.
+# once from the config resolved above (sharpness.jobs; `sharpness jobs` lists the same). The
+# rules take their ids, files, inputs and outputs from PLAN, and a job's command line names
+# its file, never its whole config. The files are written below, once no link is planted
+# where they go.
 from sharpness.jobs import build_plan
 
 PLAN = build_plan(config)
-PLAN.write()
 
 # Job logs and benchmark timings are written in place by the shell and Snakemake, and the
 # run and figure folders hold the files jobs write: a link planted among them would be written
@@ -97,6 +96,10 @@ from sharpness.io import refuse_links
 
 refuse_links(*(d for d in ("logs", "benchmarks/results", "results", "figures")
                if os.path.isdir(d)))
+
+# Each job's config file, written now that no link is planted where it goes (an unchanged
+# file is not touched, so a changed setting reruns exactly the jobs whose file changed).
+PLAN.write()
 
 # When Snakemake refuses to plan because another invocation's job is running
 # (IncompleteFilesException, or its lock), the message ends with the run folders being
