@@ -112,10 +112,15 @@ def _eos(bin_dir: Path, work: Path, *args: str) -> subprocess.Popen[str]:
 
 
 def _first_checkpoint(runs: Path, timeout: float = 90.0) -> None:
+    """Wait until a run's first checkpoint is written and sealed (its hash recorded in the
+    folder's record): a kill between the two leaves a checkpoint the run rightly refuses to
+    resume from, which is not the case this test is about."""
+    from sharpness.runs.seal import damage
+
     deadline = time.monotonic() + timeout
-    while not any(runs.glob("lr_*/checkpoint.pt")):
+    while not any(damage(p.parent, p.name) is None for p in runs.glob("lr_*/checkpoint.pt")):
         if time.monotonic() > deadline:
-            raise AssertionError(f"no checkpoint under {runs} in {timeout} s")
+            raise AssertionError(f"no sealed checkpoint under {runs} in {timeout} s")
         time.sleep(0.02)
 
 
