@@ -100,8 +100,9 @@ def test_readme_findings_match_the_ledger_csv() -> None:
         assert readme.numbers(b["value"]) == readme.numbers(row["value"]), b["id"]
     record = json.loads(readme.record_path(ROOT / name).read_text())
     assert record["profile"] in name and len(record["git_commit"]) == 40 and record["built"]
-    assert (f"Generated from `{name}` (the claims ledger of the {record['profile']}-profile run "
-            f"at commit {record['git_commit'][:7]}") in text
+    described = readme.describe_run(record)  # names the seed offset of a look, its commit
+    assert f"commit {record['git_commit'][:7]}" in described
+    assert f"Generated from `{name}` ({described}" in text
     expected = readme.replace_block(text, readme.readme_block(list(ledger.values()), name,
                                                               record))
     assert text == expected, "the findings block is stale: run `sharpness claims readme`"
