@@ -63,3 +63,28 @@ def test_greedy_against_brute_force_on_random_instances():
     assert (ratios > 1 - 1e-9).mean() >= 0.85, ratios.mean()
     assert ratios.mean() >= 0.97
     assert ratios.min() >= 0.75
+
+
+_TIE = """
+from sharpness.planning.select import Candidate, greedy
+prices = {"a1": 0.1, "a2": 0.2, "a3": 0.3, "b1": 0.6}
+cands = [Candidate("A", frozenset({"a1", "a2", "a3"}), 1.0), Candidate("B", frozenset({"b1"}), 1.0)]
+print(greedy(cands, prices, 0.6)[0].claim)
+"""
+
+
+def test_a_tie_goes_the_same_way_whatever_the_hash_seed() -> None:
+    """A costs 0.1 + 0.2 + 0.3 and B 0.6: a tie, which goes to the first in ledger order (A).
+    Summed in a set's order, A's cost is 0.6000000000000001 under some hash seeds and B wins
+    there; the planner sums exactly, so the plan (and its id) is the same in every process."""
+    import os
+    import subprocess
+    import sys
+
+    picks = set()
+    for seed in range(8):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        out = subprocess.run([sys.executable, "-c", _TIE], env=env, capture_output=True,
+                             text=True, check=True)
+        picks.add(out.stdout.strip())
+    assert picks == {"A"}

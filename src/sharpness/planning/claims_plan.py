@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -346,7 +347,7 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
     claim_seeds: dict[str, dict[str, list[int]]] = {}
     for cid, n in needs.items():
         planned = cid in added
-        extra = added[cid] if planned else sum(prices[r] for r in n.runs - chosen)
+        extra = added[cid] if planned else math.fsum(prices[r] for r in n.runs - chosen)
         d = designs[cid]
         mine = with_seeds(config, dict.fromkeys(n.seed_paths, d.seeds)) \
             if d.seeds is not None else config
@@ -354,12 +355,12 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
         if n.replicates == "single":  # what the independent runs of the standard would cost
             k = rules_for(str(config.get("profile", "default"))).min_runs
             d = replace(d, basis=f"{d.basis}; {k} independent runs of each would cost "
-                                 f"{k * sum(prices[r] for r in n.runs):,.1f} GPU-hours")
+                                 f"{k * math.fsum(prices[r] for r in n.runs):,.1f} GPU-hours")
         lines.append(ClaimLine(cid, n.claim.paper, len(n.runs),
-                               sum(prices[r] for r in n.runs), extra,
+                               math.fsum(prices[r] for r in n.runs), extra,
                                _source(n.runs, sources), d.power, d.basis,
                                planned, claim_seeds[cid], list(n.claim.items),
-                               bool(n.bound), sum(caps[r] for r in n.runs), d.settled,
+                               bool(n.bound), math.fsum(caps[r] for r in n.runs), d.settled,
                                d.effect, runs_read(n.runs, union), d.spread, d.readings))
     order = {cid: i for i, cid in enumerate(added)}  # pick order: cheapest information first
     lines.sort(key=lambda ln: (not ln.planned, order.get(ln.claim, 0)))
@@ -372,7 +373,7 @@ def make_plan(claims: Sequence[Claim], config: Mapping[str, Any], budget: float,
                 seeds[dotted] = values
     designed_config = with_seeds(config, {tuple(k.split(".")): len(v) for k, v in seeds.items()})
     return Plan(budget, str(config.get("profile", "?")), pricing, lines, sorted(chosen),
-                sum(prices[r] for r in chosen), targets, dict(sorted(seeds.items())),
+                math.fsum(prices[r] for r in chosen), targets, dict(sorted(seeds.items())),
                 any(r in n.bound for n in planned_needs for r in n.runs),
                 lesam_restriction(designed_config, sorted(chosen), targets),
-                sum(caps[r] for r in chosen))
+                math.fsum(caps[r] for r in chosen))

@@ -19,6 +19,7 @@ greedy algorithms, Khuller, Moss & Naor 1999) and the better one is returned.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -46,7 +47,7 @@ class Pick:
 
 
 def _cost(runs: frozenset[Run], prices: Mapping[Run, float]) -> float:
-    return sum(prices[r] for r in runs)
+    return math.fsum(prices[r] for r in runs)
 
 
 def covered(cands: Sequence[Candidate], runs: frozenset[Run]) -> list[Candidate]:
@@ -56,7 +57,7 @@ def covered(cands: Sequence[Candidate], runs: frozenset[Run]) -> list[Candidate]
 
 def value_of(cands: Sequence[Candidate], runs: frozenset[Run]) -> float:
     """Summed value of the candidates ``runs`` covers."""
-    return sum(c.value for c in covered(cands, runs))
+    return math.fsum(c.value for c in covered(cands, runs))
 
 
 def greedy(cands: Sequence[Candidate], prices: Mapping[Run, float], budget: float, *,
@@ -91,7 +92,7 @@ def _greedy(cands: Sequence[Candidate], prices: Mapping[Run, float], budget: flo
                 continue
             after = chosen | new
             settled = tuple(o.claim for o in cands if o.claim not in done and o.runs <= after)
-            gain = sum(o.value for o in cands if o.claim in settled)
+            gain = math.fsum(o.value for o in cands if o.claim in settled)
             ratio = gain / hours if hours > 0 else float("inf")
             key = (ratio, gain)  # ties: more value, then the first in ledger order
             if best is None or key > best:

@@ -184,8 +184,8 @@ def price_claim(claim: Claim, runs: int, configs: Mapping[str, Mapping[str, Any]
 def _priced(name: str, config: Mapping[str, Any], needs: Any, has: str) -> str:
     cpu = name in CPU_PROFILES
     prices = _prices(config, needs.runs, cpu)
-    hours = f"{sum(prices.hours.values()):.3g}"
-    cap = f"{sum(prices.caps.values()):.3g}"
+    hours = f"{math.fsum(prices.hours.values()):.3g}"
+    cap = f"{math.fsum(prices.caps.values()):.3g}"
     hours = f"{hours} (≤ {cap} at the step caps)" if cap != hours else \
         ("≤ " if needs.bound else "") + hours
     return (f"{name} profile {has}: {hours} {'CPU' if cpu else 'GPU'}-h for its "

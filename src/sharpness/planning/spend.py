@@ -21,6 +21,7 @@ out would add, at which seeds, against what is left.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -67,7 +68,7 @@ def choose(needs: Mapping[str, Any], designs: Mapping[str, Design],
     done |= {cid for p in more for cid in p.settled}
     chosen = _runs(picks)
     rest = sorted((cid for cid in needs if cid not in done),
-                  key=lambda cid: sum(prices[r] for r in needs[cid].runs - chosen))
+                  key=lambda cid: math.fsum(prices[r] for r in needs[cid].runs - chosen))
     third = [Candidate(cid, needs[cid].runs, 0.0) for cid in rest]
     picks += greedy(third, prices, budget, start=chosen) if third else []
     return picks, needs, designs
