@@ -5,9 +5,10 @@
 #               `sharpness config check` has read it as plain data and checked it (a config
 #               from elsewhere must never reach Snakemake unchecked: docs/security.md)
 # Test tiers (pytest markers; CONTRIBUTING.md says what goes where; .ci/run runs all but slow):
-#   make test           unit and integration tests: not slow, not paper, not workflow
-#   make test-workflow  plans and runs of the Snakemake workflow, README commands, concurrency
-#                       and kill tests (marker `workflow`)
+#   make test           unit and integration tests: not slow, paper, workflow or e2e
+#   make test-workflow  end-to-end tests (marker `e2e`: a whole figure, table or ledger built,
+#                       a command in a fresh interpreter), then plans and runs of the Snakemake
+#                       workflow, README commands, concurrency and kill tests (marker `workflow`)
 #   make test-slow      long tests (marker `slow`)
 #   make test-paper     the paper profile's whole DAG on synthetic data (marker `paper`)
 # Shell safety (docs/security.md, "The Makefile"): every variable that can carry a file name or a
@@ -48,9 +49,12 @@ else
 endif
 
 test: $(STAMP)
-	$(PY) -m pytest -m "not slow and not paper and not workflow" -q -n auto
+	$(PY) -m pytest -m "not slow and not paper and not workflow and not e2e" -q -n auto
 
+# the second tier: end-to-end tests on every core, then the workflow's tests one at a time
+# (they plan and run Snakemake in shared checkouts, and start and kill processes)
 test-workflow: $(STAMP)
+	$(PY) -m pytest -m "e2e and not workflow and not slow and not paper" -q -n auto
 	$(PY) -m pytest -m "workflow and not slow and not paper" -q
 
 test-slow: $(STAMP)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Time both test tiers, `make test` and `make test-workflow`, from a fresh clone and write
-# benchmarks/measured/test_suite.md, which the `test-suite` block of the README and
-# CONTRIBUTING.md shows.
+# Time both test tiers, `make test` and `make test-workflow` (each of its pytest calls), from a
+# fresh clone and write benchmarks/measured/test_suite.md, which the `test-suite` block of
+# docs/performance.md and the README's `two-commands` block show.
 #
 #   bash benchmarks/time_test_suite.sh
 #
@@ -48,12 +48,13 @@ else
     VENV_NOTE="its own .venv built by \`make\`"
 fi
 
-# tier -> pytest marker expression: exactly the Makefile's
-MARK_test="not slow and not paper and not workflow"
-MARK_test_workflow="workflow and not slow and not paper"
-# tier -> its own pytest arguments, exactly the Makefile's (the fast tier runs on every core)
-ARGS_test="-n auto"
-ARGS_test_workflow=""
+# each pytest call of the two tiers, exactly the Makefile's: `make test` is one call;
+# `make test-workflow` is two, its end-to-end tests on every core, then the workflow's one at a time
+PARTS=(test test-workflow test-workflow)
+MARKS=("not slow and not paper and not workflow and not e2e"
+       "e2e and not workflow and not slow and not paper"
+       "workflow and not slow and not paper")
+ARGS=("-n auto" "-n auto" "")
 # shellcheck disable=SC2086  # SELECT is a list of pytest arguments
 COLLECTED=$("$PY" -m pytest --collect-only -q -p no:cacheprovider -m "not slow and not paper" \
     $SELECT 2>/dev/null | tail -1 | grep -oE "^[0-9]+" || echo "?")
@@ -62,27 +63,26 @@ status=0
 ROWS=""
 SLOWEST=""
 TOTAL=0
-for tier in test test-workflow; do
-    var="MARK_${tier//-/_}"
-    mark=${!var}
-    args_var="ARGS_${tier//-/_}"
-    tier_args=${!args_var}
+for i in "${!PARTS[@]}"; do
+    tier=${PARTS[$i]}
+    mark=${MARKS[$i]}
+    tier_args=${ARGS[$i]}
     # shellcheck disable=SC2086
-    /usr/bin/time -v -o "time-$tier.txt" "$PY" -m pytest -m "$mark" -q -p no:cacheprovider \
-        --durations=15 $tier_args $PYTEST_ARGS $SELECT > "pytest-$tier.log" 2>&1 || status=$?
-    summary=$(grep -E "^=* ?[0-9]+ (passed|failed|skipped|deselected|error)" "pytest-$tier.log" \
+    /usr/bin/time -v -o "time-$i.txt" "$PY" -m pytest -m "$mark" -q -p no:cacheprovider \
+        --durations=15 $tier_args $PYTEST_ARGS $SELECT > "pytest-$i.log" 2>&1 || status=$?
+    summary=$(grep -E "^=* ?[0-9]+ (passed|failed|skipped|deselected|error)" "pytest-$i.log" \
               | tail -1 | sed -E 's/^=+ //; s/ =+$//')
     counts=${summary% in *}
     pytime=${summary##* in }
-    wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "time-$tier.txt")
+    wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "time-$i.txt")
     cpu=$(awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ { s += $2 }
-                      END { printf "%.1f", s }' "time-$tier.txt")
+                      END { printf "%.1f", s }' "time-$i.txt")
     ran=$(echo "$counts" | grep -oE "[0-9]+ (passed|failed|skipped|xfailed|xpassed|error)" \
           | awk '{ s += $1 } END { print s + 0 }')
     TOTAL=$((TOTAL + ran))
     ROWS+="| \`make $tier\` | \`-m \"$mark\"${tier_args:+ $tier_args}\` | ${counts:-no result} | ${pytime:-?} | $wall | $cpu |"$'\n'
-    SLOWEST+=$'\n'"Slowest 15 of \`make $tier\` (pytest \`--durations=15\`):"$'\n\n'"| seconds | phase | test |"$'\n'"|---:|---|---|"$'\n'
-    SLOWEST+=$(sed -n '/slowest 15 durations/,/^$/p' "pytest-$tier.log" \
+    SLOWEST+=$'\n'"Slowest 15 of \`-m \"$mark\"\` (pytest \`--durations=15\`):"$'\n\n'"| seconds | phase | test |"$'\n'"|---:|---|---|"$'\n'
+    SLOWEST+=$(sed -n '/slowest 15 durations/,/^$/p' "pytest-$i.log" \
                | grep -E "^[0-9.]+s " | awk '{ t = $1; sub(/s$/, "", t); printf "| %s | %s | `%s` |\n", t, $2, $3 }')
     SLOWEST+=$'\n'
 done

@@ -30,5 +30,25 @@ def test_ci_runs_every_tier_but_slow_after_a_build() -> None:
 def test_the_makefile_tiers_select_by_marker() -> None:
     makefile = (REPO / "Makefile").read_text()
     assert re.search(r"^test-paper:.*\n\t.*pytest -m paper", makefile, re.M)
-    assert re.search(r'^test-workflow:.*\n\t.*pytest -m "workflow and not slow and not paper"',
+    assert re.search(r'^test:.*\n\t.*pytest -m "not slow and not paper and not workflow and '
+                     r'not e2e" -q -n auto', makefile, re.M)
+    # the second tier: the end-to-end tests on every core, then the workflow's one at a time
+    assert re.search(r'^test-workflow:.*\n\t.*pytest -m "e2e and not workflow and not slow and '
+                     r'not paper" -q -n auto\n\t.*pytest -m "workflow and not slow and not paper"',
                      makefile, re.M)
+
+
+def test_the_benchmark_times_the_calls_the_makefile_makes() -> None:
+    """`benchmarks/time_test_suite.sh` times each pytest call of the two tiers with the
+    Makefile's own marker expressions, so its numbers are the tiers' (a test would miss a tier
+    that the Makefile changed and the script did not)."""
+    makefile = (REPO / "Makefile").read_text()
+    script = (REPO / "benchmarks" / "time_test_suite.sh").read_text()
+    made = re.findall(r'^\t\$\(PY\) -m pytest -m "([^"]+)" -q( -n auto)?$', makefile, re.M)
+    calls = {mark: bool(auto) for mark, auto in made if "slow" in mark and mark != "slow"}
+    timed = re.search(r"^MARKS=\(((?:.|\n)*?)\)$", script, re.M)
+    args = re.search(r"^ARGS=\(([^)]*)\)$", script, re.M)
+    assert timed and args
+    marks = re.findall(r'"([^"]+)"', timed.group(1))
+    parallel = [a == "-n auto" for a in re.findall(r'"([^"]*)"', args.group(1))]
+    assert dict(zip(marks, parallel, strict=True)) == calls

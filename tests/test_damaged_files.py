@@ -20,7 +20,8 @@ from sharpness.runs.seal import DamagedFile, damage, load_checked, seal
 from sharpness.train import train
 from tests.killing import Killed, kill_at
 
-pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread
+pytestmark = [pytest.mark.usefixtures("one_thread"),  # tiny models: one thread
+              pytest.mark.e2e]  # builds whole figures, damages and rebuilds them: second tier
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = str(REPO / "data")

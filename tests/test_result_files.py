@@ -22,6 +22,9 @@ from sharpness.runs.audit import audit_report  # noqa: E402
 from sharpness.runs.provenance import content_id  # noqa: E402
 from sharpness.runs.run_record import RunRecord  # noqa: E402
 
+#: builds whole figures and ledgers and edits their files: second tier
+pytestmark = pytest.mark.e2e
+
 #: the quick profile's l1_maxmargin settings, at a few seconds' size
 L1 = {"mu": [1.0, 2.0], "multi": {"n": 10, "scales": [0.5, 1.0, 2.0], "noise": 0.5, "seed": 4},
       "alphas": [0.1, 1.0], "rhos": [0.1, 0.5], "h": 0.1, "steps": 400, "record_every": 40}

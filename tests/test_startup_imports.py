@@ -13,6 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+#: starts fresh interpreters and times their imports: second tier
+pytestmark = pytest.mark.e2e
+
 #: modules a CLI start or a CNN training job has no use for (torch._dynamo: torch.optim's
 #: step and torch.use_deterministic_algorithms import it, about 0.9 CPU-s, for nothing a job
 #: that does not compile uses; sharpness.optim.eager avoids it)

@@ -14,6 +14,9 @@ import pytest
 
 from sharpness.runs.seal import seal
 
+#: checks figure jobs' imports in fresh interpreters: second tier
+pytestmark = pytest.mark.e2e
+
 SNIPPET = """
 import sys
 from sharpness.cli import main

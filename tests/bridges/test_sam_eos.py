@@ -7,6 +7,9 @@ import pytest
 from sharpness.bridges.sam_eos import SamEosParams, edge_for, run_sweep, sam_edge, thresholds
 from sharpness.errors import ConfigError
 
+#: runs SAM-at-the-edge sweeps end to end: second tier
+pytestmark = pytest.mark.e2e
+
 
 def test_sam_edge_sits_below_two_over_eta_and_tends_to_it():
     eta = 0.1

@@ -27,6 +27,9 @@ from sharpness.runs.signing import (
 )
 from tests.claims.test_snapshots import _figures
 
+#: rebuilds every committed ledger from its archive: second tier
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[2]
 EXACT = ("id", "verdict", "level", "kind", "n", "p_raw", "p_adj", "low", "high", "items")
 

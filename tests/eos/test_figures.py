@@ -24,6 +24,9 @@ from sharpness.evidence.stats import separated_minimum, wilson_interval
 from sharpness.runs.seal import seal
 from tests.eos.test_sweep import TINY
 
+#: draws every figure of its paper from its computation once (a module fixture): second tier
+pytestmark = pytest.mark.e2e
+
 
 def _rows(path: Path) -> list[dict[str, str]]:
     with open(path) as handle:

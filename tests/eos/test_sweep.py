@@ -17,6 +17,9 @@ from sharpness.eos.sweep import (
     run_flow,
 )
 
+#: runs eos sweeps and draws their figures: second tier
+pytestmark = pytest.mark.e2e
+
 TINY = {
     "label": "tiny", "dataset": "mnist_embedded", "train_size": 64, "test_size": 200,
     "model": "fcn", "model_kwargs": {"hidden": 16, "activation": "tanh", "alpha": 0.3},

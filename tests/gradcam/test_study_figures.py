@@ -21,6 +21,9 @@ from sharpness.gradcam.study import compute_maps, run_config, train_group
 from sharpness.io import atomic_save_npz
 from sharpness.runs.provenance import write_run_provenance
 
+#: runs a tiny Grad-CAM study and draws its figure: second tier
+pytestmark = pytest.mark.e2e
+
 STAND_IN = "MNIST digits composited on CIFAR-10 crops (MNIST-M style) for SVHN"
 
 

@@ -34,6 +34,9 @@ from sharpness.lesam.steps import (
 from sharpness.runs.provenance import sidecar_path
 from sharpness.train import train
 
+#: builds each lesam figure and table job from its files: second tier
+pytestmark = pytest.mark.e2e
+
 torch.set_num_threads(1)
 
 TINY = {"dataset": "mnist_embedded", "model": "cnn", "model_kwargs": {"channels": 4},

@@ -17,6 +17,9 @@ from sharpness.optim import OPTIMIZERS
 from sharpness.optim.spec import optimizer_specs
 from sharpness.train import train
 
+#: trains a tiny CNN with every optimizer: second tier (run it by name after changing one)
+pytestmark = pytest.mark.e2e
+
 torch.set_num_threads(1)
 
 TINY = {"dataset": "mnist_embedded", "model": "cnn", "model_kwargs": {"channels": 16},

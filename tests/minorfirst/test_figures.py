@@ -18,6 +18,9 @@ import pytest
 from sharpness.minorfirst import compute
 from sharpness.minorfirst.plots import PLOTS
 
+#: draws every figure of its paper from its computation once (a module fixture): second tier
+pytestmark = pytest.mark.e2e
+
 MULTI = {"n": 10, "scales": [0.5, 1.0, 2.0], "noise": 0.5, "seed": 4}
 MULTI5 = {"n": 12, "scales": [0.5, 1.0, 1.5, 2.0, 2.5], "noise": 0.5, "seed": 0}
 PARAMS: dict[str, dict[str, Any]] = {

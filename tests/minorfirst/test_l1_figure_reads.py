@@ -14,6 +14,9 @@ from sharpness.minorfirst.fig_margin import plot_l1_maxmargin
 from sharpness.plots import builder
 from tests.minorfirst.test_figures import PARAMS
 
+#: draws the l1 figure from its computation: second tier
+pytestmark = pytest.mark.e2e
+
 
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory: pytest.TempPathFactory) -> Any:

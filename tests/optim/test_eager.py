@@ -127,6 +127,7 @@ def test_set_deterministic_sets_the_same_flags_as_torch() -> None:
         torch.use_deterministic_algorithms(prev[0], warn_only=prev[1])
 
 
+@pytest.mark.e2e  # a fresh interpreter
 def test_a_training_step_does_not_import_torch_dynamo() -> None:
     """In a fresh interpreter: build, step, zero, save and load an optimizer; no dynamo."""
     probe = """

@@ -79,20 +79,40 @@ def profiles_block(root: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _seconds(wall: str) -> float:
+    """``m:ss.cc`` or ``h:mm:ss`` (GNU time's elapsed wall clock) in seconds."""
+    total = 0.0
+    for part in wall.split(":"):
+        total = total * 60 + float(part)
+    return total
+
+
 def _suite(root: Path) -> dict[str, str]:
     """``make test`` and ``make test-workflow``: each tier's cost, from the committed test-suite
-    measurement (``benchmarks/time_test_suite.sh``), with its date and commit."""
+    measurement (``benchmarks/time_test_suite.sh``), with its date and commit. A tier of
+    several pytest calls (``make test-workflow``: its end-to-end tests, then the workflow's)
+    is their sum: tests passed, wall time and CPU time."""
     path = root / MEASURED_DIR / "test_suite.md"
     text = path.read_text() if path.is_file() else ""
     stamp = STAMP.search(text)
-    out = {}
+    if not stamp:
+        return {}
+    sums: dict[str, list[float]] = {}
+    results: dict[str, list[str]] = {}
     for row in TIER_ROW.finditer(text):
-        passed = re.match(r"\d+ passed", row["result"].strip())
-        wall = row["wall"].split(".")[0]
-        out[row["tier"]] = (f"{passed.group(0) if passed else row['result'].strip()} in {wall} "
-                            f"(m:ss) on 2 cores, {float(row['cpu']):,.0f} CPU-s (measured "
-                            f"{stamp['date']} at `{stamp['commit']}`)" if stamp else
-                            "not measured yet")
+        passed = re.match(r"(\d+) passed", row["result"].strip())
+        tier = sums.setdefault(row["tier"], [0.0, 0.0, 0.0])
+        tier[0] += int(passed.group(1)) if passed else 0
+        tier[1] += _seconds(row["wall"])
+        tier[2] += float(row["cpu"])
+        if not passed:
+            results.setdefault(row["tier"], []).append(row["result"].strip())
+    out = {}
+    for tier, (passed, wall, cpu) in sums.items():
+        result = "; ".join(results.get(tier, [])) or f"{passed:.0f} passed"
+        minutes, secs = divmod(int(wall), 60)
+        out[tier] = (f"{result} in {minutes}:{secs:02d} (m:ss) on 2 cores, {cpu:,.0f} CPU-s "
+                     f"(measured {stamp['date']} at `{stamp['commit']}`)")
     return out
 
 
@@ -105,7 +125,8 @@ def commands_block(root: Path) -> str:
              _budget(root, "quick")),
             ("`make test`", "the fast tier of the tests",
              suite.get("make test", "not measured yet")),
-            ("`make test-workflow`", "the second tier: tests that plan or run the workflow",
+            ("`make test-workflow`", "the second tier: end-to-end tests, then those that plan "
+             "or run the workflow",
              suite.get("make test-workflow", "not measured yet"))]
     lines = ["| command | what it does | cost today |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
