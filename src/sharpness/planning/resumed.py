@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sharpness.eos.config import sweep_path
+from sharpness.eos.jobs import RESULTS as EOS_RESULTS
 from sharpness.eos.jobs import planned_settings
 from sharpness.gradcam.jobs import runs_folder
 from sharpness.jobs import Job as PlanJob
@@ -161,16 +163,16 @@ def eos_steps_kept(setting: Mapping[str, Any], folder: Path) -> int:
     (its learning rates from its finished gradient flow's ``eta_c``), each at most
     ``max_steps``: a finished run's steps, a cut one's up to its checkpoint. 0 when its flow
     has not finished (no run started)."""
-    from sharpness.eos.sweep import (  # lazy: torch, only for a resumed campaign's eos
+    flow = _json(folder / "flow" / "flow.json")
+    if not isinstance(flow, dict) or damage(folder / "flow", "flow.json") is not None:
+        return 0
+    from sharpness.eos.sweep import (  # lazy: torch, only where a setting was cut here
         engine_config,
         learning_rates,
         resolve_setting,
         run_name,
     )
 
-    flow = _json(folder / "flow" / "flow.json")
-    if not isinstance(flow, dict) or damage(folder / "flow", "flow.json") is not None:
-        return 0
     s = resolve_setting(dict(setting))
     kept = 0
     for point in learning_rates(s, float(flow["eta_c"])):
@@ -215,7 +217,7 @@ def eos_left(name: str, plan: Plan, results: Path, cap_steps: int) -> Left | Non
     key, setting = planned_settings(plan)[name]
     rule, _, jid = key.partition("/")
     job = plan.job(rule, jid)
-    folder = _in(results, next(o for o in job.outputs if f"/{name}/" in o)).parent
+    folder = _in(results, sweep_path(name, EOS_RESULTS)).parent
     if (folder / SWEEP).exists():
         return Left(0.0, "finished on this machine: 0 now") if job_finished(job, results) \
             else None
@@ -243,8 +245,6 @@ def gradcam_runs(plan: Plan) -> dict[str, tuple[PlanJob, str, str, float, int]]:
 
 def gradcam_left(run: str, plan: Plan, results: Path) -> Left | None:
     """What Grad-CAM run ``run`` still costs (None: in full): see the module's docstring."""
-    from sharpness.gradcam.study import run_config, run_name  # lazy: torch
-
     found = gradcam_runs(plan).get(run)
     if found is None:
         return None
@@ -256,8 +256,10 @@ def gradcam_left(run: str, plan: Plan, results: Path) -> Left | None:
         return Left(0.0, f"finished on this machine ({n} of {n} runs of the group finished "
                          "here): 0 now")
     group = _in(results, runs_folder(dataset)) / opt
-    if (group / RUNS).exists() or removed_result(group, RUNS):
-        return None  # its job runs again and deletes runs.json first: the group starts over
+    if not group.is_dir() or (group / RUNS).exists() or removed_result(group, RUNS):
+        return None  # not started, or its job runs again and deletes runs.json first
+    from sharpness.gradcam.study import run_config, run_name  # lazy: torch, a group cut here
+
     planned = {g: run_config(params, dataset, opt, float(g[0]), int(g[1])) for g in grid}
     done = {g for g in grid if finished_record(group / run_name(float(g[0]), int(g[1])),
                                                planned[g]) is not None
