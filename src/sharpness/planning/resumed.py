@@ -164,7 +164,8 @@ def eos_steps_kept(setting: Mapping[str, Any], folder: Path) -> int:
     ``max_steps``: a finished run's steps, a cut one's up to its checkpoint. 0 when its flow
     has not finished (no run started)."""
     flow = _json(folder / "flow" / "flow.json")
-    if not isinstance(flow, dict) or damage(folder / "flow", "flow.json") is not None:
+    if not isinstance(flow, dict) or not isinstance(flow.get("eta_c"), int | float) or \
+            damage(folder / "flow", "flow.json") is not None:
         return 0
     from sharpness.eos.sweep import (  # lazy: torch, only where a setting was cut here
         engine_config,
