@@ -98,7 +98,8 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
     on this machine, step times measured (on which GPU and when), or the analytic estimate
     at the rate of its precision (``rates``, TFLOP/s per precision). ``finished_free``: a
     run that finished here costs nothing now (a campaign resumed in a later allocation has
-    paid for it already, and carries that spend over)."""
+    paid for it already, and carries that spend over), and one cut here the share of its
+    work left after its checkpoints (:func:`_left`), each price's ``source`` saying so."""
 
     jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
     plan = build_plan(config)
