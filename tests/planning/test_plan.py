@@ -352,10 +352,11 @@ def test_a_run_cut_here_is_priced_at_the_epochs_left_after_its_checkpoint(paper,
     record or with other settings, in full."""
     from sharpness.lesam.experiments import training_runs
     from sharpness.planning import prices as pr
+    from sharpness.planning import resumed
     from sharpness.train import layout
     from sharpness.train.config import validate_config
 
-    assert (pr.CHECKPOINT, pr.METRICS, pr.FINAL, pr.CONFIG) == \
+    assert (resumed.CHECKPOINT, resumed.METRICS, resumed.FINAL, resumed.CONFIG) == \
         (layout.CHECKPOINT, layout.METRICS, layout.FINAL, layout.CONFIG)
     config, _ = paper
     runs = training_runs(config["lesam"])

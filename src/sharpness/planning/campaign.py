@@ -30,7 +30,8 @@ checkpoints) and carries the GPU-hours spent.
 
 **Re-planning what packing frees.** When the call completes having spent less than the plan's
 price, the budget left is planned again (:func:`run_campaign`: ``sharpness plan`` for what is
-left, runs finished here priced at 0), and the claims the new plan buys beyond those already
+left, the lesam, eos and Grad-CAM runs finished here priced at 0 and those cut mid-way at
+the work left after their checkpoints: :mod:`sharpness.planning.resumed`), and the claims the new plan buys beyond those already
 bought are run in a further call, at most ``max_replans`` times; a re-plan that would drop a
 claim already bought is not run (the record says which and why).
 """
@@ -455,7 +456,7 @@ def run_campaign(record: Mapping[str, Any], run: Callable[[Stage, float], StageR
     """The plan's stages (:func:`run_stages`), then, while the call completed having spent
     less than the plan priced and at least :data:`MIN_REPLAN_GPU_HOURS` of the budget is
     left, up to ``max_replans`` re-plans: ``replan(spent)`` plans the budget left after
-    ``spent`` GPU-hours (runs finished here at 0) and returns its record; the claims it buys
+    ``spent`` GPU-hours (runs finished here at 0, cut ones at the work left) and returns its record; the claims it buys
     beyond those bought already run in one more call. A re-plan that buys nothing new ends
     the loop; one that drops a claim already bought is not run (its runs are kept, the ledger
     of the plan before stays). ``adopt(new, run)`` is told after each re-plan whether it runs
@@ -500,8 +501,9 @@ def run_campaign(record: Mapping[str, Any], run: Callable[[Stage, float], StageR
             adopt(new, bool(fresh) and not dropped)
         if dropped:
             step["outcome"] = ("not run: the re-plan drops claims already bought ("
-                               + ", ".join(dropped) + "; their finished eos or Grad-CAM runs "
-                               "are priced in full)")
+                               + ", ".join(dropped) + "; it prices their lesam, eos and "
+                               "Grad-CAM runs finished here at 0 and those cut here at the "
+                               "work left after their checkpoints, any other run in full)")
             break
         if not fresh:
             step["outcome"] = "the re-plan buys nothing new"

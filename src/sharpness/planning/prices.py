@@ -5,14 +5,15 @@ says how long it took on CUDA with the settings planned now (:func:`recorded_hou
 ``sharpness cost``'s price (measured step times on CUDA, otherwise the analytic estimate; a
 full-batch eos run at its expected steps, :mod:`sharpness.cost.eos_steps`), each labelled,
 and the price of each run at its step caps, the upper limit printed beside the expected one.
-A campaign resumed in a later allocation (``finished_free``) prices a run that finished here
-at 0 and one cut mid-way at the share of its epochs left after its last checkpoint
-(:func:`epochs_done`).
+A campaign resumed in a later allocation, or re-planned after packing freed budget
+(``finished_free``), prices a run that finished here at 0 and one cut mid-way at the share of
+its work left after its last checkpoint: a lesam run's epochs (:func:`epochs_done`), an eos
+setting's GD steps, and a Grad-CAM group's runs each at 0 or at its epochs left
+(:mod:`sharpness.planning.resumed`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,37 +24,7 @@ from sharpness.jobs import build_plan
 from sharpness.lesam.experiments import RUNS_DIR
 from sharpness.lesam.jobs import train_runs
 from sharpness.planning.restrict import RunKey
-
-#: settings a recorded run must share with the planned one before its time is reused
-CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
-#: settings that say where a run read its inputs, not what it computed: a variant's runs
-#: name the shared data folder from their own (``../../data``, sharpness.config.variant)
-PLACE_KEYS = ("data_root",)
-#: a run folder's files (the names of :mod:`sharpness.train.layout`, whose package imports
-#: torch; a test checks they agree)
-CHECKPOINT, METRICS, FINAL, CONFIG = "checkpoint.pt", "metrics.jsonl", "final.json", "config.json"
-
-
-def _same_settings(params: Mapping[str, Any], planned: Mapping[str, Any]) -> bool:
-    """Whether a run folder's settings (the engine's validated config, as its records hold
-    it: defaults filled in) are the planned ones, validated the same way: the core settings
-    present and every setting both hold equal. A record whose ``opt_hparams`` name only
-    those its config gave (the optimizer's defaults left out) is compared as its optimizer's
-    spec resolves them, as the planned ones are."""
-    from sharpness.optim.spec import optimizer_spec
-    from sharpness.train.config import validate_config  # lazy: torch (its package imports it)
-
-    try:
-        wanted = json.loads(json.dumps(validate_config(dict(planned)), default=str))
-        if isinstance(params.get("opt_hparams"), dict) and "optimizer" in params:
-            params = {**params, "opt_hparams": optimizer_spec(str(params["optimizer"])).resolve(
-                params["opt_hparams"])}
-    except (ValueError, TypeError, KeyError):  # not a valid run config: nothing matches it
-        return False
-    return not (any(k not in params or params[k] != wanted.get(k, params[k])
-                    for k in CORE_KEYS)
-                or any(params[k] != v for k, v in wanted.items()
-                       if k in params and k not in PLACE_KEYS))
+from sharpness.planning.resumed import FINAL, Left, epochs_kept, finished_record, left_here
 
 
 def _run_folder(job: Any, results: Path) -> Path:
@@ -69,23 +40,7 @@ def epochs_done(job: Any, planned: Mapping[str, Any] | None, results: Path) -> i
     (the run starts over, or is not a run cut here)."""
     if job.paper != "lesam" or planned is None:
         return 0
-    folder = _run_folder(job, results)
-    if not (folder / CHECKPOINT).is_file() or (folder / FINAL).exists():
-        return 0
-    try:
-        params = json.loads((folder / CONFIG).read_text())
-        rows = [json.loads(line) for line in (folder / METRICS).read_text().splitlines()
-                if line.strip()]
-    except (OSError, ValueError):
-        return 0
-    if not isinstance(params, dict) or not _same_settings(params, planned):
-        return 0
-    every = int(params.get("checkpoint_every") or 0)
-    reached = max((int(r.get("epoch", 0)) for r in rows
-                   if isinstance(r, dict) and r.get("kind") == "epoch"), default=0)
-    if every <= 0 or reached <= 0:
-        return 0
-    return (reached - 1) // every * every
+    return epochs_kept(_run_folder(job, results), planned)
 
 
 def _finished_record(job: Any, planned: Mapping[str, Any] | None,
@@ -94,17 +49,7 @@ def _finished_record(job: Any, planned: Mapping[str, Any] | None,
     ``diverged``: the workflow reuses either) with the settings planned now, else None."""
     if job.paper != "lesam" or planned is None:
         return None
-
-    path = _run_folder(job, results) / "provenance.json"
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if record.get("status") not in ("ok", "diverged"):
-        return None
-    return record if _same_settings(record.get("params") or {}, planned) else None
+    return finished_record(_run_folder(job, results), planned)
 
 
 def recorded_hours(job: Any, planned: Mapping[str, Any] | None, results: Path) -> float | None:
@@ -153,37 +98,53 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
     on this machine, step times measured (on which GPU and when), or the analytic estimate
     at the rate of its precision (``rates``, TFLOP/s per precision). ``finished_free``: a
     run that finished here costs nothing now (a campaign resumed in a later allocation has
-    paid for it already, and carries that spend over)."""
+    paid for it already, and carries that spend over), and one cut here the share of its
+    work left after its checkpoints (:func:`_left`), each price's ``source`` saying so."""
 
     jobs = [j for j in plan_jobs(dict(config)) if only is None or (j.paper, j.run) in only]
-    planned = {rid: r.config for rid, r in train_runs(build_plan(config)).items()} \
+    plan = build_plan(config)
+    planned = {rid: r.config for rid, r in train_runs(plan).items()} \
         if config.get("lesam") else {}
     out = Prices({}, {}, {})
     todo, left = [], {}
     for job in jobs:
         key = (job.paper, job.run)
         took = recorded_hours(job, planned.get(job.run), Path(results))
+        here = _left(job, planned.get(job.run), plan, Path(results)) if finished_free \
+            else None
         if finished_free and finished(job, planned.get(job.run), Path(results)):
             out.hours[key] = out.caps[key] = 0.0
             paid = "" if took is None else f"{took:.3g} GPU-hours "
             out.source[key] = f"finished on this machine ({paid}paid earlier): 0 now"
+        elif here is not None and here.share == 0:
+            out.hours[key] = out.caps[key] = 0.0
+            out.source[key] = here.why
         elif took is not None:
             out.hours[key] = out.caps[key] = took
             out.source[key] = "recorded on this machine"
         else:
             todo.append(job)
-            done = epochs_done(job, planned.get(job.run), Path(results)) if finished_free \
-                else 0
-            if done:
-                left[key] = (done, int(planned[job.run]["epochs"]))
+            if here is not None:
+                left[key] = here
     for p in price(todo, method=method, tflops=tflops, device=device, rates=rates,
                    measured=measured):
         key = (p.job.paper, p.job.run)
         out.hours[key], out.source[key], out.caps[key] = p.gpu_hours, p.basis, p.cap_hours
-        if key in left:  # cut mid-way: resumes from its checkpoint, pays the epochs left
-            done, epochs = left[key]
-            share = max(epochs - done, 0) / epochs
-            out.hours[key] *= share
-            out.caps[key] *= share
-            out.source[key] += f"; cut here at epoch {done} of {epochs}: the epochs left"
+        if key in left:  # cut mid-way or part of a group finished: pays what is left
+            out.hours[key] *= left[key].share
+            out.caps[key] *= left[key].share
+            out.source[key] += f"; {left[key].why}"
     return out
+
+
+def _left(job: Any, planned: Mapping[str, Any] | None, plan: Any,
+          results: Path) -> Left | None:
+    """What a run still costs a resumed campaign (:mod:`sharpness.planning.resumed`): a
+    lesam run cut mid-way at its epochs left, an eos setting or a Grad-CAM run as
+    :func:`sharpness.planning.resumed.left_here` reads its folder; None: in full."""
+    done = epochs_done(job, planned, results)
+    if done and planned is not None:
+        epochs = int(planned["epochs"])
+        return Left(max(epochs - done, 0) / epochs,
+                    f"cut here at epoch {done} of {epochs}: the epochs left")
+    return left_here(job, plan, results)

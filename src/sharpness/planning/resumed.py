@@ -1,0 +1,289 @@
+"""What a campaign resumed here still pays for a run: the share of its price left.
+
+A campaign resumed in a later allocation, or re-planned after packing freed budget
+(``run_prices(..., finished_free=True)``), pays only for the work the workflow will still do.
+:func:`left_here` reads that from the build's ``results`` folder, the way each job's own
+resume logic reads it:
+
+* a lesam training run (:func:`sharpness.planning.prices.finished`,
+  :func:`sharpness.planning.prices.epochs_done`): 0 when it finished with the planned
+  settings, the epochs left after its last checkpoint when it was cut;
+* an eos setting (one ``eos_setting`` job, or one variant of the ``eos_ablations`` job):
+  0 when its job finished from the job file the plan writes now (every output of the job
+  there and sealed, each setting's record naming that file's SHA-256: Snakemake then has
+  nothing to rerun); when it was cut (no ``sweep.json``), the share of its steps left after
+  the checkpoints of its GD runs (:func:`eos_steps_kept`); in full otherwise, a setting
+  whose ``sweep.json`` exists but whose job runs again included (Snakemake deletes a
+  rerun job's outputs first, and a removed ``sweep.json`` starts its setting over:
+  :mod:`sharpness.runs.restart`);
+* a Grad-CAM run (one of a ``gradcam_train`` job's groups, a data set x optimizer): 0 when
+  the job finished from the job file the plan writes now (every group's ``runs.json`` there
+  and sealed, each group's record naming that file's SHA-256); when no ``runs.json`` of its
+  group exists, 0 when the run finished with the planned settings (the engine reuses it), the
+  epochs left after its checkpoint when it was cut; in full otherwise. Each run of a group is
+  priced on its own, so the group costs the share of its runs not yet finished.
+
+Settings are compared as the engine validates them (:func:`same_settings`); the engine's own
+cache key also holds the code's fingerprint, which this does not check: a code change that
+makes the workflow train a run again is priced at 0 here. A checkpoint is taken at the last
+multiple of ``checkpoint_every`` the metrics prove was reached and saved, so a price left is
+never too low. Not covered: the SAM-at-the-edge-of-stability bridge (``bridges``), priced in
+full.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sharpness.eos.config import sweep_path
+from sharpness.eos.jobs import RESULTS as EOS_RESULTS
+from sharpness.eos.jobs import planned_settings
+from sharpness.gradcam.jobs import runs_folder
+from sharpness.jobs import Job as PlanJob
+from sharpness.jobs import Plan
+from sharpness.jobs.files import config_text
+from sharpness.runs.restart import removed_result
+from sharpness.runs.seal import damage
+
+#: settings a recorded run must share with the planned one before its time is reused
+CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
+#: settings that say where a run read its inputs, not what it computed: a variant's runs
+#: name the shared data folder from their own (``../../data``, sharpness.config.variant)
+PLACE_KEYS = ("data_root",)
+#: a run folder's files (the names of :mod:`sharpness.train.layout`, whose package imports
+#: torch; a test checks they agree)
+CHECKPOINT, METRICS, FINAL, CONFIG = "checkpoint.pt", "metrics.jsonl", "final.json", "config.json"
+#: a folder's provenance record, an eos setting's result and a Grad-CAM group's result
+PROVENANCE, SWEEP, RUNS = "provenance.json", "sweep.json", "runs.json"
+
+
+@dataclass(frozen=True)
+class Left:
+    """The share of a run's price still to pay (0: finished here) and why, in words that go
+    into its price's ``source``."""
+
+    share: float
+    why: str
+
+
+def same_settings(params: Mapping[str, Any], planned: Mapping[str, Any]) -> bool:
+    """Whether a run folder's settings (the engine's validated config, as its records hold
+    it: defaults filled in) are the planned ones, validated the same way: the core settings
+    present and every setting both hold equal. A record whose ``opt_hparams`` name only
+    those its config gave (the optimizer's defaults left out) is compared as its optimizer's
+    spec resolves them, as the planned ones are."""
+    from sharpness.optim.spec import optimizer_spec
+    from sharpness.train.config import validate_config  # lazy: torch (its package imports it)
+
+    try:
+        wanted = json.loads(json.dumps(validate_config(dict(planned)), default=str))
+        if isinstance(params.get("opt_hparams"), dict) and "optimizer" in params:
+            params = {**params, "opt_hparams": optimizer_spec(str(params["optimizer"])).resolve(
+                params["opt_hparams"])}
+    except (ValueError, TypeError, KeyError):  # not a valid run config: nothing matches it
+        return False
+    return not (any(k not in params or params[k] != wanted.get(k, params[k])
+                    for k in CORE_KEYS)
+                or any(params[k] != v for k, v in wanted.items()
+                       if k in params and k not in PLACE_KEYS))
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    try:
+        lines = path.read_text().splitlines()
+        rows = [json.loads(line) for line in lines if line.strip()]
+    except (OSError, ValueError):
+        return []
+    return [r for r in rows if isinstance(r, dict)]
+
+
+def finished_record(folder: Path, planned: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``provenance.json`` of a training run in ``folder`` that finished (``ok`` or
+    ``diverged``: the engine reuses either) with the ``planned`` settings, else None."""
+    record = _json(folder / PROVENANCE)
+    if not isinstance(record, dict) or record.get("status") not in ("ok", "diverged"):
+        return None
+    return record if same_settings(record.get("params") or {}, planned) else None
+
+
+def epochs_kept(folder: Path, planned: Mapping[str, Any]) -> int:
+    """Epochs a mini-batch training run cut mid-way in ``folder`` keeps: a checkpoint and no
+    final record, its ``config.json`` has the ``planned`` settings and its metrics reach
+    epoch ``e``; the checkpoint is taken as the last multiple of ``checkpoint_every`` below
+    ``e`` (one interval short when ``e`` is a multiple: the run may have been cut between
+    that epoch's row and its checkpoint). 0 otherwise (the run starts over)."""
+    if not (folder / CHECKPOINT).is_file() or (folder / FINAL).exists():
+        return 0
+    params = _json(folder / CONFIG)
+    if not isinstance(params, dict) or not same_settings(params, planned):
+        return 0
+    every = int(params.get("checkpoint_every") or 0)
+    reached = max((int(r.get("epoch", 0)) for r in _rows(folder / METRICS)
+                   if r.get("kind") == "epoch"), default=0)
+    if every <= 0 or reached <= 0:
+        return 0
+    return (reached - 1) // every * every
+
+
+def _steps_kept(folder: Path, planned: Mapping[str, Any]) -> int:
+    """Steps a full-batch run in ``folder`` keeps when its job runs again: all of them when
+    it finished with the ``planned`` settings (``final.json``'s ``steps``), those up to its
+    last checkpoint when it was cut (its metrics' last step row ``t`` proves the checkpoint
+    at the last multiple of ``checkpoint_every`` up to ``t``: the loop saves one after the
+    step that reaches it, before the next row), 0 otherwise."""
+    params = _json(folder / CONFIG)
+    if not isinstance(params, dict) or not same_settings(params, planned):
+        return 0
+    if (folder / FINAL).is_file():
+        final = _json(folder / FINAL)
+        steps = final.get("steps") if isinstance(final, dict) else None
+        return int(steps) if isinstance(steps, int) else 0
+    every = int(params.get("checkpoint_every") or 0)
+    if not (folder / CHECKPOINT).is_file() or every <= 0:
+        return 0
+    reached = max((int(r.get("step", 0)) for r in _rows(folder / METRICS)
+                   if r.get("kind") == "step"), default=0)
+    return reached // every * every
+
+
+def eos_steps_kept(setting: Mapping[str, Any], folder: Path) -> int:
+    """GD steps an eos setting cut mid-way in ``folder`` keeps: over the runs of its grid
+    (its learning rates from its finished gradient flow's ``eta_c``), each at most
+    ``max_steps``: a finished run's steps, a cut one's up to its checkpoint. 0 when its flow
+    has not finished (no run started)."""
+    flow = _json(folder / "flow" / "flow.json")
+    if not isinstance(flow, dict) or not isinstance(flow.get("eta_c"), int | float) or \
+            damage(folder / "flow", "flow.json") is not None:
+        return 0
+    from sharpness.eos.sweep import (  # lazy: torch, only where a setting was cut here
+        engine_config,
+        learning_rates,
+        resolve_setting,
+        run_name,
+    )
+
+    s = resolve_setting(dict(setting))
+    kept = 0
+    for point in learning_rates(s, float(flow["eta_c"])):
+        run = folder / "runs" / run_name(point["lr"])
+        params = _json(run / CONFIG)
+        root = params.get("data_root", "data") if isinstance(params, dict) else "data"
+        kept += min(_steps_kept(run, engine_config(s, point["lr"], root)), int(s["max_steps"]))
+    return kept
+
+
+def file_sha256(content: Any) -> str:
+    """The SHA-256 of the job file the plan writes for ``content`` (:func:`config_text`):
+    what a job records as its ``config_file``."""
+    return hashlib.sha256(config_text(content).encode()).hexdigest()
+
+
+def _in(results: Path, path: str) -> Path:
+    """A plan path (``results/...``) in the build's ``results`` folder."""
+    return results / Path(path).relative_to("results")
+
+
+def job_finished(job: PlanJob, results: Path) -> bool:
+    """Whether plan job ``job`` finished from the job file the plan writes now: every output
+    there, matching the hash sealed in its folder, and each folder's record ``ok`` and naming
+    that file's SHA-256. Snakemake reruns no such job (it compares the file, not the hash;
+    the same bytes are the same file)."""
+    sha = file_sha256(job.config)
+    for out in (_in(results, o) for o in job.outputs):
+        record = _json(out.parent / PROVENANCE)
+        if damage(out.parent, out.name) is not None or not isinstance(record, dict) or \
+                record.get("status") != "ok" or \
+                (record.get("config_file") or {}).get("sha256") != sha:
+            return False
+    return True
+
+
+def eos_left(name: str, plan: Plan, results: Path, cap_steps: int) -> Left | None:
+    """What eos setting ``name`` still costs (None: in full): see the module's docstring;
+    ``cap_steps`` is its grid's steps at the caps (``max_steps`` x learning rates), the
+    whole the steps kept are a share of (never too low: the runs' expected steps are
+    fewer)."""
+    key, setting = planned_settings(plan)[name]
+    rule, _, jid = key.partition("/")
+    job = plan.job(rule, jid)
+    folder = _in(results, sweep_path(name, EOS_RESULTS)).parent
+    if (folder / SWEEP).exists():
+        return Left(0.0, "finished on this machine: 0 now") if job_finished(job, results) \
+            else None
+    if removed_result(folder, SWEEP) or cap_steps <= 0:
+        return None
+    kept = min(eos_steps_kept(setting, folder), cap_steps)
+    if kept <= 0:
+        return None
+    return Left((cap_steps - kept) / cap_steps,
+                f"cut here at step {kept} of {cap_steps}: the steps left")
+
+
+def gradcam_runs(plan: Plan) -> dict[str, tuple[PlanJob, str, str, float, int]]:
+    """Each Grad-CAM run the cost model prices (``gradcam/<data>/<opt>/a<alpha>/s<seed>``,
+    :func:`sharpness.cost.plan.gradcam_jobs`) -> its ``gradcam_train`` job, data set,
+    optimizer, init scale and seed."""
+    out = {}
+    for key, job in plan.of_rule("gradcam_train").items():
+        for opt in job.config["optimizers"]:
+            for alpha in job.config["alphas"]:
+                for seed in job.config["seeds"]:
+                    out[f"gradcam/{key}/{opt}/a{alpha}/s{seed}"] = (job, key, opt, alpha, seed)
+    return out
+
+
+def gradcam_left(run: str, plan: Plan, results: Path) -> Left | None:
+    """What Grad-CAM run ``run`` still costs (None: in full): see the module's docstring."""
+    found = gradcam_runs(plan).get(run)
+    if found is None:
+        return None
+    job, dataset, opt, alpha, seed = found
+    params = job.config
+    grid = [(a, s) for a in params["alphas"] for s in params["seeds"]]
+    n = len(grid)
+    if job_finished(job, results):
+        return Left(0.0, f"finished on this machine ({n} of {n} runs of the group finished "
+                         "here): 0 now")
+    group = _in(results, runs_folder(dataset)) / opt
+    if not group.is_dir() or (group / RUNS).exists() or removed_result(group, RUNS):
+        return None  # not started, or its job runs again and deletes runs.json first
+    from sharpness.gradcam.study import run_config, run_name  # lazy: torch, a group cut here
+
+    planned = {g: run_config(params, dataset, opt, float(g[0]), int(g[1])) for g in grid}
+    done = {g for g in grid if finished_record(group / run_name(float(g[0]), int(g[1])),
+                                               planned[g]) is not None
+            and (group / run_name(float(g[0]), int(g[1])) / FINAL).is_file()}
+    share = f"{len(done)} of {n} runs of the group finished here"
+    if (alpha, seed) in done:
+        return Left(0.0, f"finished on this machine ({share}): 0 now")
+    cfg = planned[(alpha, seed)]
+    kept = epochs_kept(group / run_name(float(alpha), int(seed)), cfg)
+    if kept:
+        epochs = int(cfg["epochs"])
+        return Left(max(epochs - kept, 0) / epochs,
+                    f"cut here at epoch {kept} of {epochs}: the epochs left ({share})")
+    return Left(1.0, f"{share}, not this one") if done else None
+
+
+def left_here(job: Any, plan: Plan, results: Path) -> Left | None:
+    """What priced job ``job`` (:class:`sharpness.cost.plan.Job`) of an eos setting or a
+    Grad-CAM run still costs a campaign resumed on this machine; None: in full (or not a
+    job of either)."""
+    if job.paper == "eos" and job.run.startswith("setting/"):
+        return eos_left(job.run.removeprefix("setting/"), plan, results, int(job.cap[0]))
+    if job.paper == "minorfirst" and job.run.startswith("gradcam/"):
+        return gradcam_left(job.run, plan, results)
+    return None
+
