@@ -47,6 +47,7 @@ def _job_file(config, build: Path, rule: str, jid: str):
     return read_job_object(str(build / plan.job(rule, jid).config_file))
 
 
+@pytest.mark.e2e  # runs a whole eos setting (its GD runs and flow)
 def test_eos_setting_finished_cut_or_changed(repo, tmp_path):
     from sharpness.commands.eos import run_one
     from sharpness.eos.sweep import engine_config, learning_rates, resolve_setting, run_flow
