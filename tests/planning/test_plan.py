@@ -192,6 +192,19 @@ def test_cli_plan_for_chosen_claims(tmp_path, capsys, in_workflow_copy):
     assert "unknown claim id(s) ['nope']" in capsys.readouterr().err
 
 
+def test_an_overlay_named_like_its_record_is_refused_before_planning(tmp_path, capsys):
+    """``--out p.json`` would have the record overwrite the overlay (the record is written
+    beside it as ``p.json``): refused in one line, before any planning, writing nothing."""
+    from sharpness.cli import main
+
+    out = tmp_path / "p.json"
+    assert main(["plan", "--gpu-hours", "1", "--configfile", "nope.yaml", "--out",
+                 str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--out {out}: the plan's record is written beside the overlay" in err
+    assert "nope.yaml" not in err and not out.exists()
+
+
 def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, capsys,
                                                                    monkeypatch,
                                                                    in_workflow_copy):

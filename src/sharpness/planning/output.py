@@ -38,6 +38,8 @@ def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
     """Write ``<out>`` (the config overlay, YAML) and ``<out stem>.json`` (the record)."""
     out = Path(out)
     record_path = out.with_suffix(".json")
+    if record_path == out:  # the record would overwrite the overlay it was written beside
+        raise ValueError(f"{out}: the overlay needs a name other than its record's (.yaml)")
     head = (f"# GPU-budget plan {record['id']} ({record['budget_gpu_hours']:g} GPU-hours, "
             f"written by `sharpness plan`). Run it over the profile it was made from:\n"
             f"#   snakemake --cores all --configfile "
