@@ -127,3 +127,23 @@ def test_measured_price_on_this_device(tmp_path, capsys):
     evals = 10000 / 3
     assert priced["g-sam-s0"] / priced["g-sgd-s0"] == pytest.approx(
         (2 * 60000 + evals) / (60000 + evals))
+
+
+def test_a_gradcam_run_is_priced_at_the_size_the_study_trains():
+    """The quick profile trains each Grad-CAM run on a data set entry's ``train_size`` (1,000
+    of the embedded 5,000 images): its price counts those examples and the steps they make,
+    read from the config the study trains with (``sharpness.gradcam.runs.run_config``)."""
+    from sharpness.gradcam.runs import run_config
+
+    config = load_profile([str(REPO / "workflow/config/quick.yaml")], None)
+    section = config["gradcam"]
+    jobs = [j for j in cost.plan_jobs(config) if "gradcam" in j.items]
+    assert jobs
+    for key, ds in section["datasets"].items():
+        mine = [j for j in jobs if j.run.startswith(f"gradcam/{key}/")]
+        cfg = run_config(section, key, next(iter(section["optimizers"])),
+                         section["alphas"][0], section["seeds"][0])
+        assert ds.get("train_size") and cfg["train_size"] == ds["train_size"]
+        assert {j.n_train for j in mine} == {ds["train_size"]}, key
+        assert {j.steps for j in mine} == {
+            math.ceil(ds["train_size"] / cfg["batch_size"]) * cfg["epochs"]}, key

@@ -11,10 +11,10 @@ from typing import Any
 
 from sharpness.cost.eos_steps import EXPECTED_BASIS, expected_sweep
 from sharpness.eos.jobs import drawn_by, planned_settings
+from sharpness.gradcam.runs import run_config
 from sharpness.jobs import Plan, build_plan
 from sharpness.lesam import steps as lesam_steps
 from sharpness.lesam.jobs import train_runs
-from sharpness.mappings import deep_merge  # the same recursive merge the rules use
 from sharpness.optim.spec import optimizer_spec, optimizer_specs
 
 #: per data set: (training examples, channels, side, classes); test examples for evaluation
@@ -288,12 +288,10 @@ def gradcam_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]
     jobs = []
     for key, train in _plan("gradcam", section, plan).of_rule("gradcam_train").items():
         params = train.config
-        ds = params["datasets"][key]
-        for opt_key, opt in params["optimizers"].items():
+        for opt_key in params["optimizers"]:
             for alpha in params["alphas"]:
-                for seed in params["seeds"]:
-                    cfg = deep_merge(params["train"], {"dataset": ds["name"],
-                                     "optimizer": opt["name"], "opt_hparams": opt["hparams"]})
+                for seed in params["seeds"]:  # the config the study trains (its train_size too)
+                    cfg = run_config(params, key, opt_key, alpha, seed)
                     jobs.append(_train_job("minorfirst", ["gradcam"],
                                            f"gradcam/{key}/{opt_key}/a{alpha}/s{seed}", cfg,
                                            plan_job=train.key))

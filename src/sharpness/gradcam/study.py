@@ -16,7 +16,6 @@ of a data set on the shared panel and stores maps, masks and background shares i
 
 from __future__ import annotations
 
-import copy
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,10 +25,10 @@ import numpy as np
 import torch
 
 from sharpness.data import load_dataset
-from sharpness.errors import ConfigError
 from sharpness.evidence.records import FINGERPRINTS
 from sharpness.gradcam.maps import gradcam_maps
 from sharpness.gradcam.panel import select_panel
+from sharpness.gradcam.runs import dataset_spec, run_config, run_name, stand_ins
 from sharpness.io import atomic_save_npz, atomic_write_json
 from sharpness.runs.provenance import write_run_provenance
 from sharpness.runs.restart import start_over_if_removed
@@ -38,48 +37,6 @@ from sharpness.train import load_trained_model, train
 
 SHARES_FILE = "maps.npz"
 RUNS_FILE = "runs.json"
-
-
-def run_name(alpha: float, seed: int) -> str:
-    """Folder name of one run: ``alpha<a>_seed<s>`` (``a`` written with ``%g``)."""
-    return f"alpha{alpha:g}_seed{seed}"
-
-
-def _entry(params: Mapping[str, Any], section: str, key: str, what: str) -> dict[str, Any]:
-    try:
-        return dict(params[section][key])
-    except KeyError:
-        raise ConfigError(f"gradcam: unknown {what} {key!r}; known: "
-                          f"{', '.join(params[section])}") from None
-
-
-def dataset_spec(params: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """The config entry of data set ``key`` (error naming the known keys)."""
-    return _entry(params, "datasets", key, "data set")
-
-
-def optimizer_spec(params: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """The config entry of optimizer ``key`` (error naming the known keys)."""
-    return _entry(params, "optimizers", key, "optimizer")
-
-
-def stand_ins(spec: Mapping[str, Any]) -> list[str]:
-    """``[stand_in]`` for a substituted data set, else ``[]``."""
-    return [spec["stand_in"]] if spec.get("stand_in") else []
-
-
-def run_config(params: Mapping[str, Any], dataset: str, optimizer: str, alpha: float,
-               seed: int) -> dict[str, Any]:
-    """The :mod:`sharpness.train` config of one run of the grid."""
-    ds, opt = dataset_spec(params, dataset), optimizer_spec(params, optimizer)
-    cfg = copy.deepcopy(dict(params["train"]))
-    cfg["model_kwargs"] = {**cfg.get("model_kwargs", {}), "alpha": float(alpha)}
-    cfg.update(dataset=ds["name"], optimizer=opt["name"], opt_hparams=dict(opt.get("hparams", {})),
-               seed=int(seed), stand_ins=stand_ins(ds))
-    for key in ("train_size", "test_size", "data_root"):
-        if ds.get(key) is not None:
-            cfg[key] = ds[key]
-    return cfg
 
 
 def train_group(params: Mapping[str, Any], dataset: str, optimizer: str,

@@ -44,6 +44,7 @@ from sharpness.eos.config import sweep_path
 from sharpness.eos.jobs import RESULTS as EOS_RESULTS
 from sharpness.eos.jobs import planned_settings
 from sharpness.gradcam.jobs import runs_folder
+from sharpness.gradcam.runs import run_config, run_name
 from sharpness.jobs import Job as PlanJob
 from sharpness.jobs import Plan
 from sharpness.jobs.files import config_text
@@ -259,8 +260,6 @@ def gradcam_left(run: str, plan: Plan, results: Path) -> Left | None:
     group = _in(results, runs_folder(dataset)) / opt
     if not group.is_dir() or (group / RUNS).exists() or removed_result(group, RUNS):
         return None  # not started, or its job runs again and deletes runs.json first
-    from sharpness.gradcam.study import run_config, run_name  # lazy: torch, a group cut here
-
     planned = {g: run_config(params, dataset, opt, float(g[0]), int(g[1])) for g in grid}
     done = {g for g in grid if finished_record(group / run_name(float(g[0]), int(g[1])),
                                                planned[g]) is not None
