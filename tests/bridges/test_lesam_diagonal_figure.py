@@ -14,6 +14,7 @@ TINY = {
     "n_record": 61, "u_stop": 1e3}
 
 
+@pytest.mark.e2e  # computes and draws the figure
 def test_tiny_lesam_diagonal_compute():
     p = LesamDiagonalParams.from_dict(TINY)
     arrays, summary = compute(p)

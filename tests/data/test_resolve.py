@@ -55,7 +55,9 @@ def http_server(tmp_path):
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
     handler.log_message = lambda *a, **k: None
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # polled every 50 ms: shutdown() waits up to one poll interval (0.5 s by default)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              daemon=True)
     thread.start()
     yield served, f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()

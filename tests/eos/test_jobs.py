@@ -100,6 +100,7 @@ def _file(path: Path, content: object) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.e2e  # runs the toy and draws its figure
 def test_the_toy_and_its_figure_read_their_files(tmp_path):
     """`eos toy --config-file` runs the file's settings and records its path and SHA-256;
     `eos figure --config-file` draws the files it lists."""

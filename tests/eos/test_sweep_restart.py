@@ -3,6 +3,8 @@ its runs again instead of reusing them; with ``sweep.json`` in place its runs ar
 
 from __future__ import annotations
 
+import pytest
+
 from sharpness.eos.sweep import run_setting
 from sharpness.io import read_json
 
@@ -22,6 +24,7 @@ def _run(out):
     return run
 
 
+@pytest.mark.e2e  # runs a sweep twice
 def test_a_removed_sweep_starts_the_runs_over(tmp_path, capfd):
     first = run_setting(SMALL, tmp_path, threads=1)
     marker = _run(tmp_path) / "stale-marker"

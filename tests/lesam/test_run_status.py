@@ -46,6 +46,7 @@ def test_signal_divergence_is_recorded_with_its_step(tmp_path):
     assert read_json(tmp_path / "provenance.json")["status"] == "diverged"
 
 
+@pytest.mark.e2e  # trains a whole run twice, cut and clean
 def test_glmc_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch):
     """GLMC runs on the engine's loop: killed in epoch 2, it resumes from epoch 1's
     checkpoint (with its NumPy generator for MixUp/CutMix) and ends as an unkilled run."""
@@ -100,6 +101,7 @@ def test_means_carry_the_seed_count_and_what_was_left_out():
     assert mean_std([], failed=1)[2] == "n/a (n=0; 1 failed)"
 
 
+@pytest.mark.e2e  # trains a whole run twice, cut and clean
 def test_signal_resumes_after_a_kill_and_matches_a_clean_run(tmp_path, monkeypatch):
     """The signal study runs on the engine's loop: a kill in epoch 2 resumes from
     epoch 1's checkpoint and ends with the rows of an uninterrupted run."""

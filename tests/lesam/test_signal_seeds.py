@@ -3,6 +3,8 @@ the figure draws), the others by ``<label>-s<seed>``, every one with its seed.""
 
 from __future__ import annotations
 
+import pytest
+
 from sharpness.lesam.experiments import signal_runs
 
 SECTION = {"base": {"dataset": "mnist_embedded", "model": "cnn", "epochs": 1, "lr": 0.05},
@@ -24,6 +26,7 @@ def test_more_seeds_are_more_runs_with_their_seed() -> None:
     assert runs["sam"]["config"]["seed"] == 4
 
 
+@pytest.mark.e2e  # trains every seed and builds the figure
 def test_fig_signal_csv_holds_every_seed(tmp_path) -> None:
     """Each seed's probe run goes into fig_signal.csv with its seed (the figure draws the
     first), so the claims ledger counts one independent run per seed."""

@@ -120,6 +120,7 @@ def test_sam_from_a_tiny_init_does_not_learn_while_gd_does():
     assert np.all(sam.align[-1] < sam.align[0] + 0.01)
 
 
+@pytest.mark.e2e  # runs the CLI and draws the figure
 def test_cli_run_and_plot_write_the_figure(tmp_path):
     from sharpness.commands.minorfirst import _plot, _run
 
@@ -148,6 +149,7 @@ def test_quick_figure_three_inits_three_behaviours():
     assert all(by[("sgd", x)] == "strong" for x in a)
 
 
+@pytest.mark.e2e  # trains, draws and reads the ledger
 def test_more_seeds_are_trained_at_the_middle_init_and_read_by_the_ledger(tmp_path):
     """``seeds``: each further data/init draw trains every optimizer at the middle init; its
     alignments go into the CSV with their seed (not drawn), so the claims ledger counts one

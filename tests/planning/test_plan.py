@@ -69,6 +69,7 @@ def test_a_claim_whose_runs_the_plan_holds_comes_free(paper):
     assert sorted(ln.added_hours for ln in plan.lines) == [0.0, 6.0] and plan.hours == 6.0
 
 
+@pytest.mark.e2e  # designs every claim of the paper profile
 def test_small_budget_settles_only_at_power(paper):
     config, needs = paper
     # every run priced 1 GPU-hour, budget 9, no ledger: the CPU-only claims are free; a seeded
