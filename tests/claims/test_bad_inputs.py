@@ -12,12 +12,13 @@ import math
 import pandas as pd
 import pytest
 
-from sharpness.claims.ledger import all_claims, evaluate_claim
+from sharpness.claims.ledger import evaluate_claim
 from sharpness.claims.model import ItemData
 from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, NOT_RUN, SUPPORTED
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims import fixtures as fx
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 DECIDED = (SUPPORTED, CONTRADICTED)
 
 

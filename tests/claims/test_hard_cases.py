@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from sharpness.claims.ledger import all_claims, counts, evaluate_claim
+from sharpness.claims.ledger import counts, evaluate_claim
 from sharpness.claims.rules import rules_for
 from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims import fixtures as fx
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 
 
 def run(cid: str, data: dict, profile: str = "paper", **rules: object) -> dict:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from sharpness.claims.ledger import all_claims, evaluate_claim
+from sharpness.claims.ledger import evaluate_claim
 from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims.fixtures import acc_rows, cifar_groups, item, sota
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 
 
 def _verdict(cid: str, data: dict) -> dict:

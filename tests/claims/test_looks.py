@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from sharpness.claims.ledger import all_claims
 from sharpness.claims.looks import (
     OFFSET_BITS,
     confirmatory_offset,
@@ -20,8 +19,9 @@ from sharpness.claims.looks import (
 )
 from sharpness.claims.registration import registration
 from sharpness.claims.registration_checks import re_registered
+from tests.catalog import CLAIMS as ALL_CLAIMS
 
-CLAIMS = all_claims()
+CLAIMS = ALL_CLAIMS
 CONFIG = {"profile": "evidence", "minorfirst": {"cnn_synthetic": {"seeds": [0, 1, 2, 3]},
                                                 "l1_maxmargin": {"multi": {"seed": 4}}}}
 

@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 
-from sharpness.claims.ledger import all_claims, evaluate_claim
+from sharpness.claims.ledger import evaluate_claim
 from sharpness.claims.model import Claim, ItemData
 from sharpness.claims.registration import helpers
 from sharpness.claims.rules import over_runs_effect
 from sharpness.errors import SharpnessError
 from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims import fixtures as fx
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 
 
 def _threshold_rows() -> list[Claim]:

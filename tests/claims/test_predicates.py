@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from sharpness.claims.ledger import all_claims, evaluate_claim
+from sharpness.claims.ledger import evaluate_claim
 from sharpness.evidence.stats import NOT_RUN
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims.fixtures import CASES
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 
 
 def test_every_predicate_has_a_fixture_pair() -> None:

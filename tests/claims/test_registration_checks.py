@@ -8,7 +8,6 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-from sharpness.claims.ledger import all_claims
 from sharpness.claims.model import ItemData
 from sharpness.claims.registration import deviations, registration, rules_changes
 from sharpness.claims.registration_checks import (
@@ -19,8 +18,9 @@ from sharpness.claims.registration_checks import (
     re_registered,
 )
 from sharpness.claims.rules import rules_for
+from tests.catalog import CLAIMS as ALL_CLAIMS
 
-CLAIMS = all_claims()
+CLAIMS = ALL_CLAIMS
 CONFIG = {"profile": "evidence", "minorfirst": {"linf_depth": {"rho": 0.5}, "l1_maxmargin": {}}}
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sharpness.claims.ledger import adjust_multiplicity, all_claims, evaluate_claim
+from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
 from sharpness.claims.model import ItemData
 from sharpness.claims.registration import (
     deviation_rows,
@@ -27,11 +27,12 @@ from sharpness.claims.registration_files import registration_path
 from sharpness.claims.registration_report import deviations_markdown
 from sharpness.claims.rules import rules_for
 from sharpness.evidence.stats import INCONCLUSIVE, SUPPORTED
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims import fixtures as fx
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "sharpness"
-CLAIMS = all_claims()
+CLAIMS = ALL_CLAIMS
 QUICK = load_profile_config(ROOT / "workflow" / "config" / "quick.yaml")
 
 

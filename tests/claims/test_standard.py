@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sharpness.claims.compare import compare_ledgers, compare_text
-from sharpness.claims.ledger import adjust_multiplicity, all_claims, evaluate_claim, to_csv
+from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim, to_csv
 from sharpness.claims.readme import read_ledger_csv
 from sharpness.claims.rules import rules_for
 from sharpness.evidence.stats import (
@@ -24,10 +24,11 @@ from sharpness.evidence.stats import (
     t_pvalue,
 )
 from sharpness.planning.settle import annotate_to_settle, settings_to_settle, spread_from_interval
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims import fixtures as fx
 from tests.conftest import REPO
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 
 
 def test_holm_against_a_hand_checked_example() -> None:

@@ -10,9 +10,10 @@ import pandas as pd
 
 from sharpness.claims.ledger import all_claims, evaluate_claim
 from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims import fixtures as fx
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 
 
 def run(cid: str, data: dict) -> dict:
@@ -148,7 +149,7 @@ def test_signal_rows_read_only_probe_runs_that_trained() -> None:
 
 def test_ls_lanczos_needs_its_registered_draws():
     """One evaluated run with a single draw is too few to decide the Lanczos check."""
-    from sharpness.claims.ledger import all_claims, evaluate_claim
+    from sharpness.claims.ledger import evaluate_claim
     from sharpness.claims.rules import rules_for
     from tests.claims import fixtures as fx
 

@@ -4,13 +4,14 @@ n and their sanity exclusions, and a smoke profile whose rows about runs are all
 
 from __future__ import annotations
 
-from sharpness.claims.ledger import adjust_multiplicity, all_claims, evaluate_claim
+from sharpness.claims.ledger import adjust_multiplicity, evaluate_claim
 from sharpness.claims.rules import rules_for
 from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED, threshold_test
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims import fixtures as fx
 from tests.claims.fixtures_common import item, seeds, trained
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 
 
 def test_a_tight_cluster_just_past_the_bound_is_no_verdict() -> None:

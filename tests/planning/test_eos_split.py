@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 
 from sharpness.claims.eos_common import by_network, network_of
-from sharpness.claims.ledger import all_claims
 from sharpness.claims.model import ItemData
 from sharpness.claims.rules import rules_for
 from sharpness.evidence.stats import CONTRADICTED, INCONCLUSIVE, SUPPORTED
 from sharpness.planning import claims_plan as cp
 from sharpness.planning.units import claim_units, fewest_to_support
+from tests.catalog import CLAIMS as ALL_CLAIMS
 from tests.claims import fixtures as fx
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 DEEP = ("resnet_mse", "resnet_ce", "vit_mse", "vit_ce")
 HEADLINE = ("eos-band", "eos-flat-below", "eos-norm-grows", "eos-u-shape", "eos-traj-monotone")
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from sharpness.claims.ledger import all_claims
 from sharpness.claims.lesam import BEST_GROUPS
 from sharpness.lesam.experiments import training_runs
 from sharpness.planning import claims_plan as cp
 from sharpness.planning.reads import reads, run_labels, selector_group, selector_labels
+from tests.catalog import CLAIMS as ALL_CLAIMS
 
-CLAIMS = [c for c in all_claims() if c.kind != "check"]
+CLAIMS = [c for c in ALL_CLAIMS if c.kind != "check"]
 
 
 @pytest.fixture(scope="module")

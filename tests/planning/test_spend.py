@@ -8,14 +8,14 @@ import math
 
 import pytest
 
-from sharpness.claims.ledger import all_claims
 from sharpness.planning import claims_plan as cp
 from sharpness.planning import output as plan_output
 from sharpness.planning.power import claim_power, design, holm_family
 from sharpness.planning.spend import SD_ONLY, leftover
 from sharpness.planning.spread import cited_spread, cited_spreads
+from tests.catalog import CLAIMS as ALL_CLAIMS
 
-CLAIMS = {c.id: c for c in all_claims()}
+CLAIMS = {c.id: c for c in ALL_CLAIMS}
 
 
 @pytest.fixture(scope="module")
