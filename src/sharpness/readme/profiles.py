@@ -91,25 +91,23 @@ def _suite(root: Path) -> dict[str, str]:
     """``make test`` and ``make test-workflow``: each tier's cost, from the committed test-suite
     measurement (``benchmarks/time_test_suite.sh``), with its date and commit. A tier of
     several pytest calls (``make test-workflow``: its end-to-end tests, then the workflow's)
-    is their sum: tests passed, wall time and CPU time."""
+    is their sum: tests passed and failed, wall time and CPU time."""
     path = root / MEASURED_DIR / "test_suite.md"
     text = path.read_text() if path.is_file() else ""
     stamp = STAMP.search(text)
     if not stamp:
         return {}
     sums: dict[str, list[float]] = {}
-    results: dict[str, list[str]] = {}
     for row in TIER_ROW.finditer(text):
-        passed = re.match(r"(\d+) passed", row["result"].strip())
-        tier = sums.setdefault(row["tier"], [0.0, 0.0, 0.0])
-        tier[0] += int(passed.group(1)) if passed else 0
-        tier[1] += _seconds(row["wall"])
-        tier[2] += float(row["cpu"])
-        if not passed:
-            results.setdefault(row["tier"], []).append(row["result"].strip())
+        tier = sums.setdefault(row["tier"], [0.0, 0.0, 0.0, 0.0])
+        for k, word in enumerate(("passed", "failed")):
+            found = re.search(rf"(\d+) {word}", row["result"])
+            tier[k] += int(found.group(1)) if found else 0
+        tier[2] += _seconds(row["wall"])
+        tier[3] += float(row["cpu"])
     out = {}
-    for tier, (passed, wall, cpu) in sums.items():
-        result = "; ".join(results.get(tier, [])) or f"{passed:.0f} passed"
+    for tier, (passed, failed, wall, cpu) in sums.items():
+        result = f"{passed:.0f} passed" + (f", {failed:.0f} failed" if failed else "")
         minutes, secs = divmod(int(wall), 60)
         out[tier] = (f"{result} in {minutes}:{secs:02d} (m:ss) on 2 cores, {cpu:,.0f} CPU-s "
                      f"(measured {stamp['date']} at `{stamp['commit']}`)")
