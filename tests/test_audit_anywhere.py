@@ -77,6 +77,7 @@ def test_a_missing_path_says_no_such_file(tree, capsys):
     assert "figures/p/fgi.pdf: no such file or folder" in capsys.readouterr().err
 
 
+@pytest.mark.e2e  # a command in a fresh interpreter
 def test_output_into_a_closed_pipe_ends_quietly(tree):
     read, write = os.pipe()
     os.close(read)  # the reader is gone before a line is written, as `| head` after its line

@@ -29,6 +29,7 @@ def test_built_once_per_config(quick):
     assert build_plan(other) is not build_plan(quick)
 
 
+@pytest.mark.e2e  # an import check in a fresh interpreter
 def test_importing_the_plan_never_imports_torch():
     """The plan is pure: the workflow plans (and `sharpness jobs` lists) without torch."""
     code = ("import sys, yaml; from sharpness.jobs import build_plan; "

@@ -60,7 +60,12 @@ def _mlp_problem(seed: int, activation: type[nn.Module], width: int = 16, n: int
     return model, x, y
 
 
-@pytest.mark.parametrize(("seed", "activation"), [(0, nn.Tanh), (1, nn.Tanh), (2, nn.GELU)])
+# the first case in the fast tier; the others, each a few seconds, with the end-to-end tests
+@pytest.mark.parametrize(("seed", "activation"), [
+    (0, nn.Tanh),
+    pytest.param(1, nn.Tanh, marks=pytest.mark.e2e),
+    pytest.param(2, nn.GELU, marks=pytest.mark.e2e),
+])
 def test_cvode_and_rk45_agree_on_small_mlps(seed: int, activation: type[nn.Module]) -> None:
     """The same flow by two integrators: the same s_GF (within 1e-3 relative), the same time
     at which the loss reaches its goal, and the same end point."""

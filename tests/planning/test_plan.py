@@ -206,6 +206,7 @@ def test_an_overlay_named_like_its_record_is_refused_before_planning(tmp_path, c
     assert "nope.yaml" not in err and not out.exists()
 
 
+@pytest.mark.e2e  # builds a ledger through the CLI from the looks it wrote
 def test_cli_sequential_writes_its_looks_and_the_ledger_reads_them(tmp_path, capsys,
                                                                    monkeypatch,
                                                                    in_workflow_copy):

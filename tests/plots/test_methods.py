@@ -58,12 +58,16 @@ def test_unknown_names_pass_through_and_raise_when_required():
     assert find_method("sigma_0.02") is None
     assert method_label("sigma_0.02") == "sigma_0.02"
     assert method_text("no_rho_max") == "no_rho_max"
-    # the same colour in another interpreter: chosen from the name's characters, not hash()
+    assert method_color("no_rho_max") in [tuple(c) for c in PALETTE]
+    with pytest.raises(KeyError, match="sigma_0.02"):
+        method("sigma_0.02")
+
+
+@pytest.mark.e2e  # a command in a fresh interpreter
+def test_an_unknown_name_has_the_same_colour_in_another_interpreter():
+    """Chosen from the name's characters, not hash(): another hash seed gives the same colour."""
     other = subprocess.run([sys.executable, "-c", "from sharpness.plots.methods import "
                             "method_color; print(*method_color('no_rho_max'))"],
                            capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": "12345"}).stdout.split()
     assert tuple(map(float, other)) == method_color("no_rho_max")
-    assert method_color("no_rho_max") in [tuple(c) for c in PALETTE]
-    with pytest.raises(KeyError, match="sigma_0.02"):
-        method("sigma_0.02")

@@ -95,6 +95,7 @@ RUN = {"dataset": "cifar10_embedded", "data_root": str(REPO / "data"), "train_si
        "augment": {"crop": 4, "flip": True, "cutout": 8}, "seed": 2}
 
 
+@pytest.mark.e2e  # two whole training runs compared bit for bit
 def test_engine_device_and_loader_paths_train_identically(tmp_path):
     torch.set_num_threads(1)
     a = train({**RUN, "data_on_device": True}, tmp_path / "device")

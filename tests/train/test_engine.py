@@ -48,6 +48,7 @@ def _final_without_id(path: Path) -> dict:
     return read_json(path / "final.json")
 
 
+@pytest.mark.e2e  # a whole mini-batch run killed and resumed (full-batch: the fast tier)
 def test_minibatch_kill_and_resume_is_bit_identical(tmp_path):
     ref = tmp_path / "ref"
     train(MINI, ref)

@@ -28,20 +28,23 @@ def test_a_run_record_starts_no_thread(tmp_path):
 
 def test_the_heartbeat_moves_only_with_the_loops_progress(tmp_path, monkeypatch):
     """While the loop hangs (no progress reported) the record's heartbeat stays where it was,
-    however long; each step the loop reports renews it (written at most every HEARTBEAT_S)."""
+    however long; each step the loop reports renews it (written at most every HEARTBEAT_S).
+    The hang is made without waiting: the record is opened with a heartbeat stamped 5 s ago
+    (what a real 5 s hang leaves), and nothing but the loop's report may move it."""
     monkeypatch.setattr(runstate, "HEARTBEAT_S", 0.0)  # write every report, for the test
     path = tmp_path / "run" / "provenance.json"
-    with RunRecord(tmp_path / "run", params={"lr": 0.1}, seed=0):
+    with monkeypatch.context() as hung:
+        hung.setattr(runstate, "now_iso", lambda: _now(-5.0))
+        record = RunRecord(tmp_path / "run", params={"lr": 0.1}, seed=0).__enter__()
+    try:
         first = read_json(path)["heartbeat"]
-        # Heartbeats are stamped to the whole second, so a fresh one may read up to 1 s old:
-        # the hang (2.5 s) and the staleness bound (2 s) both sit a full second from that.
-        time.sleep(2.5)  # the loop hangs: nothing reports progress
-        assert read_json(path)["heartbeat"] == first
         assert run_state(read_json(path), stale_after=2.0) == "stalled"  # alive, no progress
         runstate.progressed()  # a training step
         renewed = read_json(path)
         assert renewed["heartbeat"] > first and run_state(renewed, stale_after=2.0) == "running"
         assert renewed["id"] == read_json(path)["id"]
+    finally:
+        record.__exit__(None, None, None)
 
 
 def _now(offset_s: float = 0.0) -> str:
