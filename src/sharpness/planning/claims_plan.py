@@ -173,8 +173,11 @@ def with_seeds(config: Mapping[str, Any], seeds: Mapping[SeedPath, int]) -> dict
 def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float = 0.05,
                  power: float = DEFAULT_POWER,
                  ledger: Mapping[str, Mapping[str, Any]] | None = None,
-                 min_seeds: int = 3, ledger_profile: str | None = None) -> Design:
-    """The seeds and expected power of a claim's verdict (see :mod:`sharpness.planning.power`).
+                 min_seeds: int = 3, ledger_profile: str | None = None,
+                 family: int | None = None) -> Design:
+    """The seeds and expected power of a claim's verdict (see :mod:`sharpness.planning.power`);
+    ``family``: the rows of Holm's family (:func:`holm_family` when not given: a caller that
+    designs many claims reads the claims catalog once and passes it).
 
     Runs without seed replicates decide only when their quantity is deterministic (full-batch
     gradient descent from a fixed init, over at least the rules' ``min_runs`` settings) or
@@ -205,7 +208,8 @@ def claim_design(needs: ClaimNeeds, config: Mapping[str, Any], *, alpha: float =
                       "training): no interval; the ledger's standard needs independent runs")
     now = min(len(get_path(config, p)) for p in needs.seed_paths)
     return design(needs.claim.id, now, ledger, alpha=alpha, power=power, min_seeds=min_seeds,
-                  parts=needs.parts, family=holm_family(), ledger_profile=ledger_profile)
+                  parts=needs.parts, family=family if family is not None else holm_family(),
+                  ledger_profile=ledger_profile)
 
 
 def designed_needs(claims: Sequence[Claim], config: Mapping[str, Any], *, alpha: float = 0.05,
@@ -217,8 +221,9 @@ def designed_needs(claims: Sequence[Claim], config: Mapping[str, Any], *, alpha:
     seeds any claim asks of each seed list (every run a plan may buy); ``ledger_profile``:
     the profile that built ``ledger`` (only a paper-scale ledger gives a spread)."""
     base = claim_runs(claims, config)
+    family = holm_family()
     designs = {cid: claim_design(n, config, alpha=alpha, power=power, ledger=ledger,
-                                 ledger_profile=ledger_profile)
+                                 ledger_profile=ledger_profile, family=family)
                for cid, n in base.items()}
     needs = dict(base)
     most: dict[SeedPath, int] = {}
