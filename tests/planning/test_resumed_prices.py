@@ -115,7 +115,7 @@ def _gradcam_config(repo, lr=0.05):
     return {"gradcam": section}
 
 
-def test_gradcam_group_finished_partly_finished_or_changed(repo, tmp_path):
+def test_gradcam_group_finished_partly_finished_or_changed(repo, tmp_path, monkeypatch):
     from sharpness.gradcam.study import run_config, run_name, train_group, write_group
     from sharpness.train import train
 
@@ -144,7 +144,14 @@ def test_gradcam_group_finished_partly_finished_or_changed(repo, tmp_path):
     with pytest.raises(Killed):
         train(run_config(params, "mnist", "sgd", 1.0, 1), part / run_name(1.0, 1),
               hooks=kill_at(5))
+    from sharpness.planning import resumed
+
+    reads = []  # a pricing pass reads each run's record once, not once a run of its group
+    monkeypatch.setattr(resumed, "finished_record",
+                        lambda *a, _f=resumed.finished_record: reads.append(a[0]) or _f(*a))
     left = _prices(config, tmp_path / "part/results", keys)
+    assert sorted(reads) == sorted({*reads}) and len(reads) == 2, reads
+    monkeypatch.undo()
     assert left.hours[RUN0] == 0.0
     assert left.source[RUN0] == "finished on this machine (1 of 2 runs of the group " \
         "finished here): 0 now"

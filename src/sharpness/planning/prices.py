@@ -24,7 +24,14 @@ from sharpness.jobs import build_plan
 from sharpness.lesam.experiments import RUNS_DIR
 from sharpness.lesam.jobs import train_runs
 from sharpness.planning.restrict import RunKey
-from sharpness.planning.resumed import FINAL, Left, epochs_kept, finished_record, left_here
+from sharpness.planning.resumed import (
+    FINAL,
+    Left,
+    Memo,
+    epochs_kept,
+    finished_record,
+    left_here,
+)
 
 
 def _run_folder(job: Any, results: Path) -> Path:
@@ -107,11 +114,12 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
         if config.get("lesam") else {}
     out = Prices({}, {}, {})
     todo, left = [], {}
+    memo = Memo()  # each Grad-CAM group's folder read once in this pass
     for job in jobs:
         key = (job.paper, job.run)
         took = recorded_hours(job, planned.get(job.run), Path(results))
-        here = _left(job, planned.get(job.run), plan, Path(results)) if finished_free \
-            else None
+        here = _left(job, planned.get(job.run), plan, Path(results), memo) \
+            if finished_free else None
         if finished_free and finished(job, planned.get(job.run), Path(results)):
             out.hours[key] = out.caps[key] = 0.0
             paid = "" if took is None else f"{took:.3g} GPU-hours "
@@ -138,7 +146,7 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
 
 
 def _left(job: Any, planned: Mapping[str, Any] | None, plan: Any,
-          results: Path) -> Left | None:
+          results: Path, memo: Memo | None = None) -> Left | None:
     """What a run still costs a resumed campaign (:mod:`sharpness.planning.resumed`): a
     lesam run cut mid-way at its epochs left, an eos setting or a Grad-CAM run as
     :func:`sharpness.planning.resumed.left_here` reads its folder; None: in full."""
@@ -147,4 +155,4 @@ def _left(job: Any, planned: Mapping[str, Any] | None, plan: Any,
         epochs = int(planned["epochs"])
         return Left(max(epochs - done, 0) / epochs,
                     f"cut here at epoch {done} of {epochs}: the epochs left")
-    return left_here(job, plan, results)
+    return left_here(job, plan, results, memo)

@@ -245,30 +245,69 @@ def gradcam_runs(plan: Plan) -> dict[str, tuple[PlanJob, str, str, float, int]]:
     return out
 
 
-def gradcam_left(run: str, plan: Plan, results: Path) -> Left | None:
-    """What Grad-CAM run ``run`` still costs (None: in full): see the module's docstring."""
-    found = gradcam_runs(plan).get(run)
+@dataclass(frozen=True)
+class _Group:
+    """What one Grad-CAM group's folder holds, read once per pricing (:class:`Memo`)."""
+
+    whole: bool  # its job finished from the job file the plan writes now
+    started: bool  # its runs are trained here and its job does not start over
+    planned: dict[tuple[float, int], dict[str, Any]]  # (alpha, seed) -> the run's settings
+    done: frozenset[tuple[float, int]]  # runs finished here with the planned settings
+
+
+class Memo:
+    """What one pricing pass has read already (:func:`left_here`): the plan's Grad-CAM runs
+    and each group's finished runs are read once a pass, not once a run (a group of n runs
+    would read n² records). Make a new one for each pass: folders change between passes."""
+
+    def __init__(self) -> None:
+        self.runs: dict[int, dict[str, tuple[PlanJob, str, str, float, int]]] = {}
+        self.groups: dict[tuple[str, str, str], _Group] = {}
+
+
+def _group(job: PlanJob, dataset: str, opt: str, results: Path, memo: Memo) -> _Group:
+    key = (str(results), dataset, opt)
+    if key in memo.groups:
+        return memo.groups[key]
+    params = job.config
+    grid = [(float(a), int(s)) for a in params["alphas"] for s in params["seeds"]]
+    folder = _in(results, runs_folder(dataset)) / opt
+    whole = job_finished(job, results)
+    # not started, or its job runs again and deletes runs.json first
+    started = folder.is_dir() and not (folder / RUNS).exists() \
+        and not removed_result(folder, RUNS)
+    planned = {g: run_config(params, dataset, opt, g[0], g[1]) for g in grid}
+    done = frozenset(g for g in grid if started and not whole
+                     and finished_record(folder / run_name(*g), planned[g]) is not None
+                     and (folder / run_name(*g) / FINAL).is_file())
+    memo.groups[key] = _Group(whole, started, planned, done)
+    return memo.groups[key]
+
+
+def gradcam_left(run: str, plan: Plan, results: Path, memo: Memo | None = None) -> Left | None:
+    """What Grad-CAM run ``run`` still costs (None: in full): see the module's docstring.
+    ``memo``: what this pricing pass has read already (a new one when not given)."""
+    memo = memo if memo is not None else Memo()
+    if id(plan) not in memo.runs:
+        memo.runs[id(plan)] = gradcam_runs(plan)
+    found = memo.runs[id(plan)].get(run)
     if found is None:
         return None
     job, dataset, opt, alpha, seed = found
-    params = job.config
-    grid = [(a, s) for a in params["alphas"] for s in params["seeds"]]
-    n = len(grid)
-    if job_finished(job, results):
+    group = _group(job, dataset, opt, results, memo)
+    n = len(group.planned)
+    if group.whole:
         return Left(0.0, f"finished on this machine ({n} of {n} runs of the group finished "
                          "here): 0 now")
-    group = _in(results, runs_folder(dataset)) / opt
-    if not group.is_dir() or (group / RUNS).exists() or removed_result(group, RUNS):
-        return None  # not started, or its job runs again and deletes runs.json first
-    planned = {g: run_config(params, dataset, opt, float(g[0]), int(g[1])) for g in grid}
-    done = {g for g in grid if finished_record(group / run_name(float(g[0]), int(g[1])),
-                                               planned[g]) is not None
-            and (group / run_name(float(g[0]), int(g[1])) / FINAL).is_file()}
+    if not group.started:
+        return None
+    done = group.done
     share = f"{len(done)} of {n} runs of the group finished here"
-    if (alpha, seed) in done:
+    if (float(alpha), int(seed)) in done:
         return Left(0.0, f"finished on this machine ({share}): 0 now")
-    cfg = planned[(alpha, seed)]
-    kept = epochs_kept(group / run_name(float(alpha), int(seed)), cfg)
+    cfg = group.planned[(float(alpha), int(seed))]
+    kept = epochs_kept(_in(results, runs_folder(dataset)) / opt
+                       / run_name(float(alpha), int(seed)), cfg)
     if kept:
         epochs = int(cfg["epochs"])
         return Left(max(epochs - kept, 0) / epochs,
@@ -276,13 +315,13 @@ def gradcam_left(run: str, plan: Plan, results: Path) -> Left | None:
     return Left(1.0, f"{share}, not this one") if done else None
 
 
-def left_here(job: Any, plan: Plan, results: Path) -> Left | None:
+def left_here(job: Any, plan: Plan, results: Path, memo: Memo | None = None) -> Left | None:
     """What priced job ``job`` (:class:`sharpness.cost.plan.Job`) of an eos setting or a
     Grad-CAM run still costs a campaign resumed on this machine; None: in full (or not a
-    job of either)."""
+    job of either). ``memo``: one :class:`Memo` for all the jobs of one pricing pass."""
     if job.paper == "eos" and job.run.startswith("setting/"):
         return eos_left(job.run.removeprefix("setting/"), plan, results, int(job.cap[0]))
     if job.paper == "minorfirst" and job.run.startswith("gradcam/"):
-        return gradcam_left(job.run, plan, results)
+        return gradcam_left(job.run, plan, results, memo)
     return None
 
