@@ -1,11 +1,12 @@
-"""A resumed campaign (``run_prices(..., finished_free=True)``) prices an eos setting and a
-Grad-CAM group by what the workflow will still do with the folders a real (tiny) run left
-(:mod:`sharpness.planning.resumed`): a finished one at 0, a cut one at the share of its steps
-or runs left, one made with other settings in full."""
+"""A resumed campaign (``run_prices(..., finished_free=True)``) prices an eos setting, a
+Grad-CAM group and the SAM-at-the-edge-of-stability bridge by what the workflow will still do
+with the folders a real (tiny) run left (:mod:`sharpness.planning.resumed`): a finished one at
+0, a cut one at the share of its steps or runs left, one made with other settings in full."""
 
 from __future__ import annotations
 
 import copy
+import shutil
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,41 @@ def test_gradcam_group_finished_partly_finished_or_changed(repo, tmp_path, monke
     changed = _prices(other, tmp_path / "part/results", keys)
     assert changed.hours == _prices(other, tmp_path / "none", keys).hours
     assert not any("finished here" in changed.source[k] for k in keys)
+
+
+def _bridges_config(repo, max_steps=40):
+    """The quick profile's bridges with a tiny SAM-at-the-edge-of-stability sweep: one
+    learning rate, GD and SAM, a few dozen full-batch steps."""
+    from sharpness.config.profiles import load_profile
+
+    section = copy.deepcopy(load_profile([str(repo / "workflow/config/quick.yaml")],
+                                         None)["bridges"])
+    section["sam_eos"]["setting"].update(train_size=32, test_size=50, max_steps=max_steps,
+                                         log_every=10, checkpoint_every=20, lr_factors=[0.5])
+    section["sam_eos"]["optimizers"] = section["sam_eos"]["optimizers"][:2]
+    section["sam_eos"]["data_root"] = str(repo / "data")
+    return {"bridges": section}
+
+
+@pytest.mark.e2e  # runs a whole (tiny) bridge sweep
+def test_a_finished_bridge_is_free_and_a_changed_one_is_priced_in_full(repo, tmp_path):
+    from sharpness.bridges.sam_eos import SamEosParams, run_sweep
+
+    config = _bridges_config(repo)
+    keys = [("bridges", "sam_eos/gd"), ("bridges", "sam_eos/sam")]
+    full = _prices(config, tmp_path / "none", keys, free=False)
+    assert all(full.hours[k] > 0 for k in keys)
+    done = tmp_path / "done"
+    params, source = _job_file(config, done, "bridges_sam_eos_run", "sam_eos")
+    run_sweep(SamEosParams.from_dict(params), done / "results/bridges/sam_eos", threads=1,
+              config_file=source)
+    free = _prices(config, done / "results", keys)
+    assert {free.hours[k] for k in keys} == {0.0}
+    assert free.source[keys[0]] == "finished on this machine: 0 now"
+    # the plan's job file now differs: the job runs again, in full
+    other = _bridges_config(repo, max_steps=50)
+    assert _prices(other, done / "results", keys).hours == \
+        _prices(other, tmp_path / "none", keys).hours
+    # a run folder it declares is gone: Snakemake runs the job again, in full
+    shutil.rmtree(done / "results/bridges/sam_eos/sam")
+    assert _prices(config, done / "results", keys).hours == full.hours

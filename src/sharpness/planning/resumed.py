@@ -16,6 +16,9 @@ resume logic reads it:
   whose ``sweep.json`` exists but whose job runs again included (Snakemake deletes a
   rerun job's outputs first, and a removed ``sweep.json`` starts its setting over:
   :mod:`sharpness.runs.restart`);
+* an optimizer of the SAM-at-the-edge-of-stability bridge (one ``bridges_sam_eos_run`` job
+  trains every optimizer's grid): 0 when its job finished from the job file the plan writes
+  now; in full otherwise (a sweep cut mid-way is not credited with its checkpoints);
 * a Grad-CAM run (one of a ``gradcam_train`` job's groups, a data set x optimizer): 0 when
   the job finished from the job file the plan writes now (every group's ``runs.json`` there
   and sealed, each group's record naming that file's SHA-256); when no ``runs.json`` of its
@@ -27,8 +30,7 @@ Settings are compared as the engine validates them (:func:`same_settings`); the 
 cache key also holds the code's fingerprint, which this does not check: a code change that
 makes the workflow train a run again is priced at 0 here. A checkpoint is taken at the last
 multiple of ``checkpoint_every`` the metrics prove was reached and saved, so a price left is
-never too low. Not covered: the SAM-at-the-edge-of-stability bridge (``bridges``), priced in
-full.
+never too low.
 """
 
 from __future__ import annotations
@@ -200,11 +202,14 @@ def job_finished(job: PlanJob, results: Path) -> bool:
     """Whether plan job ``job`` finished from the job file the plan writes now: every output
     there, matching the hash sealed in its folder, and each folder's record ``ok`` and naming
     that file's SHA-256. Snakemake reruns no such job (it compares the file, not the hash;
-    the same bytes are the same file)."""
+    the same bytes are the same file). A folder output (the bridge's flow and run folders)
+    has no seal of its own in its parent's record: it must be there, its parent's record
+    ``ok`` and naming the file."""
     sha = file_sha256(job.config)
     for out in (_in(results, o) for o in job.outputs):
         record = _json(out.parent / PROVENANCE)
-        if damage(out.parent, out.name) is not None or not isinstance(record, dict) or \
+        sealed = out.is_dir() or damage(out.parent, out.name) is None
+        if not sealed or not isinstance(record, dict) or \
                 record.get("status") != "ok" or \
                 (record.get("config_file") or {}).get("sha256") != sha:
             return False
@@ -315,13 +320,25 @@ def gradcam_left(run: str, plan: Plan, results: Path, memo: Memo | None = None) 
     return Left(1.0, f"{share}, not this one") if done else None
 
 
+def bridge_left(job: Any, plan: Plan, results: Path) -> Left | None:
+    """What an optimizer of the SAM-at-the-edge-of-stability bridge still costs (None: in
+    full): 0 when the plan job that trains it (``job.plan_job``) finished here."""
+    rule, _, jid = str(job.plan_job).partition("/")
+    found = plan.of_rule(rule).get(jid)
+    if found is None or not job_finished(found, results):
+        return None
+    return Left(0.0, "finished on this machine: 0 now")
+
+
 def left_here(job: Any, plan: Plan, results: Path, memo: Memo | None = None) -> Left | None:
-    """What priced job ``job`` (:class:`sharpness.cost.plan.Job`) of an eos setting or a
-    Grad-CAM run still costs a campaign resumed on this machine; None: in full (or not a
-    job of either). ``memo``: one :class:`Memo` for all the jobs of one pricing pass."""
+    """What priced job ``job`` (:class:`sharpness.cost.plan.Job`) of an eos setting, a
+    Grad-CAM run or the SAM-at-the-edge-of-stability bridge still costs a campaign resumed on
+    this machine; None: in full (or not a job of these). ``memo``: one :class:`Memo` for all the jobs of one pricing pass."""
     if job.paper == "eos" and job.run.startswith("setting/"):
         return eos_left(job.run.removeprefix("setting/"), plan, results, int(job.cap[0]))
     if job.paper == "minorfirst" and job.run.startswith("gradcam/"):
         return gradcam_left(job.run, plan, results, memo)
+    if job.paper == "bridges" and job.plan_job:
+        return bridge_left(job, plan, results)
     return None
 
