@@ -215,9 +215,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--gpu-hours {args.gpu_hours}: must be a number >= 0")
     if not 0 < args.alpha < 1:
         raise ConfigError(f"--alpha {args.alpha}: must be in (0, 1)")
-    if Path(args.out).suffix == ".json":  # checked before the planning's minute, not after it
-        raise ConfigError(f"--out {args.out}: the plan's record is written beside the overlay "
-                          "as <name>.json; name the overlay .yaml (plans/plan.yaml)")
+    plan_output.record_path(args.out)  # a bad --out refused before the planning, not after
     config, claims = _load(args)
     if not 0 < args.power < 1:
         raise ConfigError(f"--power {args.power}: must be in (0, 1)")

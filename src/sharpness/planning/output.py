@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from sharpness.cost.price import hours_text
+from sharpness.errors import ConfigError
 from sharpness.io import atomic_write_text
 from sharpness.mappings import deep_merge
 from sharpness.planning.claims_plan import ClaimLine, Plan
@@ -34,20 +35,28 @@ def overlay(record: Mapping[str, Any], plan_file: str) -> dict[str, Any]:
     return deep_merge(out, record.get("restrict") or {})
 
 
+def record_path(out: str | Path) -> Path:
+    """Where the record of the plan whose overlay is ``out`` goes: ``<out stem>.json``
+    beside it. An overlay named ``.json`` is refused (the record would overwrite it): the
+    command asks before it plans, the writer again before it writes."""
+    out = Path(out)
+    if out.suffix == ".json":
+        raise ConfigError(f"--out {out}: the plan's record is written beside the overlay as "
+                          "<name>.json; name the overlay .yaml (plans/plan.yaml)")
+    return out.with_suffix(".json")
+
+
 def write_plan(record: Mapping[str, Any], out: str | Path) -> tuple[Path, Path]:
     """Write ``<out>`` (the config overlay, YAML) and ``<out stem>.json`` (the record)."""
-    out = Path(out)
-    record_path = out.with_suffix(".json")
-    if record_path == out:  # the record would overwrite the overlay it was written beside
-        raise ValueError(f"{out}: the overlay needs a name other than its record's (.yaml)")
+    out, record_file = Path(out), record_path(out)
     head = (f"# GPU-budget plan {record['id']} ({record['budget_gpu_hours']:g} GPU-hours, "
             f"written by `sharpness plan`). Run it over the profile it was made from:\n"
             f"#   snakemake --cores all --configfile "
             f"{' '.join(record['configfiles'])} {out}\n")
-    atomic_write_text(record_path, json.dumps(record, indent=1, default=str) + "\n")
-    atomic_write_text(out, head + yaml.safe_dump(overlay(record, str(record_path)),
+    atomic_write_text(record_file, json.dumps(record, indent=1, default=str) + "\n")
+    atomic_write_text(out, head + yaml.safe_dump(overlay(record, str(record_file)),
                                                  sort_keys=False))
-    return out, record_path
+    return out, record_file
 
 
 def by_reading(settled: list[ClaimLine]) -> str:
