@@ -74,6 +74,7 @@ def test_the_scan_sees_what_it_forbids() -> None:
     assert not tautologies("assert a == b and len(a) == 3\nassert x != x")
 
 
+@pytest.mark.e2e  # runs the duplicates tool over the whole suite
 @pytest.mark.skipif(shutil.which("duplicates") is None, reason="the duplicates tool is not on PATH")
 def test_the_suite_repeats_itself_in_few_places() -> None:
     done = subprocess.run(["duplicates", "--repo", str(TESTS), "--most", "50"],

@@ -74,6 +74,7 @@ def test_the_stand_in_loads_by_name_with_its_digits():
     assert torch.equal(ds.extras["digit_train"], built.digit_train)
 
 
+@pytest.mark.e2e  # a command in a fresh interpreter
 def test_data_prepare_offers_only_sets_with_a_copy_on_disk(tmp_path, bin_dir, capsys):
     """`sharpness data prepare` (the command itself) refuses the stand-in; `data list` (run
     in this process) lists it."""
