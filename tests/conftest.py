@@ -110,32 +110,14 @@ def imports_torch() -> Callable[[str], bool]:
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Leave unimported a test module whose top-level marks make `-m` drop all its tests
     (tests/module_marks.py says why: the fast tier's workers would import the second tier's
-    modules only to drop them). Without `-m`, or where pytest's expression parser is not
-    what this expects, every module is collected as usual."""
+    modules only to drop them). Without `-m`, every module is collected as usual."""
     markexpr = config.getoption("markexpr", "")
     if not markexpr or collection_path.suffix != ".py" or \
             not collection_path.name.startswith("test_"):
         return None
-    try:  # pytest's own parser of `-m`, so the rule is pytest's (a private module: guarded)
-        from _pytest.mark.expression import Expression
+    from tests.module_marks import dropped_by, read_marks
 
-        expression = Expression.compile(markexpr)
-    except Exception:  # noqa: BLE001 - any surprise: collect as usual
-        return None
-    from tests.module_marks import dropped_whole, expression_names, read_marks
-
-    marks = read_marks(collection_path)
-    if not marks:
-        return None
-
-    def selects(names: frozenset[str]) -> bool:
-        return expression.evaluate(lambda name, /, **_kwargs: name in names)
-
-    try:
-        dropped = dropped_whole(marks, expression_names(markexpr), selects)
-    except TypeError:  # a matcher protocol other than this pytest's
-        return None
-    return True if dropped else None
+    return True if dropped_by(read_marks(collection_path), markexpr) else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -58,6 +58,22 @@ def dropped_whole(marks: frozenset[str], mentioned: Iterable[str],
                    for extra in itertools.combinations(others, k))
 
 
+def dropped_by(marks: frozenset[str], markexpr: str) -> bool:
+    """True when the `-m` expression ``markexpr`` selects no test that carries ``marks``,
+    judged by pytest's own parser of `-m` (a private module of pytest: any surprise there
+    answers False, and the module is collected as usual)."""
+    if not marks or not markexpr:
+        return False
+    try:
+        from _pytest.mark.expression import Expression
+
+        expression = Expression.compile(markexpr)
+        return dropped_whole(marks, expression_names(markexpr), lambda names: expression.evaluate(
+            lambda name, /, **_kwargs: name in names))
+    except Exception:  # noqa: BLE001 - another pytest's parser or matcher: collect as usual
+        return False
+
+
 def read_marks(path: Path) -> frozenset[str]:
     """:func:`module_marks` of the file at ``path`` (none when it cannot be read or parsed)."""
     try:

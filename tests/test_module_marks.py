@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from _pytest.mark.expression import Expression
 
-from tests.module_marks import dropped_whole, expression_names, module_marks
+from tests.module_marks import dropped_by, module_marks
 
 FAST = "not slow and not paper and not workflow and not e2e"
 
 
 def _dropped(source: str, markexpr: str) -> bool:
-    expression = Expression.compile(markexpr)
-    return dropped_whole(module_marks(source), expression_names(markexpr),
-                         lambda names: expression.evaluate(lambda n, /, **_k: n in names))
+    return dropped_by(module_marks(source), markexpr)
 
 
 def test_module_marks_are_read_without_running_the_module():

@@ -254,6 +254,7 @@ def gradcam_runs(plan: Plan) -> dict[str, tuple[PlanJob, str, str, float, int]]:
 class _Group:
     """What one Grad-CAM group's folder holds, read once per pricing (:class:`Memo`)."""
 
+    folder: Path  # the group's runs folder in the build
     whole: bool  # its job finished from the job file the plan writes now
     started: bool  # its runs are trained here and its job does not start over
     planned: dict[tuple[float, int], dict[str, Any]]  # (alpha, seed) -> the run's settings
@@ -266,7 +267,7 @@ class Memo:
     would read n² records). Make a new one for each pass: folders change between passes."""
 
     def __init__(self) -> None:
-        self.runs: dict[int, dict[str, tuple[PlanJob, str, str, float, int]]] = {}
+        self.runs: dict[str, tuple[PlanJob, str, str, float, int]] | None = None
         self.groups: dict[tuple[str, str, str], _Group] = {}
 
 
@@ -285,7 +286,7 @@ def _group(job: PlanJob, dataset: str, opt: str, results: Path, memo: Memo) -> _
     done = frozenset(g for g in grid if started and not whole
                      and finished_record(folder / run_name(*g), planned[g]) is not None
                      and (folder / run_name(*g) / FINAL).is_file())
-    memo.groups[key] = _Group(whole, started, planned, done)
+    memo.groups[key] = _Group(folder, whole, started, planned, done)
     return memo.groups[key]
 
 
@@ -293,9 +294,9 @@ def gradcam_left(run: str, plan: Plan, results: Path, memo: Memo | None = None) 
     """What Grad-CAM run ``run`` still costs (None: in full): see the module's docstring.
     ``memo``: what this pricing pass has read already (a new one when not given)."""
     memo = memo if memo is not None else Memo()
-    if id(plan) not in memo.runs:
-        memo.runs[id(plan)] = gradcam_runs(plan)
-    found = memo.runs[id(plan)].get(run)
+    if memo.runs is None:  # one pass prices one plan
+        memo.runs = gradcam_runs(plan)
+    found = memo.runs.get(run)
     if found is None:
         return None
     job, dataset, opt, alpha, seed = found
@@ -311,8 +312,7 @@ def gradcam_left(run: str, plan: Plan, results: Path, memo: Memo | None = None) 
     if (float(alpha), int(seed)) in done:
         return Left(0.0, f"finished on this machine ({share}): 0 now")
     cfg = group.planned[(float(alpha), int(seed))]
-    kept = epochs_kept(_in(results, runs_folder(dataset)) / opt
-                       / run_name(float(alpha), int(seed)), cfg)
+    kept = epochs_kept(group.folder / run_name(float(alpha), int(seed)), cfg)
     if kept:
         epochs = int(cfg["epochs"])
         return Left(max(epochs - kept, 0) / epochs,
@@ -333,7 +333,8 @@ def bridge_left(job: Any, plan: Plan, results: Path) -> Left | None:
 def left_here(job: Any, plan: Plan, results: Path, memo: Memo | None = None) -> Left | None:
     """What priced job ``job`` (:class:`sharpness.cost.plan.Job`) of an eos setting, a
     Grad-CAM run or the SAM-at-the-edge-of-stability bridge still costs a campaign resumed on
-    this machine; None: in full (or not a job of these). ``memo``: one :class:`Memo` for all the jobs of one pricing pass."""
+    this machine; None: in full (or not a job of these). ``memo``: one :class:`Memo` for
+    all the jobs of one pricing pass."""
     if job.paper == "eos" and job.run.startswith("setting/"):
         return eos_left(job.run.removeprefix("setting/"), plan, results, int(job.cap[0]))
     if job.paper == "minorfirst" and job.run.startswith("gradcam/"):
