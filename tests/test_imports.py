@@ -143,3 +143,21 @@ def test_the_claims_check_sees_a_planted_import():
     graph = {"sharpness.lesam.tables": {"sharpness.runs.seal"},
              "sharpness.runs.seal": {"sharpness.claims.ledger"}}
     assert "sharpness.claims.ledger" in _reach(graph, "sharpness.lesam.tables")
+
+
+PAPERS = ("minorfirst", "lesam", "eos", "gradcam", "bridges")
+
+
+def test_the_config_and_the_plan_import_no_paper():
+    """The config is read and checked as data (sharpness.config) and the plan lists the
+    papers' jobs (sharpness.jobs) without importing a paper's module by name: each paper
+    checks its own section and lists its jobs, reached through sharpness.jobs.PROVIDERS, so
+    no arrow runs from these low packages up to the papers."""
+    def part(module: str) -> str:
+        return (module.split(".") + [""])[1]
+
+    graph = import_graph()
+    low = [m for m in graph if part(m) in ("config", "jobs")]
+    assert "sharpness.config.check" in low and "sharpness.jobs" in low
+    found = {m: sorted(d for d in graph[m] if part(d) in PAPERS) for m in low}
+    assert not {m: d for m, d in found.items() if d}

@@ -13,6 +13,7 @@ import torch
 
 from sharpness.cli import main
 from sharpness.data.longtail import longtail_counts
+from sharpness.jobs import Plan
 from sharpness.jobs.files import write_files
 from sharpness.lesam.experiments import (
     GLMC_DIR,
@@ -23,12 +24,12 @@ from sharpness.lesam.experiments import (
     training_runs,
 )
 from sharpness.lesam.glmc import run_glmc
+from sharpness.lesam.jobs import jobs as lesam_jobs
 from sharpness.lesam.steps import (
     EVAL_ITEMS,
     build_evaluation,
     build_runs,
     eval_runs,
-    job_configs,
     step_section,
 )
 from sharpness.runs.provenance import sidecar_path
@@ -114,7 +115,7 @@ def test_the_jobs_file_builds_what_the_options_build(root, item):
     file) write what --params/--runs/--evaluation write."""
     ext = "md" if item.startswith("table") else "pdf"
     by_options = _build(root, item, ext)
-    write_files(job_configs(SECTION), root)
+    write_files(Plan(lesam_jobs({"lesam": SECTION})).files(), root)
     with contextlib.chdir(root):
         assert main(["lesam", "eval", "domain_gen", "--config-file",
                      output(STEP_CONFIG, step="eval", run="domain_gen"),

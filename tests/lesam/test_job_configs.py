@@ -17,6 +17,7 @@ import yaml
 from sharpness.cli import main
 from sharpness.frozen import thaw
 from sharpness.io import read_json
+from sharpness.jobs import Plan
 from sharpness.jobs.files import write_files
 from sharpness.lesam.experiments import (
     STEP_CONFIG,
@@ -26,14 +27,19 @@ from sharpness.lesam.experiments import (
     signal_runs,
     training_runs,
 )
+from sharpness.lesam.jobs import jobs
 from sharpness.lesam.steps import (
     EVAL_ITEMS,
     build_runs,
     eval_runs,
-    job_configs,
     step_section,
 )
 from tests.conftest import REPO
+
+
+def job_files(section):
+    """``{config file: content}`` of every lesam job of ``section``, as the plan writes them."""
+    return Plan(jobs({"lesam": section})).files()
 
 
 @pytest.fixture
@@ -44,7 +50,7 @@ def section():
 def test_one_file_a_run_holding_what_the_job_ran_before(section):
     """A file for every training, GLMC and signal run, holding the run's config as the run
     list resolves it (the value the command line carried)."""
-    files = job_configs(section)
+    files = job_files(section)
     train, glmc, signal = training_runs(section), glmc_runs(section), signal_runs(section)
     evals = [what for what, item in EVAL_ITEMS.items() if item in section["items"]]
     assert len(files) == len(train) + len(glmc) + len(signal) + len(evals) + len(
@@ -70,17 +76,17 @@ def test_an_unchanged_file_is_not_touched_and_a_changed_one_is(section, tmp_path
     """Planning again writes nothing (modification times stay, so nothing reruns); a changed
     LE-SAM setting rewrites exactly the files whose content changed: of the runs, LE-SAM's
     only (an ablation variant that sets rho_max itself keeps its file)."""
-    written = write_files(job_configs(section), tmp_path)
-    assert sorted(written) == sorted(job_configs(section))
+    written = write_files(job_files(section), tmp_path)
+    assert sorted(written) == sorted(job_files(section))
     old = {rel: (tmp_path / rel).stat().st_mtime_ns for rel in written}
     for rel in written:  # an mtime in the past: a rewrite would show
         os.utime(tmp_path / rel, ns=(1, 1))
-    assert write_files(job_configs(section), tmp_path) == []
+    assert write_files(job_files(section), tmp_path) == []
     assert all((tmp_path / rel).stat().st_mtime_ns == 1 for rel in old)
     changed = copy.deepcopy(section)
     changed["optimizers"]["lesam"]["rho_max"] = 0.2
-    rewritten = write_files(job_configs(changed), tmp_path)
-    before, after = job_configs(section), job_configs(changed)
+    rewritten = write_files(job_files(changed), tmp_path)
+    before, after = job_files(section), job_files(changed)
     assert sorted(rewritten) == sorted(rel for rel in after if after[rel] != before[rel])
     assert output(TRAIN_CONFIG, run="cifar10_resnet18-lesam-s0") in rewritten
     runs = {rel: cfg.get("config", cfg) for rel, cfg in after.items() if "params" not in cfg}

@@ -13,8 +13,9 @@ import pytest
 
 from sharpness.cli import main
 from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
+from sharpness.jobs import Plan
 from sharpness.lesam import experiments as exp
-from sharpness.lesam import steps
+from sharpness.lesam.jobs import jobs as lesam_jobs
 from sharpness.optim.spec import OptimizerSpec, optimizer_spec
 from tests.conftest import REPO
 
@@ -46,7 +47,7 @@ def test_the_plan_resolves_each_entry_once_and_its_job_files_hold_the_result(res
     for spec in section["groups"].values():  # two seeds a run: runs outnumber entries
         spec["seeds"] = [0, 1]
     exp.expand.cache_clear()
-    files = steps.job_configs(section)
+    files = Plan(lesam_jobs({"lesam": section})).files()
     runs = exp.training_runs(section)
     entries = sum(len(spec["optimizers"]) for spec in section["groups"].values())
     if section.get("glmc"):
@@ -55,7 +56,7 @@ def test_the_plan_resolves_each_entry_once_and_its_job_files_hold_the_result(res
         entries += len(section["signal"]["optimizers"])
     assert len(resolves) == entries < len(runs)  # once an entry, not once a run
     before = len(resolves)
-    steps.job_configs(section)
+    Plan(lesam_jobs({"lesam": section})).files()
     assert len(resolves) == before  # the expansion is cached: nothing resolved again
     for rid, run in runs.items():
         written = section["optimizers"].get(run["label"], {})

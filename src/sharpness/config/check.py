@@ -16,18 +16,23 @@ mean"; the checks of what the sections expand to need a valid file and come afte
    non-negative, and every name you choose (a mapping key or entry that becomes a path
    component, a job wildcard or a command word) matching the schema's ``$defs/name``
    pattern, through ``jsonschema``;
-3. what the sections expand to: every lesam run is built (base + group overrides + optimizer
-   entry + seed; overrides may not set what the group sets: the optimizer, its
-   hyper-parameters, the seed, ``init_from``; named optimizer entries and ``init_from`` must
-   exist), every eos setting is merged with ``eos.defaults`` (each ablation variant checked
-   against the schema's eos setting, each setting with learning rates, each figure naming
-   settings that exist), and the paper profile's lesam settings must name their source.
+3. what the sections expand to (:func:`sharpness.jobs.check_sections`: each paper checks its
+   own section, in its plan module, :mod:`sharpness.lesam.checks` and
+   :func:`sharpness.eos.config.check_settings`): every lesam run is built (base + group
+   overrides + optimizer entry + seed; overrides may not set what the group sets: the
+   optimizer, its hyper-parameters, the seed, ``init_from``; named optimizer entries and
+   ``init_from`` must exist), every eos setting is merged with ``eos.defaults`` (each ablation
+   variant checked against the schema's eos setting, each setting with learning rates, each
+   figure naming settings that exist), and the paper profile's lesam settings must name their
+   source.
 
-Pure Python (no torch), so planning stays fast. The hyper-parameters are resolved here, once,
-by the expansion (:func:`sharpness.lesam.experiments.resolved_hparams`); the job files hold
-the resolved values, and a run checks when it starts only what planning cannot see without
-torch (:func:`sharpness.train.validate_config` with ``resolved=True``: types, model options,
-the hyper-parameters' names, not their values again).
+Pure Python (no torch), so planning stays fast, and this module knows no paper: it reads the
+config as data and hands each section to the paper that expands it. The hyper-parameters are
+resolved once, by the lesam expansion
+(:func:`sharpness.lesam.experiments.resolved_hparams`); the job files hold the resolved
+values, and a run checks when it starts only what planning cannot see without torch
+(:func:`sharpness.train.validate_config` with ``resolved=True``: types, model options, the
+hyper-parameters' names, not their values again).
 The schema's ``default`` values document the code's defaults; they are not written into the
 config (that would change the settings, and so the cache keys, of every run).
 """
@@ -43,16 +48,9 @@ import yaml
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from sharpness.eos.config import dropped_settings, expand_settings
 from sharpness.errors import ConfigError, key_path, nonfinite
-from sharpness.lesam import experiments as lesam_exp
+from sharpness.jobs import check_sections
 from sharpness.optim.spec import optimizer_specs
-
-#: run settings a lesam group sets itself (from its optimizer entries, seeds and init_from)
-GROUP_SET = {"optimizer": "the group's `optimizers` entries",
-             "opt_hparams": "lesam.optimizers and the entries' `hparams`",
-             "seed": "the group's `seeds`", "init_from": "the group's `init_from`",
-             "tags": "the group's name and its entries' labels"}
 
 
 def load_schema(path: str | Path) -> dict[str, Any]:
@@ -246,83 +244,4 @@ def check_config(config: dict[str, Any], schema: dict[str, Any] | str | Path) ->
     problems += [f"config key {key_path(path)}: {message}"
                  for path, message in schema_errors(config, schema)]
     raise_all(problems)
-    if config.get("lesam"):
-        check_lesam(config["lesam"], schema, paper=config.get("profile") == "paper")
-    if config.get("eos"):
-        check_eos(config["eos"], schema)
-
-
-def check_lesam(section: dict[str, Any], schema: dict[str, Any], paper: bool = False) -> None:
-    """The lesam section as runs: what overrides may set, named optimizers and ``init_from``
-    that exist, every run's settings, and (``paper``) a source for every setting."""
-    studies = {f"lesam.groups.{name}": spec for name, spec in section["groups"].items()}
-    studies.update({f"lesam.{key}": section[key] for key in ("glmc", "signal")
-                    if section.get(key)})
-    for where, spec in studies.items():
-        for key in spec.get("overrides") or {}:
-            if key in GROUP_SET:
-                raise ConfigError(f"config key {where}.overrides.{key}: set per run by "
-                                  f"{GROUP_SET[key]}, not by overrides")
-        for index, entry in enumerate(spec["optimizers"]):
-            if isinstance(entry, str) and entry not in section["optimizers"]:
-                raise ConfigError(f"config key {where}.optimizers[{index}]: {entry!r} is not "
-                                  f"in lesam.optimizers (known: {', '.join(section['optimizers'])})")
-    for name, spec in section["groups"].items():
-        if spec.get("init_from"):
-            group, label = spec["init_from"]
-            labels = _labels(section, group)
-            if label not in labels:
-                raise ConfigError(f"config key lesam.groups.{name}.init_from: no label "
-                                  f"{label!r} in group {group!r} (known: {sorted(labels)})")
-    # every part of a run's settings (base, overrides, entries, seeds) passed the schema
-    # above; expanding them here surfaces what only the combination can get wrong, and
-    # resolves every run's hyper-parameters through its optimizer's spec (the one place:
-    # sharpness.lesam.experiments.resolved_hparams, whose ConfigError names the key)
-    runs = {f"run {rid}": r["config"] for rid, r in lesam_exp.training_runs(section).items()}
-    runs.update({f"glmc run {rid}": r["config"]
-                 for rid, r in lesam_exp.glmc_runs(section).items()})
-    runs.update({f"signal run {label}": r["config"]
-                 for label, r in lesam_exp.signal_runs(section).items()})
-    for where, cfg in runs.items():
-        for key in ("dataset", "model"):
-            if key not in cfg:
-                raise ConfigError(f"config key lesam.base.{key}: required (lesam {where})")
-    if paper:
-        unsourced = lesam_exp.missing_sources(section)
-        if unsourced:
-            raise ConfigError("config key lesam: settings without a source (add `source:` "
-                              "beside them in the config):\n  " + "\n  ".join(unsourced))
-
-
-def _labels(section: dict[str, Any], group: str) -> set[str]:
-    spec = section["groups"].get(group)
-    if spec is None:
-        raise ConfigError(f"config key lesam.groups: no group {group!r} for init_from "
-                          f"(known: {sorted(section['groups'])})")
-    return {e if isinstance(e, str) else e["label"] for e in spec["optimizers"]}
-
-
-def check_eos(section: dict[str, Any], schema: dict[str, Any]) -> None:
-    """Every eos setting as the sweep will see it (defaults merged, ablation variants made),
-    checked against the schema's eos setting; figures may name only settings that exist."""
-    settings = expand_settings(section)
-    for name, setting in settings.items():
-        where = (f"eos.ablations.factors.{setting['ablation']['factor']}"
-                 if setting.get("ablation") else f"eos.settings.{name}")
-        plain = {k: v for k, v in setting.items() if k != "ablation"}
-        # main settings are eos.defaults and eos.settings.<name>, both checked by the schema
-        # above; an ablation variant changes a key by its dotted name, so it is checked whole
-        found = schema_error(plain, schema, ref="#/$defs/eos_setting") if setting.get(
-            "ablation") else None
-        if found is not None:
-            raise ConfigError(f"config key {where}: setting {name!r} (with eos.defaults) has "
-                              f"{key_path(found[0])}: {found[1]}")
-        if not plain.get("lrs") and not plain.get("lr_factors"):
-            raise ConfigError(f"config key {where}: needs lrs (absolute) or lr_factors "
-                              "(x eta_c), here or in eos.defaults")
-    for figure, names in (section.get("figures") or {}).items():
-        for index, name in enumerate(names):
-            if name not in settings:
-                raise ConfigError(f"config key eos.figures.{figure}[{index}]: {name!r} is "
-                                  f"not a setting (known: {', '.join(settings)})")
-    dropped_settings(section)
+    check_sections(config, schema)

@@ -137,6 +137,37 @@ def dropped_settings(eos: dict[str, Any]) -> dict[str, str]:
     return dict(dropped)
 
 
+def check_settings(eos: dict[str, Any], schema: dict[str, Any]) -> None:
+    """Every eos setting as the sweep will see it (defaults merged, ablation variants made):
+    each ablation variant matches the workflow schema's eos setting (``schema``: a main
+    setting is ``eos.defaults`` and ``eos.settings.<name>``, which the schema checked
+    already; a variant changes a key by its dotted name, so it is checked whole), each has
+    learning rates, and a figure names only settings that exist. ``ConfigError`` names the
+    key."""
+    from sharpness.config.check import schema_error  # lazy: jsonschema, only when checking
+    from sharpness.errors import key_path
+
+    settings = expand_settings(eos)
+    for name, setting in settings.items():
+        where = (f"eos.ablations.factors.{setting['ablation']['factor']}"
+                 if setting.get("ablation") else f"eos.settings.{name}")
+        plain = {k: v for k, v in setting.items() if k != "ablation"}
+        found = schema_error(plain, schema, ref="#/$defs/eos_setting") if setting.get(
+            "ablation") else None
+        if found is not None:
+            raise ConfigError(f"config key {where}: setting {name!r} (with eos.defaults) has "
+                              f"{key_path(found[0])}: {found[1]}")
+        if not plain.get("lrs") and not plain.get("lr_factors"):
+            raise ConfigError(f"config key {where}: needs lrs (absolute) or lr_factors "
+                              "(x eta_c), here or in eos.defaults")
+    for figure, names in (eos.get("figures") or {}).items():
+        for index, name in enumerate(names):
+            if name not in settings:
+                raise ConfigError(f"config key eos.figures.{figure}[{index}]: {name!r} is "
+                                  f"not a setting (known: {', '.join(settings)})")
+    dropped_settings(eos)
+
+
 def setting_gpu(setting: dict[str, Any]) -> int:
     """GPUs a setting's sweep asks the scheduler for: 0 when pinned to the CPU, else 1."""
     return 0 if setting.get("device") == "cpu" else 1

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sharpness.eos.config import (
+    check_settings,
     dropped_settings,
     expand_settings,
     figure_sweeps,
@@ -57,6 +58,11 @@ def figure_config(eos: Mapping[str, Any], fig: str) -> dict[str, Any]:
         return {"figure": fig, "inputs": [TOY], "dropped": {}}
     return {"figure": fig, "inputs": figure_sweeps(dict(eos), fig, RESULTS),
             "dropped": dropped_settings(dict(eos))}
+
+
+def check(config: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """Every eos setting as the sweep will see it (:func:`sharpness.eos.config.check_settings`)."""
+    check_settings(dict(config["eos"]), dict(schema))
 
 
 def jobs(config: Mapping[str, Any]) -> list[Job]:

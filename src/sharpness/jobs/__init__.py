@@ -8,7 +8,9 @@ per process and config; the Snakefile writes the job files (:meth:`Plan.write`) 
 rules take each job's config file, inputs and outputs from it, and ``sharpness config
 check`` and ``sharpness jobs`` read the same object. Each paper states its own jobs in one
 pure module (:data:`PROVIDERS`: ``<module>.jobs(config) -> list[Job]``), where its run list
-and output layout live. Pure Python: importing this package never imports torch.
+and output layout live, and there too what its section must be as it expands (an optional
+``<module>.check(config, schema)``, run by :func:`check_sections`). Pure Python: importing
+this package never imports torch.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from typing import Any
 
 from sharpness.jobs.files import write_files
 
-#: each paper section's job list: ``(config section, module whose jobs(config) lists them)``
+#: each paper section's job list: ``(config section, module whose jobs(config) lists them
+#: and whose check(config, schema), where it has one, checks the section as it expands)``
 PROVIDERS: tuple[tuple[str, str], ...] = (
     ("minorfirst", "sharpness.minorfirst.jobs"),
     ("gradcam", "sharpness.gradcam.jobs"),
@@ -143,3 +146,15 @@ def build_plan(config: Mapping[str, Any]) -> Plan:
             _BUILT.pop(next(iter(_BUILT)))
         _BUILT[key] = Plan(jobs)
     return _BUILT[key]
+
+
+def check_sections(config: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """Check each paper section of ``config`` as it expands (its runs and settings), through
+    its provider's ``check(config, schema)`` (``schema``: the workflow's, loaded), in
+    :data:`PROVIDERS` order; ``ConfigError`` names the key. What the schema checks, key by
+    key, has passed before this (:func:`sharpness.config.check.check_config`)."""
+    for section, module in PROVIDERS:
+        if config.get(section):
+            check = getattr(importlib.import_module(module), "check", None)
+            if check is not None:
+                check(config, schema)

@@ -2,9 +2,19 @@
 
 One job per training run (``lesam_train``), GLMC long-tail run (``lesam_glmc``), signal probe
 (``lesam_signal``), evaluation (``lesam_eval``) and table or figure (``lesam_table``,
-``lesam_figure``); each with the config file it reads (:func:`sharpness.lesam.steps.job_configs`:
-the run list is expanded once, by :mod:`sharpness.lesam.experiments`), its inputs and its
-outputs, whose layout is :mod:`sharpness.lesam.experiments`'s patterns. Pure Python.
+``lesam_figure``); each with its inputs, its outputs (:mod:`sharpness.lesam.experiments`'s
+patterns) and the config file it reads, whose content is made here beside the job:
+
+* a training run's: its resolved run config, what :func:`sharpness.train.train` receives
+  (the run list is expanded once, by :mod:`sharpness.lesam.experiments`; the data folder
+  is not in it: the job passes it as ``--data-root``);
+* a GLMC run's ``{"config": ...}`` and a signal probe's ``{"config": ..., "probe_every":
+  ...}``: what ``sharpness lesam glmc|signal --config-file`` runs;
+* an evaluation's and a table's or figure's ``{"params": ..., "runs": [...]}``
+  (:func:`sharpness.lesam.steps.step_section` and the run files it reads; a build's also
+  ``evaluation``).
+
+The plan writes them (:meth:`sharpness.jobs.Plan.write`). Pure Python.
 """
 
 from __future__ import annotations
@@ -13,7 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sharpness.frozen import thaw
 from sharpness.jobs import Job, Plan
+from sharpness.lesam.checks import check_section
 from sharpness.lesam.experiments import (
     EVALUATION,
     GLMC_FINAL,
@@ -33,8 +45,8 @@ from sharpness.lesam.steps import (
     build_runs,
     data_inputs,
     eval_runs,
-    job_configs,
     spec_inputs,
+    step_section,
 )
 
 #: the catalog's lesam tables and figures (a build job each, when the profile lists the item)
@@ -50,37 +62,50 @@ def item_outputs(item: str) -> tuple[str, ...]:
     return tuple(f"{stem}.{k}" for k in kinds)
 
 
+def check(config: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """The lesam section as the runs it expands to (:func:`sharpness.lesam.checks.check_section`;
+    a source beside every setting in the paper profile)."""
+    check_section(dict(config["lesam"]), paper=config.get("profile") == "paper")
+
+
 def jobs(config: Mapping[str, Any]) -> list[Job]:
-    """Every lesam job of the resolved ``config``."""
+    """Every lesam job of the resolved ``config``, each with its config file's content."""
     section = config["lesam"]
-    files = job_configs(section)
     out: list[Job] = []
     for rid, spec in training_runs(section).items():
         path = output(TRAIN_CONFIG, run=rid)
-        out.append(Job("lesam_train", rid, files[path], path, (*spec_inputs(spec), path),
+        out.append(Job("lesam_train", rid, thaw(spec["config"]), path,
+                       (*spec_inputs(spec), path),
                        (output(TRAIN_FINAL, run=rid), output(TRAIN_MODEL, run=rid)),
                        f"train run {rid}"))
     for step, runs, pattern in (("glmc", glmc_runs(section), GLMC_FINAL),
                                 ("signal", signal_runs(section), SIGNAL_PROBES)):
         for rid, run in runs.items():
             path = output(STEP_CONFIG, step=step, run=rid)
-            out.append(Job(f"lesam_{step}", rid, files[path], path,
+            content = {"config": thaw(run["config"])}
+            if step == "signal":
+                content["probe_every"] = run["probe_every"]
+            out.append(Job(f"lesam_{step}", rid, content, path,
                            (*data_inputs(dict(run["config"])), path),
                            (output(pattern, run=rid),), f"{step} run {rid}"))
     items = section.get("items", {})
     for what, item in EVAL_ITEMS.items():
         if item in items:
             path = output(STEP_CONFIG, step="eval", run=what)
-            out.append(Job("lesam_eval", what, files[path], path,
-                           (*eval_runs(section, what), path),
+            runs_read = eval_runs(section, what)
+            out.append(Job("lesam_eval", what,
+                           {"params": thaw(step_section(section, "eval", item)),
+                            "runs": runs_read}, path, (*runs_read, path),
                            (output(EVALUATION, what=what),), f"evaluate {what}"))
     for item in items:
         if item not in TABLES and item not in FIGURES:
             continue
         path = output(STEP_CONFIG, step="build", run=item)
         rule = "lesam_table" if item in TABLES else "lesam_figure"
-        out.append(Job(rule, item, files[path], path,
-                       (*build_runs(section, item), *build_evaluation(item), path),
+        runs_read, evaluation = build_runs(section, item), build_evaluation(item)
+        content = {"params": thaw(step_section(section, "build", item)), "runs": runs_read,
+                   "evaluation": next(iter(evaluation), None)}
+        out.append(Job(rule, item, content, path, (*runs_read, *evaluation, path),
                        item_outputs(item), f"build {item}"))
     return out
 

@@ -14,15 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from sharpness.data.registry import preparation_inputs
-from sharpness.frozen import thaw
 from sharpness.launch import gpus_requested
 from sharpness.lesam.experiments import (
     EVALUATION,
     GLMC_FINAL,
     RESULTS,
     SIGNAL_PROBES,
-    STEP_CONFIG,
-    TRAIN_CONFIG,
     TRAIN_FINAL,
     base_config,
     glmc_runs,
@@ -99,39 +96,6 @@ def spec_inputs(spec: Mapping[str, Any]) -> list[str]:
     if spec["config"]["dataset"] == "imagenet":
         deps.append(IMAGENET_CHECK)
     return deps
-
-
-def job_configs(section: dict[str, Any]) -> dict[str, Any]:
-    """The config file of every training, GLMC, signal, eval and build job, as ``{path:
-    content}``.
-
-    A training run's file is its resolved run config (what :func:`sharpness.train.train`
-    receives; the data folder is not in it: the job passes it as ``--data-root``). A GLMC
-    run's file is ``{"config": ...}`` and a signal probe's ``{"config": ..., "probe_every":
-    ...}``: what ``sharpness lesam glmc|signal --config-file`` runs. An evaluation's
-    (``eval/<what>.json``) and a table's or figure's (``build/<item>.json``, for every item
-    of ``items``) is ``{"params": ..., "runs": [...]}`` (:func:`step_section` and the run
-    files it reads; a build's also ``evaluation``). Paths are those of :data:`TRAIN_CONFIG`
-    and :data:`STEP_CONFIG`, relative to the build folder."""
-    files: dict[str, Any] = {output(TRAIN_CONFIG, run=rid): thaw(run["config"])
-                             for rid, run in training_runs(section).items()}
-    for rid, run in glmc_runs(section).items():
-        files[output(STEP_CONFIG, step="glmc", run=rid)] = {"config": thaw(run["config"])}
-    for rid, run in signal_runs(section).items():
-        files[output(STEP_CONFIG, step="signal", run=rid)] = {
-            "config": thaw(run["config"]), "probe_every": run["probe_every"]}
-    items = section.get("items", {})
-    for what, item in EVAL_ITEMS.items():
-        if item in items:
-            files[output(STEP_CONFIG, step="eval", run=what)] = {
-                "params": thaw(step_section(section, "eval", item)),
-                "runs": eval_runs(section, what)}
-    for item in items:
-        files[output(STEP_CONFIG, step="build", run=item)] = {
-            "params": thaw(step_section(section, "build", item)),
-            "runs": build_runs(section, item), "evaluation": next(iter(build_evaluation(item)),
-                                                                 None)}
-    return files
 
 
 def item_groups(section: dict[str, Any], item: str) -> list[str]:
