@@ -135,7 +135,7 @@ def test_a_setting_run_records_its_file(tmp_path, monkeypatch):
 
     seen = {}
 
-    def fake(setting, out, data_root, threads):
+    def fake(setting, out, data_root, threads, seal_result):
         seen.update(setting=setting, data_root=data_root)
         return {"rows": [], "s_gf": 1.0, "eta_c": 2.0, "flow": {"status": "ok"}}
 

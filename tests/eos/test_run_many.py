@@ -10,6 +10,9 @@ import pytest
 
 from sharpness.commands import eos as eos_cmd
 from sharpness.errors import ConfigError
+from sharpness.planning.resumed import unsealed
+from sharpness.runs.restart import removed_result
+from sharpness.runs.seal import damage
 
 
 def _args(tmp_path, params):
@@ -21,10 +24,13 @@ def test_each_setting_goes_to_its_own_folder_and_a_failure_does_not_stop_the_res
         tmp_path, monkeypatch, capsys):
     seen = []
 
-    def fake_run_one(params, out, data_root, threads, config_file=None):
+    def fake_run_one(params, out, data_root, threads, config_file=None, seal_result=True):
+        assert seal_result is False  # run-many seals them together, at the end
         seen.append((params["x"], out.name, data_root, threads))
         if params["x"] == 2:
             raise RuntimeError("flow blew up")
+        out.mkdir(parents=True)
+        (out / "sweep.json").write_text("{}")
 
     monkeypatch.setattr(eos_cmd, "run_one", fake_run_one)
     code = eos_cmd._run_many(_args(tmp_path, {"a": {"x": 1}, "b": {"x": 2}, "c": {"x": 3}}))
@@ -33,11 +39,20 @@ def test_each_setting_goes_to_its_own_folder_and_a_failure_does_not_stop_the_res
     out = capsys.readouterr().out
     assert "setting b failed: RuntimeError: flow blew up" in out
     assert "1 of 3 settings failed: b" in out
+    assert not removed_result(tmp_path / "a", "sweep.json")  # none sealed: a rerun resumes
+    assert unsealed(tmp_path / "a", "sweep.json")
 
 
-def test_all_settings_done_exits_zero(tmp_path, monkeypatch):
-    monkeypatch.setattr(eos_cmd, "run_one", lambda *a, **kw: None)
+def _writes_its_sweep(params, out, *args, **kwargs):
+    out.mkdir(parents=True)
+    (out / "sweep.json").write_text("{}")
+
+
+def test_all_settings_done_exits_zero_and_seals_every_result(tmp_path, monkeypatch):
+    monkeypatch.setattr(eos_cmd, "run_one", _writes_its_sweep)
     assert eos_cmd._run_many(_args(tmp_path, {"a": {}, "b": {}})) == 0
+    for name in ("a", "b"):
+        assert damage(tmp_path / name, "sweep.json") is None  # sealed when the last finished
 
 
 @pytest.mark.parametrize("params", [[], {}, "x"])

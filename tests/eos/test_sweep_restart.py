@@ -42,3 +42,40 @@ def test_a_removed_sweep_starts_the_runs_over(tmp_path, capfd):
     for result in (again, forced):  # the same numbers, trained again or not
         assert [r["train_loss"] for r in result["rows"]] == [r["train_loss"] for r in first["rows"]]
         assert result["s_gf"] == first["s_gf"]
+
+
+@pytest.mark.e2e  # runs two tiny settings, cuts the job, runs it again
+def test_a_cut_run_many_job_resumes_the_settings_it_finished(tmp_path, monkeypatch):
+    """`eos run-many` (the ablation variants in one job) seals its settings' results together,
+    when the last has finished: a job killed while it runs its second setting leaves the
+    first one's ``sweep.json`` unsealed, so when Snakemake deletes the job's outputs before
+    running it again, the first setting resumes (its run folders kept) instead of starting
+    over. Once the whole job has finished, a removed result is a forced rerun again."""
+    import json
+
+    from sharpness.cli import main
+    from sharpness.commands import eos as eos_command
+    from sharpness.runs.restart import removed_result
+
+    settings = {"a": SMALL, "b": {**SMALL, "label": "b", "lr_factors": [0.6]}}
+    argv = ["eos", "run-many", "--params", json.dumps(settings), "--out", str(tmp_path),
+            "--threads", "1"]
+    whole = eos_command.run_one
+
+    def killed_at_b(params, out, *args, **kwargs):
+        if out.name == "b":
+            raise KeyboardInterrupt  # the job is killed while it runs setting b
+        whole(params, out, *args, **kwargs)
+
+    monkeypatch.setattr(eos_command, "run_one", killed_at_b)
+    assert main(argv) == 130  # what Ctrl-C gives: interrupted, run again to resume
+    marker = _run(tmp_path / "a") / "kept-marker"
+    marker.write_text("written before the cut")
+    (tmp_path / "a" / "sweep.json").unlink()  # Snakemake deletes a cut job's outputs first
+    assert not removed_result(tmp_path / "a", "sweep.json")
+    monkeypatch.setattr(eos_command, "run_one", whole)
+    assert main(argv) == 0
+    assert marker.exists()  # setting a resumed: its run folder was not deleted
+    for name in settings:  # both sealed now: removing one is a forced rerun
+        (tmp_path / name / "sweep.json").unlink()
+        assert removed_result(tmp_path / name, "sweep.json")

@@ -93,6 +93,16 @@ def test_eos_setting_finished_cut_or_changed(repo, tmp_path):
     assert changed.hours[EOS] == _prices(other, tmp_path / "none", [EOS]).hours[EOS]
     assert "cut here" not in changed.source[EOS]
 
+    # finished in a job cut before its end (`eos run-many` seals its settings together when
+    # the last has finished): its sweep.json is there unsealed, and every run is reused
+    unsealed = tmp_path / "unsealed"
+    params, source = _job_file(config, unsealed, "eos_setting", "small")
+    run_one(params, unsealed / "results/eos/settings/small", data, 1, config_file=source,
+            seal_result=False)
+    resumed = _prices(config, unsealed / "results", [EOS])
+    assert resumed.hours[EOS] == 0.0 and resumed.caps[EOS] == 0.0
+    assert "every run finished on this machine before its job was cut" in resumed.source[EOS]
+
 
 #: one data set, one optimizer, two seeds: 64 images, batch 32 (two steps an epoch), three
 #: epochs with a checkpoint after each

@@ -109,23 +109,35 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_many(args: argparse.Namespace) -> int:
     """Every setting in turn; one that fails is recorded in its folder (``failed``) and named,
-    the others still run, and the exit code is 1 when any failed."""
+    the others still run, and the exit code is 1 when any failed.
+
+    The settings' ``sweep.json`` are sealed together once every setting has finished. A job
+    cut before its end (killed, or one setting failed) leaves none sealed, so when Snakemake
+    deletes the job's outputs before running it again, each setting resumes from its flow
+    and runs, the finished ones included; a sealed result that is gone means a finished job
+    was forced to rerun, and its settings start over (:mod:`sharpness.runs.restart`)."""
+    from sharpness.runs.seal import seal
+
     settings, source = _settings(args, "a non-empty JSON object (setting name -> setting)")
     if not settings:
         raise ConfigError("eos run-many: the settings must be a non-empty JSON object "
                           "(setting name -> setting)")
-    return run_each("eos run-many", "setting", settings,
+    code = run_each("eos run-many", "setting", settings,
                     lambda name, setting: run_one(setting, Path(args.out) / name,
                                                   args.data_root, args.threads,
-                                                  config_file=source),
+                                                  config_file=source, seal_result=False),
                     stop_on=(ConfigError, KeyboardInterrupt))
+    if code == 0:
+        for name in settings:
+            seal(Path(args.out) / name, "sweep.json")
+    return code
 
 
 def run_one(params: dict[str, Any], out: Path, data_root: str, threads: int | None,
-            config_file: dict[str, str] | None = None) -> None:
+            config_file: dict[str, str] | None = None, seal_result: bool = True) -> None:
     """One setting into ``out`` under its run lock and provenance record (``eos run``);
     ``config_file`` (the file the settings came from: path and SHA-256) goes into the
-    record."""
+    record; ``seal_result``: seal its ``sweep.json`` (``run-many`` seals them together)."""
     from sharpness.eos.sweep import resolve_setting, run_setting
 
     setting = resolve_setting(params)
@@ -134,7 +146,8 @@ def run_one(params: dict[str, Any], out: Path, data_root: str, threads: int | No
                       stand_ins=setting["stand_ins"]) as record:
         if config_file is not None:  # the file the job read its settings from
             record.update(config_file=dict(config_file))
-        summary = run_setting(setting, out, data_root=data_root, threads=threads)
+        summary = run_setting(setting, out, data_root=data_root, threads=threads,
+                              seal_result=seal_result)
         rows = summary["rows"]
         record.update(s_gf=summary["s_gf"], eta_c=summary["eta_c"],
                       flow_status=summary["flow"]["status"],

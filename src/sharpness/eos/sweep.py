@@ -352,8 +352,10 @@ def measured_run(setting: dict[str, Any], cfg: dict[str, Any], run_dir: Path,
 
 def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
               out_dir: str | os.PathLike[str], data_root: str,
-              threads: int | None = None) -> dict[str, Any]:
-    """GD at every learning rate of the grid; writes ``sweep.json`` (rows + flow summary)."""
+              threads: int | None = None, seal_result: bool = True) -> dict[str, Any]:
+    """GD at every learning rate of the grid; writes ``sweep.json`` (rows + flow summary) and
+    seals it (``seal_result``; a job that runs several settings seals them together when the
+    last one has finished: :func:`sharpness.runs.restart.removed_result`)."""
     out = Path(out_dir)
     eta_c = float(flow_summary["eta_c"])
     initial = build_initial(setting, data_root)
@@ -369,22 +371,25 @@ def run_sweep(setting: dict[str, Any], flow_summary: dict[str, Any],
     summary = {"setting": setting, "flow": flow_summary, "eta_c": eta_c,
                "s_gf": flow_summary["s_gf"], "rows": rows}
     atomic_write_json(out / "sweep.json", summary)
-    seal(out, "sweep.json")  # its readers check it against this hash
+    if seal_result:
+        seal(out, "sweep.json")  # its readers check it against this hash
     return summary
 
 
 def run_setting(setting: dict[str, Any], out_dir: str | os.PathLike[str], *,
-                data_root: str = "data", threads: int | None = None) -> dict[str, Any]:
+                data_root: str = "data", threads: int | None = None,
+                seal_result: bool = True) -> dict[str, Any]:
     """Flow, then sweep, of one setting into ``out_dir`` (``flow/``, ``runs/`` and
-    ``sweep.json``). A cut setting resumes; one whose finished ``sweep.json`` was removed
-    (sealed but gone: a forced rerun) first deletes ``flow/`` and ``runs/`` and starts over."""
+    ``sweep.json``, sealed unless ``seal_result`` is False: see :func:`run_sweep`). A cut
+    setting resumes; one whose finished ``sweep.json`` was removed (sealed but gone: a forced
+    rerun) first deletes ``flow/`` and ``runs/`` and starts over."""
     if threads:
         torch.set_num_threads(int(threads))
     setting = resolve_setting(setting)
     start_over_if_removed(out_dir, "sweep.json", ("flow", "runs"),
                           what=f"eos setting {setting.get('label') or Path(out_dir).name}")
     flow_summary = run_flow(setting, Path(out_dir) / "flow", data_root)
-    return run_sweep(setting, flow_summary, out_dir, data_root, threads)
+    return run_sweep(setting, flow_summary, out_dir, data_root, threads, seal_result)
 
 
 def load_trajectory(run_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:

@@ -11,10 +11,12 @@ resume logic reads it:
 * an eos setting (one ``eos_setting`` job, or one variant of the ``eos_ablations`` job):
   0 when its job finished from the job file the plan writes now (every output of the job
   there and sealed, each setting's record naming that file's SHA-256: Snakemake then has
-  nothing to rerun); when it was cut (no ``sweep.json``), the share of its steps left after
-  the checkpoints of its GD runs (:func:`eos_steps_kept`); in full otherwise, a setting
-  whose ``sweep.json`` exists but whose job runs again included (Snakemake deletes a
-  rerun job's outputs first, and a removed ``sweep.json`` starts its setting over:
+  nothing to rerun); when it was cut (no ``sweep.json``, or one its job had not sealed: a
+  setting that finished in an ``eos run-many`` job cut before its end), the share of its
+  steps left, a finished GD run counting whole and a cut one up to its checkpoint
+  (:func:`eos_steps_kept`); in full otherwise, a setting whose sealed ``sweep.json``
+  exists but whose job runs again included (Snakemake deletes a rerun job's outputs
+  first, and a removed sealed ``sweep.json`` starts its setting over:
   :mod:`sharpness.runs.restart`);
 * an optimizer of the SAM-at-the-edge-of-stability bridge (one ``bridges_sam_eos_run`` job
   trains every optimizer's grid): 0 when its job finished from the job file the plan writes
@@ -50,8 +52,9 @@ from sharpness.gradcam.runs import run_config, run_name
 from sharpness.jobs import Job as PlanJob
 from sharpness.jobs import Plan
 from sharpness.jobs.files import config_text
+from sharpness.runs.cache import read_key
 from sharpness.runs.restart import removed_result
-from sharpness.runs.seal import damage
+from sharpness.runs.seal import FILES_FIELD, damage
 
 #: settings a recorded run must share with the planned one before its time is reused
 CORE_KEYS = ("model", "dataset", "optimizer", "epochs", "batch_size", "seed")
@@ -140,32 +143,32 @@ def epochs_kept(folder: Path, planned: Mapping[str, Any]) -> int:
     return (reached - 1) // every * every
 
 
-def _steps_kept(folder: Path, planned: Mapping[str, Any]) -> int:
-    """Steps a full-batch run in ``folder`` keeps when its job runs again: all of them when
-    it finished with the ``planned`` settings (``final.json``'s ``steps``), those up to its
-    last checkpoint when it was cut (its metrics' last step row ``t`` proves the checkpoint
-    at the last multiple of ``checkpoint_every`` up to ``t``: the loop saves one after the
-    step that reaches it, before the next row), 0 otherwise."""
+def _steps_kept(folder: Path, planned: Mapping[str, Any], cap: int) -> int:
+    """Steps of its ``cap`` a full-batch run in ``folder`` need not run again when its job
+    runs again: the whole cap when it finished with the ``planned`` settings (the engine
+    reuses it, whether it stopped at its loss goal or at the cap), those up to its last
+    checkpoint when it was cut (its metrics' last step row ``t`` proves the checkpoint at
+    the last multiple of ``checkpoint_every`` up to ``t``: the loop saves one after the step
+    that reaches it, before the next row), 0 otherwise."""
     params = _json(folder / CONFIG)
     if not isinstance(params, dict) or not same_settings(params, planned):
         return 0
     if (folder / FINAL).is_file():
         final = _json(folder / FINAL)
-        steps = final.get("steps") if isinstance(final, dict) else None
-        return int(steps) if isinstance(steps, int) else 0
+        return cap if isinstance(final, dict) and isinstance(final.get("steps"), int) else 0
     every = int(params.get("checkpoint_every") or 0)
     if not (folder / CHECKPOINT).is_file() or every <= 0:
         return 0
     reached = max((int(r.get("step", 0)) for r in _rows(folder / METRICS)
                    if r.get("kind") == "step"), default=0)
-    return reached // every * every
+    return min(reached // every * every, cap)
 
 
 def eos_steps_kept(setting: Mapping[str, Any], folder: Path) -> int:
-    """GD steps an eos setting cut mid-way in ``folder`` keeps: over the runs of its grid
-    (its learning rates from its finished gradient flow's ``eta_c``), each at most
-    ``max_steps``: a finished run's steps, a cut one's up to its checkpoint. 0 when its flow
-    has not finished (no run started)."""
+    """GD steps of its caps an eos setting cut mid-way in ``folder`` need not run again: over
+    the runs of its grid (its learning rates from its finished gradient flow's ``eta_c``),
+    each of ``max_steps``: a finished run's all, a cut one's up to its checkpoint. 0 when its
+    flow has not finished (no run started)."""
     flow = _json(folder / "flow" / "flow.json")
     if not isinstance(flow, dict) or not isinstance(flow.get("eta_c"), int | float) or \
             damage(folder / "flow", "flow.json") is not None:
@@ -183,7 +186,7 @@ def eos_steps_kept(setting: Mapping[str, Any], folder: Path) -> int:
         run = folder / "runs" / run_name(point["lr"])
         params = _json(run / CONFIG)
         root = params.get("data_root", "data") if isinstance(params, dict) else "data"
-        kept += min(_steps_kept(run, engine_config(s, point["lr"], root)), int(s["max_steps"]))
+        kept += _steps_kept(run, engine_config(s, point["lr"], root), int(s["max_steps"]))
     return kept
 
 
@@ -226,15 +229,31 @@ def eos_left(name: str, plan: Plan, results: Path, cap_steps: int) -> Left | Non
     job = plan.job(rule, jid)
     folder = _in(results, sweep_path(name, EOS_RESULTS)).parent
     if (folder / SWEEP).exists():
-        return Left(0.0, "finished on this machine: 0 now") if job_finished(job, results) \
-            else None
-    if removed_result(folder, SWEEP) or cap_steps <= 0:
+        if job_finished(job, results):
+            return Left(0.0, "finished on this machine: 0 now")
+        if not unsealed(folder, SWEEP):
+            return None
+        # written by a job cut before its end (`eos run-many` seals its settings together
+        # when the last has finished): Snakemake deletes it first, and the setting resumes
+    elif removed_result(folder, SWEEP):
+        return None
+    if cap_steps <= 0:
         return None
     kept = min(eos_steps_kept(setting, folder), cap_steps)
     if kept <= 0:
         return None
+    if kept == cap_steps:
+        return Left(0.0, "every run finished on this machine before its job was cut: 0 now")
     return Left((cap_steps - kept) / cap_steps,
                 f"cut here at step {kept} of {cap_steps}: the steps left")
+
+
+def unsealed(folder: Path, name: str) -> bool:
+    """Whether the file ``name`` of ``folder`` is there while the folder's record holds no
+    hash of it: written by a job cut before it sealed its results, not a finished result
+    (which :func:`sharpness.runs.seal.seal` records when its job ends)."""
+    files = (read_key(folder) or {}).get(FILES_FIELD)
+    return (folder / name).is_file() and not (isinstance(files, dict) and name in files)
 
 
 def gradcam_runs(plan: Plan) -> dict[str, tuple[PlanJob, str, str, float, int]]:
