@@ -26,6 +26,7 @@ SETTING = {
     "loss": "mse", "loss_goal": 0.1, "max_steps": 60, "sharpness_every": 20,
     "log_every": 5, "checkpoint_every": 20, "device": "cpu", "lr_factors": [0.5],
     "measures": {"trace_samples": 2, "ascent_steps": 1, "avg_samples": 2},
+    "flow": {"max_evals": 5000},  # priced: the flow's part of the setting's price
 }
 EOS = ("eos", "setting/small")
 
@@ -46,6 +47,14 @@ def _job_file(config, build: Path, rule: str, jid: str):
     plan = build_plan(config)
     plan.write(build)
     return read_job_object(str(build / plan.job(rule, jid).config_file))
+
+
+def _flow_share(config):
+    """The gradient flow's share of the eos setting's price, as priced and at its caps."""
+    from sharpness.cost.plan import plan_jobs
+
+    (job,) = (j for j in plan_jobs(config) if (j.paper, j.run) == EOS)
+    return job.flow_share()
 
 
 @pytest.mark.e2e  # runs a whole eos setting (its GD runs and flow)
@@ -84,14 +93,23 @@ def test_eos_setting_finished_cut_or_changed(repo, tmp_path):
               hooks=kill_at(45))
     left = _prices(config, tmp_path / "cut/results", [EOS])
     steps = SETTING["max_steps"]  # one learning rate: the grid's steps at the caps
-    for kind in ("hours", "caps"):  # the share of its steps left, at both prices
-        assert getattr(left, kind)[EOS] == pytest.approx(
-            getattr(full, kind)[EOS] * (steps - 40) / steps, rel=1e-9, abs=0)
-    assert f"cut here at step 40 of {steps}: the steps left" in left.source[EOS]
-    # the same folder under other settings: its run starts over, priced in full
+    flow = _flow_share(config)
+    assert all(0 < f < 1 for f in flow)  # the flow's part of the price, as priced and at caps
+    for kind, f in zip(("hours", "caps"), flow, strict=True):  # the flow is not paid again,
+        assert getattr(left, kind)[EOS] == pytest.approx(  # and of the runs the steps left
+            getattr(full, kind)[EOS] * (1 - f) * (steps - 40) / steps, rel=1e-9, abs=0)
+    assert f"cut here after its gradient flow, at step 40 of {steps}: the steps left" in \
+        left.source[EOS]
+    # the same folder under other GD settings: its run starts over, its flow is reused
     changed = _prices(other, tmp_path / "cut/results", [EOS])
-    assert changed.hours[EOS] == _prices(other, tmp_path / "none", [EOS]).hours[EOS]
-    assert "cut here" not in changed.source[EOS]
+    other_full = _prices(other, tmp_path / "none", [EOS], free=False)
+    assert changed.hours[EOS] == pytest.approx(
+        other_full.hours[EOS] * (1 - _flow_share(other)[0]), rel=1e-9, abs=0)
+    assert f"at step 0 of {80}" in changed.source[EOS]
+    # other flow settings: the flow is computed again too, priced in full
+    new_flow = _eos_config(loss_goal=0.12)
+    assert _prices(new_flow, tmp_path / "cut/results", [EOS]).hours[EOS] == _prices(
+        new_flow, tmp_path / "none", [EOS]).hours[EOS]
 
     # finished in a job cut before its end (`eos run-many` seals its settings together when
     # the last has finished): its sweep.json is there unsealed, and every run is reused

@@ -84,6 +84,8 @@ class Job:
     cap: tuple[int, float] | None = None
     expected: str = ""  # steps/extra_passes are expected below the cap (the basis); "": at it
     plan_job: str = ""  # the plan job (``rule/id``, :mod:`sharpness.jobs`) this prices
+    # an eos setting's gradient flow: its part of extra_passes (as priced, at the caps)
+    flow_passes: tuple[float, float] = (0.0, 0.0)
 
     @property
     def until_goal(self) -> bool:
@@ -94,6 +96,20 @@ class Job:
     def bound(self) -> bool:
         """Priced at its cap, an upper limit (no expected step count)."""
         return self.cap is not None and not self.expected
+
+    def flow_share(self) -> tuple[float, float]:
+        """The gradient flow's share of this job's price, as priced and at its caps: its
+        passes over all the job's full-set passes (a full-batch job's price is linear in
+        them: a step is ``passes`` of them, and it evaluates nothing besides)."""
+        cap_steps, cap_extra = self.cap if self.cap is not None else (self.steps,
+                                                                       self.extra_passes)
+
+        def share(steps: float, extra: float, flow: float) -> float:
+            total = steps * self.passes + extra
+            return flow / total if total > 0 else 0.0
+
+        return (share(self.steps, self.extra_passes, self.flow_passes[0]),
+                share(cap_steps, cap_extra, self.flow_passes[1]))
 
     def at_cap(self) -> Job:
         """This job with the steps and passes of its cap (itself when it has none)."""
@@ -270,13 +286,16 @@ def eos_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
                              plan_job=key)
         job.steps *= max(lrs, 1)
         job.extra_passes *= max(lrs, 1)
-        job.extra_passes += float(s.get("flow", {}).get("max_evals", 0))  # flow evaluations
+        flow_cap = float(s.get("flow", {}).get("max_evals", 0))  # flow evaluations
+        job.extra_passes += flow_cap
         job.cap = (job.steps, job.extra_passes)
+        job.flow_passes = (flow_cap, flow_cap)
         job.notes.append(f"{lrs} learning rates + gradient flow")
         expected = expected_sweep(s, job.n_train, LANCZOS_ITERS * 2.0)
         if expected is not None:
             job.steps, job.expected = expected.steps, EXPECTED_BASIS
             job.extra_passes = expected.lanczos_passes + expected.flow_passes
+            job.flow_passes = (expected.flow_passes, flow_cap)
             job.notes.append(expected.note)
         jobs.append(job)
     return jobs

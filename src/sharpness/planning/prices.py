@@ -140,7 +140,7 @@ def run_prices(config: Mapping[str, Any], *, method: str, tflops: float = 40.0,
         out.hours[key], out.source[key], out.caps[key] = p.gpu_hours, p.basis, p.cap_hours
         if key in left:  # cut mid-way or part of a group finished: pays what is left
             out.hours[key] *= left[key].share
-            out.caps[key] *= left[key].share
+            out.caps[key] *= left[key].at_caps
             out.source[key] += f"; {left[key].why}"
     return out
 

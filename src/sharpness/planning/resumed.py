@@ -12,8 +12,9 @@ resume logic reads it:
   0 when its job finished from the job file the plan writes now (every output of the job
   there and sealed, each setting's record naming that file's SHA-256: Snakemake then has
   nothing to rerun); when it was cut (no ``sweep.json``, or one its job had not sealed: a
-  setting that finished in an ``eos run-many`` job cut before its end), the share of its
-  steps left, a finished GD run counting whole and a cut one up to its checkpoint
+  setting that finished in an ``eos run-many`` job cut before its end) after its gradient
+  flow finished (:func:`finished_flow`), the price less the flow's part, times the share of
+  its steps left, a finished GD run counting whole and a cut one up to its checkpoint
   (:func:`eos_steps_kept`); in full otherwise, a setting whose sealed ``sweep.json``
   exists but whose job runs again included (Snakemake deletes a rerun job's outputs
   first, and a removed sealed ``sweep.json`` starts its setting over:
@@ -71,10 +72,17 @@ PROVENANCE, SWEEP, RUNS = "provenance.json", "sweep.json", "runs.json"
 @dataclass(frozen=True)
 class Left:
     """The share of a run's price still to pay (0: finished here) and why, in words that go
-    into its price's ``source``."""
+    into its price's ``source``; ``cap_share``: the share of its price at its caps, where it
+    differs (an eos setting whose flow finished: the flow's part of the two prices differs)."""
 
     share: float
     why: str
+    cap_share: float | None = None
+
+    @property
+    def at_caps(self) -> float:
+        """The share of the price at the caps still to pay."""
+        return self.share if self.cap_share is None else self.cap_share
 
 
 def same_settings(params: Mapping[str, Any], planned: Mapping[str, Any]) -> bool:
@@ -164,15 +172,27 @@ def _steps_kept(folder: Path, planned: Mapping[str, Any], cap: int) -> int:
     return min(reached // every * every, cap)
 
 
-def eos_steps_kept(setting: Mapping[str, Any], folder: Path) -> int:
+def finished_flow(folder: Path, setting: Mapping[str, Any]) -> float | None:
+    """The ``eta_c`` of the gradient flow that finished in ``folder`` when the sweep of
+    ``setting`` reuses it: its ``flow/flow.json`` sealed and its cache key the one the
+    setting's flow has (:func:`sharpness.eos.sweep.flow_cache_key`, at the data folder it was
+    computed from); else None."""
+    from sharpness.eos.sweep import flow_cache_key  # lazy: torch, only where a flow ran here
+
+    flow, stored = _json(folder / "flow" / "flow.json"), read_key(folder / "flow")
+    if not isinstance(flow, dict) or not isinstance(flow.get("eta_c"), int | float) or \
+            damage(folder / "flow", "flow.json") is not None or not isinstance(stored, dict):
+        return None
+    root = str((stored.get("settings") or {}).get("data_root", "data"))
+    if stored.get("digest") != flow_cache_key(dict(setting), root)["digest"]:
+        return None
+    return float(flow["eta_c"])
+
+
+def eos_steps_kept(setting: Mapping[str, Any], folder: Path, eta_c: float) -> int:
     """GD steps of its caps an eos setting cut mid-way in ``folder`` need not run again: over
     the runs of its grid (its learning rates from its finished gradient flow's ``eta_c``),
-    each of ``max_steps``: a finished run's all, a cut one's up to its checkpoint. 0 when its
-    flow has not finished (no run started)."""
-    flow = _json(folder / "flow" / "flow.json")
-    if not isinstance(flow, dict) or not isinstance(flow.get("eta_c"), int | float) or \
-            damage(folder / "flow", "flow.json") is not None:
-        return 0
+    each of ``max_steps``: a finished run's all, a cut one's up to its checkpoint."""
     from sharpness.eos.sweep import (  # lazy: torch, only where a setting was cut here
         engine_config,
         learning_rates,
@@ -182,7 +202,7 @@ def eos_steps_kept(setting: Mapping[str, Any], folder: Path) -> int:
 
     s = resolve_setting(dict(setting))
     kept = 0
-    for point in learning_rates(s, float(flow["eta_c"])):
+    for point in learning_rates(s, eta_c):
         run = folder / "runs" / run_name(point["lr"])
         params = _json(run / CONFIG)
         root = params.get("data_root", "data") if isinstance(params, dict) else "data"
@@ -219,11 +239,12 @@ def job_finished(job: PlanJob, results: Path) -> bool:
     return True
 
 
-def eos_left(name: str, plan: Plan, results: Path, cap_steps: int) -> Left | None:
-    """What eos setting ``name`` still costs (None: in full): see the module's docstring;
-    ``cap_steps`` is its grid's steps at the caps (``max_steps`` x learning rates), the
-    whole the steps kept are a share of (never too low: the runs' expected steps are
-    fewer)."""
+def eos_left(name: str, plan: Plan, results: Path, priced: Any) -> Left | None:
+    """What eos setting ``name`` still costs (None: in full): see the module's docstring.
+    ``priced`` is its priced job (:class:`sharpness.cost.plan.Job`): its caps' steps
+    (``max_steps`` x learning rates) are the whole the GD steps kept are a share of (never
+    too low: the runs' expected steps are fewer), and a finished gradient flow takes its
+    own share off the price (:meth:`~sharpness.cost.plan.Job.flow_share`)."""
     key, setting = planned_settings(plan)[name]
     rule, _, jid = key.partition("/")
     job = plan.job(rule, jid)
@@ -237,15 +258,18 @@ def eos_left(name: str, plan: Plan, results: Path, cap_steps: int) -> Left | Non
         # when the last has finished): Snakemake deletes it first, and the setting resumes
     elif removed_result(folder, SWEEP):
         return None
-    if cap_steps <= 0:
+    cap_steps = int(priced.cap[0])
+    eta_c = finished_flow(folder, setting)
+    if cap_steps <= 0 or eta_c is None:
         return None
-    kept = min(eos_steps_kept(setting, folder), cap_steps)
-    if kept <= 0:
-        return None
+    kept = min(eos_steps_kept(setting, folder, eta_c), cap_steps)
     if kept == cap_steps:
         return Left(0.0, "every run finished on this machine before its job was cut: 0 now")
-    return Left((cap_steps - kept) / cap_steps,
-                f"cut here at step {kept} of {cap_steps}: the steps left")
+    runs_left = (cap_steps - kept) / cap_steps
+    flow, flow_at_caps = priced.flow_share()
+    return Left((1 - flow) * runs_left,
+                f"cut here after its gradient flow, at step {kept} of {cap_steps}: the steps "
+                "left", cap_share=(1 - flow_at_caps) * runs_left)
 
 
 def unsealed(folder: Path, name: str) -> bool:
@@ -355,7 +379,7 @@ def left_here(job: Any, plan: Plan, results: Path, memo: Memo | None = None) -> 
     this machine; None: in full (or not a job of these). ``memo``: one :class:`Memo` for
     all the jobs of one pricing pass."""
     if job.paper == "eos" and job.run.startswith("setting/"):
-        return eos_left(job.run.removeprefix("setting/"), plan, results, int(job.cap[0]))
+        return eos_left(job.run.removeprefix("setting/"), plan, results, job)
     if job.paper == "minorfirst" and job.run.startswith("gradcam/"):
         return gradcam_left(job.run, plan, results, memo)
     if job.paper == "bridges" and job.plan_job:
