@@ -27,11 +27,9 @@ def quick() -> dict:
 
 def test_the_plan_has_each_bridges_outputs(quick):
     plan = build_plan(quick)
-    optimizers = [opt["name"] for opt in quick["bridges"]["sam_eos"]["optimizers"]]
-    assert len(optimizers) >= 2
-    run = "results/bridges/sam_eos"
+    # the sweep alone: its flow and run folders are not outputs, so a cut sweep resumes
     assert plan.job("bridges_sam_eos_run", "sam_eos").outputs == (
-        f"{run}/sweep.json", f"{run}/flow", *(f"{run}/{name}" for name in optimizers))
+        "results/bridges/sam_eos/sweep.json",)
     assert plan.job("bridges_lesam_diagonal_run", "lesam_diagonal").outputs == (
         "results/bridges/lesam_diagonal/arrays.npz", "results/bridges/lesam_diagonal/summary.json")
     for bridge in ("lesam_diagonal", "sam_eos"):

@@ -131,3 +131,26 @@ def test_blow_up_rows_carry_each_runs_own_status_in_both(tmp_path, monkeypatch):
         assert [(r["status"], r["diverged_step"], r["diverged_why"]) for r in rows] == [
             ("diverged", 30, "above_initial_loss")] * 2
         assert not any(r["converged"] for r in rows)
+
+
+def test_a_cut_sweep_resumes_and_a_removed_one_starts_over(tmp_path):
+    """The job declares sweep.json alone: a sweep cut before it wrote it keeps its flow and
+    run folders and reuses them; a finished sweep.json removed (sealed but gone: a forced
+    rerun) deletes them first and starts over. The numbers are the same either way."""
+    from sharpness.runs.seal import unseal
+
+    params = SamEosParams.from_dict({"setting": dict(TINY_SETTING),
+                                     "optimizers": [{"name": "gd"}]})
+    out = tmp_path / "bridge"
+    first = run_sweep(params, out, threads=1)
+    marker = out / "gd" / "kept-marker"
+    marker.write_text("written before the cut")
+    unseal(out, "sweep.json")  # as a sweep cut before it wrote (and sealed) its result
+    (out / "sweep.json").unlink()
+    resumed = run_sweep(params, out, threads=1)
+    assert marker.exists()
+    (out / "sweep.json").unlink()  # sealed: what -R/--forcerun removes before the rerun
+    forced = run_sweep(params, out, threads=1)
+    assert not marker.exists() and not (out / "gd" / "kept-marker").exists()
+    for again in (resumed, forced):
+        assert _classes(again["rows"]) == _classes(first["rows"])

@@ -208,8 +208,12 @@ def _bridges_config(repo, max_steps=40):
 
 
 @pytest.mark.e2e  # runs a whole (tiny) bridge sweep
-def test_a_finished_bridge_is_free_and_a_changed_one_is_priced_in_full(repo, tmp_path):
+def test_a_finished_or_cut_bridge_pays_what_is_left_and_a_changed_one_in_full(repo, tmp_path):
+    """The bridge's job declares its sweep.json alone: a sweep cut before it wrote it resumes,
+    so each optimizer pays for the steps its runs did not keep; a finished sweep removed (a
+    forced rerun) starts over, in full."""
     from sharpness.bridges.sam_eos import SamEosParams, run_sweep
+    from sharpness.runs.seal import unseal
 
     config = _bridges_config(repo)
     keys = [("bridges", "sam_eos/gd"), ("bridges", "sam_eos/sam")]
@@ -226,6 +230,17 @@ def test_a_finished_bridge_is_free_and_a_changed_one_is_priced_in_full(repo, tmp
     other = _bridges_config(repo, max_steps=50)
     assert _prices(other, done / "results", keys).hours == \
         _prices(other, tmp_path / "none", keys).hours
-    # a run folder it declares is gone: Snakemake runs the job again, in full
-    shutil.rmtree(done / "results/bridges/sam_eos/sam")
+    # its finished sweep.json removed (a forced rerun): the sweep starts over, in full
+    folder = done / "results/bridges/sam_eos"
+    (folder / "sweep.json").unlink()
     assert _prices(config, done / "results", keys).hours == full.hours
+    # cut before it wrote its sweep.json (never sealed): every run is reused
+    unseal(folder, "sweep.json")
+    cut = _prices(config, done / "results", keys)
+    assert {cut.hours[k] for k in keys} == {0.0}
+    assert cut.source[keys[1]].endswith("every run finished on this machine before its job "
+                                        "was cut: 0 now")
+    # SAM's runs gone: SAM pays in full, GD's runs are still reused
+    shutil.rmtree(folder / "sam")
+    part = _prices(config, done / "results", keys)
+    assert part.hours[keys[0]] == 0.0 and part.hours[keys[1]] == full.hours[keys[1]]

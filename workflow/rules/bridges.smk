@@ -37,10 +37,10 @@ if BRIDGES:
         input:
             unpack(plan_inputs("bridges_sam_eos_run")),
         output:
-            # the flow and run folders are outputs: --forcerun/-R starts them over
+            # its only declared output: the flow and run folders beside it are not outputs,
+            # so a cut sweep resumes from its checkpoints (--forcerun/-R, which removes the
+            # sealed sweep.json, starts them over: sharpness.runs.restart)
             sweep=BRIDGE_SAM_EOS.outputs[0],
-            flow=directory(BRIDGE_SAM_EOS.outputs[1]),
-            runs=[directory(folder) for folder in BRIDGE_SAM_EOS.outputs[2:]],
         message:
             "bridges: eos sweep with GD, SAM and LE-SAM ({output.sweep})"
         log: "logs/bridges/sam_eos_run.log"

@@ -28,15 +28,17 @@ def config_file(bridge: str) -> str:
     return f"{RESULTS}/configs/{bridge}.json"
 
 
-def run_outputs(bridge: str, section: Mapping[str, Any]) -> tuple[str, ...]:
-    """What a bridge's run job declares: lesam_diagonal's arrays and summary; sam_eos's sweep,
-    then its flow folder and one run folder per optimizer (folders: a forced rerun starts
-    them over)."""
+def run_outputs(bridge: str) -> tuple[str, ...]:
+    """What a bridge's run job declares: lesam_diagonal's arrays and summary; sam_eos's
+    ``sweep.json`` alone, which it writes last: its flow folder and its run folder per
+    optimizer beside it are not outputs, so Snakemake leaves them when it reruns a cut job
+    and the sweep resumes from their checkpoints (a forced rerun, which removes the sealed
+    ``sweep.json``, starts them over: :mod:`sharpness.runs.restart`), as an eos setting
+    does."""
     folder = f"{RESULTS}/{bridge}"
     if bridge == "lesam_diagonal":
         return (f"{folder}/arrays.npz", f"{folder}/summary.json")
-    return (f"{folder}/sweep.json", f"{folder}/flow",
-            *(f"{folder}/{opt['name']}" for opt in section["optimizers"]))
+    return (f"{folder}/sweep.json",)
 
 
 def figure_outputs(bridge: str) -> tuple[str, ...]:
@@ -52,7 +54,7 @@ def jobs(config: Mapping[str, Any]) -> list[Job]:
         settings = section[bridge]
         path = config_file(bridge)
         data = setting_data_inputs(settings.get("setting", {})) if bridge == "sam_eos" else []
-        outputs = run_outputs(bridge, settings)
+        outputs = run_outputs(bridge)
         out.append(Job(f"bridges_{bridge}_run", bridge, settings, path, (*data, path),
                        outputs, f"compute {name}"))
         out.append(Job(f"bridges_{bridge}_figure", bridge, None, None, (outputs[0],),

@@ -47,6 +47,7 @@ from sharpness.eos.sweep import (
 )
 from sharpness.errors import ConfigError, reject_unknown
 from sharpness.io import atomic_write_json
+from sharpness.runs.restart import start_over_if_removed
 from sharpness.runs.run_record import RunRecord
 from sharpness.runs.seal import seal
 
@@ -96,13 +97,18 @@ class SamEosParams:
 
 def run_sweep(p: SamEosParams, out: Path, threads: int | None = None,
               config_file: dict[str, str] | None = None) -> dict[str, Any]:
-    """GD reference flow, then every optimizer at every learning rate; writes ``sweep.json``.
-    ``config_file`` (the file the settings came from: path and SHA-256) goes into the run's
-    record."""
+    """GD reference flow, then every optimizer at every learning rate; writes ``sweep.json``
+    (sealed). ``config_file`` (the file the settings came from: path and SHA-256) goes into
+    the run's record. A cut sweep resumes: the flow and the runs that finished are reused
+    and a cut run continues from its checkpoint; one whose finished ``sweep.json`` was
+    removed (sealed but gone: a forced rerun) first deletes the flow and run folders and
+    starts over (:func:`sharpness.runs.restart.start_over_if_removed`)."""
 
     if threads:
         torch.set_num_threads(int(threads))
     out = Path(out)
+    start_over_if_removed(out, "sweep.json", ("flow", *(o["name"] for o in p.optimizers)),
+                          what="bridges sam_eos sweep")
     with RunRecord(out, params=p.to_dict(), seed=p.setting.get("seed", 0)) as record:
         if config_file is not None:  # the file the job read its settings from
             record.update(config_file=dict(config_file))

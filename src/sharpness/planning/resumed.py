@@ -21,7 +21,8 @@ resume logic reads it:
   :mod:`sharpness.runs.restart`);
 * an optimizer of the SAM-at-the-edge-of-stability bridge (one ``bridges_sam_eos_run`` job
   trains every optimizer's grid): 0 when its job finished from the job file the plan writes
-  now; in full otherwise (a sweep cut mid-way is not credited with its checkpoints);
+  now; when the sweep was cut (no ``sweep.json``) after its gradient flow, the share of the
+  optimizer's steps left, counted as an eos setting's; in full otherwise;
 * a Grad-CAM run (one of a ``gradcam_train`` job's groups, a data set x optimizer): 0 when
   the job finished from the job file the plan writes now (every group's ``runs.json`` there
   and sealed, each group's record naming that file's SHA-256); when no ``runs.json`` of its
@@ -225,13 +226,11 @@ def job_finished(job: PlanJob, results: Path) -> bool:
     """Whether plan job ``job`` finished from the job file the plan writes now: every output
     there, matching the hash sealed in its folder, and each folder's record ``ok`` and naming
     that file's SHA-256. Snakemake reruns no such job (it compares the file, not the hash;
-    the same bytes are the same file). A folder output (the bridge's flow and run folders)
-    has no seal of its own in its parent's record: it must be there, its parent's record
-    ``ok`` and naming the file."""
+    the same bytes are the same file)."""
     sha = file_sha256(job.config)
     for out in (_in(results, o) for o in job.outputs):
         record = _json(out.parent / PROVENANCE)
-        sealed = out.is_dir() or damage(out.parent, out.name) is None
+        sealed = damage(out.parent, out.name) is None
         if not sealed or not isinstance(record, dict) or \
                 record.get("status") != "ok" or \
                 (record.get("config_file") or {}).get("sha256") != sha:
@@ -365,12 +364,45 @@ def gradcam_left(run: str, plan: Plan, results: Path, memo: Memo | None = None) 
 
 def bridge_left(job: Any, plan: Plan, results: Path) -> Left | None:
     """What an optimizer of the SAM-at-the-edge-of-stability bridge still costs (None: in
-    full): 0 when the plan job that trains it (``job.plan_job``) finished here."""
+    full): 0 when the plan job that trains it (``job.plan_job``, one sweep of every
+    optimizer) finished here; when that sweep was cut (no ``sweep.json``) after its
+    gradient flow, the share of this optimizer's steps left, a finished run counting whole
+    and a cut one up to its checkpoint, as an eos setting's (:func:`eos_left`)."""
     rule, _, jid = str(job.plan_job).partition("/")
     found = plan.of_rule(rule).get(jid)
-    if found is None or not job_finished(found, results):
+    if found is None:
         return None
-    return Left(0.0, "finished on this machine: 0 now")
+    if job_finished(found, results):
+        return Left(0.0, "finished on this machine: 0 now")
+    folder = _in(results, found.outputs[0]).parent
+    cap_steps = int(job.cap[0]) if job.cap is not None else 0
+    if (folder / SWEEP).exists() or removed_result(folder, SWEEP) or cap_steps <= 0:
+        return None  # a finished sweep that runs again starts over
+    from sharpness.bridges.sam_eos import ENGINE_NAMES, SamEosParams  # lazy: torch
+    from sharpness.eos.sweep import engine_config, learning_rates, resolve_setting, run_name
+
+    params = SamEosParams.from_dict(dict(found.config))
+    eta_c = finished_flow(folder, params.setting)
+    name = str(job.run).rpartition("/")[2]
+    (opt,) = (o for o in params.optimizers if o["name"] == name)
+    if eta_c is None:
+        return None
+    s = resolve_setting(dict(params.setting))
+    kept = 0
+    for point in learning_rates(s, eta_c):
+        run = folder / name / run_name(point["lr"])
+        recorded = _json(run / CONFIG)
+        root = recorded.get("data_root", "data") if isinstance(recorded, dict) else "data"
+        planned = {**engine_config(s, point["lr"], root), "optimizer": ENGINE_NAMES[name],
+                   "opt_hparams": dict(opt.get("hparams", {}))}
+        kept += _steps_kept(run, planned, int(s["max_steps"]))
+    kept = min(kept, cap_steps)
+    if kept <= 0:
+        return None
+    if kept == cap_steps:
+        return Left(0.0, "every run finished on this machine before its job was cut: 0 now")
+    return Left((cap_steps - kept) / cap_steps,
+                f"cut here at step {kept} of {cap_steps}: the steps left")
 
 
 def left_here(job: Any, plan: Plan, results: Path, memo: Memo | None = None) -> Left | None:
