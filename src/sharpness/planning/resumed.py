@@ -190,10 +190,13 @@ def finished_flow(folder: Path, setting: Mapping[str, Any]) -> float | None:
     return float(flow["eta_c"])
 
 
-def eos_steps_kept(setting: Mapping[str, Any], folder: Path, eta_c: float) -> int:
-    """GD steps of its caps an eos setting cut mid-way in ``folder`` need not run again: over
-    the runs of its grid (its learning rates from its finished gradient flow's ``eta_c``),
-    each of ``max_steps``: a finished run's all, a cut one's up to its checkpoint."""
+def eos_steps_kept(setting: Mapping[str, Any], runs: Path, eta_c: float,
+                   engine: Mapping[str, Any] | None = None) -> int:
+    """GD steps of its caps an eos sweep cut mid-way need not run again: over the run
+    folders in ``runs`` of its grid (its learning rates from its finished gradient flow's
+    ``eta_c``), each of ``max_steps``: a finished run's all, a cut one's up to its
+    checkpoint. ``engine``: settings over each run's engine config (the bridge's optimizer
+    and its hyper-parameters)."""
     from sharpness.eos.sweep import (  # lazy: torch, only where a setting was cut here
         engine_config,
         learning_rates,
@@ -204,10 +207,11 @@ def eos_steps_kept(setting: Mapping[str, Any], folder: Path, eta_c: float) -> in
     s = resolve_setting(dict(setting))
     kept = 0
     for point in learning_rates(s, eta_c):
-        run = folder / "runs" / run_name(point["lr"])
+        run = runs / run_name(point["lr"])
         params = _json(run / CONFIG)
         root = params.get("data_root", "data") if isinstance(params, dict) else "data"
-        kept += _steps_kept(run, engine_config(s, point["lr"], root), int(s["max_steps"]))
+        planned = {**engine_config(s, point["lr"], root), **(engine or {})}
+        kept += _steps_kept(run, planned, int(s["max_steps"]))
     return kept
 
 
@@ -261,7 +265,7 @@ def eos_left(name: str, plan: Plan, results: Path, priced: Any) -> Left | None:
     eta_c = finished_flow(folder, setting)
     if cap_steps <= 0 or eta_c is None:
         return None
-    kept = min(eos_steps_kept(setting, folder, eta_c), cap_steps)
+    kept = min(eos_steps_kept(setting, folder / "runs", eta_c), cap_steps)
     if kept == cap_steps:
         return Left(0.0, "every run finished on this machine before its job was cut: 0 now")
     runs_left = (cap_steps - kept) / cap_steps
@@ -379,23 +383,16 @@ def bridge_left(job: Any, plan: Plan, results: Path) -> Left | None:
     if (folder / SWEEP).exists() or removed_result(folder, SWEEP) or cap_steps <= 0:
         return None  # a finished sweep that runs again starts over
     from sharpness.bridges.sam_eos import ENGINE_NAMES, SamEosParams  # lazy: torch
-    from sharpness.eos.sweep import engine_config, learning_rates, resolve_setting, run_name
 
     params = SamEosParams.from_dict(dict(found.config))
     eta_c = finished_flow(folder, params.setting)
-    name = str(job.run).rpartition("/")[2]
-    (opt,) = (o for o in params.optimizers if o["name"] == name)
     if eta_c is None:
         return None
-    s = resolve_setting(dict(params.setting))
-    kept = 0
-    for point in learning_rates(s, eta_c):
-        run = folder / name / run_name(point["lr"])
-        recorded = _json(run / CONFIG)
-        root = recorded.get("data_root", "data") if isinstance(recorded, dict) else "data"
-        planned = {**engine_config(s, point["lr"], root), "optimizer": ENGINE_NAMES[name],
-                   "opt_hparams": dict(opt.get("hparams", {}))}
-        kept += _steps_kept(run, planned, int(s["max_steps"]))
+    name = str(job.run).rpartition("/")[2]
+    (opt,) = (o for o in params.optimizers if o["name"] == name)
+    kept = eos_steps_kept(params.setting, folder / name, eta_c,
+                          {"optimizer": ENGINE_NAMES[name],
+                           "opt_hparams": dict(opt.get("hparams", {}))})
     kept = min(kept, cap_steps)
     if kept <= 0:
         return None
