@@ -153,7 +153,7 @@ def test_training_settings_match_the_engine():
 
 
 def test_eos_settings_match_the_sweep():
-    from sharpness.eos.sweep import FLOW_DEFAULTS, MEASURE_DEFAULTS, SETTING_DEFAULTS
+    from sharpness.eos.setting import FLOW_DEFAULTS, MEASURE_DEFAULTS, SETTING_DEFAULTS
 
     props = _properties("eos_setting")
     internal = {"ablation"}  # set by sharpness.eos.config for ablation variants

@@ -4,6 +4,7 @@ the step caps (sharpness.cost.price)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +99,39 @@ def test_hours_text_states_the_basis():
     assert hours_text(2.0, cap=30.0) == "2.0 (≤ 30.0 at the step cap)"
     assert hours_text(30.0, bound=True, cap=30.0) == "≤ 30.0"
     assert hours_text(5.0) == "5.0" and hours_text(0.0, bound=True) == "0"
+
+
+def test_a_key_a_setting_leaves_out_is_priced_at_the_value_its_run_uses():
+    """``max_steps``, ``sharpness_every`` and the flow's ``max_evals`` left to the code: the
+    sweep runs them at the setting's defaults, and so is it priced."""
+    from sharpness.cost import LANCZOS_ITERS
+    from sharpness.eos.setting import resolve_setting
+
+    section = _eos_section(dataset="svhn")  # no measured count: priced at its caps
+    for key in ("max_steps", "sharpness_every", "flow"):
+        del section["settings"]["s"][key]
+    run = resolve_setting(section["settings"]["s"])  # what run_setting runs
+    job, = eos_jobs(section)
+    steps = run["max_steps"] * len(run["lr_factors"])
+    checks = steps // run["sharpness_every"]
+    assert job.cap == (steps, checks * LANCZOS_ITERS * 2.0 + run["flow"]["max_evals"])
+    assert job.flow_passes == (run["flow"]["max_evals"],) * 2
+
+
+def test_the_sam_bridge_is_priced_at_the_setting_its_run_resolves():
+    """The bridge runs its ``setting`` as given over the eos defaults, not over the
+    dataclass's default setting: a key left out is priced at the eos default."""
+    from sharpness.bridges.sam_eos import SamEosParams
+    from sharpness.config.profiles import load_profile
+    from sharpness.cost import bridges_jobs
+    from sharpness.eos.setting import resolve_setting
+
+    quick = Path(__file__).resolve().parents[1] / "workflow/config/quick.yaml"
+    section = load_profile([str(quick)], None)["bridges"]
+    setting = {"dataset": "mnist_embedded", "train_size": 64, "model": "fcn",
+               "lr_factors": [0.5, 2.0]}
+    section["sam_eos"].update(setting=setting, optimizers=[{"name": "gd", "hparams": {}}])
+    run = resolve_setting(setting)
+    assert run["width"] != SamEosParams().setting["width"]  # the two readings differ here
+    job, = bridges_jobs(section)
+    assert (job.width, job.steps) == (run["width"], run["max_steps"] * 2)

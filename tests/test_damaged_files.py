@@ -132,7 +132,8 @@ def setting_run(tmp_path_factory) -> tuple[Path, dict]:
 def test_truncated_flow_is_recomputed(tmp_path, setting_run, caplog, name):
     import shutil
 
-    from sharpness.eos.sweep import resolve_setting, run_flow
+    from sharpness.eos.setting import resolve_setting
+    from sharpness.eos.sweep import run_flow
 
     out, summary = setting_run
     flow = tmp_path / "flow"

@@ -108,7 +108,8 @@ def test_blow_up_rows_carry_each_runs_own_status_in_both(tmp_path, monkeypatch):
     import torch
 
     import sharpness.eos.sweep
-    from sharpness.eos.sweep import build_initial, initial_loss, resolve_setting, run_setting
+    from sharpness.eos.setting import resolve_setting
+    from sharpness.eos.sweep import build_initial, initial_loss, run_setting
 
     setting = resolve_setting(dict(TINY_SETTING))
     model, data, criterion = build_initial(setting, "data")

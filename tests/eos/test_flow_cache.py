@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from sharpness.eos.sweep import resolve_setting, run_flow
+from sharpness.eos.setting import resolve_setting
+from sharpness.eos.sweep import run_flow
 
 DATA = str(Path(__file__).resolve().parents[2] / "data")
 BASE = {

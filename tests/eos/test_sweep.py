@@ -11,11 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sharpness.eos.sweep import (
-    build_initial,
-    resolve_setting,
-    run_flow,
-)
+from sharpness.eos.setting import resolve_setting
+from sharpness.eos.sweep import build_initial, run_flow
 
 #: runs eos sweeps and draws their figures: second tier
 pytestmark = pytest.mark.e2e

@@ -60,7 +60,8 @@ def _flow_share(config):
 @pytest.mark.e2e  # runs a whole eos setting (its GD runs and flow)
 def test_eos_setting_finished_cut_or_changed(repo, tmp_path):
     from sharpness.commands.eos import run_one
-    from sharpness.eos.sweep import engine_config, learning_rates, resolve_setting, run_flow
+    from sharpness.eos.setting import resolve_setting
+    from sharpness.eos.sweep import engine_config, learning_rates, run_flow
     from sharpness.eos.sweep import run_name as lr_name
     from sharpness.train import train
 

@@ -35,13 +35,13 @@ from typing import Any
 import torch
 
 from sharpness.bridges.sam_eos_stability import edge_for, sam_edge, thresholds
+from sharpness.eos.setting import resolve_setting
 from sharpness.eos.sweep import (
     build_initial,
     engine_config,
     initial_loss,
     learning_rates,
     measured_run,
-    resolve_setting,
     run_flow,
     run_name,
 )
@@ -61,7 +61,7 @@ ENGINE_NAMES = {"gd": "sgd", "sam": "sam", "lesam": "lesam"}
 class SamEosParams:
     """Settings of the figure (the ``bridges.sam_eos`` config section).
 
-    ``setting`` is an ``eos`` setting (see :data:`sharpness.eos.sweep.SETTING_DEFAULTS`);
+    ``setting`` is an ``eos`` setting (see :data:`sharpness.eos.setting.SETTING_DEFAULTS`);
     its ``lr_factors`` (multiples of GD's ``eta_c``) and ``lrs`` form the grid shared by all
     optimizers. ``optimizers`` is a list of ``{"name": "gd"|"sam"|"lesam", "hparams": {...}}``.
     """

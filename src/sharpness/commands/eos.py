@@ -138,7 +138,8 @@ def run_one(params: dict[str, Any], out: Path, data_root: str, threads: int | No
     """One setting into ``out`` under its run lock and provenance record (``eos run``);
     ``config_file`` (the file the settings came from: path and SHA-256) goes into the
     record; ``seal_result``: seal its ``sweep.json`` (``run-many`` seals them together)."""
-    from sharpness.eos.sweep import resolve_setting, run_setting
+    from sharpness.eos.setting import resolve_setting
+    from sharpness.eos.sweep import run_setting
 
     setting = resolve_setting(params)
     with run_lock(out, what="eos setting"), \

@@ -39,6 +39,8 @@ from typing import Any
 
 import yaml
 
+from sharpness.eos.setting import resolve_setting
+
 #: where the measured counts live (beside this module)
 STEPS_FILE = "eos_steps.yaml"
 #: the basis a price at expected steps names
@@ -137,18 +139,20 @@ def expected_sweep(setting: Mapping[str, Any], n_train: int, lanczos_per_check: 
     """Expected GD steps (every factor of ``lr_factors``, each at most ``max_steps``), their
     Lanczos passes (``lanczos_per_check`` per ``sharpness_every`` steps) and the flow's
     passes, for ``setting`` at ``n_train`` examples; None when nothing measured matches
-    (the sweep is then priced at its caps)."""
+    (the sweep is then priced at its caps). A key ``setting`` leaves out counts at the
+    value the run uses (:func:`sharpness.eos.setting.resolve_setting`)."""
     model = model or default_model()
+    setting = resolve_setting(dict(setting))
     entry = model.measured(setting)
     if entry is None:
         return None
     p = model.steps_at_eta_c(entry, n_train)
-    cap = int(setting.get("max_steps", 1000))
-    every = setting.get("sharpness_every") or 0
-    runs = [model.run_steps(p, float(f), cap) for f in setting.get("lr_factors", [])]
-    runs += [cap] * len(setting.get("lrs", []))  # absolute rates: no factor, priced at the cap
+    cap = int(setting["max_steps"])
+    every = setting["sharpness_every"] or 0
+    runs = [model.run_steps(p, float(f), cap) for f in setting["lr_factors"]]
+    runs += [cap] * len(setting["lrs"])  # absolute rates: no factor, priced at the cap
     lanczos = sum(s // every for s in runs) * lanczos_per_check if every else 0.0
-    flow = model.flow_gradients(entry, p, float(setting.get("flow", {}).get("max_evals", 0)))
+    flow = model.flow_gradients(entry, p, float(setting["flow"]["max_evals"]))
     return Expected(sum(runs), lanczos, flow,
                     f"expected {sum(runs):,} steps: P = {p:,.0f} at eta_c, scaled from "
                     f"{entry['dataset']} {entry['model']} {entry['loss']} at "

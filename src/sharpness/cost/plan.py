@@ -11,6 +11,7 @@ from typing import Any
 
 from sharpness.cost.eos_steps import EXPECTED_BASIS, expected_sweep
 from sharpness.eos.jobs import drawn_by, planned_settings
+from sharpness.eos.setting import resolve_setting
 from sharpness.gradcam.runs import run_config
 from sharpness.jobs import Plan, build_plan
 from sharpness.lesam import steps as lesam_steps
@@ -257,13 +258,16 @@ def lesam_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
 
 def _fullbatch_job(paper: str, items: list[str], run: str, setting: dict[str, Any], *,
                    optimizer: str, hparams: dict[str, Any], plan_job: str = "") -> Job:
+    """One full-batch sweep's job at its caps, from the eos ``setting`` resolved as its run
+    resolves it (:func:`sharpness.eos.setting.resolve_setting`: a key the profile leaves out
+    is priced at the run's default)."""
     n_full, _, _, _, _ = data_shape(setting["dataset"])
-    n = min(setting.get("train_size") or n_full, n_full)
-    steps = int(setting.get("max_steps", 1000))
-    every = setting.get("sharpness_every") or 0
+    n = min(setting["train_size"] or n_full, n_full)
+    steps = int(setting["max_steps"])
+    every = setting["sharpness_every"] or 0
     lanczos = (steps // every) * LANCZOS_ITERS * 2.0 if every else 0.0
     return Job(paper, items, run, setting["model"], setting["dataset"],
-               float(setting.get("width", 1.0)), dict(setting.get("model_kwargs", {})), n, n,
+               float(setting["width"]), dict(setting["model_kwargs"]), n, n,
                steps, _passes(optimizer, hparams), 0, extra_passes=lanczos,
                cap=(steps, lanczos), plan_job=plan_job)
 
@@ -280,13 +284,14 @@ def eos_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]:
     settings = planned_settings(plan)
     jobs = []
     for name, items in drawn_by(plan).items():
-        key, s = settings[name]
-        lrs = len(s.get("lr_factors", [])) + len(s.get("lrs", []))
+        key, planned = settings[name]
+        s = resolve_setting(dict(planned))
+        lrs = len(s["lr_factors"]) + len(s["lrs"])
         job = _fullbatch_job("eos", items, f"setting/{name}", s, optimizer="sgd", hparams={},
                              plan_job=key)
         job.steps *= max(lrs, 1)
         job.extra_passes *= max(lrs, 1)
-        flow_cap = float(s.get("flow", {}).get("max_evals", 0))  # flow evaluations
+        flow_cap = float(s["flow"]["max_evals"])  # flow evaluations
         job.extra_passes += flow_cap
         job.cap = (job.steps, job.extra_passes)
         job.flow_passes = (flow_cap, flow_cap)
@@ -330,8 +335,8 @@ def bridges_jobs(section: dict[str, Any], plan: Plan | None = None) -> list[Job]
 
     params = SamEosParams.from_dict(run.config)
     optimizers = params.optimizers
-    setting = {**SamEosParams().setting, **params.setting}
-    lrs = len(setting.get("lr_factors", [])) + len(setting.get("lrs", []))
+    setting = resolve_setting(dict(params.setting))  # as the bridge's run resolves it
+    lrs = len(setting["lr_factors"]) + len(setting["lrs"])
     jobs = []
     for opt in optimizers:
         job = _fullbatch_job("bridges", ["sam_eos"], f"sam_eos/{opt['name']}", setting,

@@ -6,6 +6,7 @@
 Modules: :mod:`~sharpness.eos.toy` (the diagonal toy with its closed forms),
 :mod:`~sharpness.eos.flow` (gradient-flow reference: RK45 or CVODE, through
 :mod:`~sharpness.eos.integrators`),
+:mod:`~sharpness.eos.setting` (a setting's keys and defaults, torch-free),
 :mod:`~sharpness.eos.sweep` (one setting: flow, then the GD learning-rate sweep),
 :mod:`~sharpness.eos.norms`, :mod:`~sharpness.eos.measures` (sharpness measures),
 :mod:`~sharpness.eos.figures` (the six figures).
@@ -21,8 +22,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     **{n: ("measures", n) for n in ("adaptive_sharpness", "all_measures", "average_sharpness",
                                      "hessian_trace", "sharpness", "worst_case_sharpness")},
     **{n: ("norms", n) for n in ("l1_norm", "l2_norm", "nuclear_norm", "parameter_norms")},
-    **{n: ("sweep", n) for n in ("build_initial", "engine_config", "learning_rates",
-                                  "resolve_setting", "run_flow", "run_setting", "run_sweep")},
+    **{n: ("setting", n) for n in ("FLOW_DEFAULTS", "MEASURE_DEFAULTS", "SETTING_DEFAULTS",
+                                    "resolve_setting")},
+    **{n: ("sweep", n) for n in ("build_initial", "engine_config", "learning_rates", "run_flow",
+                                  "run_setting", "run_sweep")},
     **{n: ("toy", n) for n in ("CATALOG_EXAMPLE", "DiagonalToy", "ToyFlow", "ToyRun", "gd",
                                 "teacher_risk")},
     "toy_gradient_flow": ("toy", "gradient_flow"),

@@ -49,6 +49,7 @@ from typing import Any
 from sharpness.eos.config import sweep_path
 from sharpness.eos.jobs import RESULTS as EOS_RESULTS
 from sharpness.eos.jobs import planned_settings
+from sharpness.eos.setting import resolve_setting
 from sharpness.gradcam.jobs import runs_folder
 from sharpness.gradcam.runs import run_config, run_name
 from sharpness.jobs import Job as PlanJob
@@ -200,7 +201,6 @@ def eos_steps_kept(setting: Mapping[str, Any], runs: Path, eta_c: float,
     from sharpness.eos.sweep import (  # lazy: torch, only where a setting was cut here
         engine_config,
         learning_rates,
-        resolve_setting,
         run_name,
     )
 
