@@ -53,6 +53,41 @@ def _own_working_folder(tmp_path_factory: pytest.TempPathFactory,
     monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _decision_files_once_per_tree() -> Iterator[None]:
+    """:func:`sharpness.claims.registration_decision.decision_files` computed once per package
+    tree and worker: it parses every deciding module and what they import (about 0.2 s a
+    call, some 70 calls in the fast tier), and its answer depends on the files' contents
+    alone, so it is remembered under a SHA-256 of every ``.py`` and ``.yaml`` file of the
+    tree (15 ms). A test that edits a module of a copied tree gets a fresh answer. The
+    module's own per-file parse cache waits for the next registration (it is deciding
+    code: a change to it is a deviation of every registration)."""
+    import hashlib
+
+    from sharpness.claims import registration, registration_decision
+
+    real = registration_decision.decision_files
+    answers: dict[tuple[str, str], dict[str, str]] = {}
+
+    def remembered(package: Path | None = None) -> dict[str, str]:
+        root = package or Path(registration_decision.__file__).resolve().parents[1]
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts \
+                    and path.is_file():
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+        key = (str(root), digest.hexdigest())
+        if key not in answers:
+            answers[key] = real(package)
+        return dict(answers[key])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(registration_decision, "decision_files", remembered)
+        patch.setattr(registration, "decision_files", remembered)
+        yield
+
+
 @pytest.fixture
 def one_thread() -> Iterator[None]:
     """One torch intra-op thread and one BLAS thread for the test: tiny models run faster so
