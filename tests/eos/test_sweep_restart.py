@@ -79,3 +79,29 @@ def test_a_cut_run_many_job_resumes_the_settings_it_finished(tmp_path, monkeypat
     for name in settings:  # both sealed now: removing one is a forced rerun
         (tmp_path / name / "sweep.json").unlink()
         assert removed_result(tmp_path / name, "sweep.json")
+
+
+def test_a_resumed_run_logs_the_uncut_runs_sharpness_bit_for_bit(tmp_path):
+    """The sharpness hook's Lanczos warm start is in the checkpoint: a GD run of a setting
+    killed after its checkpoint at step 10 and resumed measures from the vector the uncut run
+    had, so every row, sharpness and its Hessian-vector products included, is the uncut
+    run's."""
+    from dataclasses import replace
+
+    from sharpness.eos.setting import resolve_setting
+    from sharpness.eos.sweep import engine_config, run_hooks
+    from sharpness.train import train
+    from tests.killing import Killed, kill_at
+
+    setting = resolve_setting({**SMALL, "loss_goal": 1e-6, "max_steps": 30,
+                               "sharpness_every": 5, "checkpoint_every": 10})
+    cfg = engine_config(setting, 0.05, "data")
+    train(cfg, tmp_path / "uncut", hooks=run_hooks(setting))
+    cut = tmp_path / "cut"
+    with pytest.raises(Killed):
+        train(cfg, cut, hooks=replace(run_hooks(setting), on_step_end=kill_at(17).on_step_end))
+    train(cfg, cut, hooks=run_hooks(setting))  # a new hook: its warm start from the checkpoint
+    assert read_json(cut / "provenance.json")["resumed_from_step"] == 10
+    rows = (cut / "metrics.jsonl").read_text().splitlines()
+    assert sum('"sharpness"' in row for row in rows[3:]) >= 4  # measured after the resume
+    assert (cut / "metrics.jsonl").read_bytes() == (tmp_path / "uncut/metrics.jsonl").read_bytes()

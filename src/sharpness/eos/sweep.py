@@ -94,7 +94,11 @@ def build_initial(setting: dict[str, Any], data_root: str) -> tuple[nn.Module, A
 
 
 class SharpnessHook:
-    """Engine hook: warm-started Lanczos sharpness (the previous eigenvector is the start)."""
+    """Engine hook: warm-started Lanczos sharpness (the previous eigenvector is the start).
+
+    The warm start is part of the run's state: the engine keeps it in each checkpoint
+    (:meth:`state_dict`), so a resumed run measures from the vector the uncut run had and
+    logs the same sharpness, bit for bit on the CPU."""
 
     def __init__(self, tol: float, seed: int) -> None:
         self.v0: np.ndarray | None = None
@@ -104,6 +108,15 @@ class SharpnessHook:
         value, self.v0, hvps = lanczos_sharpness(model, criterion, x, y, mode="train",
                                                  v0=self.v0, tol=self.tol, seed=self.seed)
         return {"sharpness": value, "lanczos_hvps": float(hvps)}
+
+    def state_dict(self) -> dict[str, Tensor | None]:
+        """The warm start as a tensor (a checkpoint loads with ``weights_only=True``)."""
+        return {"v0": None if self.v0 is None else torch.from_numpy(np.array(self.v0))}
+
+    def load_state_dict(self, state: dict[str, Tensor | None]) -> None:
+        """Restore the warm start a checkpoint holds."""
+        v0 = state.get("v0")
+        self.v0 = None if v0 is None else v0.numpy().copy()
 
 
 def run_hooks(setting: dict[str, Any]) -> Any:

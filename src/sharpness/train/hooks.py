@@ -82,7 +82,9 @@ class BatchSource(Protocol):
 
 @dataclass
 class TrainHooks:
-    """Optional callables the engine calls; none of them is saved in checkpoints.
+    """Optional callables the engine calls. A checkpoint holds the state of a ``sharpness``
+    hook that has ``state_dict``/``load_state_dict`` (a Lanczos warm start); of the others,
+    nothing.
 
     Measurements: ``sharpness`` every ``sharpness_every`` epochs/steps on the (un-augmented)
     train set; ``metrics`` on every logged row; ``on_step_end`` after every step (tests raise

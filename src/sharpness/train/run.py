@@ -134,6 +134,8 @@ class Run:
         }
         if hasattr(self.batches, "state_dict"):  # a custom source's own generators
             state["batches"] = self.batches.state_dict()
+        if hasattr(self.hooks.sharpness, "state_dict"):  # a measurement's warm start
+            state["sharpness_hook"] = self.hooks.sharpness.state_dict()
         if self.dist.is_main:
             ckpt.save(self.dir / CHECKPOINT, state)  # with its hash in the folder's record
 
@@ -161,6 +163,8 @@ class Run:
         self.gen.set_state(state["data_generator"])
         if "batches" in state:
             self.batches.load_state_dict(state["batches"])
+        if "sharpness_hook" in state and hasattr(self.hooks.sharpness, "load_state_dict"):
+            self.hooks.sharpness.load_state_dict(state["sharpness_hook"])
         ckpt.restore_rng_states(state)
         ddp.restore_rng(self.dist, state.get("rank_rng"))
         self.epoch, self.step = state["epoch"], state["step"]
