@@ -105,3 +105,22 @@ def test_a_resumed_run_logs_the_uncut_runs_sharpness_bit_for_bit(tmp_path):
     rows = (cut / "metrics.jsonl").read_text().splitlines()
     assert sum('"sharpness"' in row for row in rows[3:]) >= 4  # measured after the resume
     assert (cut / "metrics.jsonl").read_bytes() == (tmp_path / "uncut/metrics.jsonl").read_bytes()
+
+
+def test_the_warm_start_survives_a_weights_only_checkpoint_and_a_malformed_one_starts_cold(
+        tmp_path):
+    import numpy as np
+    import torch
+
+    from sharpness.eos.sweep import SharpnessHook
+    from sharpness.train.checkpoint import safe_load
+
+    hook = SharpnessHook(1e-3, 0)
+    hook.v0 = np.linspace(-1.0, 1.0, 7)
+    torch.save({"sharpness_hook": hook.state_dict()}, tmp_path / "checkpoint.pt")
+    resumed = SharpnessHook(1e-3, 0)
+    resumed.load_state_dict(safe_load(tmp_path / "checkpoint.pt")["sharpness_hook"])
+    assert resumed.v0.dtype == hook.v0.dtype and np.array_equal(resumed.v0, hook.v0)
+    for malformed in ({"v0": "not a vector"}, {"v0": [1.0, 2.0]}, {}, None):
+        resumed.load_state_dict(malformed)
+        assert resumed.v0 is None

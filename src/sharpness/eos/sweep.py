@@ -113,10 +113,11 @@ class SharpnessHook:
         """The warm start as a tensor (a checkpoint loads with ``weights_only=True``)."""
         return {"v0": None if self.v0 is None else torch.from_numpy(np.array(self.v0))}
 
-    def load_state_dict(self, state: dict[str, Tensor | None]) -> None:
-        """Restore the warm start a checkpoint holds."""
-        v0 = state.get("v0")
-        self.v0 = None if v0 is None else v0.numpy().copy()
+    def load_state_dict(self, state: Any) -> None:
+        """Restore the warm start a checkpoint holds (anything but a tensor: a cold start;
+        a vector of another size is refused by the Lanczos call, which then starts cold)."""
+        v0 = state.get("v0") if isinstance(state, dict) else None
+        self.v0 = v0.detach().cpu().numpy().copy() if isinstance(v0, Tensor) else None
 
 
 def run_hooks(setting: dict[str, Any]) -> Any:
