@@ -7,7 +7,6 @@ records the file's SHA-256."""
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 
@@ -18,7 +17,7 @@ from sharpness.cli import main
 from sharpness.frozen import thaw
 from sharpness.io import read_json
 from sharpness.jobs import Plan
-from sharpness.jobs.files import write_files
+from sharpness.jobs.files import plan_signer, signature_path, write_files
 from sharpness.lesam.experiments import (
     STEP_CONFIG,
     TRAIN_CONFIG,
@@ -34,6 +33,8 @@ from sharpness.lesam.steps import (
     eval_runs,
     step_section,
 )
+from sharpness.runs.provenance import file_sha256
+from sharpness.runs.signing import own_public_key
 from tests.conftest import REPO
 
 
@@ -78,11 +79,15 @@ def test_an_unchanged_file_is_not_touched_and_a_changed_one_is(section, tmp_path
     only (an ablation variant that sets rho_max itself keeps its file)."""
     written = write_files(job_files(section), tmp_path)
     assert sorted(written) == sorted(job_files(section))
+    signatures = [signature_path(tmp_path / rel) for rel in written]
+    assert all(plan_signer(tmp_path / rel, file_sha256(tmp_path / rel)) == own_public_key()
+               for rel in written)
     old = {rel: (tmp_path / rel).stat().st_mtime_ns for rel in written}
-    for rel in written:  # an mtime in the past: a rewrite would show
-        os.utime(tmp_path / rel, ns=(1, 1))
+    for path in [*(tmp_path / rel for rel in written), *signatures]:  # a rewrite would show
+        os.utime(path, ns=(1, 1))
     assert write_files(job_files(section), tmp_path) == []
     assert all((tmp_path / rel).stat().st_mtime_ns == 1 for rel in old)
+    assert all(path.stat().st_mtime_ns == 1 for path in signatures)
     changed = copy.deepcopy(section)
     changed["optimizers"]["lesam"]["rho_max"] = 0.2
     rewritten = write_files(job_files(changed), tmp_path)
@@ -110,8 +115,7 @@ def test_train_reads_the_file_and_records_its_hash(tmp_path, capsys, one_thread)
     assert "status=ok" in capsys.readouterr().out
     assert read_json(out / "config.json")["data_root"] == str(REPO / "data")
     record = read_json(out / "provenance.json")
-    assert record["config_file"] == {"path": str(path),
-                                     "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    assert record["config_file"] == {"path": str(path), "sha256": file_sha256(path)}
 
 
 @pytest.mark.parametrize("text, says", [("{not json", "is not valid JSON"),

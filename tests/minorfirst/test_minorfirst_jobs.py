@@ -6,7 +6,6 @@ workflow's rules plan exactly the plan's jobs and outputs."""
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 from pathlib import Path
 
@@ -18,6 +17,8 @@ from sharpness.errors import ConfigError
 from sharpness.gradcam import jobs as gradcam_jobs
 from sharpness.jobs import build_plan
 from sharpness.minorfirst import jobs as minorfirst_jobs
+from sharpness.runs.provenance import file_sha256
+from sharpness.runs.signing import own_public_key
 from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake
 
@@ -116,8 +117,10 @@ def test_a_missing_figure_section_is_named(quick):
         minorfirst_jobs.jobs(config)
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _source(path: Path) -> dict[str, str]:
+    """What a job records of a file its plan wrote: path, SHA-256 and the plan's signer (this
+    machine's key)."""
+    return {"path": str(path), "sha256": file_sha256(path), "signed_by": own_public_key()}
 
 
 def test_minorfirst_run_reads_its_config_file_and_records_its_hash(tmp_path, quick):
@@ -131,7 +134,7 @@ def test_minorfirst_run_reads_its_config_file_and_records_its_hash(tmp_path, qui
     assert main(["minorfirst", "run", "l2_regimes", "--config-file", str(path),
                  "--out", str(out)]) == 0
     record = json.loads((out / "provenance.json").read_text())
-    assert record["config_file"] == {"path": str(path), "sha256": _sha(path)}
+    assert record["config_file"] == _source(path)
     assert record["params"] == job.config
 
 
@@ -186,10 +189,10 @@ def test_gradcam_train_and_maps_read_their_file_and_record_its_hash(tmp_path, mo
                  "--data-root", "mine", "--out", str(tmp_path / "runs")]) == 0
     assert [o for o, _ in seen["trained"]] == sorted(quick["gradcam"]["optimizers"])
     assert all(spec["data_root"] == "mine" for _, spec in seen["trained"])
-    assert seen["written"] == [{"path": str(train), "sha256": _sha(train)}] * 3
+    assert seen["written"] == [_source(train)] * 3
     assert main(["gradcam", "maps", "--config-file", str(maps), "--dataset", "mnist",
                  "--runs", "r", "--data-root", "mine", "--out", str(tmp_path / "m")]) == 0
-    assert seen["maps"] == {"path": str(maps), "sha256": _sha(maps)} and seen["root"] == "mine"
+    assert seen["maps"] == _source(maps) and seen["root"] == "mine"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"datasets": {}}))
     assert main(["gradcam", "train", "--config-file", str(bad), "--dataset", "mnist",

@@ -1,22 +1,26 @@
 """An optimizer's hyper-parameters are resolved by its spec once on any path: by the plan for a
 workflow job (whose file holds the resolved values, which ``sharpness train --config-file``
-takes as written), by the config's validation for a run given by hand, by the optimizer for a
-caller that passes its own keywords."""
+takes as written when the plan's signature beside it holds), by the config's validation for
+a run given by hand (a file no plan vouches for among them), by the optimizer for a caller
+that passes its own keywords."""
 
 from __future__ import annotations
 
 import copy
 import json
 import re
+from pathlib import Path
 
 import pytest
 
 from sharpness.cli import main
 from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
 from sharpness.jobs import Plan
+from sharpness.jobs.files import write_files
 from sharpness.lesam import experiments as exp
 from sharpness.lesam.jobs import jobs as lesam_jobs
 from sharpness.optim.spec import OptimizerSpec, optimizer_spec
+from sharpness.runs.signing import own_public_key
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -66,16 +70,22 @@ def test_the_plan_resolves_each_entry_once_and_its_job_files_hold_the_result(res
         assert all(held[k] == v for k, v in written.items() if k != "source"), rid
 
 
+def _planned(folder: Path, content: dict) -> Path:
+    """A job file as a plan writes it: ``folder/job.json`` with the plan's signature beside."""
+    write_files({"job.json": content}, folder)
+    return folder / "job.json"
+
+
 def test_a_job_file_is_not_resolved_again_and_runs_as_the_same_config_by_hand(
         tmp_path, resolves, capsys):
-    """``sharpness train --config-file`` of a file with resolved hyper-parameters asks the
-    spec nothing; the same run given by hand (``--config``, the profile's few keys) resolves
-    once, and both are one run: the same config id and the same numbers."""
+    """``sharpness train --config-file`` of a file its plan signed, with resolved
+    hyper-parameters, asks the spec nothing; the same run given by hand (``--config``, the
+    profile's few keys) resolves once, and both are one run: the same config id and the same
+    numbers."""
     hand = tmp_path / "hand.json"
     hand.write_text(json.dumps(TINY))
-    planned = tmp_path / "planned.json"
-    planned.write_text(json.dumps({**TINY, "opt_hparams": optimizer_spec("sam").resolve(
-        TINY["opt_hparams"])}))
+    planned = _planned(tmp_path, {**TINY, "opt_hparams": optimizer_spec("sam").resolve(
+        TINY["opt_hparams"])})
     resolves.clear()
     assert main(["train", "--config-file", str(planned), "--out", str(tmp_path / "a"),
                  "--no-progress"]) == 0
@@ -87,23 +97,57 @@ def test_a_job_file_is_not_resolved_again_and_runs_as_the_same_config_by_hand(
     assert finals[0] == finals[1] and finals[0]["steps"] == 2
     record = json.loads((tmp_path / "a" / "provenance.json").read_text())
     assert record["config_file"]["path"] == str(planned)
+    assert record["config_file"]["signed_by"] == own_public_key()
     assert record["params"]["opt_hparams"]["bn_second_pass"] == "freeze"
     capsys.readouterr()
 
 
-def test_a_job_file_must_hold_resolved_hyper_parameters(tmp_path, capsys):
-    """A job file whose hyper-parameters are not every one of its optimizer's (edited by
-    hand) is refused naming what is missing; ``--set`` may not change what the plan
-    resolved."""
-    path = tmp_path / "job.json"
-    path.write_text(json.dumps(TINY))
+def test_a_signed_job_file_must_hold_resolved_hyper_parameters(tmp_path, capsys):
+    """A signed job file whose hyper-parameters are not every one of its optimizer's is
+    refused naming what is missing; ``--set`` may not change what its plan resolved."""
+    path = _planned(tmp_path, TINY)
     assert main(["train", "--config-file", str(path), "--out", str(tmp_path / "run")]) == 2
     assert re.search(r"'opt_hparams': not resolved .*missing: bn_second_pass",
                      capsys.readouterr().err)
     assert main(["train", "--config-file", str(path), "--out", str(tmp_path / "run"),
                  "--set", 'opt_hparams={"rho": 0.2}']) == 2
-    assert "--set opt_hparams: a --config-file's optimizer" in capsys.readouterr().err
+    assert "--set opt_hparams: a signed --config-file's optimizer" in capsys.readouterr().err
     assert not (tmp_path / "run" / "final.json").exists()
+
+
+@pytest.mark.parametrize("how", ["by hand", "changed after the plan signed it",
+                                 "signed by a key not trusted here"])
+def test_a_job_file_no_plan_vouches_for_is_checked_in_full(tmp_path, resolves, capsys,
+                                                             monkeypatch, how):
+    """Values that no check saw never reach the optimizer: a job file without a signature of
+    its plan that holds (written by hand, edited after the plan wrote it, or signed with
+    another key) has its hyper-parameters resolved by the spec like ``--config``: a negative
+    ``rho`` is refused naming the key, and nothing is trained."""
+    bad = {**TINY, "opt_hparams": {"rho": -1.0, "bn_second_pass": "freeze"}}
+    if how == "by hand":
+        path = tmp_path / "job.json"
+        path.write_text(json.dumps(bad))
+    elif how == "changed after the plan signed it":
+        path = _planned(tmp_path, {**bad, "opt_hparams": {**bad["opt_hparams"], "rho": 0.1}})
+        path.write_text(path.read_text().replace('"rho": 0.1', '"rho": -1.0'))
+    else:
+        path = _planned(tmp_path, bad)
+        monkeypatch.setenv("SHARPNESS_SIGNING_KEY", str(tmp_path / "other_key"))
+        monkeypatch.setenv("SHARPNESS_TRUSTED_DIR", str(tmp_path / "trusting_nobody"))
+    resolves.clear()
+    assert main(["train", "--config-file", str(path), "--out", str(tmp_path / "run"),
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "'opt_hparams': optimizer 'sam': rho must be in [0, inf), got -1.0" in err
+    assert ("not the file its plan signed" in err) == (how != "by hand")
+    assert resolves == ["sam"]
+    assert not (tmp_path / "run" / "final.json").exists()
+    path.write_text(json.dumps(TINY))  # by hand, the profile's few keys: resolved, and run
+    assert main(["train", "--config-file", str(path), "--out", str(tmp_path / "run"),
+                 "--set", 'opt_hparams={"rho": 0.2}', "--no-progress"]) == 0
+    record = json.loads((tmp_path / "run" / "provenance.json").read_text())
+    assert record["params"]["opt_hparams"] == {"rho": 0.2, "bn_second_pass": "freeze"}
+    assert "signed_by" not in record["config_file"]
 
 
 def test_the_optimizer_resolves_only_what_a_caller_passes_as_keywords(resolves):

@@ -5,9 +5,11 @@ The config is a JSON object (inline, or a path to a ``.json``/``.yaml`` file); k
 file and records its path and SHA-256 in the run's ``provenance.json`` (``config_file``): the
 workflow's lesam jobs pass the file the plan wrote for them
 (:meth:`sharpness.jobs.Plan.write`), so their command line stays short. Such a file holds
-the run's hyper-parameters as the plan resolved them; the engine checks their names and takes
-their values as written (the spec is not asked again), so ``--set`` may not change the
-optimizer or its ``opt_hparams`` of a ``--config-file`` (edit the profile instead).
+the run's hyper-parameters as the plan resolved them, and the plan's signature beside it
+(:mod:`sharpness.jobs.files`): when it holds, the engine checks their names and takes their
+values as written (the spec is not asked again), so ``--set`` may not change the optimizer or
+its ``opt_hparams`` of a signed file (edit the profile instead). A file without a signature
+that holds (written by hand, or changed since) is checked in full, as ``--config`` is.
 ``--data-root DIR`` sets the data folder (the config's ``data_root``; the spelling the eos
 commands use). ``--set key=value`` overrides single keys (values parsed as JSON). The exit code is 0 for a finished run, also a
 diverged one (divergence is a result, recorded in ``final.json`` and ``provenance.json``); it
@@ -36,7 +38,7 @@ from sharpness.errors import ConfigError
 from sharpness.jobs.files import read_job_file
 from sharpness.runs.lock import run_lock
 
-#: the keys of a job file whose values the plan resolved (``--set`` leaves them alone)
+#: the keys of a signed job file whose values the plan resolved (``--set`` leaves them alone)
 PLANNED_KEYS = frozenset({"optimizer", "opt_hparams"})
 
 
@@ -116,12 +118,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"train config must be a JSON object, got {type(config).__name__}")
     if args.data_root is not None:
         config = {**config, "data_root": args.data_root}
-    if source is not None:
+    if source is not None and "signed_by" in source:
         planned = sorted({item.partition("=")[0] for item in args.set} & PLANNED_KEYS)
         if planned:
-            raise ConfigError(f"--set {', '.join(planned)}: a --config-file's optimizer and "
-                              "hyper-parameters are the plan's (resolved when it was built); "
-                              "change them in the profile")
+            raise ConfigError(f"--set {', '.join(planned)}: a signed --config-file's "
+                              "optimizer and hyper-parameters are the plan's (resolved when "
+                              "it was built); change them in the profile")
     train_one(apply_overrides(config, args.set), args.out, args.threads, args.progress,
               config_file=source)
     return 0
@@ -131,8 +133,8 @@ def train_one(config: dict[str, Any], out: str, threads: int | None, progress: b
               config_file: dict[str, str] | None = None) -> None:
     """One run into ``out`` under its run lock; prints the summary line (rank 0).
 
-    The engine validates ``config`` (once; a ``config_file``'s hyper-parameters by name
-    only, as its plan resolved them); the hooks it names are loaded here first (a name that
+    The engine validates ``config`` (once; the hyper-parameters of a ``config_file`` its
+    plan signed by name only, as the plan resolved them); the hooks it names are loaded here first (a name that
     is not a string is left to that validation to refuse). ``config_file`` (the file it came
     from, path and SHA-256) goes into the run's provenance."""
     from sharpness.train import TrainHooks, train

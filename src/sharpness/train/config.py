@@ -164,9 +164,10 @@ def validate_config(config: dict[str, Any], *, resolved: bool = False) -> dict[s
     options against the builder's signature, so every typo fails here. The hyper-parameters
     are resolved by the optimizer's spec (:meth:`sharpness.optim.spec.OptimizerSpec.resolve`:
     checked, defaults filled in), unless ``resolved``: a job file the workflow's plan wrote
-    holds them resolved already (:mod:`sharpness.lesam.experiments`), so only their names are
-    checked (every hyper-parameter of the optimizer, no other) and their values are taken as
-    the plan resolved them (the file's SHA-256 is in the run's provenance). Either way the
+    and signed holds them resolved already (:mod:`sharpness.lesam.experiments`,
+    :mod:`sharpness.jobs.files`), so only their names are checked (every hyper-parameter of
+    the optimizer, no other) and their values are taken as the plan resolved them (the file's
+    SHA-256 and signer are in the run's provenance). Either way the
     result is the same config, so the optimizer takes ``opt_hparams`` as they are.
     """
     if not isinstance(config, dict):

@@ -140,17 +140,17 @@ def train(config: dict[str, Any], run_dir: str | os.PathLike[str], *,
     else progress lines in the log (:mod:`sharpness.runs.progress`); ``False``: silent. A finished run (``final.json``) of the same cache key
     (config, device, code of the engine and the hooks) is returned as is; a run with
     ``checkpoint.pt`` of the same key continues from it; anything else starts over.
-    ``config_file`` (``{"path", "sha256"}``: the file the config was read from, as the
-    workflow's jobs receive it) is recorded under ``config_file`` in ``provenance.json``; it
-    is not part of the cache key (the config it holds is).
+    ``config_file`` (``{"path", "sha256"}``, and ``signed_by`` when its plan's signature
+    holds: :func:`sharpness.jobs.files.read_job_file`) is recorded under ``config_file`` in
+    ``provenance.json``; it is not part of the cache key (the config it holds is).
 
     ``config`` is validated here, once (the one validation of a run in its process): with
     its hyper-parameters resolved by the optimizer's spec, or, for a config read from a job
-    file (``config_file``), whose plan resolved them, with their names checked and their
-    values taken as written (:func:`sharpness.train.config.validate_config`). The optimizer
-    takes them as they are.
+    file its plan signed (``config_file`` with ``signed_by``), whose plan resolved them,
+    with their names checked and their values taken as written
+    (:func:`sharpness.train.config.validate_config`). The optimizer takes them as they are.
     """
-    cfg = validate_config(config, resolved=config_file is not None)
+    cfg = validate_config(config, resolved=bool(config_file and config_file.get("signed_by")))
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     if threads:
