@@ -105,6 +105,26 @@ def test_shipped_profiles_pass(config):
     ("lesam.groups.transfer_finetune.init_from", ["transfer_pretrain", "sam"],
      "config key lesam.groups.transfer_finetune.init_from: no label 'sam' in group "
      "'transfer_pretrain'"),
+    # a model and its options, as every run and setting will build it, at planning
+    ("lesam.base.model", "resnet81", "config key lesam.base.model: unknown model 'resnet81'; "
+     "known: cnn, fcn, pyramidnet110, resnet101, resnet18, resnet50, vit_b_16, vit_small, "
+     "wrn28_10 (lesam run cifar10_resnet18-sgd-s0)"),
+    ("lesam.groups.cifar10_wrn.overrides.model_kwargs", {"depthh": 10},
+     "config key lesam.groups.cifar10_wrn.overrides.model_kwargs: model 'wrn28_10' has no "
+     "option(s) depthh; accepted: depth, dropout, widen (lesam run cifar10_wrn-sgd-s0)"),
+    ("lesam.glmc.overrides.model", "vit", "config key lesam.glmc.overrides.model: unknown "
+     "model 'vit'"),
+    ("eos.settings.mnist_fcn_mse.model", "fnc", "config key eos.settings.mnist_fcn_mse.model: "
+     "setting 'mnist_fcn_mse' (with eos.defaults): unknown model 'fnc'"),
+    ("eos.settings.cifar_cnn_ce.model_kwargs", {"chanels": 8},
+     "config key eos.settings.cifar_cnn_ce.model_kwargs: setting 'cifar_cnn_ce' (with "
+     "eos.defaults): model 'cnn' has no option(s) chanels; accepted: activation, alpha, bias, "
+     "channels, depth, head, pool"),
+    ("eos.ablations.factors.depth.key", "model_kwargs.layers",
+     "config key eos.ablations.factors.depth.model_kwargs: setting 'abl_depth_1' (with "
+     "eos.defaults): model 'fcn' has no option(s) layers"),
+    ("bridges.sam_eos.setting.model_kwargs", {"widht": 2},
+     "config key bridges.sam_eos.setting.model_kwargs: model 'fcn' has no option(s) widht"),
 ])
 def test_bad_input_is_refused_naming_the_key(key, value, message):
     config = _set(copy.deepcopy(QUICK), key, value)

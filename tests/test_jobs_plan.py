@@ -31,10 +31,13 @@ def test_built_once_per_config(quick):
 
 @pytest.mark.e2e  # an import check in a fresh interpreter
 def test_importing_the_plan_never_imports_torch():
-    """The plan is pure: the workflow plans (and `sharpness jobs` lists) without torch."""
+    """The plan is pure: the workflow checks its config (every run's model and options among
+    it) and plans (and `sharpness jobs` lists) without torch."""
     code = ("import sys, yaml; from sharpness.jobs import build_plan; "
-            f"build_plan(yaml.safe_load(open({str(REPO / 'workflow/config/quick.yaml')!r}))); "
-            "print('torch' in sys.modules)")
+            "from sharpness.config.check import check_config; "
+            f"cfg = yaml.safe_load(open({str(REPO / 'workflow/config/quick.yaml')!r})); "
+            f"check_config(cfg, {str(REPO / 'workflow/config/config.schema.yaml')!r}); "
+            "build_plan(cfg); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 import torchvision
 
-from sharpness.models import MODELS, QUICK_SETTINGS, build_model, count_parameters
+from sharpness.models import MODELS, QUICK_SETTINGS, build_model, count_parameters, model_options
 
 pytestmark = pytest.mark.usefixtures("one_thread")  # tiny models: one thread
 
@@ -77,6 +79,17 @@ def test_resnet_small_input_stem():
     large = build_model("resnet50", 10, 3, 224, width=0.0625)
     assert small.conv1.kernel_size == (3, 3) and isinstance(small.maxpool, torch.nn.Identity)
     assert large.conv1.kernel_size == (7, 7)
+
+
+def test_options_read_from_the_source_are_the_imported_builders_signatures():
+    """``model_options`` reads each builder's options from its module's source (so the plan
+    checks ``model_kwargs`` without torch): they are the imported builder's own keyword
+    arguments, with the same defaults."""
+    fixed = {"num_classes", "in_channels", "image_size", "width"}
+    for name, builder in MODELS.items():
+        signature = inspect.signature(builder).parameters
+        assert model_options(name) == {k: p.default for k, p in signature.items()
+                                       if k not in fixed}, name
 
 
 def test_unknown_model_and_option_errors_name_them():

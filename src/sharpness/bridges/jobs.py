@@ -15,7 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from sharpness.eos.config import setting_data_inputs
+from sharpness.eos.setting import SETTING_DEFAULTS
+from sharpness.errors import ConfigError
 from sharpness.jobs import Job
+from sharpness.models import model_problem
 
 #: where the bridge runs write, one folder a bridge
 RESULTS = "results/bridges"
@@ -44,6 +47,17 @@ def run_outputs(bridge: str) -> tuple[str, ...]:
 def figure_outputs(bridge: str) -> tuple[str, ...]:
     """A bridge figure's PDF, PNG and CSV (``figures/bridges/<bridge>.*``)."""
     return tuple(f"figures/bridges/{bridge}.{kind}" for kind in ("pdf", "png", "csv"))
+
+
+def check(config: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
+    """The SAM bridge's eos setting names a model that takes its options
+    (:func:`sharpness.models.model_problem`); ``ConfigError`` names the key."""
+    del schema  # the schema checked each key already
+    setting = (config["bridges"].get("sam_eos") or {}).get("setting") or {}
+    found = model_problem(setting.get("model", SETTING_DEFAULTS["model"]),
+                          setting.get("model_kwargs"))
+    if found:
+        raise ConfigError(f"config key bridges.sam_eos.setting.{found[0]}: {found[1]}")
 
 
 def jobs(config: Mapping[str, Any]) -> list[Job]:

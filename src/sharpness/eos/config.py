@@ -16,8 +16,10 @@ import re
 from typing import Any
 
 from sharpness.data.registry import preparation_inputs
+from sharpness.eos.setting import SETTING_DEFAULTS
 from sharpness.errors import ConfigError
 from sharpness.mappings import deep_merge
+from sharpness.models import model_problem
 
 
 def _set_dotted(target: dict[str, Any], key: str, value: Any) -> None:
@@ -142,7 +144,8 @@ def check_settings(eos: dict[str, Any], schema: dict[str, Any]) -> None:
     each ablation variant matches the workflow schema's eos setting (``schema``: a main
     setting is ``eos.defaults`` and ``eos.settings.<name>``, which the schema checked
     already; a variant changes a key by its dotted name, so it is checked whole), each has
-    learning rates, and a figure names only settings that exist. ``ConfigError`` names the
+    learning rates and a model that takes its options (:func:`sharpness.models.model_problem`),
+    and a figure names only settings that exist. ``ConfigError`` names the
     key."""
     from sharpness.config.check import schema_error  # lazy: jsonschema, only when checking
     from sharpness.errors import key_path
@@ -160,6 +163,11 @@ def check_settings(eos: dict[str, Any], schema: dict[str, Any]) -> None:
         if not plain.get("lrs") and not plain.get("lr_factors"):
             raise ConfigError(f"config key {where}: needs lrs (absolute) or lr_factors "
                               "(x eta_c), here or in eos.defaults")
+        found = model_problem(plain.get("model", SETTING_DEFAULTS["model"]),
+                              plain.get("model_kwargs"))
+        if found:
+            raise ConfigError(f"config key {where}.{found[0]}: setting {name!r} (with "
+                              f"eos.defaults): {found[1]}")
     for figure, names in (eos.get("figures") or {}).items():
         for index, name in enumerate(names):
             if name not in settings:

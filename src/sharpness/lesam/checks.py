@@ -5,7 +5,8 @@ its own: the base, a group's overrides, an optimizer entry, the seeds. What only
 combination can get wrong is checked here, when the plan is built
 (:func:`sharpness.jobs.check_sections`, called by
 :func:`sharpness.config.check.check_config`): what overrides may set, named optimizer entries
-and ``init_from`` that exist, every run's required settings, and in the paper profile a
+and ``init_from`` that exist, every run's required settings, its model and the model's
+options (:func:`sharpness.models.model_problem`, torch-free), and in the paper profile a
 source beside every setting. Expanding the run list here also resolves every run's
 hyper-parameters through its optimizer's spec (the one place:
 :func:`sharpness.lesam.experiments.resolved_hparams`, whose ``ConfigError`` names the key).
@@ -18,6 +19,7 @@ from typing import Any
 
 from sharpness.errors import ConfigError
 from sharpness.lesam.experiments import glmc_runs, missing_sources, signal_runs, training_runs
+from sharpness.models import model_problem
 
 #: run settings a lesam group sets itself (from its optimizer entries, seeds and init_from)
 GROUP_SET = {"optimizer": "the group's `optimizers` entries",
@@ -48,14 +50,22 @@ def check_section(section: dict[str, Any], paper: bool = False) -> None:
             if label not in labels:
                 raise ConfigError(f"config key lesam.groups.{name}.init_from: no label "
                                   f"{label!r} in group {group!r} (known: {sorted(labels)})")
-    runs = {f"run {rid}": r["config"] for rid, r in training_runs(section).items()}
-    runs.update({f"glmc run {rid}": r["config"] for rid, r in glmc_runs(section).items()})
-    runs.update({f"signal run {label}": r["config"]
+    runs = {f"run {rid}": (f"lesam.groups.{r['group']}", r["config"])
+            for rid, r in training_runs(section).items()}
+    runs.update({f"glmc run {rid}": ("lesam.glmc", r["config"])
+                 for rid, r in glmc_runs(section).items()})
+    runs.update({f"signal run {label}": ("lesam.signal", r["config"])
                  for label, r in signal_runs(section).items()})
-    for where, cfg in runs.items():
+    for where, (study, cfg) in runs.items():
         for key in ("dataset", "model"):
             if key not in cfg:
                 raise ConfigError(f"config key lesam.base.{key}: required (lesam {where})")
+        found = model_problem(cfg["model"], cfg.get("model_kwargs"))
+        if found:
+            key, why = found
+            overrides = studies[study].get("overrides") or {}
+            origin = f"{study}.overrides" if key in overrides else "lesam.base"
+            raise ConfigError(f"config key {origin}.{key}: {why} (lesam {where})")
     if paper:
         unsourced = missing_sources(section)
         if unsourced:

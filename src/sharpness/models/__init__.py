@@ -6,20 +6,30 @@ Each builder takes ``(num_classes, in_channels, image_size, width=1.0, **kw)``; 
 multiplies every channel/hidden count so the quick profile can shrink a model without changing
 its shape. Extra keyword arguments are model-specific (``depth``, ``activation``, ``alpha``,
 ``parametrization``, ``pretrained``, ...); an unknown one is a ``ValueError`` naming it.
+
+Importing this package imports no torch: the names (:data:`MODELS`) and each model's options
+(:func:`model_options`, read from its builder's signature in the source) are known without
+building anything, so the workflow's plan checks a config's ``model`` and ``model_kwargs``
+before any job starts (:func:`model_problem`); a builder's module is imported when it is first
+looked up.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
-import inspect
+import importlib.util
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
-
-from torch import nn
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from sharpness.errors import lookup
 
-ModelBuilder = Callable[..., nn.Module]
+if TYPE_CHECKING:
+    from torch import nn
+
+ModelBuilder = Callable[..., "nn.Module"]
 
 #: where each public name lives (module in this package); imported on first use, so a job
 #: that trains a CNN or FCN never imports torchvision (its import pulls torch._dynamo: about
@@ -61,8 +71,8 @@ class _Builders(Mapping[str, ModelBuilder]):
         return len(self._names)
 
 
-#: name -> builder; the names the configs use
-MODELS: Mapping[str, ModelBuilder] = _Builders({
+#: config name -> the name of its builder (a function of :data:`_HOMES`)
+_BUILDER_NAMES = {
     "resnet18": "resnet18_cifar",
     "wrn28_10": "wrn28_10",
     "pyramidnet110": "pyramidnet110",
@@ -72,16 +82,50 @@ MODELS: Mapping[str, ModelBuilder] = _Builders({
     "vit_small": "vit_small",
     "cnn": "cnn",
     "fcn": "fcn",
-})
+}
+#: name -> builder; the names the configs use
+MODELS: Mapping[str, ModelBuilder] = _Builders(_BUILDER_NAMES)
 
 _FIXED = ("num_classes", "in_channels", "image_size", "width")
 
 
 def model_options(name: str) -> dict[str, Any]:
-    """The model-specific keyword arguments of ``name`` and their defaults."""
-    builder = _builder(name)
-    return {k: p.default for k, p in inspect.signature(builder).parameters.items()
-            if k not in _FIXED}
+    """The model-specific keyword arguments of ``name`` and their defaults (a ``ValueError``
+    naming the known models for an unknown name). Read from the builder's signature in its
+    module's source, without importing it (no torch); every default is a literal, and
+    ``tests/models/test_models.py`` holds the answer against the imported signature."""
+    return dict(_declared_options(lookup(_BUILDER_NAMES, name, "model")))
+
+
+@functools.cache
+def _declared_options(builder: str) -> dict[str, Any]:
+    spec = importlib.util.find_spec(f"{__name__}.{_HOMES[builder]}")
+    assert spec is not None and spec.origin is not None, builder
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    (node,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == builder]
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    pairs = [*zip(positional, defaults, strict=True),
+             *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    return {arg.arg: ast.literal_eval(default) for arg, default in pairs
+            if arg.arg not in _FIXED and default is not None}
+
+
+def model_problem(name: Any, options: Any) -> tuple[str, str] | None:
+    """The config key at fault (``model`` or ``model_kwargs``) and why, when model ``name``
+    cannot be built with the options ``options`` (a config's ``model`` and ``model_kwargs``):
+    an unknown model, or options it does not take, naming what it knows; ``None`` when it
+    can. Torch-free: the plan asks it for every run and setting before any job starts, a
+    run's validation asks it again."""
+    if name not in _BUILDER_NAMES:
+        return "model", f"unknown model {name!r}; known: {', '.join(sorted(_BUILDER_NAMES))}"
+    allowed = model_options(name)
+    bad = sorted(set(options or {}) - set(allowed))
+    if bad:
+        return "model_kwargs", (f"model {name!r} has no option(s) {', '.join(bad)}; "
+                                f"accepted: {', '.join(sorted(allowed)) or 'none'}")
+    return None
 
 
 def _builder(name: str) -> ModelBuilder:
@@ -97,12 +141,10 @@ def build_model(name: str, num_classes: int, in_channels: int, image_size: int,
     keyword (listing the accepted ones). Use ``torch.manual_seed`` before the call for a
     reproducible init.
     """
+    found = model_problem(name, kw)
+    if found:
+        raise ValueError(found[1])
     builder = _builder(name)
-    allowed = model_options(name)
-    unknown = sorted(set(kw) - set(allowed))
-    if unknown:
-        raise ValueError(f"model {name!r} got unknown option(s) {', '.join(unknown)}; "
-                         f"accepted: {', '.join(sorted(allowed)) or 'none'}")
     if width <= 0:
         raise ValueError(f"width multiplier must be positive, got {width}")
     return builder(num_classes, in_channels, image_size, width=width, **kw)

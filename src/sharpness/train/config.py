@@ -62,7 +62,7 @@ from typing import Any
 
 from sharpness.errors import ConfigError, key_path, nonfinite
 from sharpness.mappings import deep_merge
-from sharpness.models import MODELS, model_options
+from sharpness.models import model_problem
 from sharpness.optim import OPTIMIZERS
 from sharpness.optim.spec import optimizer_spec
 from sharpness.runs.state import BLOW_UP_FACTOR
@@ -294,13 +294,9 @@ def validate_config(config: dict[str, Any], *, resolved: bool = False) -> dict[s
 
 
 def _check_registries(cfg: dict[str, Any], resolved: bool) -> None:
-    if cfg["model"] not in MODELS:
-        raise _fail("model", f"unknown model {cfg['model']!r}; known: {', '.join(sorted(MODELS))}")
-    allowed = model_options(cfg["model"])
-    bad = sorted(set(cfg["model_kwargs"]) - set(allowed))
-    if bad:
-        raise _fail("model_kwargs", f"model {cfg['model']!r} has no option(s) {', '.join(bad)}; "
-                                    f"accepted: {', '.join(sorted(allowed))}")
+    found = model_problem(cfg["model"], cfg["model_kwargs"])
+    if found:
+        raise _fail(*found)
     if cfg["optimizer"] not in OPTIMIZERS:
         raise _fail("optimizer", f"unknown optimizer {cfg['optimizer']!r}; known: "
                                  f"{', '.join(OPTIMIZERS)}")
