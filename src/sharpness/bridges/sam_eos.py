@@ -109,10 +109,10 @@ def run_sweep(p: SamEosParams, out: Path, threads: int | None = None,
     out = Path(out)
     start_over_if_removed(out, "sweep.json", ("flow", *(o["name"] for o in p.optimizers)),
                           what="bridges sam_eos sweep")
-    with RunRecord(out, params=p.to_dict(), seed=p.setting.get("seed", 0)) as record:
+    setting = resolve_setting(copy.deepcopy(p.setting))
+    with RunRecord(out, params=p.to_dict(), seed=setting["seed"]) as record:
         if config_file is not None:  # the file the job read its settings from
             record.update(config_file=dict(config_file))
-        setting = resolve_setting(copy.deepcopy(p.setting))
         flow = run_flow(setting, out / "flow", p.data_root)
         eta_c = float(flow["eta_c"])
         initial = build_initial(setting, p.data_root)
