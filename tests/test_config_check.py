@@ -125,6 +125,16 @@ def test_shipped_profiles_pass(config):
      "eos.defaults): model 'fcn' has no option(s) layers"),
     ("bridges.sam_eos.setting.model_kwargs", {"widht": 2},
      "config key bridges.sam_eos.setting.model_kwargs: model 'fcn' has no option(s) widht"),
+    # every lesam run as the engine will validate it: what only a whole run can get wrong
+    ("lesam.base.loss_goal", 0.1, "config key lesam.base or lesam.groups.cifar10_resnet18."
+     "overrides (lesam run cifar10_resnet18-sgd-s0): train config key 'loss_goal': only "
+     "applies to mode 'fullbatch'"),
+    ("lesam.groups.cifar10_wrn.overrides.gpus", 3, "config key lesam.base or "
+     "lesam.groups.cifar10_wrn.overrides (lesam run cifar10_wrn-sgd-s0): train config key "
+     "'batch_size': 128 is not divisible by gpus=3"),
+    ("lesam.glmc.overrides.classes", [1, 1], "config key lesam.base or lesam.glmc.overrides "
+     "(lesam glmc run lt100-sgd-s0): train config key 'classes': must be a non-empty list of "
+     "distinct ints"),
 ])
 def test_bad_input_is_refused_naming_the_key(key, value, message):
     config = _set(copy.deepcopy(QUICK), key, value)

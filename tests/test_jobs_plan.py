@@ -10,8 +10,11 @@ import sys
 import pytest
 import yaml
 
+from sharpness.frozen import thaw
 from sharpness.jobs import Job, Plan, build_plan
 from sharpness.lesam.experiments import TRAIN_FINAL, output, training_runs
+from sharpness.mappings import deep_merge
+from sharpness.train.config import DEFAULTS, validate_config
 from tests.conftest import REPO
 
 
@@ -45,7 +48,9 @@ def test_importing_the_plan_never_imports_torch():
 
 def test_lesam_training_jobs_are_the_run_list(quick):
     """One lesam_train job per run of the run list, writing the run's final.json and reading
-    its config file, which holds the run's resolved config."""
+    its config file, which holds the run's resolved config: the run list's settings and every
+    other key the engine reads, its default filled (all but the data folder, the job's
+    ``--data-root``), so that the engine's validation leaves it as it is."""
     plan = build_plan(quick)
     runs = training_runs(quick["lesam"])
     assert plan.ids("lesam_train") == list(runs)
@@ -53,7 +58,10 @@ def test_lesam_training_jobs_are_the_run_list(quick):
         job = plan.job("lesam_train", rid)
         assert output(TRAIN_FINAL, run=rid) in job.outputs
         assert job.config_file in job.inputs
-        assert job.config == dict(run["config"]) or job.config == run["config"]
+        assert set(job.config) == set(DEFAULTS) - {"data_root"}
+        assert deep_merge(job.config, thaw(run["config"])) == job.config  # its own settings
+        given = {**job.config, "data_root": "somewhere"}
+        assert validate_config(given, resolved=True) == given
         for dep in run["depends"]:
             assert output(TRAIN_FINAL, run=dep) in job.inputs
 

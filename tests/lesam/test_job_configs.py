@@ -33,8 +33,10 @@ from sharpness.lesam.steps import (
     eval_runs,
     step_section,
 )
+from sharpness.mappings import deep_merge
 from sharpness.runs.provenance import file_sha256
 from sharpness.runs.signing import own_public_key
+from sharpness.train.config import DEFAULTS
 from tests.conftest import REPO
 
 
@@ -50,19 +52,30 @@ def section():
 
 def test_one_file_a_run_holding_what_the_job_ran_before(section):
     """A file for every training, GLMC and signal run, holding the run's config as the run
-    list resolves it (the value the command line carried)."""
+    list resolves it, with every other key the engine reads filled with its default (all but
+    the data folder, the job's ``--data-root``; a GLMC run's ``glmc`` settings beside)."""
     files = job_files(section)
     train, glmc, signal = training_runs(section), glmc_runs(section), signal_runs(section)
     evals = [what for what, item in EVAL_ITEMS.items() if item in section["items"]]
     assert len(files) == len(train) + len(glmc) + len(signal) + len(evals) + len(
         section["items"])
+
+    def holds(held, run):  # noqa: ANN001, ANN202
+        own = thaw(run["config"])
+        assert set(held) == set(DEFAULTS) - {"data_root"} | set(own) - set(DEFAULTS)
+        assert deep_merge(held, own) == held  # its own settings, nested ones included
+
     for rid, run in train.items():
-        assert files[output(TRAIN_CONFIG, run=rid)] == thaw(run["config"])
+        holds(files[output(TRAIN_CONFIG, run=rid)], run)
     for rid, run in glmc.items():
-        assert files[output(STEP_CONFIG, step="glmc", run=rid)] == {"config": thaw(run["config"])}
+        held = files[output(STEP_CONFIG, step="glmc", run=rid)]
+        assert set(held) == {"config"} and "glmc" in held["config"]
+        holds(held["config"], run)
     for rid, run in signal.items():
-        assert files[output(STEP_CONFIG, step="signal", run=rid)] == {
-            "config": thaw(run["config"]), "probe_every": run["probe_every"]}
+        held = files[output(STEP_CONFIG, step="signal", run=rid)]
+        assert held["probe_every"] == run["probe_every"] and set(held) == {"config",
+                                                                           "probe_every"}
+        holds(held["config"], run)
     for what in evals:
         assert files[output(STEP_CONFIG, step="eval", run=what)] == {
             "params": thaw(step_section(section, "eval", EVAL_ITEMS[what])),

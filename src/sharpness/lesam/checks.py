@@ -6,8 +6,10 @@ combination can get wrong is checked here, when the plan is built
 (:func:`sharpness.jobs.check_sections`, called by
 :func:`sharpness.config.check.check_config`): what overrides may set, named optimizer entries
 and ``init_from`` that exist, every run's required settings, its model and the model's
-options (:func:`sharpness.models.model_problem`, torch-free), and in the paper profile a
-source beside every setting. Expanding the run list here also resolves every run's
+options (:func:`sharpness.models.model_problem`), every run as the engine will validate it
+(:func:`sharpness.train.config.validate_config`: what only a whole run can get wrong, such
+as label smoothing with an MSE loss), and in the paper profile a source beside every
+setting. Expanding the run list here also resolves every run's
 hyper-parameters through its optimizer's spec (the one place:
 :func:`sharpness.lesam.experiments.resolved_hparams`, whose ``ConfigError`` names the key).
 Pure Python (no torch).
@@ -18,8 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 from sharpness.errors import ConfigError
+from sharpness.frozen import thaw
 from sharpness.lesam.experiments import glmc_runs, missing_sources, signal_runs, training_runs
 from sharpness.models import model_problem
+from sharpness.train.config import validate_config
 
 #: run settings a lesam group sets itself (from its optimizer entries, seeds and init_from)
 GROUP_SET = {"optimizer": "the group's `optimizers` entries",
@@ -66,6 +70,11 @@ def check_section(section: dict[str, Any], paper: bool = False) -> None:
             overrides = studies[study].get("overrides") or {}
             origin = f"{study}.overrides" if key in overrides else "lesam.base"
             raise ConfigError(f"config key {origin}.{key}: {why} (lesam {where})")
+        try:  # as the engine will: what only a whole run can get wrong
+            validate_config({k: v for k, v in thaw(cfg).items() if k != "glmc"}, resolved=True)
+        except ConfigError as exc:
+            raise ConfigError(f"config key lesam.base or {study}.overrides (lesam {where}): "
+                              f"{exc}") from None
     if paper:
         unsourced = missing_sources(section)
         if unsourced:

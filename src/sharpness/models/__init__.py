@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib
 import importlib.util
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sharpness.errors import lookup
+from sharpness.lazy import lazy_attribute
 
 if TYPE_CHECKING:
     from torch import nn
@@ -47,11 +47,7 @@ _HOMES: dict[str, str] = {
 
 def __getattr__(name: str) -> Any:
     """The model classes and builders, each imported from its module when first asked for."""
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(__name__, _HOMES, globals(), name)
 
 
 class _Builders(Mapping[str, ModelBuilder]):

@@ -95,7 +95,7 @@ class OptimizerSpec:
     which the optimizer trains the mechanism tests' tiny CNN above chance in a few steps
     (``tests/lesam/test_mechanism.py``). ``distributed`` is false when a step calls the closure
     other than once clean and once perturbed, which a multi-process run cannot split into a
-    local and a synchronised pass (:data:`sharpness.train.distributed.DDP_OPTIMIZERS`)."""
+    local and a synchronised pass (:data:`sharpness.train.config.DDP_OPTIMIZERS`)."""
 
     name: str
     label: str

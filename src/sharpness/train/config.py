@@ -63,11 +63,23 @@ from typing import Any
 from sharpness.errors import ConfigError, key_path, nonfinite
 from sharpness.mappings import deep_merge
 from sharpness.models import model_problem
-from sharpness.optim import OPTIMIZERS
-from sharpness.optim.spec import optimizer_spec
+from sharpness.optim.spec import optimizer_spec, optimizer_specs
 from sharpness.runs.state import BLOW_UP_FACTOR
-from sharpness.train.distributed import check_config
-from sharpness.train.performance import refuse_fp16
+
+#: config keys or values that ask for float16 autocast, which :func:`refuse_fp16` rejects
+#: (why: :mod:`sharpness.train.performance`)
+FP16_KEYS = ("fp16", "amp", "half")
+FP16_VALUES = ("fp16", "float16", "half", "16", "16-mixed")
+
+FP16_REASON = ("float16 autocast is not supported: it needs a GradScaler, and SAM-type "
+               "optimizers build their perturbation from the first pass's gradients, which a "
+               "scaler leaves scaled (or inf) between the two passes; use `bf16: true` "
+               "(bfloat16 autocast on CUDA, no loss scaling needed)")
+
+#: optimizers whose step is exactly one clean and one perturbed closure call (or one pass),
+#: which is what a multi-process run's no_sync / synchronised split needs
+#: (:mod:`sharpness.train.distributed`; their declarations say so)
+DDP_OPTIMIZERS = tuple(name for name, spec in optimizer_specs().items() if spec.distributed)
 
 #: augmentation options and defaults; Cutout fires with probability ``cutout_p``, 0.5 as the
 #: official ESAM code (dydjw9/Efficient_SAM utils/cutout.py)
@@ -288,18 +300,49 @@ def validate_config(config: dict[str, Any], *, resolved: bool = False) -> dict[s
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in cfg["tags"].items()):
         raise _fail("tags", "must map names to strings")
     _check_registries(cfg, resolved)
-
-    check_config(cfg)
+    check_distributed(cfg)
     return cfg
+
+
+def refuse_fp16(config: dict[str, Any]) -> None:
+    """Raise ``ConfigError`` naming the key if ``config`` asks for float16 in any spelling."""
+    for key in FP16_KEYS:
+        if key in config and config[key] not in (False, None):
+            raise ConfigError(f"train config key {key!r}: {FP16_REASON}")
+    for key in ("precision", "dtype", "autocast"):
+        value = config.get(key)
+        if isinstance(value, str | int) and str(value).lower() in FP16_VALUES:
+            raise ConfigError(f"train config key {key!r} = {value!r}: {FP16_REASON}")
+
+
+def check_distributed(cfg: dict[str, Any]) -> None:
+    """The settings a multi-process run needs; ``ConfigError`` naming the key otherwise."""
+    n = cfg["gpus"]
+    if n == 1:
+        return
+    if cfg["mode"] != "minibatch":
+        raise ConfigError(f"train config key 'gpus': {n} processes need mode 'minibatch' "
+                          f"(full-batch runs are single-device), got mode {cfg['mode']!r}")
+    if cfg["optimizer"] not in DDP_OPTIMIZERS:
+        raise ConfigError(f"train config key 'optimizer': {cfg['optimizer']!r} is not supported "
+                          f"with gpus > 1 (its step makes extra closure calls that DDP cannot "
+                          f"split into a local and a synchronised pass); supported: "
+                          f"{', '.join(DDP_OPTIMIZERS)}")
+    if cfg["batch_size"] % n:
+        raise ConfigError(f"train config key 'batch_size': {cfg['batch_size']} is not divisible "
+                          f"by gpus={n} (the per-device batch is the m of m-sharpness)")
+    if cfg["sharpness_fn"] is not None or cfg["sharpness_every"]:
+        raise ConfigError("train config key 'sharpness_every': sharpness hooks run on one "
+                          "device; use gpus: 1")
 
 
 def _check_registries(cfg: dict[str, Any], resolved: bool) -> None:
     found = model_problem(cfg["model"], cfg["model_kwargs"])
     if found:
         raise _fail(*found)
-    if cfg["optimizer"] not in OPTIMIZERS:
+    if cfg["optimizer"] not in optimizer_specs():
         raise _fail("optimizer", f"unknown optimizer {cfg['optimizer']!r}; known: "
-                                 f"{', '.join(OPTIMIZERS)}")
+                                 f"{', '.join(optimizer_specs())}")
     spec = optimizer_spec(cfg["optimizer"])
     if resolved:  # resolved by the plan: the names only
         missing = sorted(set(spec.defaults) - set(cfg["opt_hparams"]))

@@ -50,12 +50,8 @@ from torch import nn
 
 from sharpness.device import resolve_device
 from sharpness.errors import ConfigError
-from sharpness.optim.spec import optimizer_specs
 from sharpness.train.device_data import Shard
 
-#: optimizers whose step is exactly one clean and one perturbed closure call (or one pass),
-#: which is what the no_sync / synchronised split above needs (their declarations say so)
-DDP_OPTIMIZERS = tuple(name for name, spec in optimizer_specs().items() if spec.distributed)
 RNG_STRIDE = 7919
 
 
@@ -97,27 +93,6 @@ class DistContext:
                                 "all-reduced",
                 "batchnorm": "per-device batch statistics, rank 0's running statistics "
                              "broadcast (DDP forward_sync_buffers)"}
-
-
-def check_config(cfg: dict[str, Any]) -> None:
-    """The settings a multi-process run needs; ``ConfigError`` naming the key otherwise."""
-    n = cfg["gpus"]
-    if n == 1:
-        return
-    if cfg["mode"] != "minibatch":
-        raise ConfigError(f"train config key 'gpus': {n} processes need mode 'minibatch' "
-                          f"(full-batch runs are single-device), got mode {cfg['mode']!r}")
-    if cfg["optimizer"] not in DDP_OPTIMIZERS:
-        raise ConfigError(f"train config key 'optimizer': {cfg['optimizer']!r} is not supported "
-                          f"with gpus > 1 (its step makes extra closure calls that DDP cannot "
-                          f"split into a local and a synchronised pass); supported: "
-                          f"{', '.join(DDP_OPTIMIZERS)}")
-    if cfg["batch_size"] % n:
-        raise ConfigError(f"train config key 'batch_size': {cfg['batch_size']} is not divisible "
-                          f"by gpus={n} (the per-device batch is the m of m-sharpness)")
-    if cfg["sharpness_fn"] is not None or cfg["sharpness_every"]:
-        raise ConfigError("train config key 'sharpness_every': sharpness hooks run on one "
-                          "device; use gpus: 1")
 
 
 def check_last_batch(ctx: DistContext, n: int, batch_size: int, drop_last: bool) -> None:

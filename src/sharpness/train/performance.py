@@ -9,7 +9,8 @@ laptop, in CI and on a GPU node:
   gradients and the optimizer in float32. bfloat16 has float32's exponent range, so no loss
   scaling is needed and SAM's two passes (and LE-SAM's loss-equated radius, which divides by
   the gradient norm) see unscaled gradients.
-* **float16 is refused** (:func:`refuse_fp16`): float16 needs a ``GradScaler``, and SAM's
+* **float16 is refused** (:func:`sharpness.train.config.refuse_fp16`, when a run's config is
+  validated): float16 needs a ``GradScaler``, and SAM's
   perturbation is computed from the *first* pass's gradients, which a scaler would hand over
   scaled (and possibly inf, skipping a step the perturbation has already been built from);
   getting this right needs unscaling between the passes and a second scale update. Not worth
@@ -31,29 +32,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from sharpness.errors import ConfigError
-
 log = logging.getLogger(__name__)
-
-#: config keys or values that ask for float16 autocast, which :func:`refuse_fp16` rejects
-FP16_KEYS = ("fp16", "amp", "half")
-FP16_VALUES = ("fp16", "float16", "half", "16", "16-mixed")
-
-FP16_REASON = ("float16 autocast is not supported: it needs a GradScaler, and SAM-type "
-               "optimizers build their perturbation from the first pass's gradients, which a "
-               "scaler leaves scaled (or inf) between the two passes; use `bf16: true` "
-               "(bfloat16 autocast on CUDA, no loss scaling needed)")
-
-
-def refuse_fp16(config: dict[str, Any]) -> None:
-    """Raise ``ConfigError`` naming the key if ``config`` asks for float16 in any spelling."""
-    for key in FP16_KEYS:
-        if key in config and config[key] not in (False, None):
-            raise ConfigError(f"train config key {key!r}: {FP16_REASON}")
-    for key in ("precision", "dtype", "autocast"):
-        value = config.get(key)
-        if isinstance(value, str | int) and str(value).lower() in FP16_VALUES:
-            raise ConfigError(f"train config key {key!r} = {value!r}: {FP16_REASON}")
 
 
 def autocast_factory(bf16: bool, device: torch.device
