@@ -16,7 +16,7 @@ import pytest
 from sharpness.cli import main
 from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
 from sharpness.jobs import Plan
-from sharpness.jobs.files import write_files
+from sharpness.jobs.files import SIGNATURE_MAX_BYTES, signature_path, write_files
 from sharpness.lesam import experiments as exp
 from sharpness.lesam.jobs import jobs as lesam_jobs
 from sharpness.optim.spec import OptimizerSpec, optimizer_spec
@@ -116,7 +116,8 @@ def test_a_signed_job_file_must_hold_resolved_hyper_parameters(tmp_path, capsys)
 
 
 @pytest.mark.parametrize("how", ["by hand", "changed after the plan signed it",
-                                 "signed by a key not trusted here"])
+                                 "signed by a key not trusted here",
+                                 "a signature file past its size bound"])
 def test_a_job_file_no_plan_vouches_for_is_checked_in_full(tmp_path, resolves, capsys,
                                                              monkeypatch, how):
     """Values that no check saw never reach the optimizer: a job file without a signature of
@@ -130,10 +131,14 @@ def test_a_job_file_no_plan_vouches_for_is_checked_in_full(tmp_path, resolves, c
     elif how == "changed after the plan signed it":
         path = _planned(tmp_path, {**bad, "opt_hparams": {**bad["opt_hparams"], "rho": 0.1}})
         path.write_text(path.read_text().replace('"rho": 0.1', '"rho": -1.0'))
-    else:
+    elif how == "signed by a key not trusted here":
         path = _planned(tmp_path, bad)
         monkeypatch.setenv("SHARPNESS_SIGNING_KEY", str(tmp_path / "other_key"))
         monkeypatch.setenv("SHARPNESS_TRUSTED_DIR", str(tmp_path / "trusting_nobody"))
+    else:  # a valid signature padded past the bound is not read (nor is a huge file)
+        path = _planned(tmp_path, bad)
+        signature = signature_path(path)
+        signature.write_text(signature.read_text() + " " * SIGNATURE_MAX_BYTES)
     resolves.clear()
     assert main(["train", "--config-file", str(path), "--out", str(tmp_path / "run"),
                  "--no-progress"]) == 2

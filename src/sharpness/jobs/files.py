@@ -39,6 +39,8 @@ def config_text(content: Any) -> str:
 
 #: what a job file's signature says it vouches for (the ``kind`` of its signed record)
 SIGNED_KIND = "planned_job_file"
+#: the most a signature file may hold (one is about 350 bytes); a larger one is not read
+SIGNATURE_MAX_BYTES = 4096
 
 
 def signature_path(path: str | Path) -> Path:
@@ -86,12 +88,15 @@ def plan_signer(path: str | Path, sha256: str) -> str | None:
     """The public key (hex) that signed the job file ``path`` as a plan wrote it with the
     SHA-256 ``sha256`` (the bytes a job read), when that key is trusted here; ``None`` when
     the file has no signature beside it, or one that does not hold for these bytes (the file
-    was written by hand or changed after the plan wrote it) or by a key not trusted here."""
+    was written by hand or changed after the plan wrote it) or by a key not trusted here, or
+    one larger than :data:`SIGNATURE_MAX_BYTES` (not read)."""
     from sharpness.runs.signing import FIELD, signature_problem
 
     try:
-        record = json.loads(signature_path(path).read_bytes())
-    except (OSError, ValueError):
+        with open(signature_path(path), "rb") as handle:
+            data = handle.read(SIGNATURE_MAX_BYTES + 1)
+        record = json.loads(data) if len(data) <= SIGNATURE_MAX_BYTES else None
+    except (OSError, ValueError, RecursionError):
         return None
     if (not isinstance(record, dict) or record.get("kind") != SIGNED_KIND
             or record.get("sha256") != sha256 or signature_problem(record) is not None):
