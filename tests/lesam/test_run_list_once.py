@@ -73,3 +73,26 @@ def test_the_shared_runs_are_read_only_and_copies_are_not(quick):
                     deep_merge(run["config"], {})):
         mutable["opt_hparams"]["extra"] = 1
         assert "extra" not in run["config"]["opt_hparams"]
+
+
+def test_planning_validates_each_run_once(quick, monkeypatch):
+    """The config check and the plan's job files share one validation of each run: building
+    the quick profile's plan after its check validates every lesam run exactly once."""
+    from sharpness import jobs
+    from sharpness.lesam import checks
+
+    calls = []
+    validate = checks.validate_config
+    monkeypatch.setattr(checks, "validate_config",
+                        lambda cfg, **kw: calls.append(cfg.get("seed")) or validate(cfg, **kw))
+    monkeypatch.setattr(jobs, "_BUILT", {})
+    exp.expand.cache_clear()
+    checks._checked.cache_clear()
+    config = copy.deepcopy(quick)
+    check_config(config, REPO / "workflow/config/config.schema.yaml")
+    plan = jobs.build_plan(config)
+    runs = exp.all_runs(config["lesam"])
+    n_runs = len(runs.training) + len(runs.glmc) + len(runs.signal)
+    assert n_runs > 1 and len(calls) == n_runs
+    planned = [job for job in plan if job.rule in ("lesam_train", "lesam_glmc", "lesam_signal")]
+    assert len(planned) == n_runs

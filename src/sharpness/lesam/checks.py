@@ -9,7 +9,8 @@ and ``init_from`` that exist, every run's required settings, its model and the m
 options (:func:`sharpness.models.model_problem`), every run as the engine will validate it
 (:func:`sharpness.train.config.validate_config`: what only a whole run can get wrong, such
 as label smoothing with an MSE loss), and in the paper profile a source beside every
-setting. Expanding the run list here also resolves every run's
+setting. Each run is validated once per process (:func:`checked_runs`), and the plan's job
+files hold what that validation returned. Expanding the run list here also resolves every run's
 hyper-parameters through its optimizer's spec (the one place:
 :func:`sharpness.lesam.experiments.resolved_hparams`, whose ``ConfigError`` names the key).
 Pure Python (no torch).
@@ -17,11 +18,20 @@ Pure Python (no torch).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from sharpness.errors import ConfigError
-from sharpness.frozen import thaw
-from sharpness.lesam.experiments import glmc_runs, missing_sources, signal_runs, training_runs
+from sharpness.frozen import freeze, thaw
+from sharpness.lesam.experiments import (
+    canonical,
+    glmc_runs,
+    missing_sources,
+    signal_runs,
+    training_runs,
+)
 from sharpness.models import model_problem
 from sharpness.train.config import validate_config
 
@@ -33,8 +43,30 @@ GROUP_SET = {"optimizer": "the group's `optimizers` entries",
 
 
 def check_section(section: dict[str, Any], paper: bool = False) -> None:
-    """The lesam section as runs: what overrides may set, named optimizers and ``init_from``
-    that exist, every run's settings, and (``paper``) a source for every setting."""
+    """The lesam section as runs (:func:`checked_runs`) and, in the paper profile
+    (``paper``), a source for every setting."""
+    checked_runs(section)
+    if paper:
+        unsourced = missing_sources(section)
+        if unsourced:
+            raise ConfigError("config key lesam: settings without a source (add `source:` "
+                              "beside them in the config):\n  " + "\n  ".join(unsourced))
+
+
+def checked_runs(section: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+    """Every run of the section as the engine validates it, by ``"<kind> <id>"`` (``run
+    cifar-sam-s0``, ``glmc run ...``, ``signal run ...``): what overrides may set, named
+    optimizers and ``init_from`` that exist, every run's required settings, its model's
+    options, then the run itself through :func:`sharpness.train.config.validate_config`
+    (every key there, defaults filled, hyper-parameters as the run list resolved them; a GLMC
+    run's ``glmc`` settings beside). Checked once per process and section, read-only: the
+    plan's job files are these configs (:func:`sharpness.lesam.jobs.run_file_config`)."""
+    return _checked(canonical(section))
+
+
+@lru_cache(maxsize=16)
+def _checked(text: str) -> Mapping[str, Mapping[str, Any]]:
+    section = json.loads(text)
     studies = {f"lesam.groups.{name}": spec for name, spec in section["groups"].items()}
     studies.update({f"lesam.{key}": section[key] for key in ("glmc", "signal")
                     if section.get(key)})
@@ -60,26 +92,25 @@ def check_section(section: dict[str, Any], paper: bool = False) -> None:
                  for rid, r in glmc_runs(section).items()})
     runs.update({f"signal run {label}": ("lesam.signal", r["config"])
                  for label, r in signal_runs(section).items()})
+    checked = {}
     for where, (study, cfg) in runs.items():
         for key in ("dataset", "model"):
             if key not in cfg:
                 raise ConfigError(f"config key lesam.base.{key}: required (lesam {where})")
         found = model_problem(cfg["model"], cfg.get("model_kwargs"))
-        if found:
+        if found:  # named here, where the run's origin of the setting is known
             key, why = found
             overrides = studies[study].get("overrides") or {}
             origin = f"{study}.overrides" if key in overrides else "lesam.base"
             raise ConfigError(f"config key {origin}.{key}: {why} (lesam {where})")
+        run = thaw(cfg)
+        glmc = {"glmc": run.pop("glmc")} if "glmc" in run else {}
         try:  # as the engine will: what only a whole run can get wrong
-            validate_config({k: v for k, v in thaw(cfg).items() if k != "glmc"}, resolved=True)
+            checked[where] = {**validate_config(run, resolved=True), **glmc}
         except ConfigError as exc:
             raise ConfigError(f"config key lesam.base or {study}.overrides (lesam {where}): "
                               f"{exc}") from None
-    if paper:
-        unsourced = missing_sources(section)
-        if unsourced:
-            raise ConfigError("config key lesam: settings without a source (add `source:` "
-                              "beside them in the config):\n  " + "\n  ".join(unsourced))
+    return freeze(checked)  # type: ignore[no-any-return]
 
 
 def group_labels(section: dict[str, Any], group: str) -> set[str]:

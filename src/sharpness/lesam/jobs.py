@@ -6,10 +6,10 @@ One job per training run (``lesam_train``), GLMC long-tail run (``lesam_glmc``),
 patterns) and the config file it reads, whose content is made here beside the job:
 
 * a training run's: its run config as :func:`sharpness.train.train` validates it (every key
-  of :mod:`sharpness.train.config`, defaults filled, checked here, when the plan is built;
-  :func:`run_file_config`): the run list is expanded once, by
-  :mod:`sharpness.lesam.experiments`, which resolved its hyper-parameters; the data folder
-  is not in it (the job passes it as ``--data-root``);
+  of :mod:`sharpness.train.config`, defaults filled, checked once, when the plan is built,
+  by :func:`sharpness.lesam.checks.checked_runs`; :func:`run_file_config`): the run list is
+  expanded once, by :mod:`sharpness.lesam.experiments`, which resolved its
+  hyper-parameters; the data folder is not in it (the job passes it as ``--data-root``);
 * a GLMC run's ``{"config": ...}`` and a signal probe's ``{"config": ..., "probe_every":
   ...}``: what ``sharpness lesam glmc|signal --config-file`` runs (its config filled and
   checked the same way);
@@ -28,7 +28,7 @@ from typing import Any
 
 from sharpness.frozen import thaw
 from sharpness.jobs import Job, Plan
-from sharpness.lesam.checks import check_section
+from sharpness.lesam.checks import check_section, checked_runs
 from sharpness.lesam.experiments import (
     EVALUATION,
     GLMC_FINAL,
@@ -51,7 +51,6 @@ from sharpness.lesam.steps import (
     spec_inputs,
     step_section,
 )
-from sharpness.train.config import validate_config
 
 #: the catalog's lesam tables and figures (a build job each, when the profile lists the item)
 TABLES = ("table_cifar", "table_imagenet", "table_transfer", "table_domain_gen",
@@ -72,18 +71,16 @@ def check(config: Mapping[str, Any], schema: Mapping[str, Any]) -> None:
     check_section(dict(config["lesam"]), paper=config.get("profile") == "paper")
 
 
-def run_file_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A run's config as its job file holds it: validated as the engine validates a signed
-    job file (:func:`sharpness.train.config.validate_config` with its hyper-parameters as
-    the run list resolved them), so every key is there, defaults filled, and a value the
-    engine would refuse stops the plan naming the key; less its data folder (the job's
-    ``--data-root``: moving the data changes no run's file). A GLMC run's ``glmc`` settings
-    stay beside."""
-    run = thaw(config)
-    glmc = {"glmc": run.pop("glmc")} if "glmc" in run else {}
-    filled = validate_config(run, resolved=True)
-    del filled["data_root"]
-    return {**filled, **glmc}
+def run_file_config(section: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The config file of run ``where`` (``run cifar-sam-s0``, ``glmc run ...``, ``signal
+    run ...``): the run as :func:`sharpness.lesam.checks.checked_runs` validated it, once, as
+    the engine validates a signed job file (every key there, defaults filled, its
+    hyper-parameters as the run list resolved them; a value the engine would refuse stops the
+    plan naming the key), less its data folder (the job's ``--data-root``: moving the data
+    changes no run's file). A GLMC run's ``glmc`` settings stay beside."""
+    run = thaw(checked_runs(section)[where])
+    del run["data_root"]
+    return run  # type: ignore[no-any-return]
 
 
 def jobs(config: Mapping[str, Any]) -> list[Job]:
@@ -92,7 +89,7 @@ def jobs(config: Mapping[str, Any]) -> list[Job]:
     out: list[Job] = []
     for rid, spec in training_runs(section).items():
         path = output(TRAIN_CONFIG, run=rid)
-        out.append(Job("lesam_train", rid, run_file_config(spec["config"]), path,
+        out.append(Job("lesam_train", rid, run_file_config(section, f"run {rid}"), path,
                        (*spec_inputs(spec), path),
                        (output(TRAIN_FINAL, run=rid), output(TRAIN_MODEL, run=rid)),
                        f"train run {rid}"))
@@ -100,7 +97,7 @@ def jobs(config: Mapping[str, Any]) -> list[Job]:
                                 ("signal", signal_runs(section), SIGNAL_PROBES)):
         for rid, run in runs.items():
             path = output(STEP_CONFIG, step=step, run=rid)
-            content = {"config": run_file_config(run["config"])}
+            content = {"config": run_file_config(section, f"{step} run {rid}")}
             if step == "signal":
                 content["probe_every"] = run["probe_every"]
             out.append(Job(f"lesam_{step}", rid, content, path,
