@@ -41,12 +41,14 @@ if any(is_whole_profile(c) for c in _given):
 # Bad input stops here, while the workflow plans (`snakemake -n` too), with the key named:
 # a nested --config value that Snakemake read as text (the error shows the --configfile
 # overlay to use instead), the schema (names, ranges and their upper bounds), no NaN or
-# infinity, and every lesam run and eos setting as it will run (sharpness.config.check; the
-# schema's defaults document the code's, they are not filled in).
-from sharpness.config.check import check_command_line, check_config
+# infinity (sharpness.config.check), and every lesam run and eos setting as it will run (each
+# paper's check, through sharpness.jobs; the schema's defaults document the code's, they are
+# not filled in).
+from sharpness.config.check import check_command_line
+from sharpness.jobs import check_workflow_config
 
 check_command_line(dict(workflow.config_settings.config or {}))
-check_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
+check_workflow_config(config, os.path.join(workflow.basedir, "workflow/config/config.schema.yaml"))
 
 # Your own settings beside the default: a config that changes any setting of its profile (a
 # --configfile merged over it, a --config value, a seed_offset) is a variant and builds in

@@ -10,8 +10,9 @@ import math
 import pytest
 import yaml
 
-from sharpness.config.check import check_config, load_schema
+from sharpness.config.check import load_schema
 from sharpness.errors import ConfigError
+from sharpness.jobs import check_workflow_config
 from tests.conftest import REPO
 
 SCHEMA = load_schema(REPO / "workflow/config/config.schema.yaml")
@@ -33,7 +34,7 @@ def _set(config, dotted, value):
 
 @pytest.mark.parametrize("config", [QUICK, PAPER], ids=["quick", "paper"])
 def test_shipped_profiles_pass(config):
-    check_config(copy.deepcopy(config), SCHEMA)
+    check_workflow_config(copy.deepcopy(config), SCHEMA)
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
@@ -139,7 +140,7 @@ def test_shipped_profiles_pass(config):
 def test_bad_input_is_refused_naming_the_key(key, value, message):
     config = _set(copy.deepcopy(QUICK), key, value)
     with pytest.raises(ConfigError) as info:
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
     assert message in str(info.value)
 
 
@@ -149,14 +150,14 @@ def test_eos_setting_needs_learning_rates():
     config["eos"]["settings"]["mnist_fcn_mse"]["lrs"] = [0.1]
     config["eos"]["settings"]["mnist_fcn_ce"].pop("lr_factors", None)  # the quick profile sets them
     with pytest.raises(ConfigError, match=r"config key eos.settings.mnist_fcn_ce: needs lrs"):
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
 
 
 def test_paper_profile_needs_sources():
     config = copy.deepcopy(PAPER)
     del config["lesam"]["optimizers"]["esam"]["source"]["beta"]
     with pytest.raises(ConfigError, match="esam: opt_hparams.beta has no source"):
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
 
 
 def _properties(ref):
@@ -234,7 +235,7 @@ def test_every_problem_is_reported_at_once_with_the_nearest_key():
     _set(config, "lesam.groups.cifar10_wrn.overrides.optimizer", "sgdd")
     _set(config, "bridges.lesam_diagonal.rho", math.nan)
     with pytest.raises(ConfigError) as info:
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
     text = str(info.value)
     assert text.startswith("config key bridges.lesam_diagonal.rho: nan is not a finite number")
     assert "and 4 more problem(s)" in text
@@ -247,4 +248,4 @@ def test_every_problem_is_reported_at_once_with_the_nearest_key():
 def test_a_key_far_from_every_known_one_lists_them():
     config = _set(copy.deepcopy(QUICK), "minorfirst.l1_maxmargin.zzzzzz", 1)
     with pytest.raises(ConfigError, match=r"'zzzzzz' was unexpected\); known: .*alphas"):
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)

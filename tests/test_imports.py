@@ -164,3 +164,32 @@ def test_the_config_and_the_plan_import_no_paper():
     assert "sharpness.config.check" in low and "sharpness.jobs" in low
     found = {m: sorted(d for d in graph[m] if part(d) in PAPERS) for m in low}
     assert not {m: d for m, d in found.items() if d}
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph with each subpackage of ``sharpness`` one node (``sharpness.config``
+    for all of ``sharpness.config.*``); a top-level module stays its own node."""
+    def part(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    out: dict[str, set[str]] = {}
+    for module, deps in graph.items():
+        out.setdefault(part(module), set()).update(part(d) for d in deps)
+    return {node: deps - {node} for node, deps in out.items()}
+
+
+def test_no_package_imports_one_that_imports_it():
+    """The packages stand in floors (each above all it imports, the config below the plan
+    below the papers): no chain of imports leads from a package back to itself, even when
+    no two modules close a loop."""
+    cycles = find_cycles(package_graph(import_graph()))
+    assert not cycles, "packages in a loop: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_package_graph_sees_a_loop_of_modules_that_is_no_module_cycle():
+    graph = {"sharpness.config.check": {"sharpness.jobs"},
+             "sharpness.jobs.files": {"sharpness.runs.signing"},
+             "sharpness.runs.provenance": {"sharpness.config.variant"}}
+    assert find_cycles(graph) == []
+    assert find_cycles(package_graph(graph)) == [
+        ["sharpness.config", "sharpness.jobs", "sharpness.runs"]]

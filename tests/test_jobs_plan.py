@@ -37,9 +37,9 @@ def test_importing_the_plan_never_imports_torch():
     """The plan is pure: the workflow checks its config (every run's model and options among
     it) and plans (and `sharpness jobs` lists) without torch."""
     code = ("import sys, yaml; from sharpness.jobs import build_plan; "
-            "from sharpness.config.check import check_config; "
+            "from sharpness.jobs import check_workflow_config; "
             f"cfg = yaml.safe_load(open({str(REPO / 'workflow/config/quick.yaml')!r})); "
-            f"check_config(cfg, {str(REPO / 'workflow/config/config.schema.yaml')!r}); "
+            f"check_workflow_config(cfg, {str(REPO / 'workflow/config/config.schema.yaml')!r}); "
             "build_plan(cfg); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

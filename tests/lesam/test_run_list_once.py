@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
-from sharpness.config.check import check_config
 from sharpness.config.profiles import DEFAULT_PROFILE, load_profile
 from sharpness.frozen import thaw
+from sharpness.jobs import check_workflow_config
 from sharpness.lesam import experiments as exp
 from sharpness.lesam import steps
 from sharpness.mappings import deep_merge, offset_seeds
@@ -35,7 +35,7 @@ def test_planning_the_quick_profile_expands_the_run_list_once(quick, monkeypatch
     once, entries[:] = len(entries), []
     config = copy.deepcopy(quick)
     exp.expand.cache_clear()
-    check_config(config, REPO / "workflow/config/config.schema.yaml")
+    check_workflow_config(config, REPO / "workflow/config/config.schema.yaml")
     offset_seeds(config)
     section = config["lesam"]
     training = exp.training_runs(section)
@@ -89,7 +89,7 @@ def test_planning_validates_each_run_once(quick, monkeypatch):
     exp.expand.cache_clear()
     checks._checked.cache_clear()
     config = copy.deepcopy(quick)
-    check_config(config, REPO / "workflow/config/config.schema.yaml")
+    check_workflow_config(config, REPO / "workflow/config/config.schema.yaml")
     plan = jobs.build_plan(config)
     runs = exp.all_runs(config["lesam"])
     n_runs = len(runs.training) + len(runs.glmc) + len(runs.signal)

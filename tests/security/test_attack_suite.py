@@ -42,10 +42,11 @@ from hypothesis import strategies as st
 
 from sharpness import escape
 from sharpness.claims.snapshot_data import unpack
-from sharpness.config.check import check_config, load_schema
+from sharpness.config.check import load_schema
 from sharpness.config.plain import TEMPLATE_KEYS, load_plain
 from sharpness.crate.check import audit_crate
 from sharpness.errors import ConfigError, SharpnessError, key_path
+from sharpness.jobs import check_workflow_config
 from sharpness.limits import ArchiveLimits, LimitExceeded
 from sharpness.mappings import offset_seeds
 from sharpness.plots.save import table_latex, table_markdown
@@ -81,7 +82,7 @@ def test_a_name_is_accepted_exactly_when_it_matches_the_rule_in_full(name) -> No
     config["gradcam"]["datasets"] = {name: MNIST}
     config["gradcam"]["claim"] = dict(config["gradcam"]["claim"], dataset=name)
     try:
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
     except ConfigError as error:
         assert not _named(name)
         assert str(error).startswith("config key gradcam.") and repr(name) in str(error)
@@ -158,7 +159,7 @@ def test_a_seed_offset_is_accepted_exactly_within_its_bounds(offset, seed) -> No
     config = dict(copy.deepcopy(BASE), seed_offset=offset)
     config["gradcam"]["panel"] = dict(config["gradcam"]["panel"], seed=seed)
     try:
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
     except ConfigError as error:
         assert not 0 <= offset < 2**31
         assert str(error).startswith(f"config key seed_offset: {offset} is ")

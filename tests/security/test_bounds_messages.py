@@ -24,8 +24,9 @@ import pytest
 import yaml
 
 from sharpness.cli import main
-from sharpness.config.check import check_command_line, check_config, load_schema
+from sharpness.config.check import check_command_line, load_schema
 from sharpness.errors import ConfigError
+from sharpness.jobs import check_workflow_config
 from sharpness.runs.lock import lock_path
 from sharpness.runs.lockinfo import held_folders, holder_alive, refusal_note
 from tests.conftest import REPO
@@ -75,7 +76,7 @@ def _set(config: dict, dotted: str, value) -> dict:
 def test_a_value_that_would_run_for_years_is_refused(key, value, message):
     config = _set(copy.deepcopy(QUICK), key, value)
     with pytest.raises(ConfigError) as info:
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
     assert message in str(info.value)
 
 

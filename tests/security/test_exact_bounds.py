@@ -13,8 +13,9 @@ import copy
 import pytest
 import yaml
 
-from sharpness.config.check import check_config, load_schema
+from sharpness.config.check import load_schema
 from sharpness.errors import ConfigError
+from sharpness.jobs import check_workflow_config
 from sharpness.mappings import offset_seeds
 from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake
@@ -26,7 +27,7 @@ SEED_MAX = 2**31 - 1
 
 def _refused(config: dict) -> str:
     with pytest.raises(ConfigError) as info:
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
     return str(info.value)
 
 
@@ -54,7 +55,7 @@ def test_every_seed_and_its_offset_stay_below_numpys_limit() -> None:
     assert _refused(config).startswith("config key eos.defaults.seed: 2147483648 is greater")
     config = dict(copy.deepcopy(QUICK), seed_offset=SEED_MAX)
     config["eos"]["defaults"]["seed"] = SEED_MAX
-    check_config(config, SCHEMA)
+    check_workflow_config(config, SCHEMA)
     offset_seeds(config)
     assert config["eos"]["defaults"]["seed"] == 2 * SEED_MAX < 2**32
 

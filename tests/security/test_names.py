@@ -17,8 +17,9 @@ import re
 import pytest
 import yaml
 
-from sharpness.config.check import NAME_RULE, check_config, load_schema, name_pattern
+from sharpness.config.check import NAME_RULE, load_schema, name_pattern
 from sharpness.errors import ConfigError
+from sharpness.jobs import check_workflow_config
 from tests.conftest import REPO
 from tests.pipeline.helpers import copy_workflow, snakemake, write_config
 
@@ -33,7 +34,7 @@ GROUP = {"optimizers": ["sgd"], "seeds": [0]}
 
 def _refused(config: dict) -> str:
     with pytest.raises(ConfigError) as info:
-        check_config(config, SCHEMA)
+        check_workflow_config(config, SCHEMA)
     return str(info.value)
 
 
@@ -90,7 +91,7 @@ def test_a_name_that_is_not_data_is_refused_naming_the_key(where, value, message
 
 @pytest.mark.parametrize("name", ["mnist", "sigma_0.02", "lesam_rmax0.3", "A1", "a" * 64])
 def test_names_of_letters_digits_underscores_and_dots_pass(name):
-    check_config(_with(f"eos.settings.[{name}]", SETTING), SCHEMA)
+    check_workflow_config(_with(f"eos.settings.[{name}]", SETTING), SCHEMA)
 
 
 def test_the_name_pattern_is_defined_once_and_used_for_every_name():

@@ -6,7 +6,8 @@ before any code of this project runs, so a config from elsewhere is checked here
 file is read with a safe loader (:mod:`sharpness.config.plain`: no yte template, YAML tag or
 repeated key, the key named), then the files are merged as the workflow merges them (over
 ``workflow/config/quick.yaml`` unless one is a whole profile) and the result is checked
-against the schema (:func:`sharpness.config.check.check_config`). Nothing in a file runs.
+against the schema and as the runs it expands to
+(:func:`sharpness.jobs.check_workflow_config`). Nothing in a file runs.
 ``--plain`` checks files that are not workflow configs (a Snakemake profile's
 ``config.yaml``) for plain data only. ``doc`` writes ``workflow/config/README.md`` from the
 schema (or, with ``--check``, says whether the committed file is current).
@@ -59,10 +60,10 @@ def run_check(args: argparse.Namespace) -> int:
     """Read every file as plain data, then (unless ``--plain``) check their merge; a problem
     is a :class:`~sharpness.errors.ConfigError` naming the file or the key."""
     # lazy: jsonschema and the experiment modules; every `sharpness` start builds this parser
-    from sharpness.config.check import check_config
     from sharpness.config.plain import read_plain_config
     from sharpness.config.profiles import compose, is_whole_profile
     from sharpness.config.targets import refuse_misplaced
+    from sharpness.jobs import check_workflow_config
 
     refuse_misplaced(["--configfile", *args.files])  # a figure given as a config file
     layers = [read_plain_config(name) for name in args.files]
@@ -70,7 +71,7 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"plain data: {', '.join(args.files)}")
         return 0
     base = None if args.base == "none" else read_plain_config(args.base)
-    check_config(compose(layers, base), args.schema)
+    check_workflow_config(compose(layers, base), args.schema)
     merged = ("" if base is None or any(is_whole_profile(layer) for layer in layers)
               else f" merged over {args.base}")
     print(f"plain data, valid against {args.schema}{merged}: {', '.join(args.files)}")

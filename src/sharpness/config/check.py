@@ -1,10 +1,12 @@
-"""The workflow configuration checked before anything runs, with errors that name the key.
+"""The workflow configuration checked key by key before anything runs, with errors that name
+the key.
 
-:func:`check_config` is what the Snakefile calls while Snakemake plans the jobs (so
-``snakemake -n`` refuses a bad file too). It raises :class:`~sharpness.errors.ConfigError`
-naming every problem it finds, each as ``config key <dotted.path>: <reason>`` (every non-finite
-number and every schema error at once, an unknown key with the nearest known one: "did you
-mean"; the checks of what the sections expand to need a valid file and come after):
+:func:`check_config` checks the config as data, knowing no paper; the Snakefile and ``sharpness
+config check`` call it through :func:`sharpness.jobs.check_workflow_config`, which then has
+each paper check what its section expands to (so ``snakemake -n`` refuses a bad file too). It
+raises :class:`~sharpness.errors.ConfigError` naming every problem it finds, each as ``config
+key <dotted.path>: <reason>`` (every non-finite number and every schema error at once, an
+unknown key with the nearest known one: "did you mean"):
 
 0. (:func:`check_command_line`) no ``--config`` value that Snakemake read as text although
    it was meant as a number, a boolean or null: Snakemake parses a nested ``--config``
@@ -15,24 +17,23 @@ mean"; the checks of what the sections expand to need a valid file and come afte
    bounds where a larger value would run for years), known keys and optimizers, seeds
    non-negative, and every name you choose (a mapping key or entry that becomes a path
    component, a job wildcard or a command word) matching the schema's ``$defs/name``
-   pattern, through ``jsonschema``;
-3. what the sections expand to (:func:`sharpness.jobs.check_sections`: each paper checks its
-   own section, in its plan module, :mod:`sharpness.lesam.checks` and
-   :func:`sharpness.eos.config.check_settings`): every lesam run is built (base + group
-   overrides + optimizer entry + seed; overrides may not set what the group sets: the
-   optimizer, its hyper-parameters, the seed, ``init_from``; named optimizer entries and
-   ``init_from`` must exist), every eos setting is merged with ``eos.defaults`` (each ablation
-   variant checked against the schema's eos setting, each setting with learning rates, each
-   figure naming settings that exist), and the paper profile's lesam settings must name their
-   source.
+   pattern, through ``jsonschema``.
 
-Pure Python (no torch), so planning stays fast, and this module knows no paper: it reads the
-config as data and hands each section to the paper that expands it. The hyper-parameters are
-resolved once, by the lesam expansion
+What the sections expand to needs a file that passed these, and is checked by each paper's
+plan module (:func:`sharpness.jobs.check_sections`: :mod:`sharpness.lesam.checks` and
+:func:`sharpness.eos.config.check_settings`): every lesam run is built (base + group
+overrides + optimizer entry + seed; overrides may not set what the group sets: the optimizer,
+its hyper-parameters, the seed, ``init_from``; named optimizer entries and ``init_from`` must
+exist) and validated as the engine will, every eos setting is merged with ``eos.defaults``
+(each ablation variant checked against the schema's eos setting, each setting with learning
+rates, each figure naming settings that exist), and the paper profile's lesam settings must
+name their source.
+
+Pure Python (no torch), so planning stays fast; this module imports nothing above the config.
+The hyper-parameters are resolved once, by the lesam expansion
 (:func:`sharpness.lesam.experiments.resolved_hparams`); the job files hold the resolved
-values, and a run checks when it starts only what planning cannot see without torch
-(:func:`sharpness.train.validate_config` with ``resolved=True``: types, model options, the
-hyper-parameters' names, not their values again).
+values, and a run started from its signed job file validates it again only to guard what its
+command line added (:func:`sharpness.train.validate_config` with ``resolved=True``).
 The schema's ``default`` values document the code's defaults; they are not written into the
 config (that would change the settings, and so the cache keys, of every run).
 """
@@ -49,7 +50,6 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from sharpness.errors import ConfigError, key_path, nonfinite
-from sharpness.jobs import check_sections
 from sharpness.optim.spec import optimizer_specs
 
 
@@ -235,8 +235,9 @@ def check_command_line(given: dict[str, Any]) -> None:
 
 
 def check_config(config: dict[str, Any], schema: dict[str, Any] | str | Path) -> None:
-    """Check the whole workflow config (see the module docstring); ``ConfigError`` naming the
-    key at the first problem."""
+    """Check the workflow config key by key (see the module docstring); ``ConfigError``
+    naming every key with a problem. What the sections expand to is checked after this, by
+    :func:`sharpness.jobs.check_workflow_config`."""
     if not isinstance(schema, dict):
         schema = load_schema(schema)
     problems = [f"config key {key_path(path)}: {number} is not a finite number"
@@ -244,4 +245,3 @@ def check_config(config: dict[str, Any], schema: dict[str, Any] | str | Path) ->
     problems += [f"config key {key_path(path)}: {message}"
                  for path, message in schema_errors(config, schema)]
     raise_all(problems)
-    check_sections(config, schema)

@@ -9,8 +9,9 @@ rules take each job's config file, inputs and outputs from it, and ``sharpness c
 check`` and ``sharpness jobs`` read the same object. Each paper states its own jobs in one
 pure module (:data:`PROVIDERS`: ``<module>.jobs(config) -> list[Job]``), where its run list
 and output layout live, and there too what its section must be as it expands (an optional
-``<module>.check(config, schema)``, run by :func:`check_sections`). Pure Python: importing
-this package never imports torch.
+``<module>.check(config, schema)``, run by :func:`check_sections`; :func:`check_workflow_config`
+checks a config key by key and then section by section). Pure Python: importing this package
+never imports torch.
 """
 
 from __future__ import annotations
@@ -146,6 +147,19 @@ def build_plan(config: Mapping[str, Any]) -> Plan:
             _BUILT.pop(next(iter(_BUILT)))
         _BUILT[key] = Plan(jobs)
     return _BUILT[key]
+
+
+def check_workflow_config(config: dict[str, Any], schema: dict[str, Any] | str | Path) -> None:
+    """The workflow config as the build will run it, ``ConfigError`` naming the key: every
+    key against the schema and every number finite
+    (:func:`sharpness.config.check.check_config`, which knows no paper), then what each
+    paper's section expands to (:func:`check_sections`). What the Snakefile and ``sharpness
+    config check`` call."""
+    from sharpness.config.check import check_config, load_schema  # lazy: jsonschema
+
+    loaded = schema if isinstance(schema, dict) else load_schema(schema)
+    check_config(config, loaded)
+    check_sections(config, loaded)
 
 
 def check_sections(config: Mapping[str, Any], schema: Mapping[str, Any]) -> None:

@@ -4,7 +4,7 @@ The schema (``workflow/config/config.schema.yaml``) checks each part of a run's 
 its own: the base, a group's overrides, an optimizer entry, the seeds. What only their
 combination can get wrong is checked here, when the plan is built
 (:func:`sharpness.jobs.check_sections`, called by
-:func:`sharpness.config.check.check_config`): what overrides may set, named optimizer entries
+:func:`sharpness.jobs.check_workflow_config`): what overrides may set, named optimizer entries
 and ``init_from`` that exist, every run's required settings, its model and the model's
 options (:func:`sharpness.models.model_problem`), every run as the engine will validate it
 (:func:`sharpness.train.config.validate_config`: what only a whole run can get wrong, such
